@@ -1,0 +1,3 @@
+from gangscope.pipeline.cli import main
+
+raise SystemExit(main())

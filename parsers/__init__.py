@@ -1,0 +1,1 @@
+"""Pure streaming parsers: text in, records out. No I/O, no clock, no servers."""

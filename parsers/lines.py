@@ -1,0 +1,44 @@
+"""Logical lines: what every parser is fed, after the envelope is removed.
+
+A `Line` is one complete log line of one stream (CRI partials already joined),
+with the rank prefixes that launchers add (`[rank3]: `, torchrun's `[default0]:`)
+taken off and turned into numbers, so that the lines of several ranks
+interleaved in one stream can be told apart.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+
+class Line(NamedTuple):
+    time: str | None  # RFC 3339 as the envelope gave it (UTC), None for plain text without times
+    seq: int  # position among lines of the same stream with the same time
+    text: str  # the payload, rank prefixes removed; may contain '\r' (progress bars)
+    rank: int | None = None  # global rank, from `[rankN]:`
+    local_rank: int | None = None  # local rank, from torchrun's `[<role><N>]:`
+
+
+# torch.distributed's excepthook writes f"[rank{rank}]: {line}" (distributed_c10d.py), and c10
+# logging writes "[rank0]:[E1218 ...". torchrun --tee writes f"[{role}{local_rank}]:" with no
+# space (FORMATS.md 4.8). Prefixes stack: "[default0]:[rank0]: Traceback ...".
+_PREFIX = re.compile(r"\[(?:rank ?(\d+)\]: ?|([A-Za-z_][A-Za-z_-]*?)(\d+)\]:)")
+
+
+def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
+    """Remove leading rank prefixes; return (text, rank, local_rank)."""
+    if not text.startswith("["):
+        return text, None, None
+    rank = local_rank = None
+    pos = 0
+    while True:
+        m = _PREFIX.match(text, pos)
+        if m is None:
+            break
+        if m.group(1) is not None:
+            rank = int(m.group(1))
+        else:
+            local_rank = int(m.group(3))
+        pos = m.end()
+    return (text[pos:] if pos else text), rank, local_rank

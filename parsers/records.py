@@ -1,0 +1,172 @@
+"""The record model: one typed struct per record kind, serialized in one place.
+
+Every record carries the common fields of SPEC.md. Parsers fill the fields they
+know (time, seq, rank and their own kind's fields); the pipeline stamps the
+identity of the stream (namespace, pod, container, node, job), the attempt and
+the deterministic `id`.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any
+
+import msgspec
+
+
+class Record(msgspec.Struct, kw_only=True, tag_field="kind"):
+    """Fields every record has (SPEC.md). `kind` is written from the subclass tag."""
+
+    id: str = ""
+    job: str | None = None
+    attempt: int = 1
+    namespace: str | None = None
+    pod: str | None = None
+    container: str | None = None
+    node: str | None = None
+    rank: int | None = None
+    time: str | None = None
+    source: str | None = None
+    # Where the line sat in its stream: `stream` is stdout/stderr, `seq` the position
+    # among lines of the same stream with the same timestamp. Together with the
+    # pod uid they make ids that do not depend on file paths or byte offsets.
+    stream: str | None = None
+    seq: int = 0
+    local_rank: int | None = None
+
+    @property
+    def kind(self) -> str:
+        return self.__struct_config__.tag  # type: ignore[return-value]
+
+
+class Frame(msgspec.Struct):
+    file: str
+    line: int | None
+    function: str | None
+    code: str | None = None
+
+
+class ChainLink(msgspec.Struct):
+    """One exception of a chain, oldest first; `connector` is how it led to the next."""
+
+    exception_type: str
+    message: str
+    frames: list[Frame] = []
+    connector: str | None = None  # "cause" | "context" | None (last)
+
+
+class TraceRecord(Record, tag="trace"):
+    exception_type: str | None = None
+    message: str | None = None
+    frames: list[Frame] = []
+    chain: list[ChainLink] = []
+    fingerprint: str | None = None
+    text: str = ""
+    truncated: bool = False
+    form: str = "traceback"  # traceback | exception_group | faulthandler | syntax_error | child_failed | remote
+    line_count: int = 0
+    # Free-form details some forms carry (ChildFailedError entries, sub-exceptions, ...).
+    details: dict[str, Any] | None = None
+
+
+class StepRecord(Record, tag="step"):
+    step: int | None = None
+    total_steps: int | None = None
+    epoch: float | None = None
+    loss: float | None = None
+    learning_rate: float | None = None
+    grad_norm: float | None = None
+    throughput: float | None = None
+    throughput_unit: str | None = None
+    step_time_s: float | None = None
+    metrics: dict[str, float] = {}
+    dialect: str | None = None
+
+
+class EpochRecord(Record, tag="epoch"):
+    epoch: float | None = None
+    total_epochs: int | None = None
+    step: int | None = None
+    total_steps: int | None = None
+    progress: float | None = None
+    eta_s: float | None = None
+
+
+class ErrorRecord(Record, tag="error"):
+    category: str = "unknown"
+    message: str = ""
+    line: str = ""
+    trace_id: str | None = None
+    pattern: str | None = None
+
+
+class EventRecord(Record, tag="event"):
+    reason: str | None = None
+    type: str | None = None
+    object_kind: str | None = None
+    object_name: str | None = None
+    message: str | None = None
+    count: int = 1
+    details: dict[str, Any] | None = None
+
+
+class SignalRecord(Record, tag="signal"):
+    """Derived signals about progress: a stall or a straggler."""
+
+    signal: str = ""  # "stall" | "straggler"
+    step: int | None = None
+    value: float | None = None
+    baseline: float | None = None
+    message: str = ""
+
+
+class DiagnosisRecord(Record, tag="diagnosis"):
+    outcome: str = "running"
+    category: str = "unknown"
+    exception_type: str | None = None
+    first_failure: dict[str, Any] | None = None
+    summary: str = ""
+    evidence: list[dict[str, Any]] = []
+    symptoms: list[dict[str, Any]] = []
+    events: list[str] = []
+    confidence: float = 0.0
+    details: dict[str, Any] | None = None
+
+
+AnyRecord = TraceRecord | StepRecord | EpochRecord | ErrorRecord | EventRecord | SignalRecord | DiagnosisRecord
+
+RECORD_KINDS = ("step", "epoch", "error", "trace", "event", "signal", "diagnosis")
+
+_encoder = msgspec.json.Encoder()
+_decoder = msgspec.json.Decoder(AnyRecord)
+
+
+def encode(record: Record) -> bytes:
+    """The one place a record becomes JSON."""
+    return _encoder.encode(record)
+
+
+def encode_lines(records: list[Record]) -> bytes:
+    """NDJSON for a batch of records."""
+    return b"".join(_encoder.encode(r) + b"\n" for r in records)
+
+
+def decode(data: bytes | str) -> AnyRecord:
+    return _decoder.decode(data)
+
+
+def to_dict(record: Record) -> dict[str, Any]:
+    return msgspec.json.decode(_encoder.encode(record))
+
+
+def from_dict(data: dict[str, Any]) -> AnyRecord:
+    return msgspec.convert(data, AnyRecord)
+
+
+def stable_id(*parts: object) -> str:
+    """A deterministic id from the given coordinates (never from paths or byte offsets)."""
+    h = hashlib.blake2b(digest_size=12)
+    for part in parts:
+        h.update(b"\x1f")
+        h.update(str(part).encode("utf-8", "surrogatepass"))
+    return h.hexdigest()

@@ -1,0 +1,1 @@
+"""Sources, curation, correlation, diagnosis, sinks, the service and the CLI."""

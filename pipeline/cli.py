@@ -1,0 +1,3 @@
+def main(argv=None):
+    print("gangscope")
+    return 0

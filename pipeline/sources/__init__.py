@@ -1,0 +1,1 @@
+"""Where log lines come from: files, folders, stdin, Kafka."""

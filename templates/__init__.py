@@ -1,0 +1,1 @@
+"""Jinja2 templates: index templates, the report and the dashboard pages."""
