@@ -1,0 +1,305 @@
+"""Curation: raw lines of one container in, stamped records out.
+
+The flow for one container log: envelope -> logical lines (CRI partials joined,
+rank prefixes removed, one sub-stream per stream and rank) -> the line parsers
+of `LINE_PARSERS`, in order -> records stamped with the pod's identity and a
+deterministic id. Lines that no parser wants and that fall inside no open
+multi-line record cost one split and one regex search.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from gangscope.parsers import envelopes
+from gangscope.parsers.lines import Line, strip_rank_prefixes
+from gangscope.parsers.records import ErrorRecord, Record, TraceRecord, stable_id
+from gangscope.pipeline.identity import Stamper, job_of
+from gangscope.pipeline.sources.files import PodIdentity
+
+
+def _line_parsers() -> tuple[type, ...]:
+    # Order matters: a trace consumes its lines, so step and error detectors never
+    # see the inside of a traceback (the error of a trace comes from classify_trace).
+    found = []
+    for module, name in (("traces", "TraceParser"), ("steps", "StepParser"), ("errors", "ErrorDetector")):
+        try:
+            mod = __import__(f"gangscope.parsers.{module}", fromlist=[name])
+        except ImportError:
+            continue
+        found.append(getattr(mod, name))
+    return tuple(found)
+
+
+LINE_PARSERS = _line_parsers()
+
+
+def _classify_trace() -> Callable | None:
+    try:
+        from gangscope.parsers.errors import classify_trace
+    except ImportError:
+        return None
+    return classify_trace
+
+
+CLASSIFY_TRACE = _classify_trace()
+
+
+@dataclass
+class CurationLimits:
+    max_partial_bytes: int = 1 << 20  # a CRI line re-assembled from P chunks is cut here
+
+
+@dataclass
+class CurationStats:
+    lines: int = 0
+    unreadable_lines: int = 0
+    partial_lines_cut: int = 0
+    dangling_partials: int = 0
+    records: dict[str, int] = field(default_factory=dict)
+    problems: list[str] = field(default_factory=list)
+
+
+class SubStream:
+    """The parsers of one stream of one rank, and whether any of them holds an open record."""
+
+    __slots__ = ("parsers", "prefilters", "open")
+
+    def __init__(self, parser_classes: tuple[type, ...]):
+        self.parsers = [cls() for cls in parser_classes]
+        self.prefilters = [re.compile(cls.PREFILTER).search for cls in parser_classes]
+        self.open = False
+
+    def feed(self, line: Line) -> list[Record]:
+        out: list[Record] = []
+        text = line.text
+        for parser, wants in zip(self.parsers, self.prefilters):
+            if parser.open or wants(text):
+                consumed, records = parser.feed(line)
+                if records:
+                    out.extend(records)
+                if consumed:
+                    break
+        self.open = any(p.open for p in self.parsers)
+        return out
+
+    def close(self) -> list[Record]:
+        out: list[Record] = []
+        for parser in self.parsers:
+            out.extend(parser.close())
+        self.open = False
+        return out
+
+
+def combined_prefilter(parser_classes: tuple[type, ...]) -> Callable[[str], object]:
+    if not parser_classes:
+        return lambda text: None
+    return re.compile("|".join(f"(?:{cls.PREFILTER})" for cls in parser_classes)).search
+
+
+class ContainerCurator:
+    """Curates the lines of one container (all its streams), in the order they were written."""
+
+    def __init__(
+        self,
+        identity: PodIdentity,
+        fmt: str,
+        stats: CurationStats,
+        *,
+        attempt_of: Callable[[str, str | None], int] | None = None,
+        job: str | None = None,
+        limits: CurationLimits | None = None,
+        parser_classes: tuple[type, ...] = LINE_PARSERS,
+    ):
+        self.identity = identity
+        self.fmt = fmt
+        self.decode = envelopes.DECODERS[fmt]
+        self.stats = stats
+        self.limits = limits or CurationLimits()
+        self.stamper = Stamper(identity, job or job_of(identity), fmt, attempt_of)
+        self.parser_classes = parser_classes
+        self.wanted = combined_prefilter(parser_classes)
+        self.subs: dict[tuple, SubStream] = {}
+        self.partial: dict[str, list] = {}  # stream -> [first_time, size, chunks...]
+        self.last_time: dict[str, str | None] = {}
+        self.last_seq: dict[str, int] = {}
+        self.text_seq = 0
+
+    # -- lines ---------------------------------------------------------------
+    def feed_lines(self, raws: Iterable[str]) -> list[Record]:
+        out: list[Record] = []
+        decode = self.decode
+        stats = self.stats
+        text_mode = self.fmt == "text"
+        for raw in raws:
+            if text_mode:
+                if raw.endswith("\r"):
+                    raw = raw[:-1]
+                self.text_seq += 1
+                self._logical(None, "stdout", raw, out, seq=self.text_seq)
+                continue
+            env = decode(raw)
+            if env is None:
+                if raw.strip():
+                    stats.unreadable_lines += 1
+                continue
+            self.feed_envelope(env, out)
+        return out
+
+    def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> None:
+        stream = env.stream
+        pending = self.partial.get(stream)
+        if env.partial:
+            if pending is None:
+                self.partial[stream] = [env.time, len(env.text), env.text]
+            elif pending[1] < self.limits.max_partial_bytes:
+                pending.append(env.text)
+                pending[1] += len(env.text)
+            return
+        time, text = env.time, env.text
+        if pending is not None:
+            del self.partial[stream]
+            time = pending[0]
+            text = "".join(pending[2:]) + text
+            if len(text) > self.limits.max_partial_bytes:
+                text = text[: self.limits.max_partial_bytes]
+                self.stats.partial_lines_cut += 1
+        self._logical(time, stream, text, out)
+
+    def _logical(self, time: str | None, stream: str, text: str, out: list[Record], seq: int | None = None) -> None:
+        self.stats.lines += 1
+        if seq is None:
+            if self.last_time.get(stream) == time:
+                seq = self.last_seq[stream] + 1
+            else:
+                seq = 0
+                self.last_time[stream] = time
+            self.last_seq[stream] = seq
+        rank = local_rank = None
+        if text[:1] == "[":
+            text, rank, local_rank = strip_rank_prefixes(text)
+        key = (stream, rank, local_rank)
+        sub = self.subs.get(key)
+        if sub is None or not sub.open:
+            if not self.wanted(text):
+                return
+            if sub is None:
+                sub = self.subs[key] = SubStream(self.parser_classes)
+        records = sub.feed(Line(time, seq, text, rank, local_rank))
+        if records:
+            self._emit(records, stream, out)
+
+    def _emit(self, records: list[Record], stream: str, out: list[Record]) -> None:
+        stamp = self.stamper.stamp
+        for record in records:
+            stamp(record, stream)
+            out.append(record)
+            if CLASSIFY_TRACE is not None and isinstance(record, TraceRecord):
+                error = error_of_trace(record)
+                if error is not None:
+                    out.append(error)
+
+    def close(self) -> list[Record]:
+        """End of the container's log: dangling partials become lines, open records are flushed."""
+        out: list[Record] = []
+        for stream, pending in list(self.partial.items()):
+            self.stats.dangling_partials += 1
+            del self.partial[stream]
+            self._logical(pending[0], stream, "".join(pending[2:]), out)
+        for (stream, _rank, _local), sub in self.subs.items():
+            records = sub.close()
+            if records:
+                self._emit(records, stream, out)
+        return out
+
+
+def error_of_trace(trace: TraceRecord) -> ErrorRecord | None:
+    """The pipeline error a finished trace stands for, linked to it by `trace_id`."""
+    verdict = CLASSIFY_TRACE(trace) if CLASSIFY_TRACE is not None else None
+    if not verdict:
+        return None
+    category, message = verdict
+    error = ErrorRecord(
+        category=category,
+        message=message,
+        line=_exception_line(trace),
+        trace_id=trace.id,
+        pattern="trace",
+    )
+    for name in ("job", "attempt", "namespace", "pod", "container", "node", "rank", "local_rank", "time", "source", "stream", "seq"):
+        setattr(error, name, getattr(trace, name))
+    error.id = stable_id("error", trace.id)
+    return error
+
+
+def _exception_line(trace: TraceRecord) -> str:
+    if trace.exception_type:
+        return f"{trace.exception_type}: {trace.message}" if trace.message else trace.exception_type
+    return trace.text.splitlines()[0] if trace.text else ""
+
+
+class FluentBitCurator:
+    """Fluent Bit records carry their pod in each record: one ContainerCurator per container."""
+
+    def __init__(self, stats: CurationStats, fallback: PodIdentity, **kwargs):
+        self.stats = stats
+        self.fallback = fallback
+        self.kwargs = kwargs
+        self.curators: dict[tuple, ContainerCurator] = {}
+
+    def feed_lines(self, raws: Iterable[str]) -> list[Record]:
+        out: list[Record] = []
+        for raw in raws:
+            env = envelopes.decode_fluentbit(raw)
+            if env is None:
+                if raw.strip():
+                    self.stats.unreadable_lines += 1
+                continue
+            self.feed_envelope(env, out)
+        return out
+
+    def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> None:
+        kube = env.kubernetes
+        key = _kube_key(kube)
+        curator = self.curators.get(key)
+        if curator is None:
+            identity = identity_from_kubernetes(kube) if kube else self.fallback
+            curator = self.curators[key] = ContainerCurator(identity, "fluentbit", self.stats, **self.kwargs)
+        curator.feed_envelope(env, out)
+
+    def close(self) -> list[Record]:
+        out: list[Record] = []
+        for curator in self.curators.values():
+            out.extend(curator.close())
+        return out
+
+
+def _kube_key(kube: dict | None) -> tuple:
+    if not kube:
+        return ()
+    return (kube.get("namespace_name"), kube.get("pod_id") or kube.get("pod_name"), kube.get("container_name"))
+
+
+def identity_from_kubernetes(kube: dict) -> PodIdentity:
+    """A pod identity from filter_kubernetes' block (FORMATS.md 1.4)."""
+
+    def pairs(value: object) -> tuple[tuple[str, str], ...]:
+        if not isinstance(value, dict):
+            return ()
+        return tuple(sorted((str(k), str(v)) for k, v in value.items()))
+
+    def text(name: str) -> str | None:
+        value = kube.get(name)
+        return value if isinstance(value, str) and value else None
+
+    return PodIdentity(
+        namespace=text("namespace_name"),
+        pod=text("pod_name") or "unknown",
+        pod_uid=text("pod_id"),
+        container=text("container_name"),
+        node=text("host"),
+        labels=pairs(kube.get("labels")),
+        annotations=pairs(kube.get("annotations")),
+    )

@@ -1,0 +1,104 @@
+"""Who a line belongs to: the job of a pod, its rank hints, and the stamp every record gets."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from gangscope.parsers.envelopes import to_utc
+from gangscope.parsers.records import Record, StepRecord, stable_id
+from gangscope.pipeline.sources.files import PodIdentity
+
+_JOB_LABELS = (
+    "training.kubeflow.org/job-name",
+    "jobset.sigs.k8s.io/jobset-name",
+    "batch.kubernetes.io/job-name",
+    "job-name",
+    "kueue.x-k8s.io/pod-group-name",
+    "app.kubernetes.io/instance",
+)
+_KUBEFLOW_POD = re.compile(r"^(?P<job>.+)-(?:master|worker|launcher|ps|chief|evaluator)-\d+$")
+_INDEXED_POD = re.compile(r"^(?P<job>.+?)(?:-\d+)+-[a-z0-9]{5}$")
+_PLAIN_JOB_POD = re.compile(r"^(?P<job>.+)-[a-z0-9]{5}$")
+
+
+def job_of(identity: PodIdentity) -> str:
+    """`namespace/name` of the job a pod belongs to: from its labels, else from its name."""
+    try:
+        from gangscope.pipeline.gang import job_of_pod
+    except ImportError:  # the gang module is optional for plain log replay
+        job_of_pod = None
+    labels = dict(identity.labels)
+    if job_of_pod is not None:
+        return job_of_pod(identity.namespace or "default", identity.pod, labels, dict(identity.annotations))
+    ns = identity.namespace or "default"
+    for key in _JOB_LABELS:
+        if labels.get(key):
+            return f"{ns}/{labels[key]}"
+    for pattern in (_KUBEFLOW_POD, _INDEXED_POD, _PLAIN_JOB_POD):
+        m = pattern.match(identity.pod)
+        if m:
+            return f"{ns}/{m['job']}"
+    return f"{ns}/{identity.pod}"
+
+
+AttemptLookup = "Callable[[str, str | None], int]"
+
+
+@dataclass
+class Stamper:
+    """Writes the stream's identity, UTC time, attempt and deterministic id into records."""
+
+    identity: PodIdentity
+    job: str
+    source: str
+    attempt_of: object = None  # callable(job, utc_time) -> attempt number
+
+    def stamp(self, record: Record, stream: str | None) -> Record:
+        ident = self.identity
+        record.namespace = ident.namespace
+        record.pod = ident.pod
+        record.container = ident.container
+        record.node = ident.node
+        record.job = self.job
+        record.source = self.source
+        if stream is not None:
+            record.stream = stream
+        record.time = to_utc(record.time) if record.time else None
+        if self.attempt_of is not None:
+            record.attempt = self.attempt_of(self.job, record.time)  # type: ignore[operator]
+        record.id = record_id(record, ident.pod_uid)
+        return record
+
+
+def record_id(record: Record, pod_uid: str | None) -> str:
+    """Deterministic: the same log line gives the same id from a file or from Kafka."""
+    if isinstance(record, StepRecord) and record.step is not None:
+        who = record.rank if record.rank is not None else f"{record.pod}/{record.container}/{record.local_rank}"
+        return stable_id("step", record.job, record.attempt, who, record.step, record.dialect)
+    return stable_id(
+        record.kind,
+        record.namespace,
+        pod_uid or record.pod,
+        record.container,
+        record.stream,
+        record.rank,
+        record.local_rank,
+        record.time,
+        record.seq,
+    )
+
+
+def with_derived_id(record: Record) -> Record:
+    """Ids of records computed from other records: one epoch record per job, attempt and rank
+    (updated in place as the stream advances), one signal per rank and step."""
+    if record.id:
+        return record
+    who = record.rank if record.rank is not None else f"{record.pod}/{record.container}/{record.local_rank}"
+    if record.kind == "epoch":
+        record.id = stable_id("epoch", record.job, record.attempt, who)
+    elif record.kind == "signal":
+        record.id = stable_id("signal", record.signal, record.job, record.attempt, who, record.step)  # type: ignore[attr-defined]
+    else:
+        record.id = stable_id(record.kind, record.job, record.attempt, who, record.time, record.seq)
+    return record

@@ -1,0 +1,114 @@
+"""The local-folder sink: one NDJSON file per record kind, written so that a crash never
+leaves a file that looks complete.
+
+Each kind is written to `<kind>.ndjson.partial` and renamed to `<kind>.ndjson` only when
+the run closes the sink; `summary.json` is written last. Kinds whose records are
+updated as a stream advances (epoch progress, diagnoses) keep only the newest
+record per id, as an index would.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+from pathlib import Path
+from typing import IO, Iterable
+
+from gangscope.parsers.records import RECORD_KINDS, Record, encode
+from gangscope.pipeline.errors import SinkError
+
+UPDATED_IN_PLACE = frozenset({"epoch", "diagnosis"})
+
+
+class LocalFolderSink:
+    def __init__(self, out_dir: str | os.PathLike, *, kinds: Iterable[str] = RECORD_KINDS):
+        self.out = Path(out_dir)
+        try:
+            self.out.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SinkError(f"{self.out}: cannot create the output folder: {exc.strerror or exc}") from None
+        self.kinds = tuple(kinds)
+        self.files: dict[str, IO[bytes]] = {}
+        self.latest: dict[str, dict[str, bytes]] = {kind: {} for kind in UPDATED_IN_PLACE}
+        self.counts: dict[str, int] = {kind: 0 for kind in self.kinds}
+        # Remove a previous run's "complete" markers first: until this run closes,
+        # the folder must not look complete.
+        for name in ("summary.json",):
+            try:
+                (self.out / name).unlink()
+            except FileNotFoundError:
+                pass
+        for kind in self.kinds:
+            if kind not in UPDATED_IN_PLACE:
+                self.files[kind] = self._open(self.out / f"{kind}.ndjson.partial")
+
+    def _open(self, path: Path) -> IO[bytes]:
+        try:
+            return open(path, "wb", buffering=1 << 20)
+        except OSError as exc:
+            raise SinkError(f"{path}: cannot write: {exc.strerror or exc}") from None
+
+    def write(self, records: Iterable[Record]) -> None:
+        try:
+            for record in records:
+                kind = record.kind
+                data = encode(record)
+                if kind in UPDATED_IN_PLACE:
+                    bucket = self.latest[kind]
+                    if record.id not in bucket:
+                        self.counts[kind] = self.counts.get(kind, 0) + 1
+                    bucket[record.id] = data
+                    continue
+                handle = self.files.get(kind)
+                if handle is None:
+                    handle = self.files[kind] = self._open(self.out / f"{kind}.ndjson.partial")
+                handle.write(data)
+                handle.write(b"\n")
+                self.counts[kind] = self.counts.get(kind, 0) + 1
+        except OSError as exc:
+            raise self._failure(exc) from None
+
+    def _failure(self, exc: OSError) -> SinkError:
+        if exc.errno == errno.ENOSPC:
+            return SinkError(f"{self.out}: disk full while writing; the output is incomplete (left as .partial files)")
+        return SinkError(f"{self.out}: write failed: {exc.strerror or exc}; the output is incomplete")
+
+    def write_file(self, name: str, text: str) -> None:
+        """An extra file (the report), written atomically."""
+        target = self.out / name
+        tmp = self.out / f".{name}.partial"
+        try:
+            tmp.write_text(text, encoding="utf-8")
+            os.replace(tmp, target)
+        except OSError as exc:
+            raise self._failure(exc) from None
+
+    def close(self, summary: dict | None = None) -> dict[str, int]:
+        """Flush everything and make the files visible under their final names."""
+        try:
+            for kind, bucket in self.latest.items():
+                handle = self._open(self.out / f"{kind}.ndjson.partial")
+                for data in bucket.values():
+                    handle.write(data)
+                    handle.write(b"\n")
+                self.files[kind] = handle
+            for kind, handle in self.files.items():
+                handle.flush()
+                os.fsync(handle.fileno())
+                handle.close()
+            for kind in self.files:
+                os.replace(self.out / f"{kind}.ndjson.partial", self.out / f"{kind}.ndjson")
+            if summary is not None:
+                self.write_file("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+        except OSError as exc:
+            raise self._failure(exc) from None
+        return dict(self.counts)
+
+    def abort(self) -> None:
+        """Close without publishing: the .partial files stay, named as incomplete."""
+        for handle in self.files.values():
+            try:
+                handle.close()
+            except OSError:
+                pass

@@ -1,0 +1,245 @@
+"""Log files on disk: find them, name the pod they belong to, and read them as lines.
+
+Kubelet lays container logs out as `/var/log/pods/<namespace>_<pod>_<uid>/<container>/<restart>.log`,
+rotating them to `<restart>.log.<YYYYMMDD-hhmmss>` and compressing older ones to `.gz`
+(kubelet container log manager). `/var/log/containers/<pod>_<namespace>_<container>-<id>.log`
+are links with the identity in the name (fluent-bit filter_kubernetes kube_regex.h).
+Anything else is one pod named after the file's stem.
+"""
+
+from __future__ import annotations
+
+import gzip
+import os
+import re
+import sys
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import BinaryIO, Iterator
+
+from gangscope.pipeline.errors import InputError
+
+_POD_DIR = re.compile(r"^(?P<namespace>[^_/]+)_(?P<pod>[^_/]+)_(?P<uid>[0-9a-fA-F-]{8,})$")
+_RESTART_FILE = re.compile(r"^(?P<restart>\d+)\.log(?:\.(?P<rotated>\d{8}-\d{6}(?:\.\d+)?))?(?P<gz>\.gz)?$")
+_CONTAINERS_LINK = re.compile(
+    r"^(?P<pod>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)_(?P<namespace>[^_]+)_(?P<container>.+)-(?P<id>[a-z0-9]{64})\.log$"
+)
+_LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".json", ".ndjson", ".jsonl", ".gz")
+
+
+@dataclass(frozen=True)
+class PodIdentity:
+    """Who wrote a log: the coordinates every record carries."""
+
+    namespace: str | None
+    pod: str
+    pod_uid: str | None = None
+    container: str | None = None
+    restart: int = 0
+    node: str | None = None
+    labels: tuple[tuple[str, str], ...] = ()
+    annotations: tuple[tuple[str, str], ...] = ()
+
+    @property
+    def key(self) -> tuple:
+        return (self.namespace, self.pod_uid or self.pod, self.container, self.restart)
+
+
+@dataclass
+class LogSource:
+    """One container's log as one stream of lines: its rotated files oldest first, then the live one."""
+
+    identity: PodIdentity
+    paths: list[str] = field(default_factory=list)  # "-" means stdin
+
+    @property
+    def display(self) -> str:
+        return self.paths[-1] if self.paths else "?"
+
+
+def identify(path: str) -> PodIdentity:
+    p = Path(path)
+    m = _RESTART_FILE.match(p.name)
+    if m and len(p.parts) >= 3:
+        pod_dir = _POD_DIR.match(p.parent.parent.name)
+        if pod_dir:
+            return PodIdentity(
+                namespace=pod_dir["namespace"],
+                pod=pod_dir["pod"],
+                pod_uid=pod_dir["uid"],
+                container=p.parent.name,
+                restart=int(m["restart"]),
+            )
+    m = _CONTAINERS_LINK.match(p.name)
+    if m:
+        return PodIdentity(namespace=m["namespace"], pod=m["pod"], container=m["container"])
+    stem = p.name
+    for suffix in (".gz", ".log", ".txt", ".out", ".err", ".json", ".ndjson", ".jsonl"):
+        if stem.endswith(suffix) and len(stem) > len(suffix):
+            stem = stem[: -len(suffix)]
+    return PodIdentity(namespace=None, pod=stem or "stdin", container=None)
+
+
+def _rotation_order(path: str) -> tuple:
+    m = _RESTART_FILE.match(Path(path).name)
+    if not m:
+        return (1, "")
+    # Rotated files (with a timestamp) come before the live file; among them, oldest first.
+    return (0, m["rotated"]) if m["rotated"] else (1, "")
+
+
+def discover(paths: list[str]) -> tuple[list[LogSource], list[str]]:
+    """Log sources under the given paths, and one message per path that could not be used."""
+    problems: list[str] = []
+    files: list[str] = []
+    for given in paths:
+        if given == "-":
+            files.append("-")
+            continue
+        if not os.path.exists(given):
+            problems.append(f"{given}: no such file or directory")
+            continue
+        if os.path.isdir(given):
+            found = []
+            for root, dirs, names in os.walk(given):
+                dirs.sort()
+                for name in sorted(names):
+                    if name.startswith(".") or name in ("manifest.json", "README.md"):
+                        continue
+                    full = os.path.join(root, name)
+                    if _looks_like_log(name) and os.path.isfile(full):
+                        found.append(full)
+            if not found:
+                problems.append(f"{given}: no log files found")
+            files.extend(found)
+        elif not os.access(given, os.R_OK):
+            problems.append(f"{given}: permission denied")
+        else:
+            files.append(given)
+
+    sources: dict[tuple, LogSource] = {}
+    for path in files:
+        identity = PodIdentity(namespace=None, pod="stdin") if path == "-" else identify(path)
+        key = identity.key if identity.pod_uid else (identity.key, path)
+        source = sources.setdefault(key, LogSource(identity))
+        source.paths.append(path)
+    for source in sources.values():
+        source.paths.sort(key=_rotation_order)
+    return list(sources.values()), problems
+
+
+def _looks_like_log(name: str) -> bool:
+    return bool(_RESTART_FILE.match(name)) or name.endswith(_LOG_SUFFIXES) or "." not in name
+
+
+def open_binary(path: str) -> BinaryIO:
+    """The file's bytes, gunzipped when it is gzip (by its magic, not its name)."""
+    if path == "-":
+        return sys.stdin.buffer
+    try:
+        raw = open(path, "rb")
+    except OSError as exc:
+        raise InputError(f"{path}: {exc.strerror or exc}") from None
+    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    if head == b"\x1f\x8b":
+        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    return raw
+
+
+@dataclass
+class ReadStats:
+    bytes: int = 0
+    lines: int = 0
+    invalid_utf8_lines: int = 0
+    long_lines_cut: int = 0
+    errors: list[str] = field(default_factory=list)
+
+
+BLOCK = 1 << 20
+
+
+def read_lines(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) -> Iterator[list[str]]:
+    """The lines of a file (without newlines), in blocks of lines.
+
+    Reads large blocks and splits on b"\\n" only (a bare \\r is part of the line, as
+    containerd keeps it). Invalid UTF-8 is decoded with replacement and counted; a line
+    longer than `max_line_bytes` is cut there and counted; a truncated gzip keeps what
+    was read and records an error naming the file and the offset.
+    """
+    stream = open_binary(path)
+    # read1 hands over what was decompressed so far, so a truncated gzip loses only its tail.
+    read = stream.read1 if isinstance(stream, gzip.GzipFile) else stream.read
+    carry = b""
+    carry_cut = False
+    try:
+        while True:
+            try:
+                block = read(BLOCK)
+            except (EOFError, OSError, zlib.error, gzip.BadGzipFile) as exc:
+                offset = _compressed_offset(stream)
+                stats.errors.append(f"{path}: unreadable after byte {offset}: {exc}")
+                block = b""
+            if not block:
+                break
+            stats.bytes += len(block)
+            last_nl = block.rfind(b"\n")
+            if last_nl < 0:
+                if not carry_cut:
+                    carry += block
+                    if len(carry) > max_line_bytes:
+                        carry = carry[:max_line_bytes]
+                        carry_cut = True
+                continue
+            head = block[: last_nl]
+            if carry:
+                first_nl = head.find(b"\n")
+                first = (carry + (head if first_nl < 0 else head[:first_nl])) if not carry_cut else carry
+                if len(first) > max_line_bytes:
+                    first, carry_cut = first[:max_line_bytes], True
+                if carry_cut:
+                    stats.long_lines_cut += 1
+                head = first + (b"" if first_nl < 0 else head[first_nl:])
+                carry_cut = False
+            carry = block[last_nl + 1 :]
+            if len(carry) > max_line_bytes:
+                carry, carry_cut = carry[:max_line_bytes], True
+            yield _decode_lines(head, stats, max_line_bytes)
+        if carry:
+            if carry_cut:
+                stats.long_lines_cut += 1
+            yield _decode_lines(carry, stats, max_line_bytes)
+    finally:
+        if path != "-":
+            stream.close()
+
+
+def _decode_lines(data: bytes, stats: ReadStats, max_line_bytes: int) -> list[str]:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        lines = []
+        for raw in data.split(b"\n"):
+            try:
+                lines.append(raw.decode("utf-8"))
+            except UnicodeDecodeError:
+                stats.invalid_utf8_lines += 1
+                lines.append(raw.decode("utf-8", "replace"))
+        text = None
+    else:
+        lines = text.split("\n")
+    if len(data) > max_line_bytes:
+        for i, line in enumerate(lines):
+            if len(line) > max_line_bytes:
+                lines[i] = line[:max_line_bytes]
+                stats.long_lines_cut += 1
+    stats.lines += len(lines)
+    return lines
+
+
+def _compressed_offset(stream: BinaryIO) -> int:
+    inner = getattr(stream, "fileobj", None)
+    try:
+        return (inner or stream).tell()
+    except (OSError, ValueError, AttributeError):
+        return -1
