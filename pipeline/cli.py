@@ -81,10 +81,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return 2
         return COMMANDS[args.command](args, err)
     except GangscopeError as exc:
-        err.print(f"gangscope: {exc}", markup=False)
+        err.print(f"gangscope: {exc}", markup=False, soft_wrap=True)
         return exc.exit_code
     except KeyboardInterrupt:
-        err.print("gangscope: interrupted", markup=False)
+        err.print("gangscope: interrupted", markup=False, soft_wrap=True)
         return 130
     except BrokenPipeError:
         return 0
@@ -173,9 +173,9 @@ def _print_summary(err: Console, result, out_dir: str) -> None:
 
 def _print_problems(err: Console, result) -> None:
     for problem in result.problems + result.read.errors:
-        err.print(f"gangscope: {problem}", markup=False)
+        err.print(f"gangscope: {problem}", markup=False, soft_wrap=True)
     if result.unreadable:
-        err.print(f"gangscope: {result.unreadable:,} input records could not be read (counted and skipped)", markup=False)
+        err.print(f"gangscope: {result.unreadable:,} input records could not be read (counted and skipped)", markup=False, soft_wrap=True)
 
 
 COMMANDS = {"replay": cmd_replay, "diagnose": cmd_diagnose}

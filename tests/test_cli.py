@@ -1,0 +1,107 @@
+"""The command line as a user meets it: exit codes, one-line errors, the output folder."""
+
+import gzip
+import json
+import subprocess
+import sys
+
+from gangscope.pipeline.cli import main
+
+UID = "0c6d1111-2222-3333-4444-555566667777"
+TRACE = [
+    "2024-05-01T12:00:00.100000000Z stderr F [rank1]: Traceback (most recent call last):",
+    '2024-05-01T12:00:00.100000001Z stderr F [rank1]:   File "/workspace/train.py", line 12, in <module>',
+    "2024-05-01T12:00:00.100000002Z stderr F [rank1]:     main()",
+    "2024-05-01T12:00:00.100000003Z stderr F [rank1]: KeyError: 'labels'",
+]
+
+
+def pod_log(root, lines, pod="llama-train-worker-1", name="0.log"):
+    d = root / f"team-a_{pod}_{UID}" / "pytorch"
+    d.mkdir(parents=True, exist_ok=True)
+    f = d / name
+    f.write_text("\n".join(lines) + "\n")
+    return f
+
+
+def run_cli(*args):
+    return subprocess.run(
+        [sys.executable, "-m", "gangscope", *args], capture_output=True, text=True, timeout=120
+    )
+
+
+def test_replay_writes_one_ndjson_file_per_kind_and_a_summary(tmp_path):
+    pod_log(tmp_path / "logs", ["2024-05-01T12:00:00Z stdout F hello"] + TRACE)
+    out = tmp_path / "out"
+    assert main(["replay", str(tmp_path / "logs"), "--out", str(out)]) == 0
+    for kind in ("step", "epoch", "error", "trace", "event", "diagnosis"):
+        assert (out / f"{kind}.ndjson").exists(), kind
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["lines"] == 5
+    assert not list(out.glob("*.partial"))
+
+
+def test_missing_path_is_one_line_and_exit_code_1(tmp_path):
+    proc = run_cli("replay", str(tmp_path / "nope"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 1
+    assert "no such file or directory" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_unknown_option_is_a_usage_error_with_exit_code_2(tmp_path):
+    proc = run_cli("replay", str(tmp_path), "--bogus")
+    assert proc.returncode == 2
+    assert "unrecognized arguments" in proc.stderr
+    assert "Traceback" not in proc.stderr
+
+
+def test_bad_format_name_is_a_usage_error(tmp_path):
+    pod_log(tmp_path, ["x"])
+    proc = run_cli("replay", str(tmp_path), "--format", "xml", "--out", str(tmp_path / "o"))
+    assert proc.returncode == 2 and "--format" in proc.stderr
+
+
+def test_binary_junk_is_counted_and_the_rest_is_still_curated(tmp_path):
+    f = pod_log(tmp_path / "logs", ["2024-05-01T12:00:00Z stdout F fine"] * 30)
+    with open(f, "ab") as fh:
+        fh.write(b"\x00\xff\xfe\x01garbage\n" + b"2024-05-01T12:00:01Z stdout F after junk\n")
+    out = tmp_path / "out"
+    code = main(["replay", str(tmp_path / "logs"), "--out", str(out)])
+    assert code == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["unreadable_lines"] == 1
+    assert summary["invalid_utf8_lines"] == 1
+    assert summary["lines"] == 31
+
+
+def test_truncated_gzip_reports_file_and_offset_with_exit_code_1(tmp_path):
+    body = "".join(f"2024-05-01T12:00:00.{i:06d}Z stdout F line {i}\n" for i in range(50000)).encode()
+    d = tmp_path / "logs" / f"team-a_p-0_{UID}" / "c"
+    d.mkdir(parents=True)
+    data = gzip.compress(body)
+    (d / "0.log.20240501-120000.gz").write_bytes(data[: len(data) // 2])
+    proc = run_cli("replay", str(tmp_path / "logs"), "--out", str(tmp_path / "o"))
+    assert proc.returncode == 1
+    assert "0.log.20240501-120000.gz" in proc.stderr and "byte" in proc.stderr
+    assert "Traceback (most recent" not in proc.stderr
+    summary = json.loads((tmp_path / "o" / "summary.json").read_text())
+    assert summary["lines"] > 1000
+
+
+def test_stdin_is_read_with_a_dash(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "gangscope", "replay", "-", "--out", str(tmp_path / "o")],
+        input="\n".join(TRACE) + "\n",
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert json.loads((tmp_path / "o" / "summary.json").read_text())["lines"] == 4
+
+
+def test_diagnose_json_prints_a_json_array(tmp_path):
+    pod_log(tmp_path, TRACE)
+    proc = run_cli("diagnose", str(tmp_path), "--json")
+    assert proc.returncode == 0, proc.stderr
+    assert isinstance(json.loads(proc.stdout), list)

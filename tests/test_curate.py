@@ -1,0 +1,137 @@
+"""The curation router: partial joining, stream separation, rank demultiplexing, stamping, ids.
+
+These tests use a small line-recording parser so that they test the router, not a parser.
+"""
+
+from gangscope.parsers.records import ErrorRecord
+from gangscope.pipeline.curate import ContainerCurator, CurationStats, FluentBitCurator
+from gangscope.pipeline.sources.files import PodIdentity
+
+UID = "0c6d1111-2222-3333-4444-555566667777"
+POD = PodIdentity(namespace="team-a", pod="llama-train-worker-1", pod_uid=UID, container="pytorch")
+
+
+class Recorder:
+    """Emits one record per line it is fed; holds a record open while lines end with '\\'."""
+
+    PREFILTER = r"WANT"
+
+    def __init__(self):
+        self.open = False
+
+    def feed(self, line):
+        self.open = line.text.endswith("\\")
+        return True, [ErrorRecord(message=line.text, time=line.time, seq=line.seq, rank=line.rank, local_rank=line.local_rank)]
+
+    def close(self):
+        return []
+
+
+def curate(lines, fmt="cri", identity=POD):
+    stats = CurationStats()
+    cur = ContainerCurator(identity, fmt, stats, parser_classes=(Recorder,))
+    out = cur.feed_lines(lines) + cur.close()
+    return out, stats
+
+
+def test_partial_chunks_join_with_their_final_chunk_per_stream():
+    out, _ = curate(
+        [
+            "2024-01-01T00:00:00.1Z stdout P WANT one ",
+            "2024-01-01T00:00:00.2Z stderr F WANT other stream",
+            "2024-01-01T00:00:00.3Z stdout F two",
+        ]
+    )
+    texts = sorted(r.message for r in out)
+    assert texts == ["WANT one two", "WANT other stream"]
+    joined = next(r for r in out if r.message == "WANT one two")
+    assert joined.time == "2024-01-01T00:00:00.1Z" and joined.stream == "stdout"
+
+
+def test_a_partial_without_final_chunk_is_flushed_at_the_end_and_counted():
+    out, stats = curate(["2024-01-01T00:00:00.1Z stdout P WANT dangling"])
+    assert [r.message for r in out] == ["WANT dangling"]
+    assert stats.dangling_partials == 1
+
+
+def test_lines_nobody_wants_produce_nothing():
+    out, stats = curate(["2024-01-01T00:00:00.1Z stdout F ordinary line"] * 3)
+    assert out == [] and stats.lines == 3
+
+
+def test_open_record_sees_every_next_line_of_its_stream_only():
+    out, _ = curate(
+        [
+            "2024-01-01T00:00:00.1Z stderr F WANT start \\",
+            "2024-01-01T00:00:00.2Z stdout F not for it",
+            "2024-01-01T00:00:00.3Z stderr F continuation",
+        ]
+    )
+    assert [r.message for r in out] == ["WANT start \\", "continuation"]
+
+
+def test_rank_prefixes_are_removed_and_become_ranks():
+    out, _ = curate(
+        [
+            "2024-01-01T00:00:00.1Z stderr F [rank3]: WANT a",
+            "2024-01-01T00:00:00.2Z stderr F [default1]:WANT b",
+        ]
+    )
+    assert [(r.message, r.rank, r.local_rank) for r in out] == [("WANT a", 3, None), ("WANT b", None, 1)]
+
+
+def test_interleaved_ranks_are_separate_substreams():
+    out, _ = curate(
+        [
+            "2024-01-01T00:00:00.1Z stderr F [rank0]: WANT zero \\",
+            "2024-01-01T00:00:00.1Z stderr F [rank1]: WANT one \\",
+            "2024-01-01T00:00:00.2Z stderr F [rank0]: zero continued",
+            "2024-01-01T00:00:00.2Z stderr F [rank1]: one continued",
+        ]
+    )
+    by_rank = {}
+    for r in out:
+        by_rank.setdefault(r.rank, []).append(r.message)
+    assert by_rank == {0: ["WANT zero \\", "zero continued"], 1: ["WANT one \\", "one continued"]}
+
+
+def test_records_carry_the_pod_identity_job_and_utc_time():
+    out, _ = curate(["2024-01-01T02:00:00.5+02:00 stdout F WANT x"])
+    r = out[0]
+    assert (r.namespace, r.pod, r.container, r.job) == ("team-a", "llama-train-worker-1", "pytorch", "team-a/llama-train")
+    assert r.time == "2024-01-01T00:00:00.5Z"
+    assert r.source == "cri"
+
+
+def test_lines_with_equal_times_get_increasing_seq_and_distinct_ids():
+    out, _ = curate(["2024-01-01T00:00:00.1Z stdout F WANT a", "2024-01-01T00:00:00.1Z stdout F WANT b"])
+    assert [r.seq for r in out] == [0, 1]
+    assert out[0].id != out[1].id
+
+
+def test_ids_are_the_same_for_the_same_line_from_a_file_or_fluent_bit():
+    cri_out, _ = curate(["2024-01-01T00:00:00.1Z stderr F WANT boom"])
+    stats = CurationStats()
+    fb = FluentBitCurator(stats, POD, parser_classes=(Recorder,))
+    fb_out = fb.feed_lines(
+        [
+            '{"time":"2024-01-01T00:00:00.1Z","stream":"stderr","_p":"F","log":"WANT boom",'
+            '"kubernetes":{"pod_name":"llama-train-worker-1","namespace_name":"team-a","pod_id":"%s",'
+            '"container_name":"pytorch","host":"ip-10-1-2-3"}}' % UID
+        ]
+    )
+    assert fb_out[0].id == cri_out[0].id
+    assert fb_out[0].node == "ip-10-1-2-3"
+
+
+def test_unreadable_envelope_lines_are_counted_not_fatal():
+    out, stats = curate(["\x00\x01 binary junk", "2024-01-01T00:00:00.1Z stdout F WANT ok"])
+    assert stats.unreadable_lines == 1
+    assert [r.message for r in out] == ["WANT ok"]
+
+
+def test_plain_text_lines_are_numbered_in_order():
+    ident = PodIdentity(namespace=None, pod="train")
+    out, _ = curate(["WANT a", "x", "WANT b"], fmt="text", identity=ident)
+    assert [(r.message, r.seq, r.time) for r in out] == [("WANT a", 1, None), ("WANT b", 3, None)]
+    assert out[0].job == "default/train"
