@@ -23,6 +23,7 @@ from opensearchpy import exceptions as os_exc
 
 import gangscope.templates
 from gangscope.parsers.records import RECORD_KINDS
+from gangscope.pipeline.errors import SinkError
 
 KINDS: tuple[str, ...] = RECORD_KINDS
 # Kinds that grow with every step of every rank; only they get a retention policy.
@@ -34,8 +35,8 @@ _TEMPLATE_DIR = Path(gangscope.templates.__file__).parent / "index"
 _VERSION_RE = re.compile(r"-v(\d+)$")
 
 
-class OpenSearchError(Exception):
-    """A one-line, user-facing failure talking to OpenSearch (the CLI prints it and exits non-zero)."""
+class OpenSearchError(SinkError):
+    """A one-line, user-facing failure talking to OpenSearch (the CLI prints it, exit code 2)."""
 
 
 class OpenSearchUnavailable(OpenSearchError):

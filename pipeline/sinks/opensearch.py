@@ -1,0 +1,286 @@
+"""The OpenSearch sink: records in, bulk requests out, idempotent by record id.
+
+Each record is indexed with its `id` as `_id` into the alias `<prefix>gangscope-<kind>`, so a replay
+or a retry overwrites instead of duplicating. Records are batched by count and bytes; a batch that
+meets 429 or 5xx (whole request or single documents) is retried with exponential backoff; a document
+the server rejects for good is counted and written, with the reason, to a dead-letter NDJSON file.
+A server that stays unreachable raises `OpenSearchUnavailable` (one line) — nothing is dropped
+silently.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import IO, Any, Iterable
+
+from opensearchpy import exceptions as os_exc
+from opensearchpy.helpers import streaming_bulk
+
+from gangscope.parsers.records import Record, encode
+from gangscope.pipeline import indices
+from gangscope.pipeline.indices import IndexSettings, OpenSearchError, OpenSearchUnavailable
+
+__all__ = ["OpenSearchSink", "SinkStats", "OpenSearchError", "OpenSearchUnavailable"]
+
+DEFAULT_DEAD_LETTER = "gangscope-dead-letter.ndjson"
+
+
+@dataclass
+class SinkStats:
+    """What a sink did: documents written per kind, failures, retries."""
+
+    written: dict[str, int] = field(default_factory=dict)
+    created: int = 0
+    updated: int = 0
+    failed: int = 0
+    retries: int = 0
+    batches: int = 0
+    bytes: int = 0
+    dead_letter: str | None = None
+    failure_reasons: dict[str, int] = field(default_factory=dict)
+    aliases_swapped: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def total(self) -> int:
+        return sum(self.written.values())
+
+    def summary(self) -> str:
+        """One line for the CLI."""
+        kinds = ", ".join(f"{k} {n}" for k, n in sorted(self.written.items())) or "nothing"
+        line = f"opensearch: {self.total} documents ({kinds}); {self.created} new, {self.updated} overwritten"
+        if self.retries:
+            line += f"; {self.retries} retried"
+        if self.failed:
+            reasons = ", ".join(f"{r} x{n}" for r, n in sorted(self.failure_reasons.items()))
+            line += f"; {self.failed} FAILED ({reasons}) -> {self.dead_letter}"
+        return line
+
+
+class _DeadLetter:
+    """Rejected documents with the server's reason, one JSON object per line, opened on first use."""
+
+    def __init__(self, path: str | Path):
+        self.path = Path(path)
+        self._file: IO[str] | None = None
+
+    def write(self, index: str, doc_id: str, status: Any, error: Any, source: str) -> None:
+        if self._file is None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
+            self._file = self.path.open("a", encoding="utf-8")
+        entry = {"index": index, "id": doc_id, "status": status, "error": error, "record": json.loads(source)}
+        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
+
+    def close(self) -> None:
+        if self._file is not None:
+            self._file.close()
+            self._file = None
+
+
+class _Doc:
+    """One document ready for the bulk body: its action line and its source, both already JSON."""
+
+    __slots__ = ("kind", "index", "id", "action", "source", "size")
+
+    def __init__(self, kind: str, index: str, doc_id: str, source: str, require_alias: bool):
+        self.kind = kind
+        self.index = index
+        self.id = doc_id
+        meta: dict[str, Any] = {"_index": index, "_id": doc_id}
+        if require_alias:
+            # Never let a missing alias auto-create a concrete index under the alias's name.
+            meta["require_alias"] = True
+        self.action = json.dumps({"index": meta})
+        self.source = source
+        self.size = len(self.action) + len(source) + 2
+
+
+def _expand(doc: _Doc) -> tuple[str, str]:
+    """Bulk lines of one document; strings pass through opensearch-py's serializer untouched."""
+    return doc.action, doc.source
+
+
+def _reason(error: Any) -> str:
+    if isinstance(error, dict):
+        return str(error.get("type", "error"))
+    return str(error).split(":", 1)[0][:80]
+
+
+class OpenSearchSink:
+    """Index records into OpenSearch, one alias per record kind.
+
+    url: `http[s]://[user:password@]host:port`. prefix: put before every index name (tests,
+    tenants). batch_docs / batch_bytes: flush when either is reached. max_retries, initial_backoff,
+    max_backoff: the retry policy for 429 and 5xx (seconds, doubling). dead_letter: NDJSON file for
+    rejected documents (created only when one is). refresh: make documents searchable on close.
+    reindex: write into a new version of each index and swap the aliases on close (see
+    `indices.Reindex`). username, password, ca_certs, client_cert, client_key, verify_certs,
+    timeout: connection options for real clusters. install: create missing templates and aliases.
+    """
+
+    def __init__(
+        self,
+        url: str,
+        *,
+        prefix: str = "",
+        batch_docs: int = 2000,
+        batch_bytes: int = 8 * 1024 * 1024,
+        max_retries: int = 5,
+        initial_backoff: float = 0.5,
+        max_backoff: float = 30.0,
+        dead_letter: str | Path | None = DEFAULT_DEAD_LETTER,
+        refresh: bool = False,
+        reindex: bool = False,
+        install: bool = True,
+        settings: IndexSettings = IndexSettings(),
+        username: str | None = None,
+        password: str | None = None,
+        ca_certs: str | None = None,
+        client_cert: str | None = None,
+        client_key: str | None = None,
+        verify_certs: bool = True,
+        timeout: float = 30.0,
+        compress: bool = False,
+    ):
+        self.url = url
+        self.prefix = prefix
+        self.batch_docs = max(1, batch_docs)
+        self.batch_bytes = max(1, batch_bytes)
+        self.max_retries = max(0, max_retries)
+        self.initial_backoff = initial_backoff
+        self.max_backoff = max_backoff
+        self.refresh = refresh
+        self.stats = SinkStats()
+        self.client = indices.connect(
+            url, username=username, password=password, ca_certs=ca_certs, client_cert=client_cert,
+            client_key=client_key, verify_certs=verify_certs, timeout=timeout, compress=compress,
+        )
+        self._dead = _DeadLetter(dead_letter or DEFAULT_DEAD_LETTER)
+        self.stats.dead_letter = str(self._dead.path)
+        self._buffer: list[_Doc] = []
+        self._buffered_bytes = 0
+        self._closed = False
+        # First contact fails fast with one line: a wrong URL should not look like a slow server.
+        if install:
+            indices.ensure(self.client, prefix, settings=settings)
+        else:
+            indices._call(url, self.client.info)
+        self._reindex = indices.Reindex(self.client, prefix, settings=settings) if reindex else None
+        self._targets = dict(self._reindex.targets) if self._reindex else {
+            k: indices.alias_name(k, prefix) for k in indices.KINDS}
+        self._require_alias = self._reindex is None
+
+    # --- Sink interface ---------------------------------------------------------------------
+
+    def write(self, records: Iterable[Record]) -> None:
+        """Queue records; full batches are sent at once."""
+        targets = self._targets
+        for record in records:
+            kind = record.kind
+            index = targets.get(kind)
+            if index is None:
+                raise OpenSearchError(f"no index for record kind {kind!r}")
+            doc = _Doc(kind, index, record.id, encode(record).decode("utf-8"), self._require_alias)
+            self._buffer.append(doc)
+            self._buffered_bytes += doc.size
+            if len(self._buffer) >= self.batch_docs or self._buffered_bytes >= self.batch_bytes:
+                self.flush()
+
+    def flush(self) -> None:
+        """Send what is queued; returns when every document is indexed or dead-lettered."""
+        if not self._buffer:
+            return
+        batch, self._buffer, self._buffered_bytes = self._buffer, [], 0
+        self._send(batch)
+
+    def close(self) -> SinkStats:
+        """Flush, then (reindex) swap the aliases or (refresh) make documents searchable."""
+        if self._closed:
+            return self.stats
+        try:
+            self.flush()
+            if self._reindex is not None:
+                self.stats.aliases_swapped = self._reindex.commit()
+            elif self.refresh and self.stats.written:
+                names = ",".join(self._targets[k] for k in self.stats.written)
+                indices._call(self.url, self.client.indices.refresh, index=names)
+        finally:
+            self._dead.close()
+            self._closed = True
+        return self.stats
+
+    def abort(self) -> None:
+        """Stop without committing: a reindex leaves the aliases where they were."""
+        if self._reindex is not None and not self._reindex.done:
+            self._reindex.abort()
+        self._dead.close()
+        self._closed = True
+
+    def __enter__(self) -> "OpenSearchSink":
+        return self
+
+    def __exit__(self, exc_type, exc, tb) -> None:
+        if exc_type is None:
+            self.close()
+        else:
+            self.abort()
+
+    # --- sending ----------------------------------------------------------------------------
+
+    def _send(self, batch: list[_Doc]) -> None:
+        pending = batch
+        attempt = 0
+        while pending:
+            if attempt:
+                self.stats.retries += len(pending)
+                time.sleep(min(self.max_backoff, self.initial_backoff * 2 ** (attempt - 1)))
+            last = attempt >= self.max_retries
+            try:
+                results = list(streaming_bulk(
+                    self.client, pending, chunk_size=len(pending) + 1, max_chunk_bytes=1 << 62,
+                    expand_action_callback=_expand, raise_on_error=False, raise_on_exception=True,
+                    max_retries=0, yield_ok=True,
+                ))
+            except os_exc.ConnectionError as exc:
+                if last:
+                    raise OpenSearchUnavailable(
+                        f"{indices.describe(exc, self.url)}; gave up after {attempt + 1} tries "
+                        f"with {len(pending)} documents unsent") from None
+                attempt += 1
+                continue
+            except os_exc.TransportError as exc:
+                if _retryable(exc.status_code) and not last:
+                    attempt += 1
+                    continue
+                raise OpenSearchError(
+                    f"{indices.describe(exc, self.url)}; {len(pending)} documents unsent") from None
+            self.stats.batches += 1
+            retry: list[_Doc] = []
+            for doc, (ok, item) in zip(pending, results):
+                info = next(iter(item.values()))
+                if ok:
+                    self.stats.written[doc.kind] = self.stats.written.get(doc.kind, 0) + 1
+                    self.stats.bytes += doc.size
+                    if info.get("result") == "created":
+                        self.stats.created += 1
+                    else:
+                        self.stats.updated += 1
+                elif _retryable(info.get("status")) and not last:
+                    retry.append(doc)
+                else:
+                    self._reject(doc, info)
+            pending = retry
+            attempt += 1
+
+    def _reject(self, doc: _Doc, info: dict[str, Any]) -> None:
+        error = info.get("error")
+        reason = _reason(error)
+        self.stats.failed += 1
+        self.stats.failure_reasons[reason] = self.stats.failure_reasons.get(reason, 0) + 1
+        self._dead.write(doc.index, doc.id, info.get("status"), error, doc.source)
+
+
+def _retryable(status: Any) -> bool:
+    return isinstance(status, int) and (status == 429 or status >= 500)
