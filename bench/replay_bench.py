@@ -1,0 +1,79 @@
+"""Replay throughput to the local sink on one core, against a floor measured in the same run.
+
+The floor is the fastest useful loop Python runs over the same corpus: split each CRI
+line into its four fields and run one compiled regex over the message.
+
+    python -m bench.replay_bench                 # makes bench/.corpus/default (1M lines) if missing
+    python -m bench.replay_bench --mix crash --lines 200000
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import resource
+import shutil
+import tempfile
+import time
+from pathlib import Path
+
+from bench.corpus import generate
+from gangscope.pipeline import replay
+from gangscope.pipeline.sinks.local import LocalFolderSink
+
+
+def floor(root: Path) -> tuple[int, float]:
+    pattern = re.compile(r"Traceback|Error|loss")
+    lines = 0
+    start = time.perf_counter()
+    for path in sorted(root.rglob("*.log")):
+        with open(path, "rb") as fh:
+            while True:
+                block = fh.read(1 << 20)
+                if not block:
+                    break
+                for raw in block.decode("utf-8", "replace").split("\n"):
+                    parts = raw.split(" ", 3)
+                    if len(parts) == 4:
+                        pattern.search(parts[3])
+                    lines += 1
+    return lines, time.perf_counter() - start
+
+
+def run_replay(root: Path) -> tuple[replay.ReplayResult, float]:
+    out = Path(tempfile.mkdtemp(prefix="gangscope-bench-"))
+    try:
+        sink = LocalFolderSink(out)
+        start = time.perf_counter()
+        result = replay.run(replay.ReplayOptions(paths=[str(root)]), sink.write)
+        sink.close(result.summary())
+        return result, time.perf_counter() - start
+    finally:
+        shutil.rmtree(out, ignore_errors=True)
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mix", default="default")
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--corpus", type=Path, help="corpus folder (default bench/.corpus/<mix>-<lines>)")
+    args = ap.parse_args()
+    corpus = args.corpus or Path(__file__).parent / ".corpus" / f"{args.mix}-{args.lines}"
+    if not corpus.exists():
+        print(f"generating {corpus} ...")
+        generate(corpus, args.lines, args.mix)
+    size = sum(p.stat().st_size for p in corpus.rglob("*.log"))
+    floor_lines, floor_s = floor(corpus)
+    result, replay_s = run_replay(corpus)
+    lines = result.curation.lines
+    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(f"corpus      {corpus} ({lines:,} lines, {size / 1e6:.1f} MB, mix {args.mix})")
+    print(f"floor       {floor_lines / floor_s:>12,.0f} lines/s  {size / 1e6 / floor_s:8.1f} MB/s")
+    print(f"replay      {lines / replay_s:>12,.0f} lines/s  {size / 1e6 / replay_s:8.1f} MB/s  ratio to floor {floor_s / replay_s:.2f}")
+    print(f"records     {dict(sorted(result.records.items()))}")
+    print(f"peak RSS    {rss_mb:.0f} MB (pid {os.getpid()})")
+
+
+if __name__ == "__main__":
+    main()
