@@ -1,0 +1,1 @@
+"""Start and stop the local test servers (Kafka, OpenSearch); stdlib only, runs before any venv."""

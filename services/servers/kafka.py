@@ -1,0 +1,134 @@
+"""Apache Kafka 4.x in KRaft mode: one combined broker + controller on loopback."""
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import subprocess
+import time
+from pathlib import Path
+from string import Template
+
+from . import fetch, procs
+from .common import (
+    CONF_DIR, HOST, SERVICES_DIR, ServiceError, env_heap, env_port, find_java, log,
+    port_accepts, require_free, run_dir, tail,
+)
+
+PROBE_SOURCE = SERVICES_DIR / "probe" / "KafkaProbe.java"
+
+
+class Kafka:
+    name = "kafka"
+    env_name = "GANGSCOPE_KAFKA_BOOTSTRAP"
+    bundles = {"kafka": "kafka/lib"}
+
+    def __init__(self) -> None:
+        self.port = env_port("GANGSCOPE_KAFKA_PORT", 9092)
+        self.controller_port = env_port("GANGSCOPE_KAFKA_CONTROLLER_PORT", 9093)
+        if self.port == self.controller_port:
+            raise ServiceError("kafka: GANGSCOPE_KAFKA_PORT and GANGSCOPE_KAFKA_CONTROLLER_PORT must differ", code=2)
+        self.heap = env_heap("GANGSCOPE_KAFKA_HEAP", "512m")
+        self.run = run_dir() / "kafka"
+        self.mark = procs.marker(self.name, self.run)
+
+    @property
+    def ports(self) -> dict[str, int]:
+        return {"port": self.port, "controller_port": self.controller_port}
+
+    def address_line(self) -> str:
+        return f"{self.env_name}={HOST}:{self.port}"
+
+    def check_ports(self) -> None:
+        require_free(self.name, self.port, "GANGSCOPE_KAFKA_PORT", "client")
+        require_free(self.name, self.controller_port, "GANGSCOPE_KAFKA_CONTROLLER_PORT", "controller")
+
+    def prepare(self) -> list[str]:
+        """Fetch, write the config, format storage on first start; returns the command."""
+        self.java = find_java(self.name, 17)
+        cache = fetch.ensure(self.name, self.bundles)
+        self.classpath = str(cache / "kafka" / "lib" / "*")
+        self.probe_dir = self._compile_probe(cache)
+        data, logs, conf = self.run / "data", self.run / "logs", self.run / "config"
+        for folder in (data, logs, conf):
+            folder.mkdir(parents=True, exist_ok=True)
+        template = Template((CONF_DIR / "kafka" / "server.properties").read_text())
+        properties = conf / "server.properties"
+        properties.write_text(template.substitute(data_dir=data, **self.ports))
+        shutil.copyfile(CONF_DIR / "kafka" / "log4j2.properties", conf / "log4j2.properties")
+        jvm = [
+            self.java, f"-Xms{self.heap}", f"-Xmx{self.heap}",
+            "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20", "-XX:InitiatingHeapOccupancyPercent=35",
+            "-Djava.awt.headless=true", f"-Djava.io.tmpdir={self._tmp()}",
+            f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}", f"-Dkafka.logs.dir={logs}",
+            self.mark, "-cp", self.classpath,
+        ]
+        if not (data / "meta.properties").is_file():
+            self._format(jvm, properties)
+        return jvm + ["kafka.Kafka", str(properties)]
+
+    def _tmp(self) -> Path:
+        tmp = self.run / "tmp"
+        tmp.mkdir(parents=True, exist_ok=True)
+        return tmp
+
+    def _format(self, jvm: list[str], properties: Path) -> None:
+        # A cluster id is 16 random bytes, base64url without padding (what `kafka-storage random-uuid` prints).
+        cluster_id = base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
+        log(f"kafka: formatting storage in {self.run / 'data'} (first start)")
+        cmd = [c for c in jvm if not c.startswith(procs.MARKER)]
+        cmd += ["kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)]
+        done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            detail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
+            raise ServiceError(f"kafka: formatting storage failed: {detail[0]}")
+
+    def _compile_probe(self, cache: Path) -> Path:
+        """Compile the readiness probe once (a JVM that compiles on every start costs seconds)."""
+        out = cache / "kafka" / "probe"
+        digest = hashlib.sha256(PROBE_SOURCE.read_bytes()).hexdigest()
+        stamp = out / "source.sha256"
+        if stamp.is_file() and stamp.read_text().strip() == digest:
+            return out
+        javac = Path(self.java).resolve().parent / "javac"
+        if not javac.is_file():
+            raise ServiceError(f"kafka: needs a JDK (javac beside {self.java}) to build its readiness probe", code=2)
+        shutil.rmtree(out, ignore_errors=True)
+        out.mkdir(parents=True)
+        done = subprocess.run(
+            [str(javac), "-nowarn", "-d", str(out), "-cp", self.classpath, str(PROBE_SOURCE)],
+            capture_output=True, text=True, stdin=subprocess.DEVNULL,
+        )
+        if done.returncode != 0:
+            raise ServiceError(f"kafka: could not compile the readiness probe: {done.stderr.strip()[:300]}")
+        stamp.write_text(digest + "\n")
+        return out
+
+    def wait_ready(self, pid: int, deadline: float) -> None:
+        """Listening first (cheap), then a real create-topic/produce/consume round trip."""
+        output = self.run / "stdout.log"
+        while not port_accepts(self.port):
+            self._check_alive(pid, output)
+            if time.monotonic() > deadline:
+                raise ServiceError(f"kafka: port {self.port} not listening in time; log: {output}")
+            time.sleep(0.2)
+        budget = max(5, int(deadline - time.monotonic()))
+        cmd = [
+            self.java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
+            f"-Dlog4j2.configurationFile={CONF_DIR / 'kafka' / 'log4j2-probe.properties'}",
+            "-cp", f"{self.probe_dir}{os.pathsep}{self.classpath}",
+            "KafkaProbe", f"{HOST}:{self.port}", str(budget),
+        ]
+        done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        if done.returncode != 0:
+            self._check_alive(pid, output)
+            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+            raise ServiceError(f"kafka: up but not usable: {last} (logs: {self.run / 'logs'})")
+
+    def _check_alive(self, pid: int, output: Path) -> None:
+        if not procs.alive(pid, self.mark):
+            detail = tail(self.run / "logs" / "server.log", 8) or tail(output, 8)
+            if detail:
+                log("kafka: last lines of its log:\n" + detail)
+            raise ServiceError(f"kafka: the server exited during start-up (logs: {self.run / 'logs'})")

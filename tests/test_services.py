@@ -1,0 +1,111 @@
+"""The local servers of services/: real Kafka and OpenSearch, and the scripts that run them."""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+from pathlib import Path
+
+import pytest
+
+SERVICES = Path(__file__).resolve().parent.parent / "services"
+
+
+def _run(script: str, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(SERVICES / script), *args], capture_output=True, text=True,
+        stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})}, timeout=900,
+    )
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _process_alive(pid: int) -> bool:
+    """Running, not merely a zombie waiting for a parent that may never reap it."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except OSError:
+        return False
+    return state not in ("Z", "X")
+
+
+def test_kafka_delivers_a_produced_message(kafka_bootstrap, kafka_topic):
+    from kafka import KafkaConsumer, KafkaProducer
+
+    topic = kafka_topic()
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap, acks="all")
+    producer.send(topic, key=b"pod-a", value=b'{"log":"epoch 1/3"}').get(timeout=30)
+    producer.close()
+    consumer = KafkaConsumer(
+        topic, bootstrap_servers=kafka_bootstrap, auto_offset_reset="earliest",
+        enable_auto_commit=False, consumer_timeout_ms=30_000,
+    )
+    first = next(consumer)  # StopIteration after 30s with nothing: fails the test
+    consumer.close()
+    assert (first.key, first.value) == (b"pod-a", b'{"log":"epoch 1/3"}')
+
+
+def test_opensearch_finds_an_indexed_document(opensearch_url, index_prefix):
+    from opensearchpy import OpenSearch
+
+    client = OpenSearch(hosts=[opensearch_url])
+    index = f"{index_prefix}-error"
+    client.index(index=index, id="rec-1", body={"job": "ns/train", "message": "CUDA out of memory"}, refresh=True)
+    client.index(index=index, id="rec-2", body={"job": "ns/train", "message": "epoch done"}, refresh=True)
+    found = client.search(index=index, body={"query": {"match": {"message": "memory"}}})
+    assert [h["_id"] for h in found["hits"]["hits"]] == ["rec-1"]
+
+
+def test_up_again_reports_already_up_with_the_same_lines(kafka_bootstrap, opensearch_url):
+    expected = [f"GANGSCOPE_KAFKA_BOOTSTRAP={kafka_bootstrap}", f"GANGSCOPE_OPENSEARCH_URL={opensearch_url}"]
+    if _run("status").stdout.splitlines() != expected:
+        pytest.skip("the servers in use are not the ones services/up runs here")
+    again = _run("up")
+    assert (again.returncode, again.stdout.splitlines()) == (0, expected)
+    assert "kafka already up" in again.stderr and "opensearch already up" in again.stderr
+    assert _run("status").returncode == 0
+
+
+def test_down_with_nothing_running_is_harmless(tmp_path):
+    down = _run("down", env={"GANGSCOPE_SERVICES_RUN": str(tmp_path)})
+    assert (down.returncode, down.stdout) == (0, "")
+    assert "kafka not running" in down.stderr and "opensearch not running" in down.stderr
+
+
+def test_up_names_a_taken_port_in_one_line(tmp_path):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        up = _run("up", "kafka", env={"GANGSCOPE_SERVICES_RUN": str(tmp_path), "GANGSCOPE_KAFKA_PORT": str(port)})
+    assert (up.returncode, up.stdout) == (1, "")
+    assert up.stderr.count("\n") == 1 and f"127.0.0.1:{port} is already in use" in up.stderr
+
+
+def test_up_rejects_an_unknown_server():
+    up = _run("up", "zookeeper")
+    assert (up.returncode, up.stdout) == (2, "")
+    assert up.stderr.startswith("services/up: unknown server 'zookeeper'") and up.stderr.count("\n") == 1
+
+
+@pytest.mark.servers
+def test_down_stops_the_server_up_started(tmp_path):
+    env = {
+        "GANGSCOPE_SERVICES_RUN": str(tmp_path),
+        "GANGSCOPE_KAFKA_PORT": str(_free_port()),
+        "GANGSCOPE_KAFKA_CONTROLLER_PORT": str(_free_port()),
+        "GANGSCOPE_KAFKA_HEAP": "256m",
+    }
+    up = _run("up", "kafka", env=env)
+    assert up.returncode == 0, up.stderr
+    pid = json.loads((tmp_path / "kafka" / "state.json").read_text())["pid"]
+    assert _process_alive(pid)
+    down = _run("down", "kafka", env=env)
+    assert down.returncode == 0, down.stderr
+    assert not _process_alive(pid)
+    assert _run("status", "kafka", env=env).returncode == 1
