@@ -1,0 +1,72 @@
+"""Epoch progress per job: epoch n/N, step n/N, progress, ETA and the last update."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gangscope.pipeline.dashboard.query import Filters, Search, buckets, iso_ms
+
+NAME = "progress"
+TITLE = "Epoch progress"
+TEMPLATE = "progress.html.j2"
+
+_FIELDS = ["job", "attempt", "epoch", "total_epochs", "step", "total_steps", "progress", "eta_s", "time", "pod", "rank"]
+
+
+def _latest_per_job(search: Search, kind: str, filters: Filters) -> dict[str, dict[str, Any]]:
+    r = search(kind, {
+        "size": 0, "query": filters.query(),
+        "aggs": {"jobs": {"terms": {"field": "job", "size": 500},
+                          "aggs": {"latest": {"top_hits": {"size": 1, "sort": [{"time": {"order": "desc"}}],
+                                                           "_source": _FIELDS}},
+                                   "records": {"value_count": {"field": "id"}}}}},
+    })
+    out = {}
+    for b in buckets(r, "jobs"):
+        hit = b["latest"]["hits"]["hits"]
+        if hit:
+            out[b["key"]] = {**hit[0]["_source"], "records": b["doc_count"]}
+    return out
+
+
+def query(search: Search, filters: Filters) -> dict[str, Any]:
+    """One row per job, newest update first, from its latest epoch record and latest step record."""
+    epochs = _latest_per_job(search, "epoch", filters)
+    steps = _latest_per_job(search, "step", filters)
+    rows = []
+    for job in sorted(set(epochs) | set(steps)):
+        e, s = epochs.get(job, {}), steps.get(job, {})
+        newest = max((e, s), key=lambda r: iso_ms(r.get("time")) or 0)
+        step = newest.get("step") if newest.get("step") is not None else (e.get("step") or s.get("step"))
+        total_steps = newest.get("total_steps") or e.get("total_steps") or s.get("total_steps")
+        epoch = newest.get("epoch") if newest.get("epoch") is not None else (e.get("epoch") or s.get("epoch"))
+        total_epochs = e.get("total_epochs")
+        progress = e.get("progress") if newest is e else None
+        if progress is None and step is not None and total_steps:
+            progress = min(1.0, step / total_steps)
+        if progress is None and epoch is not None and total_epochs:
+            progress = min(1.0, epoch / total_epochs)
+        eta_s = e.get("eta_s") if e else None
+        eta_at = None
+        if eta_s is not None and iso_ms(e.get("time")) is not None:
+            eta_at = iso_ms(e.get("time")) + eta_s * 1000
+        rows.append({
+            "job": job,
+            "attempt": newest.get("attempt"),
+            "epoch": epoch,
+            "total_epochs": total_epochs,
+            "step": step,
+            "total_steps": total_steps,
+            "progress": progress,
+            "eta_s": eta_s,
+            "eta_at_ms": eta_at,
+            "last_update": newest.get("time"),
+            "epoch_records": e.get("records", 0),
+            "step_records": s.get("records", 0),
+        })
+    rows.sort(key=lambda r: iso_ms(r["last_update"]) or 0, reverse=True)
+    return {"jobs": rows}
+
+
+def view(data: dict[str, Any]) -> dict[str, Any]:
+    return data
