@@ -1,0 +1,589 @@
+"""Pipeline errors: which taxonomy category a log line or a finished trace stands for.
+
+Two entry points, both driven by tables of rules (data, not branches):
+
+- `ErrorDetector`, a `StreamParser` for single lines outside tracebacks (NCCL WARN,
+  the NCCL watchdog, torchrun's agent, kernel OOM killer and NVIDIA Xid lines, loss
+  scaler messages, storage errors, ...). Stateless per line. Its table is
+  `LINE_RULES`: each rule has a name, a category, a role, a compiled pattern and the
+  source that prints the text.
+- `classify_trace(trace)` for a completed `TraceRecord`: the exception types and
+  messages of the whole chain (and, for torchrun's ChildFailedError box, its
+  failures) against `TRACE_RULES`.
+
+A rule's `role` says how diagnosis may use what it finds:
+- ``cause``: the line reports a failure in its own right;
+- ``summary``: a launcher reporting that a worker died (torchrun's agent, its
+  ChildFailedError box): evidence of a failure whose own report may be elsewhere;
+- ``warning``: worth showing, never a failure by itself (NCCL WARN, a skipped step
+  after a loss-scale overflow, torchrun SIGTERMing the survivors).
+
+Formats: FORMATS.md section 4 and the sources cited beside each rule (strings
+checked in the source, or in the binaries of torch 2.15 where the source is C++).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Any
+
+from gangscope.parsers.lines import Line
+from gangscope.parsers.records import ErrorRecord, Record, TraceRecord
+
+CATEGORIES = (
+    "success", "cuda_oom", "host_oom", "nccl_timeout", "nccl_error", "cuda_error",
+    "gpu_hardware", "dataloader_error", "storage_io", "checkpoint_error", "nan_loss",
+    "python_exception", "preempted", "rendezvous_error", "hang", "pods_ready_timeout",
+    "node_failure", "unknown",
+)  # fmt: skip
+
+CAUSE, SUMMARY, WARNING = "cause", "summary", "warning"
+
+
+@dataclass(frozen=True)
+class LineRule:
+    """One kind of error line: `key` is a plain substring every match contains (cheap test)."""
+
+    name: str
+    category: str
+    key: str
+    pattern: re.Pattern[str]
+    source: str
+    role: str = CAUSE
+
+
+def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
+    return re.compile(pattern, flags)
+
+
+# Signal numbers as launchers print them (negative exit codes are signals; 128+N is the
+# shell / container runtime form). Which category a death by signal stands for:
+SIGNAL_CATEGORY = {9: "host_oom", 15: "preempted"}
+EXITCODE_CATEGORY = {-9: "host_oom", 137: "host_oom", -15: "preempted", 143: "preempted"}
+
+# Xid codes that are usually the application's own fault (NVIDIA Xid catalog; FORMATS.md
+# 4.15): SM exception, MMU fault, GPU stopped processing, preemptive cleanup.
+XID_APPLICATION = frozenset({13, 31, 43, 45})
+
+_ERRNO_STORAGE = r"\[Errno (?P<errno>5|28|30|116|122)\] (?P<what>[^:\n]+)"
+
+# Ordered: the first rule that matches a line wins, so specific rules come first.
+LINE_RULES: tuple[LineRule, ...] = (
+    # --- GPU memory
+    LineRule("cuda_oom", "cuda_oom", "CUDA out of memory",
+             _r(r"CUDA out of memory\.(?: Tried to allocate (?P<size>[\d.]+ [KMGTP]?i?B))?"),
+             "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (\"CUDA out of memory. Tried to allocate \")"),
+    LineRule("cuda_error_oom", "cuda_oom", "CUDA error: out of memory",
+             _r(r"CUDA error: out of memory"),
+             "pytorch/pytorch c10/cuda/CUDAException.cpp (\"CUDA error: \" + cudaGetErrorString)"),
+    # --- GPU hardware
+    LineRule("xid_application", "cuda_error", "NVRM: Xid",
+             _r(r"NVRM: Xid \((?P<pci>PCI:[^)]*)\): (?P<xid>13|31|43|45), (?P<what>.*)"),
+             "NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c (\"NVRM: Xid (PCI:%04x:%02x:%02x): %d, pid=%s, name=%s, %s\")"),
+    LineRule("xid", "gpu_hardware", "NVRM: Xid",
+             _r(r"NVRM: Xid \((?P<pci>PCI:[^)]*)\): (?P<xid>\d+), (?P<what>.*)"),
+             "NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c"),
+    LineRule("fallen_off_bus", "gpu_hardware", "NVRM: ",
+             _r(r"NVRM: GPU (?:at )?\S+ has fallen off the bus"),
+             "NVIDIA/open-gpu-kernel-modules kernel-open/nvidia (NVRM console message; FORMATS.md 4.15)"),
+    LineRule("cuda_ecc", "gpu_hardware", "CUDA error: uncorrectable ECC",
+             _r(r"CUDA error: uncorrectable ECC error encountered"),
+             "pytorch/pytorch c10/cuda/CUDAException.cpp + cudaGetErrorString(cudaErrorECCUncorrectable)"),
+    LineRule("nvml_lost", "gpu_hardware", "Unable to determine the device handle",
+             _r(r"Unable to determine the device handle for GPU\s*(?P<bus>\S+): (?P<what>.*)"),
+             "nvidia-smi (FORMATS.md 4.15)"),
+    # --- CUDA runtime
+    LineRule("cuda_error", "cuda_error", "CUDA error: ",
+             _r(r"CUDA error: (?P<what>[^\n]+?)\s*$"),
+             "pytorch/pytorch c10/cuda/CUDAException.cpp (\"CUDA error: \" + cudaGetErrorString)"),
+    LineRule("device_assert", "cuda_error", "Assertion `",
+             _r(r"\.cu:\d+: .*block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<what>.*)` failed"),
+             "CUDA device assert as printed by ATen kernels (FORMATS.md 4.11, aten/src/ATen/native/cuda/IndexKernel.cu)"),
+    LineRule("cublas", "cuda_error", "CUBLAS_STATUS_",
+             _r(r"(?P<what>CUBLAS_STATUS_[A-Z_]+) when calling `(?P<call>[^`(]+)"),
+             "pytorch/pytorch aten/src/ATen/cuda/CUDABlas.cpp (TORCH_CUDABLAS_CHECK: \" when calling `\")"),
+    LineRule("cudnn", "cuda_error", "CUDNN_STATUS_",
+             _r(r"cuDNN error: (?P<what>CUDNN_STATUS_[A-Z_]+)"),
+             "pytorch/pytorch aten/src/ATen/cudnn/Exceptions.h (\"cuDNN error: \")"),
+    # --- collectives
+    LineRule("nccl_watchdog", "nccl_timeout", "Watchdog caught collective operation timeout",
+             _r(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
+                r"(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (\"Watchdog caught collective operation timeout: \")"),
+    LineRule("gloo_timeout", "nccl_timeout", "Timed out waiting ",
+             _r(r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>recv|send) operation to complete"),
+             "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc (\"Timed out waiting \", timeout, \"ms for recv operation to complete\")"),
+    LineRule("gloo_application_timeout", "nccl_timeout", "Application timeout caused pair closure",
+             _r(r"Application timeout caused pair closure"),
+             "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc (context_->signalException)"),
+    LineRule("nccl_error", "nccl_error", "NCCL error",
+             _r(r"NCCL error(?: in: (?P<where>\S+),)? (?P<what>unhandled system error|unhandled cuda error|internal error|"
+                r"invalid argument|invalid usage|remote process exited or there was a network error|[^,\n]+)"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.hpp (\"NCCL error in: \"); NVIDIA/nccl src/init.cc ncclGetErrorString"),
+    LineRule("nccl_aborted", "nccl_error", "NCCL communicator was aborted",
+             _r(r"NCCL communicator was aborted(?P<what>.*)"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.cpp (\"NCCL communicator was aborted on rank \")"),
+    LineRule("gloo_closed", "nccl_error", "Connection closed by peer",
+             _r(r"Connection closed by peer (?P<peer>\S+?)\.?(?:\s|$)"),
+             "pytorch/gloo gloo/transport/tcp/pair.cc (\"Connection closed by peer \")"),
+    LineRule("gloo_read_error", "nccl_error", "Read error ",
+             _r(r"Read error (?P<peer>\S+): (?P<what>[^.]+)\."),
+             "pytorch/gloo gloo/transport/tcp/pair.cc (\"Read error \", peer, \": \", strerror(errno))"),
+    LineRule("nccl_warn", "nccl_error", "NCCL WARN",
+             _r(r"\bNCCL WARN (?P<what>.*)"),
+             "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),
+    LineRule("store_lost", "nccl_error", "Connection was likely closed",
+             _r(r"Failed to (?:recv|send), (?:got|sent) 0 bytes\. Connection was likely closed"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/Utils.hpp (recvBytes/sendBytes)", WARNING),
+    # --- host memory
+    LineRule("kernel_oom_kill", "host_oom", "Killed process",
+             _r(r"(?P<scope>Memory cgroup out of memory|Out of memory): Killed process (?P<pid>\d+) \((?P<comm>[^)]*)\)"),
+             "torvalds/linux mm/oom_kill.c __oom_kill_process (\"%s: Killed process %d (%s) total-vm:...\")"),
+    LineRule("oom_killed", "host_oom", "OOMKilled",
+             _r(r"\bOOMKilled\b"),
+             "kubernetes container status reason (containerd internal/cri/server: reason \"OOMKilled\"; FORMATS.md 2.7)"),
+    LineRule("dataloader_killed", "host_oom", "DataLoader worker (pid",
+             _r(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed\."),
+             "pytorch/pytorch torch/csrc/DataLoader.cpp (\"DataLoader worker (pid \" ... \") is killed by signal: \" strsignal)"),
+    LineRule("agent_failed", "unknown", "(exitcode: ",
+             _r(r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
+             "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s\")",
+             SUMMARY),
+    LineRule("box_signal", "unknown", "SIG",
+             _r(r"Signal (?P<signal>\d+) \((?P<name>SIG\w+)\) received by PID (?P<pid>\d+)"),
+             "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py (f\"Signal {-self.exitcode} ({self.signal_name()})\")",
+             SUMMARY),
+    LineRule("spawn_signal", "unknown", "SIG",
+             _r(r"process (?P<index>\d+) terminated with signal (?P<name>SIG\w+)"),
+             "pytorch/pytorch torch/multiprocessing/spawn.py (f\"process {error_index:d} terminated with signal {name}\")",
+             SUMMARY),
+    # --- DataLoader
+    LineRule("dataloader_signal", "dataloader_error", "DataLoader worker (pid",
+             _r(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<what>[^.]+)\."),
+             "pytorch/pytorch torch/csrc/DataLoader.cpp"),
+    LineRule("dataloader_exit", "dataloader_error", "DataLoader worker (pid",
+             _r(r"DataLoader worker \(pid(?:\(s\))? (?P<pid>[\d, ]+)\) exited unexpectedly"),
+             "pytorch/pytorch torch/utils/data/dataloader.py; torch/csrc/DataLoader.cpp (\"exited unexpectedly with exit code\")"),
+    LineRule("dataloader_worker_signal", "dataloader_error", "ERROR: Unexpected",
+             _r(r"ERROR: Unexpected (?P<what>bus error|segmentation fault|floating-point exception) encountered in worker"),
+             "pytorch/pytorch torch/csrc/DataLoader.cpp (SIGNAL_HANDLER messages)"),
+    LineRule("dataloader_timeout", "dataloader_error", "DataLoader timed out after",
+             _r(r"DataLoader timed out after (?P<seconds>\d+) seconds"),
+             "pytorch/pytorch torch/utils/data/dataloader.py (f\"DataLoader timed out after {self._timeout} seconds\")"),
+    LineRule("dataloader_caught", "dataloader_error", "DataLoader worker process",
+             _r(r"Caught (?P<what>\w+) in DataLoader worker process (?P<worker>\d+)"),
+             "pytorch/pytorch torch/_utils.py ExceptionWrapper (f\"Caught {exc_type.__name__} {where}\")"),
+    # --- storage
+    LineRule("errno_storage", "storage_io", "[Errno ",
+             _r(_ERRNO_STORAGE),
+             "python/cpython Objects/exceptions.c OSError_str (\"[Errno %S] %S\") + glibc strerror"),
+    LineRule("strerror_storage", "storage_io", "",
+             _r(r"(?P<what>No space left on device|Stale file handle|Disk quota exceeded|Input/output error|Read-only file system)"),
+             "glibc string/_strerror.c / sysdeps errlist (ENOSPC, ESTALE, EDQUOT, EIO, EROFS)"),
+    LineRule("lustre", "storage_io", "LustreError",
+             _r(r"\bLustreError: (?P<what>.*)"),
+             "lustre/lustre-release libcfs/libcfs/linux/linux-debug.c (prefix = \"LustreError\")"),
+    LineRule("s3_client_error", "storage_io", "An error occurred (",
+             _r(r"An error occurred \((?P<code>[\w.]+)\) when calling the (?P<op>\w+) operation"),
+             "boto/botocore botocore/exceptions.py ClientError (\"An error occurred ({error_code}) when calling the {operation_name} operation\")"),
+    LineRule("s3_endpoint", "storage_io", "",
+             _r(r"(?P<what>Could not connect to the endpoint URL|Read timeout on endpoint URL): \"(?P<url>[^\"]+)\""),
+             "boto/botocore botocore/exceptions.py EndpointConnectionError / ReadTimeoutError"),
+    # --- checkpoints
+    LineRule("stream_writer", "checkpoint_error", "PytorchStreamWriter failed",
+             _r(r"PytorchStreamWriter failed (?P<what>.*)"),
+             "pytorch/pytorch caffe2/serialize/inline_container.cc (\"PytorchStreamWriter failed \")"),
+    LineRule("stream_reader", "checkpoint_error", "PytorchStreamReader failed",
+             _r(r"PytorchStreamReader failed (?P<what>.*)"),
+             "pytorch/pytorch caffe2/serialize/inline_container.cc (\"PytorchStreamReader failed \")"),
+    LineRule("parent_missing", "checkpoint_error", "Parent directory ",
+             _r(r"Parent directory (?P<dir>\S+) does not exist\."),
+             "pytorch/pytorch caffe2/serialize/inline_container.cc (\"Parent directory \" ... \" does not exist.\")"),
+    LineRule("state_dict", "checkpoint_error", "Error(s) in loading state_dict",
+             _r(r"Error\(s\) in loading state_dict for (?P<module>\w+)"),
+             "pytorch/pytorch torch/nn/modules/module.py (\"Error(s) in loading state_dict for {}:\")"),
+    LineRule("safetensors", "checkpoint_error", "SafetensorError",
+             _r(r"SafetensorError: (?P<what>.*)"),
+             "huggingface/safetensors bindings/python/src/lib.rs (create_exception!(.., SafetensorError, ..))"),
+    LineRule("weights_only", "checkpoint_error", "Weights only load failed",
+             _r(r"Weights only load failed"),
+             "pytorch/pytorch torch/serialization.py (\"Weights only load failed. \")"),
+    # --- loss
+    LineRule("loss_scale_minimum", "nan_loss", "",
+             _r(r"Current loss scale already at minimum|Minimum loss scale reached"),
+             "deepspeedai/DeepSpeed deepspeed/runtime/fp16/loss_scaler.py; facebookresearch/fairseq fairseq/optim/dynamic_loss_scaler.py"),
+    LineRule("nan_anomaly", "nan_loss", "Function '",
+             _r(r"Function '(?P<fn>\w+)' returned nan values in its (?P<index>\d+)\w* output"),
+             "pytorch/pytorch torch/csrc/autograd/engine.cpp (\"Function '\" ... \"' returned nan values in its \")"),
+    LineRule("metric_not_finite", "nan_loss", "Monitored metric ",
+             _r(r"Monitored metric (?P<metric>\S+) = (?P<value>nan|inf|-inf) is not finite"),
+             "Lightning-AI/pytorch-lightning src/lightning/pytorch/callbacks/early_stopping.py"),
+    LineRule("loss_is_nan", "nan_loss", "",
+             _r(r"\b(?:loss|Loss|LOSS) (?:is|became|=) ?(?P<value>nan|NaN|inf|Inf|-inf)\b"),
+             "user-code guards, e.g. `loss is nan` (FORMATS.md 4.14; not a library string)"),
+    LineRule("overflow_apex", "nan_loss", "Gradient overflow",
+             _r(r"Gradient overflow\.\s+Skipping step(?:, loss scaler \d+ reducing loss scale to (?P<scale>[\d.e+-]+))?"),
+             "NVIDIA/apex apex/amp/handle.py (\"Gradient overflow.  Skipping step, loss scaler \")", WARNING),
+    LineRule("overflow_deepspeed", "nan_loss", "OVERFLOW! Rank",
+             _r(r"OVERFLOW! Rank (?P<rank>\d+) Skipping step\. Attempted loss scale: (?P<scale>\d+)"),
+             "deepspeedai/DeepSpeed deepspeed/runtime/fp16/loss_scaler.py", WARNING),
+    LineRule("overflow_deepspeed_fused", "nan_loss", "Overflow detected",
+             _r(r"Overflow detected\. Skipping step\. Attempted loss scale: (?P<scale>[\d.e+-]+)"),
+             "deepspeedai/DeepSpeed deepspeed/runtime/fp16/fused_optimizer.py", WARNING),
+    # --- preemption / signals
+    LineRule("agent_death_signal", "preempted", "Received ",
+             _r(r"Received (?P<signal>15|Signals\.SIGTERM|SIGTERM|2|Signals\.SIGINT|SIGINT|1|Signals\.SIGHUP|SIGHUP) death signal, shutting down workers"),
+             "pytorch/pytorch torch/distributed/elastic/agent/server/api.py (\"Received %s death signal, shutting down workers\")"),
+    LineRule("signal_exception", "preempted", "Process ",
+             _r(r"Process (?P<pid>\d+) got signal: (?P<signal>\S+)"),
+             "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py SignalException (f\"Process {os.getpid()} got signal: {sigval}\")"),
+    LineRule("agent_closing", "preempted", "Sending process ",
+             _r(r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)"),
+             "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"Sending process %s closing signal %s\")", WARNING),
+    # --- rendezvous / store
+    LineRule("rendezvous_teardown", "rendezvous_error", "The node '",
+             _r(r"The node '(?P<node>[^']+)' has failed to (?:shutdown|send a keep-alive heartbeat to) the rendezvous"),
+             "pytorch/pytorch torch/distributed/elastic/rendezvous/dynamic_rendezvous.py (teardown after a failure)", WARNING),
+    LineRule("rendezvous_exception", "rendezvous_error", "Rendezvous",
+             _r(r"\b(?P<what>Rendezvous(?:Timeout|Closed|Connection|State)Error)\b"),
+             "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py (exception classes)"),
+    LineRule("store_clients", "rendezvous_error", "Timed out after ",
+             _r(r"Timed out after (?P<seconds>\d+) seconds waiting for clients\. (?P<joined>\d+)/(?P<total>\d+) clients joined"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp (\"Timed out after {} seconds waiting for clients. {}/{} clients joined.\")"),
+    LineRule("store_listen", "rendezvous_error", "The server socket has failed to listen",
+             _r(r"The server socket has failed to listen on any local network address"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp"),
+    LineRule("store_connect", "rendezvous_error", "The client socket has",
+             _r(r"The client socket has (?:timed out after \S+ while trying to connect|failed to connect) to (?P<addr>.*)"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp"),
+    # --- crashes with no category of their own
+    LineRule("fatal_signal", "unknown", "Fatal Python error: ",
+             _r(r"Fatal Python error: (?P<what>Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"),
+             "python/cpython Python/faulthandler.c (\"Fatal Python error: \")"),
+)
+
+_RULES_BY_NAME = {rule.name: rule for rule in LINE_RULES}
+
+
+def rule_role(pattern: str | None) -> str:
+    """The role of the rule that produced an error (`pattern` field of an ErrorRecord)."""
+    rule = _RULES_BY_NAME.get(pattern or "")
+    return rule.role if rule else CAUSE
+
+
+# The cheap test the pipeline runs before feeding a line: one search over the rule keys.
+# Rules whose key is empty are covered by another key below.
+# Every key starts with an upper-case letter or a rare sign: then `re` skips most positions of
+# a line by its first-character set (measured: ~0.7M lines/s on step lines; one key that
+# starts with a common lower-case letter brings that down to ~25k). So lower-case
+# `loss is nan` lines are left to the step parser (a non-finite `loss`), and exceptions
+# saying so to `classify_trace`.
+_EXTRA_KEYS = ("No space left", "Stale file handle", "Disk quota exceeded", "Input/output error",
+               "Read-only file system", "Could not connect to the endpoint URL", "Read timeout on endpoint URL",
+               "Current loss scale already at minimum", "Minimum loss scale reached",
+               "Loss is ", "LOSS is ", "Loss = ", "Loss became ")  # fmt: skip
+PREFILTER = "|".join(
+    re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)
+)
+assert all(k[0].isupper() or k[0] in "([" for k in PREFILTER.replace("\\", "").split("|")), "see _EXTRA_KEYS"
+
+# glog / torch logging headers carry no meaning for the message shown to a person.
+_GLOG_HEADER = re.compile(r"^\[?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(?:\d+ )?[\w/.-]+:\d+\] ?")
+
+
+class ErrorDetector:
+    """StreamParser: one ErrorRecord per line that one of `LINE_RULES` matches."""
+
+    PREFILTER = PREFILTER
+    open = False
+
+    def feed(self, line: Line) -> tuple[bool, list[Record]]:
+        found = detect(line.text)
+        if found is None:
+            return False, []
+        rule, category, message = found
+        return False, [
+            ErrorRecord(
+                category=category,
+                message=message,
+                line=line.text,
+                pattern=rule.name,
+                time=line.time,
+                seq=line.seq,
+                rank=line.rank,
+                local_rank=line.local_rank,
+            )
+        ]
+
+    def close(self) -> list[Record]:
+        return []
+
+
+def detect(text: str) -> tuple[LineRule, str, str] | None:
+    """The first rule that matches `text`: (rule, category, message to show)."""
+    for rule in LINE_RULES:
+        if rule.key and rule.key not in text:
+            continue
+        m = rule.pattern.search(text)
+        if m is not None:
+            return rule, _category_of(rule, m), _message(text, m)
+    return None
+
+
+def _category_of(rule: LineRule, m: re.Match[str]) -> str:
+    """Launcher lines say 'a worker died by signal N': the signal decides the category."""
+    if rule.category != "unknown":
+        return rule.category
+    groups = m.groupdict()
+    if groups.get("exitcode") is not None:
+        return EXITCODE_CATEGORY.get(int(groups["exitcode"]), "unknown")
+    if groups.get("signal") is not None and groups["signal"].isdigit():
+        return SIGNAL_CATEGORY.get(int(groups["signal"]), "unknown")
+    name = groups.get("name")
+    if name:
+        return {"SIGKILL": "host_oom", "SIGTERM": "preempted"}.get(name, "unknown")
+    return "unknown"
+
+
+def _message(text: str, m: re.Match[str]) -> str:
+    """The line from where the match starts, headers dropped, cut to a readable length."""
+    start = m.start()
+    head = _GLOG_HEADER.match(text)
+    if head and head.end() > start:
+        start = head.end()
+    return text[start:].strip()[:400]
+
+
+# ----------------------------------------------------------------------------- traces
+
+
+@dataclass(frozen=True)
+class TraceRule:
+    """A category for an exception: by its type, its message, or a frame it passed through."""
+
+    name: str
+    category: str
+    source: str
+    type: re.Pattern[str] | None = None
+    message: re.Pattern[str] | None = None
+    frame: re.Pattern[str] | None = None  # matched against "file:function" of each frame
+
+
+TRACE_RULES: tuple[TraceRule, ...] = (
+    TraceRule("cuda_oom", "cuda_oom", "pytorch/pytorch torch/cuda/__init__.py (OutOfMemoryError), c10/cuda/CUDACachingAllocator.cpp",
+              type=_r(r"(?:^|\.)OutOfMemoryError$"), message=_r(r"CUDA out of memory|CUDA error: out of memory")),
+    TraceRule("dataloader_killed", "host_oom", "pytorch/pytorch torch/csrc/DataLoader.cpp",
+              message=_r(r"DataLoader worker \(pid \d+\) is killed by signal: Killed\.")),
+    TraceRule("memory_error", "host_oom", "python/cpython Objects/exceptions.c (MemoryError)",
+              type=_r(r"^MemoryError$")),
+    TraceRule("spawn_sigkill", "host_oom", "pytorch/pytorch torch/multiprocessing/spawn.py",
+              message=_r(r"terminated with signal SIGKILL")),
+    TraceRule("gpu_ecc", "gpu_hardware", "cudaGetErrorString(cudaErrorECCUncorrectable) via c10/cuda/CUDAException.cpp",
+              message=_r(r"uncorrectable ECC error encountered|GPU has fallen off the bus|NVRM: Xid")),
+    TraceRule("cuda_error", "cuda_error", "pytorch/pytorch c10/cuda/CUDAException.cpp, aten/src/ATen/cuda/CUDABlas.cpp, aten/src/ATen/cudnn/Exceptions.h",
+              type=_r(r"(?:^|\.)AcceleratorError$"),
+              message=_r(r"CUDA error: |CUBLAS_STATUS_[A-Z_]+|cuDNN error: CUDNN_STATUS|CUDA driver error: |device-side assert")),
+    TraceRule("nccl_timeout", "nccl_timeout", "ProcessGroupNCCL.cpp watchdog; pytorch/gloo unbound_buffer.cc",
+              message=_r(r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) operation|"
+                         r"Application timeout caused pair closure|operation timed out")),
+    TraceRule("nccl_error", "nccl_error", "NCCLUtils.hpp (\"NCCL error in: \"); pytorch/gloo pair.cc; c10d Utils.hpp",
+              message=_r(r"NCCL error|NCCL communicator was aborted|ncclRemoteError|ncclSystemError|ncclInternalError|"
+                         r"ncclUnhandledCudaError|Connection closed by peer|Read error \S+: |Connection reset by peer|"
+                         r"Failed to (?:recv|send), (?:got|sent) 0 bytes|Broken pipe")),
+    TraceRule("rendezvous", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py; c10d TCPStore.cpp, socket.cpp",
+              type=_r(r"(?:^|\.)(?:Rendezvous\w*Error|DistStoreError)$"),
+              message=_r(r"waiting for clients\. \d+/\d+ clients joined|failed to listen on any local network address|"
+                         r"The client socket has (?:timed out|failed to connect)|The connection to the C10d store has failed")),
+    TraceRule("signal_exception", "preempted", "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (SignalException)",
+              type=_r(r"(?:^|\.)SignalException$")),
+    TraceRule("dataloader", "dataloader_error", "pytorch/pytorch torch/csrc/DataLoader.cpp, torch/utils/data/dataloader.py, torch/_utils.py",
+              message=_r(r"DataLoader worker \(pid|DataLoader timed out after|in DataLoader worker process|"
+                         r"encountered in worker|Pin memory thread exited unexpectedly")),
+    TraceRule("storage_errno", "storage_io", "python/cpython OSError_str + glibc strerror; boto/botocore botocore/exceptions.py; lustre libcfs",
+              type=_r(r"(?:^|\.)(?:ClientError|EndpointConnectionError|ReadTimeoutError|ConnectTimeoutError|NoCredentialsError)$"),
+              message=_r(_ERRNO_STORAGE + r"|No space left on device|Stale file handle|Disk quota exceeded|"
+                         r"Input/output error|Read-only file system|LustreError|when calling the \w+ operation")),
+    TraceRule("checkpoint_message", "checkpoint_error", "caffe2/serialize/inline_container.cc; torch/nn/modules/module.py; torch/serialization.py; huggingface/safetensors",
+              type=_r(r"(?:^|\.)(?:SafetensorError|UnpicklingError|CheckpointException)$"),
+              message=_r(r"PytorchStream(?:Writer|Reader) failed|Parent directory \S+ does not exist|"
+                         r"Error\(s\) in loading state_dict|Weights only load failed|unexpected pos \d+|"
+                         r"Error while (?:de)?serializing")),
+    TraceRule("checkpoint_frame", "checkpoint_error", "torch/serialization.py save/load; safetensors/torch.py; torch/distributed/checkpoint",
+              type=_r(r"(?:^|\.)(?:OSError|IOError|PermissionError|FileNotFoundError|IsADirectoryError|NotADirectoryError|"
+                      r"EOFError|RuntimeError|KeyError|ValueError)$"),
+              frame=_r(r"torch/serialization\.py:(?:save|load|_save|_load|_open_zipfile_writer|_open_file|__init__)$|"
+                       r"safetensors/torch\.py:|torch/distributed/checkpoint/|:(?:save|load)_checkpoint$")),
+    TraceRule("nan_loss", "nan_loss", "FORMATS.md 4.14 (fairseq, DeepSpeed, Lightning, torch anomaly mode, user guards)",
+              type=_r(r"^FloatingPointError$"),
+              message=_r(r"(?i:\bloss\b[^\n]*\b(?:nan|inf)\b)|returned nan values|Minimum loss scale reached|"
+                         r"loss scale already at minimum|is not finite")),
+)
+
+
+def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
+    """(category, message) for a completed trace; None when it reports nothing.
+
+    The specific rules are tried on every exception of the chain, oldest first (the
+    oldest is the root cause); when none fits, it is a `python_exception` named after
+    the root of the chain. torchrun's ChildFailedError box is read for its root-cause
+    failure (signals, or the child's own exception)."""
+    if trace.form == "child_failed" or (trace.exception_type or "").endswith("ChildFailedError"):
+        return classify_child_failed(trace)
+    if trace.form == "faulthandler":
+        what = trace.exception_type or "fatal error"
+        return "unknown", f"Fatal Python error: {what}"
+    links = _links(trace)
+    if not links:
+        return None
+    for exc_type, message, frames in links:
+        for rule in TRACE_RULES:
+            if _rule_matches(rule, exc_type, message, frames):
+                return rule.category, _exception_text(exc_type, message)
+    # Remote tracebacks (DataLoader worker, multiprocessing) carry the worker's exception.
+    remote = _remote_exception(trace)
+    if remote is not None:
+        for rule in TRACE_RULES:
+            if _rule_matches(rule, remote[0], remote[1], []):
+                return rule.category, _exception_text(*remote)
+    if links[-1][0] in ("SystemExit", "KeyboardInterrupt") and not links[-1][1].strip(" 0"):
+        return None
+    exc_type, message, _ = _root_link(trace, links)
+    return "python_exception", _exception_text(exc_type, message)
+
+
+def _links(trace: TraceRecord) -> list[tuple[str, str, list[str]]]:
+    def frame_keys(frames) -> list[str]:
+        return [f"{(f.file or '').replace(chr(92), '/')}:{f.function or ''}" for f in frames]
+
+    if trace.chain:
+        return [(c.exception_type or "", c.message or "", frame_keys(c.frames)) for c in trace.chain]
+    if trace.exception_type:
+        return [(trace.exception_type, trace.message or "", frame_keys(trace.frames))]
+    return []
+
+
+def _root_link(trace: TraceRecord, links: list[tuple[str, str, list[str]]]) -> tuple[str, str, list[str]]:
+    """The exception a person should read first: follow 'direct cause' links back from the
+    last exception; stop at 'during handling' (the earlier one was being handled)."""
+    index = len(links) - 1
+    chain = trace.chain
+    while index > 0 and chain and chain[index - 1].connector == "cause":
+        index -= 1
+    return links[index]
+
+
+def _rule_matches(rule: TraceRule, exc_type: str, message: str, frames: list[str]) -> bool:
+    if rule.frame is not None:
+        if rule.type is not None and not rule.type.search(exc_type):
+            return False
+        return any(rule.frame.search(f) for f in frames)
+    if rule.type is not None and rule.type.search(exc_type):
+        return True
+    return rule.message is not None and rule.message.search(message) is not None
+
+
+def _remote_exception(trace: TraceRecord) -> tuple[str, str] | None:
+    details = trace.details or {}
+    remote = details.get("remote") if isinstance(details, dict) else None
+    if isinstance(remote, dict) and remote.get("exception_type"):
+        return str(remote["exception_type"]), str(remote.get("message") or "")
+    return None
+
+
+def _exception_text(exc_type: str, message: str) -> str:
+    first = (message or "").strip().splitlines()[0] if (message or "").strip() else ""
+    text = f"{exc_type}: {first}" if first else exc_type
+    return text[:400]
+
+
+# ----------------------------------------------------------------------------- torchrun's box
+
+
+def child_failures(trace: TraceRecord) -> list[dict[str, Any]]:
+    """The failures listed in a ChildFailedError box (from the trace parser's details,
+    or read from the text when the details are absent)."""
+    details = trace.details or {}
+    failures = details.get("failures") if isinstance(details, dict) else None
+    if isinstance(failures, list) and failures:
+        return [f for f in failures if isinstance(f, dict)]
+    return _failures_from_text(trace.text or "")
+
+
+_BOX_ENTRY = re.compile(r"^\[(?P<index>\d+)\]:\s*$")
+_BOX_FIELD = re.compile(r"^\s+(?P<key>time|host|rank|exitcode|error_file|traceback)\s*: ?(?P<value>.*?)\s*$")
+_BOX_RANK = re.compile(r"^(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
+_BOX_EXIT = re.compile(r"^(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)")
+
+
+def _failures_from_text(text: str) -> list[dict[str, Any]]:
+    failures: list[dict[str, Any]] = []
+    root = False
+    current: dict[str, Any] | None = None
+    for line in text.splitlines():
+        if line.startswith("Root Cause"):
+            root = True
+            continue
+        entry = _BOX_ENTRY.match(line)
+        field = _BOX_FIELD.match(line)
+        # An entry starts at its `[N]:` line, or at its `time` field where that line is missing.
+        if entry or (field and field["key"] == "time" and (current is None or "time" in current)):
+            current = {"index": int(entry["index"]) if entry else len(failures), "root_cause": root, "rank": None,
+                       "local_rank": None, "exitcode": None, "message": "", "exception_type": None}
+            failures.append(current)
+            if entry:
+                continue
+        if field and current is not None:
+            key, value = field["key"], field["value"]
+            if key == "rank" and (m := _BOX_RANK.match(value)):
+                current["rank"], current["local_rank"] = int(m["rank"]), int(m["local_rank"])
+            elif key == "exitcode" and (m := _BOX_EXIT.match(value)):
+                current["exitcode"], current["pid"] = int(m["code"]), int(m["pid"])
+            elif key in ("time", "host"):
+                current[key] = value
+            elif key == "traceback":
+                current["message"] = value
+        elif current is not None and current.get("message") and line.strip() and not set(line.strip()) <= set("=-"):
+            current["message"] += "\n" + line.strip()
+    return failures
+
+
+def root_failure(trace: TraceRecord) -> dict[str, Any] | None:
+    """The box's 'Root Cause (first observed failure)' entry."""
+    failures = child_failures(trace)
+    for failure in failures:
+        if failure.get("root_cause"):
+            return failure
+    return failures[0] if failures else None
+
+
+def failure_category(failure: dict[str, Any]) -> tuple[str, str]:
+    """What one box entry says: the signal it died of, or the exception its error file holds."""
+    exitcode = failure.get("exitcode")
+    rank = failure.get("rank")
+    who = f"rank {rank}" if rank is not None else "a worker"
+    if exitcode in EXITCODE_CATEGORY:
+        signal = failure.get("signal") or {-9: "SIGKILL", 137: "SIGKILL", -15: "SIGTERM", 143: "SIGTERM"}[exitcode]
+        return EXITCODE_CATEGORY[exitcode], f"{who} exited with {exitcode} ({signal})"
+    message = str(failure.get("message") or "")
+    lines = [ln.strip() for ln in message.splitlines() if ln.strip()]
+    last = lines[-1] if lines else ""
+    if failure.get("exception_type") or (last and not last.startswith("To enable traceback")):
+        exc_type, _, exc_message = last.partition(": ")
+        exc_type = failure.get("exception_type") or exc_type
+        for rule in TRACE_RULES:
+            if rule.frame is None and _rule_matches(rule, exc_type, exc_message or message, []):
+                return rule.category, f"{who}: {last[:300]}"
+        if exc_type and re.match(r"^[A-Za-z_][\w.]*$", exc_type):
+            return "python_exception", f"{who}: {last[:300]}"
+    if isinstance(exitcode, int) and exitcode < 0:
+        return "unknown", f"{who} died of signal {-exitcode}"
+    return "unknown", f"{who} exited with code {exitcode}"
+
+
+def classify_child_failed(trace: TraceRecord) -> tuple[str, str]:
+    failure = root_failure(trace)
+    if failure is None:
+        return "unknown", "ChildFailedError (no failure listed)"
+    category, message = failure_category(failure)
+    return category, f"ChildFailedError root cause: {message}"
