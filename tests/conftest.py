@@ -23,7 +23,12 @@ import pytest
 ROOT = Path(__file__).resolve().parent.parent
 SERVICES = ROOT / "services"
 SKIP_ENV = "GANGSCOPE_SKIP_SERVERS"
-SERVER_FIXTURES = {"kafka_bootstrap", "opensearch_url", "kafka_topic", "index_prefix"}
+
+# server name -> (its address variable, the fixtures that need it)
+SERVERS = {
+    "kafka": ("GANGSCOPE_KAFKA_BOOTSTRAP", {"kafka_bootstrap", "kafka_topic"}),
+    "opensearch": ("GANGSCOPE_OPENSEARCH_URL", {"opensearch_url", "index_prefix"}),
+}
 # A cold first start fetches the jars with Maven: give it time, but not forever.
 UP_TIMEOUT_S = 900
 
@@ -40,49 +45,92 @@ def pytest_configure(config):
 def pytest_collection_modifyitems(config, items):
     skip = os.environ.get(SKIP_ENV, "") not in ("", "0")
     for item in items:
-        if SERVER_FIXTURES & set(getattr(item, "fixturenames", ())):
+        if any(fixtures & set(getattr(item, "fixturenames", ())) for _, fixtures in SERVERS.values()):
             item.add_marker(pytest.mark.servers)
         if skip and item.get_closest_marker("servers"):
             item.add_marker(pytest.mark.skip(reason=f"{SKIP_ENV} is set"))
 
 
-def _service(name: str, env_name: str, request) -> str:
-    given = os.environ.get(env_name)
-    if given:
-        return given
-    status = subprocess.run(
-        [str(SERVICES / "status"), name], capture_output=True, text=True, stdin=subprocess.DEVNULL
+def _script(name: str, *args: str, timeout: float | None = None) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [str(SERVICES / name), *args], capture_output=True, text=True,
+        stdin=subprocess.DEVNULL, timeout=timeout,
     )
-    already_up = status.returncode == 0
-    up = subprocess.run(
-        [str(SERVICES / "up"), name],
-        capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=UP_TIMEOUT_S,
-    )
-    if up.returncode != 0:
-        pytest.fail(
-            f"services/up {name} failed (exit {up.returncode}); set {env_name} to use a running "
-            f"server, or {SKIP_ENV}=1 to skip server tests:\n{up.stderr.strip()}",
-            pytrace=False,
-        )
-    if not already_up:
-        request.addfinalizer(lambda: subprocess.run([str(SERVICES / "down"), name], stdin=subprocess.DEVNULL))
-    for line in up.stdout.splitlines():
-        key, _, value = line.partition("=")
-        if key == env_name:
-            return value
-    pytest.fail(f"services/up {name} printed no {env_name}= line: {up.stdout!r}", pytrace=False)
+
+
+class _LocalServers:
+    """Starts the servers this session needs through services/up, at most once each.
+
+    The first test that needs a server starts every server the collected tests will need,
+    in one `services/up` call, so their JVMs start side by side.
+    """
+
+    def __init__(self, session):
+        self.session = session
+        self.addresses: dict[str, str] = {}
+        self.errors: dict[str, str] = {}
+        self.started: list[str] = []
+
+    def address(self, name: str) -> str:
+        env_name = SERVERS[name][0]
+        if os.environ.get(env_name):
+            return os.environ[env_name]
+        if name not in self.addresses and name not in self.errors:
+            self._start(sorted({name, *self._anticipated()}))
+        if name in self.errors:
+            pytest.fail(self.errors[name], pytrace=False)
+        return self.addresses[name]
+
+    def _anticipated(self) -> set[str]:
+        used = set().union(*(set(getattr(i, "fixturenames", ())) for i in self.session.items))
+        return {
+            n for n, (env_name, fixtures) in SERVERS.items()
+            if fixtures & used and not os.environ.get(env_name)
+            and n not in self.addresses and n not in self.errors
+        }
+
+    def _start(self, names: list[str]) -> None:
+        already_up = {n for n in names if _script("status", n).returncode == 0}
+        up = _script("up", *names, timeout=UP_TIMEOUT_S)
+        if up.returncode != 0 and len(names) > 1:
+            for n in names:  # find out which one failed, and let the other run
+                self._start([n])
+            return
+        if up.returncode != 0:
+            self.errors[names[0]] = (
+                f"services/up {names[0]} failed (exit {up.returncode}); set {SERVERS[names[0]][0]} to use "
+                f"a running server, or {SKIP_ENV}=1 to skip server tests:\n{up.stderr.strip()}"
+            )
+            return
+        lines = dict(line.partition("=")[::2] for line in up.stdout.splitlines() if "=" in line)
+        for n in names:
+            self.addresses[n] = lines[SERVERS[n][0]]
+            if n not in already_up:
+                self.started.append(n)
+
+    def stop(self) -> None:
+        """services/down for what this session started; a server that was up stays up."""
+        if self.started:
+            _script("down", *self.started)
 
 
 @pytest.fixture(scope="session")
-def kafka_bootstrap(request) -> str:
+def _local_servers(request):
+    servers = _LocalServers(request.session)
+    yield servers
+    servers.stop()
+
+
+@pytest.fixture(scope="session")
+def kafka_bootstrap(_local_servers) -> str:
     """host:port of a real Kafka broker."""
-    return _service("kafka", "GANGSCOPE_KAFKA_BOOTSTRAP", request)
+    return _local_servers.address("kafka")
 
 
 @pytest.fixture(scope="session")
-def opensearch_url(request) -> str:
+def opensearch_url(_local_servers) -> str:
     """http://host:port of a real OpenSearch node."""
-    return _service("opensearch", "GANGSCOPE_OPENSEARCH_URL", request).rstrip("/")
+    return _local_servers.address("opensearch").rstrip("/")
 
 
 def _unique(request, prefix: str, keep: int) -> str:
