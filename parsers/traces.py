@@ -35,6 +35,7 @@ oldest first, like traceback frames.
 from __future__ import annotations
 
 import re
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from datetime import date
@@ -251,8 +252,8 @@ RULES: dict[str, list[Rule]] = {
 }
 
 #: States that read free text: a line there must also come within `message_gap_s` of the
-#: trace's previous line, and the trace stops there once it is over its bounds. In
-#: COUNTED_TEXT, at most `max_message_lines` lines in a row.
+#: trace's previous line, and only so many of them may come in a row (`max_message_lines`
+#: in COUNTED_TEXT, ten times `max_lines` inside a box or quotes, which have a closing line).
 FREE_TEXT = frozenset({"message", "message_blank", "dump_head", "remote_body", "child_failed_box"})
 COUNTED_TEXT = frozenset({"message", "message_blank", "dump_head"})
 
@@ -269,8 +270,8 @@ class TraceParser:
     Parameters: `idle_s` closes an open trace before a line that comes later than that
     after the trace's previous line; `message_gap_s` does the same for lines that would
     continue an exception message; `max_lines` / `max_bytes` bound what one trace keeps
-    (the rest is counted, `truncated` is set); `max_message_lines` bounds a free-text
-    message.
+    (its first and last lines; the rest is counted and `truncated` is set);
+    `max_message_lines` bounds a free-text message.
     """
 
     PREFILTER = PREFILTER
@@ -290,12 +291,9 @@ class TraceParser:
         self.max_message_lines = max_message_lines
         self._state: str | None = None
         self._first: Line | None = None
-        self._lines: list[str] = []
+        self._block = _Block(max_lines, max_bytes)
         self._held: list[str] = []
-        self._bytes = 0
-        self._count = 0
         self._text_lines = 0
-        self._truncated = False
         self._last_s: float | None = None
         self._day: str = ""
         self._day_s = 0.0
@@ -335,7 +333,7 @@ class TraceParser:
         if action == LAST:
             return True, self._finish()
         self._state = nxt(text) if callable(nxt) else nxt  # type: ignore[assignment]
-        if self._state not in COUNTED_TEXT:
+        if self._state not in FREE_TEXT:
             self._text_lines = 0
         return True, []
 
@@ -348,12 +346,10 @@ class TraceParser:
     # -- internals
 
     def _text_goes_on(self, state: str, gap: float) -> bool:
-        if gap > self.message_gap_s or self._truncated:
+        if gap > self.message_gap_s:
             return False
-        if state in COUNTED_TEXT:
-            self._text_lines += 1
-            return self._text_lines <= self.max_message_lines
-        return True
+        self._text_lines += 1
+        return self._text_lines <= (self.max_message_lines if state in COUNTED_TEXT else 10 * self.max_lines)
 
     def _start(self, line: Line, text: str) -> bool:
         for test, _action, nxt in START:
@@ -368,12 +364,11 @@ class TraceParser:
             nxt = "frames"
         self._state = nxt  # type: ignore[assignment]
         self._first = line
-        self._lines = []
+        self._block = _Block(self.max_lines, self.max_bytes)
         self._held = []
-        self._bytes = self._count = self._text_lines = 0
-        self._truncated = False
+        self._text_lines = 0
         self._last_s = self._seconds(line.time) if line.time else None
-        self._take(line.text)
+        self._block.add(line.text)
         return True
 
     def _restart(self, line: Line, text: str) -> tuple[bool, list[Record]]:
@@ -382,36 +377,23 @@ class TraceParser:
 
     def _take(self, text: str) -> None:
         if self._held:
-            held, self._held = self._held, []
-            for h in held:
-                self._keep(h)
-        self._keep(text)
-
-    def _keep(self, text: str) -> None:
-        self._count += 1
-        if self._truncated:
-            return
-        size = len(text) + 1
-        if len(self._lines) >= self.max_lines or self._bytes + size > self.max_bytes:
-            self._truncated = True
-            return
-        self._lines.append(text)
-        self._bytes += size
+            for held in self._held:
+                self._block.add(held)
+            self._held = []
+        self._block.add(text)
 
     def _finish(self) -> list[Record]:
-        state, first, lines = self._state, self._first, self._lines
-        self._state, self._first, self._lines, self._held = None, None, [], []
-        if first is None or not lines:
+        state, first, block = self._state, self._first, self._block
+        self._state, self._first, self._held = None, None, []
+        if first is None or state == "syntax":  # a `File "...", line N` that no SyntaxError followed
             return []
-        if state == "syntax":  # a `File "...", line N` line that no SyntaxError followed
-            return []
-        record = parse_block(lines)
+        record = parse_block(block.lines(), block.text())
         if record is None:
             return []
         record.time, record.seq, record.rank, record.local_rank = first.time, first.seq, first.rank, first.local_rank
-        record.line_count = self._count
+        record.line_count = block.count
         # cut short: over its bounds, or it stopped (stream end, idle, a foreign line) where more was due
-        record.truncated = self._truncated or state not in TERMINAL
+        record.truncated = block.truncated or state not in TERMINAL
         return [record]
 
     def _seconds(self, ts: str) -> float | None:
@@ -431,6 +413,52 @@ class TraceParser:
             sign = -1 if tz[0] == "+" else 1
             s += sign * (int(tz[1:3]) * 3600 + int(tz[-2:]) * 60)
         return s
+
+
+class _Block:
+    """The lines of one trace within bounds: the first ones and the last ones are kept (the
+    exception line, the most telling one, comes last), the ones between only counted."""
+
+    __slots__ = ("head", "tail", "count", "dropped", "cut", "_head_lines", "_tail_lines", "_head_room", "_tail_room", "_tail_size")
+
+    def __init__(self, max_lines: int, max_bytes: int) -> None:
+        self._tail_lines = max(1, max_lines // 10)
+        self._head_lines = max(1, max_lines - self._tail_lines)
+        self._tail_room = max(1, max_bytes // 4)
+        self._head_room = max(1, max_bytes - self._tail_room)
+        self.head: list[str] = []
+        self.tail: deque[str] = deque()
+        self._tail_size = 0
+        self.count = 0
+        self.dropped = 0
+        self.cut = False
+
+    def add(self, text: str) -> None:
+        self.count += 1
+        size = len(text) + 1
+        if not self.tail and len(self.head) < self._head_lines and size <= self._head_room:
+            self.head.append(text)
+            self._head_room -= size
+            return
+        if size > self._tail_room:
+            text, size, self.cut = text[: self._tail_room - 1], self._tail_room, True
+        self.tail.append(text)
+        self._tail_size += size
+        while len(self.tail) > self._tail_lines or self._tail_size > self._tail_room:
+            self._tail_size -= len(self.tail.popleft()) + 1
+            self.dropped += 1
+
+    @property
+    def truncated(self) -> bool:
+        return self.dropped > 0 or self.cut
+
+    def lines(self) -> list[str]:
+        return self.head + list(self.tail) if self.tail else self.head
+
+    def text(self) -> str:
+        if not self.dropped:
+            return "\n".join(self.lines())
+        return "\n".join([*self.head, f"[... {self.dropped} lines not kept ...]", *self.tail])
 
 
 _RFC3339 = re.compile(r"(\d{4}-\d\d-\d\d)[Tt _](\d\d):(\d\d):(\d\d(?:\.\d+)?)(Z|z|[+-]\d\d:?\d\d)?")
@@ -483,9 +511,10 @@ _MORE = re.compile(r"^and (?P<n>\d+) more exceptions?\s*$")
 _MAX_DEPTH = re.compile(r"^\.\.\. \(max_group_depth is \d+\)\s*$")
 
 
-def parse_block(lines: list[str]) -> TraceRecord | None:
-    """Read the lines of one trace block into a `TraceRecord` (identity fields left empty)."""
-    text = "\n".join(lines)
+def parse_block(lines: list[str], text: str | None = None) -> TraceRecord | None:
+    """Read the lines of one trace block into a `TraceRecord` (identity fields left empty);
+    `text` is what the record shows, the lines joined unless given."""
+    text = "\n".join(lines) if text is None else text
     clean = [_ANSI.sub("", t) if "\x1b" in t else t for t in lines]
     if FATAL.match(clean[0]) or DUMP_THREAD.match(clean[0]) or DUMP_TIMEOUT.match(clean[0]):
         record = _read_dump(clean)
