@@ -1,0 +1,859 @@
+"""Step-line dialects: one small pyparsing grammar per training framework, as a table.
+
+A dialect turns one progress segment (a line, or one `\\r`-separated state of a
+progress bar) into named numeric values; `StepParser` (steps.py) turns those into
+`StepRecord`s and keeps the per-stream state (bars, epoch headers, multi-line
+blocks).
+
+Speed: pyparsing runs once per *line shape*, not once per line. A shape is the
+segment with every number replaced by a placeholder and runs of blanks and bar
+glyphs collapsed. Two segments with the same shape differ only in their numbers,
+so the first parse is kept as a template (which value sits between which number
+tokens) and later segments of that shape are read by slicing their own number
+tokens. Shapes that no dialect accepts are remembered too, so repeated prose
+costs one dictionary lookup after the prefilter.
+
+Every format below comes from the library's source (commit and file cited per
+dialect) or from real output captured in fixtures/dialects/.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import NamedTuple
+
+import pyparsing as pp
+
+# --------------------------------------------------------------------------- prefilter
+
+# Substrings at least one of which every step line of every dialect contains:
+# "tep" (step, Step, ms/step, global_step), "poch" (epoch, Epoch), "oss" (loss,
+# Loss, "lm loss", "loss scale"), tqdm's rate units, and Composer's progress
+# headers. Lines without any of them never reach the parser.
+KEYWORDS = ("tep", "poch", "oss", "it/s", "s/it", "[batch=")
+
+# The same test as a regex (StreamParser.PREFILTER). Grouped so that re can scan
+# for the first characters instead of trying every alternative at every position.
+PREFILTER = "(?:" + "|".join(re.escape(k) for k in KEYWORDS) + ")"
+
+
+def wants(text: str) -> bool:
+    """Substring form of PREFILTER (same answer, several times faster than the regex)."""
+    for k in KEYWORDS:
+        if k in text:
+            return True
+    return False
+
+
+# --------------------------------------------------------------------------- numbers and shapes
+
+# A number token: not glued to a preceding identifier (so "group0", "v1" and
+# "0x5581" are not numbers), thousands separators allowed ("7,512" is torchtitan's
+# tps), nan/inf as printed by Python.
+NUMBER = (
+    r"(?<![\w.])[-+]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
+    r"|(?<![\w.])[-+]?(?:nan|inf)(?![A-Za-z])"
+)
+_NUMBER_RE = re.compile(NUMBER)
+# Blanks and bar glyphs (tqdm's block characters, Keras 3's heavy line): their
+# count changes with progress and padding, never with meaning.
+_FILL_RE = re.compile(r"[ \t\u2588-\u258f\u2501]+")
+_ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+def strip_ansi(text: str) -> str:
+    return _ANSI_RE.sub("", text) if "\x1b" in text else text
+
+
+def shape_of(seg: str) -> tuple[str, list[tuple[int, int]]]:
+    """The segment's shape and the spans of its number tokens."""
+    spans = [m.span() for m in _NUMBER_RE.finditer(seg)]
+    if not spans:
+        return _FILL_RE.sub(" ", seg), spans
+    parts = []
+    pos = 0
+    for a, b in spans:
+        parts.append(seg[pos:a])
+        pos = b
+    parts.append(seg[pos:])
+    return _FILL_RE.sub(" ", "\0".join(parts)), spans
+
+
+# --------------------------------------------------------------------------- grammar pieces
+
+
+class Value(NamedTuple):
+    """One number a grammar found: the key it belongs to and where it sits."""
+
+    key: str
+    start: int
+    end: int
+    unit: str = ""
+
+
+class _Span(NamedTuple):
+    start: int
+    end: int
+    unit: str
+
+
+def _span_action(s: str, loc: int, toks: pp.ParseResults) -> _Span:
+    text = toks[0]
+    return _Span(loc, loc + len(text), "")
+
+
+NUM = pp.Regex(NUMBER).set_parse_action(_span_action).set_name("number")
+# A unit glued to its number: 45.67ms, 4.50it/s, 38.21GiB, 35.40%.
+UNIT = pp.Regex(r"[A-Za-z%\u00b5]+(?:/[A-Za-z]+)*").leave_whitespace().set_name("unit")
+NUM_UNIT = (NUM + pp.Opt(UNIT)).set_parse_action(
+    lambda t: _Span(t[0].start, t[0].end, t[1] if len(t) > 1 else "")
+)
+# A clock duration as tqdm/Keras print it: 00:01, 1:52:09, 213:02:09.
+CLOCK = pp.Regex(r"-?\d+(?::\d\d)+").set_parse_action(lambda s, loc, t: _Span(loc, loc + len(t[0]), "clock"))
+
+
+def val(key: str, expr: pp.ParserElement = NUM) -> pp.ParserElement:
+    """`expr` (a number) recorded under a fixed key."""
+    return expr.copy().add_parse_action(lambda t: Value(key, t[0].start, t[0].end, t[0].unit))
+
+
+def pair(key_expr: pp.ParserElement, sep: pp.ParserElement, value_expr: pp.ParserElement) -> pp.ParserElement:
+    """`key sep value` recorded under the printed key."""
+
+    def action(t: pp.ParseResults) -> Value:
+        key, span = t[0], t[-1]
+        return Value(str(key).strip(), span.start, span.end, span.unit)
+
+    return (key_expr + pp.Suppress(sep) + value_expr).set_parse_action(action)
+
+
+def L(text: str) -> pp.ParserElement:
+    return pp.Suppress(pp.Literal(text))
+
+
+def K(text: str) -> pp.ParserElement:
+    return pp.Suppress(pp.Keyword(text))
+
+
+def R(pattern: str, flags: int = 0) -> pp.ParserElement:
+    return pp.Suppress(pp.Regex(pattern, flags))
+
+
+# --------------------------------------------------------------------------- the dialect table
+
+
+@dataclass(frozen=True)
+class Dialect:
+    """One framework's step-line format.
+
+    - `guard`: cheap test on a segment before pyparsing is tried (only on a new shape).
+    - `grammar`: the pyparsing grammar; its tokens are `Value`s.
+    - `parse`: alternative to `grammar` for dialects that search (generic key/value).
+    - `keys`: printed key -> field overrides for this dialect (see `FIELD_KEYS`).
+    - `kind`: "step" (a step line), "bar" (a progress-bar state: one record per step,
+      its last state), "epoch_header" (sets the epoch of the bar lines that follow),
+      "block_header" / "block_item" (Composer's multi-line records).
+    - `epoch_base`: how the framework numbers epochs (0 or 1; None = unknown).
+    - `step_scope`: "global" (steps count across epochs), "epoch" (restart each
+      epoch), "auto" (decided from what the stream does).
+    """
+
+    name: str
+    source: str
+    guard: Callable[[str], bool]
+    grammar: pp.ParserElement | None = None
+    parse: Callable[[str], list[Value] | None] | None = None
+    keys: dict[str, tuple] = field(default_factory=dict)
+    kind: str = "step"
+    epoch_base: int | None = None
+    step_scope: str = "global"
+    item: "Dialect | None" = None  # block headers: the dialect of their continuation lines
+
+    def __post_init__(self) -> None:
+        if self.grammar is not None:
+            # spans must index the segment itself, not a tab-expanded copy
+            self.grammar.parse_with_tabs()
+
+    def values(self, seg: str) -> list[Value] | None:
+        if self.parse is not None:
+            return self.parse(seg)
+        try:
+            toks = self.grammar.parse_string(seg, parse_all=True)  # type: ignore[union-attr]
+        except pp.ParseBaseException:
+            return None
+        return [t for t in toks if isinstance(t, Value)]
+
+
+# ---- Hugging Face transformers Trainer: the logs dict, printed with print()/tqdm.write()
+# SRC huggingface/transformers src/transformers/trainer_callback.py ProgressCallback.on_log
+# (v5.24: floats as f"{v:.4g}" strings, `self.training_bar.write(str(shallow_logs))`),
+# PrinterCallback.on_log (`print(logs)`); Trainer.log adds "epoch" (trainer.py). Older
+# releases print raw floats: {'loss': 0.5514, 'grad_norm': 60.71, 'learning_rate': 4.3e-06, 'epoch': 0.09}.
+_HF_KEY = pp.QuotedString("'") | pp.QuotedString('"')
+_HF_NUM = NUM | (L("'") + NUM + L("'")) | (L('"') + NUM + L('"'))
+_HF_OTHER = R(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\([^)]*\)|[^,}]+")
+_HF_ITEM = pair(_HF_KEY, ":", _HF_NUM + pp.FollowedBy(pp.Char(",}"))) | (_HF_KEY + L(":") + _HF_OTHER).suppress()
+HF_TRAINER = Dialect(
+    name="hf_trainer",
+    source="huggingface/transformers@v5.24.0:src/transformers/trainer_callback.py (ProgressCallback.on_log, PrinterCallback.on_log); trainer.py Trainer.log",
+    guard=lambda s: "{" in s and ("'loss'" in s or '"loss"' in s),
+    grammar=R(r"[^{]*") + L("{") + pp.DelimitedList(_HF_ITEM, ",") + L("}"),
+    step_scope="global",
+)
+
+# ---- tqdm bars (Trainer's training bar, plain loops): '{l_bar}{bar}{r_bar}'
+# SRC tqdm/tqdm tqdm/std.py @ v4.70.1 format_meter: r_bar = f'| {n_fmt}/{total_fmt} [{elapsed_str}<{remaining_str}, {rate_fmt}{postfix}]',
+# rate_fmt f'{rate:5.2f}' + unit + '/s' or inverse 's/' + unit, no-total form f'{n_fmt}{unit} [{elapsed_str}, {rate_fmt}{postfix}]';
+# postfix ', ' + 'k=v, k2=v2' (set_postfix, numbers through format_num '.3g').
+_RATE = (
+    (NUM + pp.Regex(r"[A-Za-z]+/s").leave_whitespace()).set_parse_action(
+        lambda t: Value("_rate", t[0].start, t[0].end, t[1])
+    )
+    | (NUM + pp.Regex(r"s/[A-Za-z]+").leave_whitespace()).set_parse_action(
+        lambda t: Value("_rate", t[0].start, t[0].end, t[1])
+    )
+    | R(r"\?[A-Za-z]+/s")
+)
+_POSTFIX_KEY = pp.Regex(r"[A-Za-z_][\w./-]*")
+_POSTFIX_ITEM = pair(_POSTFIX_KEY, "=", NUM + pp.FollowedBy(pp.Char(",]"))) | R(r"[^,\]]+")
+_POSTFIX = pp.ZeroOrMore(L(",") + _POSTFIX_ITEM)
+_TIMES = L("[") + val("_elapsed", CLOCK) + pp.Opt(L("<") + (val("_remaining", CLOCK) | L("?"))) + L(",")
+_BAR_COUNTS = (
+    R(r"\d{1,3}%") + R(r"\|[^|]*\|") + val("step") + L("/") + (val("total_steps") | L("?"))
+    | val("step") + R(r"[A-Za-z]+(?=\s*\[)")
+)
+_BAR_TAIL = _BAR_COUNTS + _TIMES + _RATE + _POSTFIX + L("]")
+# Descriptions of bars that are not training steps (Lightning's validation/sanity bars, eval loops).
+_NOT_TRAIN_DESC = re.compile(r"(?i)valid|sanity|test|predict|eval|infer")
+TQDM = Dialect(
+    name="tqdm",
+    source="tqdm/tqdm@v4.70.1:tqdm/std.py format_meter (r_bar, rate_fmt, postfix); Trainer bar: transformers trainer_callback.py ProgressCallback.on_train_begin tqdm(total=state.max_steps)",
+    guard=lambda s: "/s" in s or "s/" in s,
+    grammar=pp.Opt(pp.Regex(r"[^|\[]*?:(?= )").add_condition(lambda t: not _NOT_TRAIN_DESC.search(t[0])).suppress())
+    + _BAR_TAIL,
+    kind="bar",
+    step_scope="global",
+)
+
+# ---- PyTorch Lightning TQDMProgressBar: description f"Epoch {trainer.current_epoch}", postfix = v_num + prog_bar metrics
+# SRC Lightning-AI/pytorch-lightning@2.6.6 src/lightning/pytorch/callbacks/progress/tqdm_progress.py
+# (on_train_epoch_start set_description, on_train_batch_end set_postfix(self.get_metrics(...)));
+# progress_bar.py get_metrics adds "v_num".
+LIGHTNING = Dialect(
+    name="lightning",
+    source="Lightning-AI/pytorch-lightning@2.6.6:src/lightning/pytorch/callbacks/progress/tqdm_progress.py (set_description(f\"Epoch {trainer.current_epoch}\"), set_postfix(get_metrics))",
+    guard=lambda s: "Epoch" in s and ("/s" in s or "s/" in s),
+    grammar=K("Epoch") + val("epoch") + L(":") + _BAR_TAIL,
+    keys={"v_num": ("skip",)},
+    kind="bar",
+    epoch_base=0,
+    step_scope="epoch",
+)
+
+# ---- Keras 3 Progbar (and Keras 2 / tf.keras): "Epoch 1/10" line, then the bar
+# SRC keras-team/keras@v3.15.1 keras/src/utils/progbar.py Progbar.update: bar = f"%{numdigits}d/%d" ...
+# "\x1b[1m{bar}\x1b[0m " + "━" runs, info f" \x1b[1m{eta}\x1b[0m" + _format_time (f" {t:.0f}ms/{unit}") +
+# f" - {k}: {avg:.4f}" (".4e" when |avg| <= 1e-3); verbose=2: f"{count} - {elapsed:.0f}s -{time} - k: v";
+# unknown target "%7d/Unknown". keras/src/callbacks/progbar_logger.py on_epoch_begin: f"Epoch {epoch + 1}/{self.epochs}".
+# Keras 2 bar: "[=====>....] - ETA: 37s - loss: 0.6016" (tf.keras utils/generic_utils.py Progbar).
+_KERAS_DURATION = val("_clock", CLOCK) | val("_duration", NUM + pp.Regex(r"(?:us|ms|s)(?=\s|$)").leave_whitespace())
+_KERAS_TIME = (NUM + pp.Regex(r"(?:us|ms|s)/[A-Za-z]+").leave_whitespace()).set_parse_action(
+    lambda t: Value("_rate", t[0].start, t[0].end, t[1])
+)
+_KERAS_METRIC = pair(pp.Regex(r"[A-Za-z_][\w./-]*"), ":", NUM) | (pp.Regex(r"[A-Za-z_][\w./-]*") + L(":") + R(r"\S+")).suppress()
+KERAS = Dialect(
+    name="keras",
+    source="keras-team/keras@v3.15.1:keras/src/utils/progbar.py Progbar.update, keras/src/callbacks/progbar_logger.py on_epoch_begin",
+    guard=lambda s: "/" in s and (" - " in s or "step" in s),
+    grammar=val("step")
+    + L("/")
+    + (val("total_steps") | L("Unknown"))
+    + pp.Opt(R(r"\[[=>.]*\]"))
+    + pp.Opt(R("\u2501+"))
+    + pp.Opt(L("-"))
+    + pp.Opt(L("ETA:"))
+    + pp.Opt(_KERAS_DURATION)
+    + pp.Opt(pp.Opt(L("-")) + _KERAS_TIME)
+    + pp.ZeroOrMore(L("-") + _KERAS_METRIC),
+    kind="bar",
+    epoch_base=1,
+    step_scope="epoch",
+)
+EPOCH_HEADER = Dialect(
+    name="keras",
+    source="keras-team/keras@v3.15.1:keras/src/callbacks/progbar_logger.py on_epoch_begin (f\"Epoch {epoch + 1}/{self.epochs}\")",
+    guard=lambda s: s.lstrip().startswith("Epoch "),
+    grammar=K("Epoch") + val("epoch") + L("/") + val("total_epochs"),
+    kind="epoch_header",
+    epoch_base=1,
+)
+
+# ---- Megatron-LM training_log (print_rank_last)
+# SRC NVIDIA/Megatron-LM@d98e8a64 megatron/training/training.py training_log:
+# f" [{datetime.now()...}]" + ' iteration {:8d}/{:8d} |' + ' consumed samples: {:12d} |' +
+# ' elapsed time per iteration (ms): {:.1f} |' + ... + ' {key}: {:.6E} |' (losses) + ' loss scale: {:.1f} |' + ' grad norm: {:.3f} |' ...
+_MEG_KEY = pp.Regex(r"[^:|\[\]]+")
+_MEG_ITEM = pair(_MEG_KEY, ":", NUM + pp.FollowedBy("|")) | R(r"[^|]+")
+MEGATRON = Dialect(
+    name="megatron",
+    source="NVIDIA/Megatron-LM@d98e8a64:megatron/training/training.py training_log (log_string)",
+    guard=lambda s: "iteration" in s and "|" in s,
+    grammar=pp.Opt(R(r"\[[^\]]*\]"))
+    + K("iteration")
+    + val("step")
+    + L("/")
+    + val("total_steps")
+    + L("|")
+    + pp.ZeroOrMore(_MEG_ITEM + L("|")),
+    keys={
+        "lm loss": ("loss",),
+        "learning rate": ("learning_rate",),
+        "grad norm": ("grad_norm",),
+        "elapsed time per iteration (ms)": ("step_time_s", 1e-3),
+        "samples per second": ("throughput", "samples/s"),
+        "number of skipped iterations": ("metric",),
+    },
+)
+
+# ---- DeepSpeed engine progress and ThroughputTimer (logger format "[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s] %(message)s")
+# SRC deepspeedai/DeepSpeed@edaa7221 deepspeed/runtime/engine.py _report_progress:
+# log_dist(f"step={step}, skipped={self.skipped_steps}, lr={lr}, mom={mom}", ranks=[0]) ("[Rank {}] {}" prefix, utils/logging.py get_dist_msg);
+# deepspeed/utils/timer.py ThroughputTimer.stop: "epoch={}/micro_step={}/global_step={}, RunningAvgSamplesPerSec={}, CurrSamplesPerSec={}, MemAllocated={}GB, MaxMemAllocated={}GB".
+_DS_PREFIX = R(r"(?:\[[^\]]*\]\s*)*?(?=step=|epoch=)")
+def _lr_groups(t: pp.ParseResults) -> list[Value]:
+    # lr=[g0, g1, ...]: the first param group is the learning rate, the others are named by their index
+    return [Value("lr" if i == 0 else f"lr_group{i}", s.start, s.end) for i, s in enumerate(t)]
+
+
+_DS_LR = (L("[") + pp.DelimitedList(NUM, ",") + L("]")).set_parse_action(_lr_groups)
+_DS_ENGINE = K("step") + L("=") + val("step") + L(",") + L("skipped=") + val("skipped") + L(",") + L("lr=") + (_DS_LR | val("lr")) + pp.Opt(L(",") + R(r"mom=.*"))
+_DS_TIMER = (
+    L("epoch=")
+    + val("epoch")
+    + L("/micro_step=")
+    + val("micro_step")
+    + L("/global_step=")
+    + val("step")
+    + pp.ZeroOrMore(L(",") + pair(pp.Regex(r"[A-Za-z_]\w*"), "=", NUM_UNIT))
+)
+DEEPSPEED = Dialect(
+    name="deepspeed",
+    source="deepspeedai/DeepSpeed@edaa7221:deepspeed/runtime/engine.py _report_progress; deepspeed/utils/timer.py ThroughputTimer.stop; deepspeed/utils/logging.py",
+    guard=lambda s: "step=" in s,
+    grammar=_DS_PREFIX + (_DS_ENGINE | _DS_TIMER),
+    keys={
+        "CurrSamplesPerSec": ("throughput", "samples/s"),
+    },
+    epoch_base=0,
+)
+
+# ---- torchtitan MetricsProcessor.log (logger "[titan] %(asctime)s - %(name)s - %(levelname)s - %(message)s", ANSI colors)
+# SRC pytorch/torchtitan@b5bcd76c torchtitan/components/metrics.py: f"{color.red}step: {step:2}  {color.green}loss: {global_avg_loss:8.5f}  "
+# f"{color.orange}grad_norm: {grad_norm:7.4f}  {color.turquoise}memory: {max_reserved_gib:5.2f}GiB({max_reserved_pct:.2f}%)  "
+# f"{color.blue}tps: {round(tps):,}  {color.cyan}tflops: {tflops:,.2f}  {color.magenta}mfu: {mfu_str}{color.reset}";
+# torchtitan/tools/logging.py init_logger. 2024 releases: "step:  1  loss: 12.2251  memory: 33.84GiB(35.62%)  wps: 1,189  mfu: 21.94%".
+_TT_ITEM = (
+    pair(pp.Regex(r"[a-z_]+"), ":", NUM_UNIT)
+    + pp.Opt((L("(") + NUM + L("%") + L(")")).set_parse_action(lambda t: Value("memory_pct", t[0].start, t[0].end, "%")))
+)
+TORCHTITAN = Dialect(
+    name="torchtitan",
+    source="pytorch/torchtitan@b5bcd76c:torchtitan/components/metrics.py MetricsProcessor.log; torchtitan/tools/logging.py",
+    guard=lambda s: "step:" in s and "loss:" in s,
+    grammar=pp.Opt(R(r"\[titan\].*? - [A-Z]+ - "))
+    + K("step")
+    + L(":")
+    + val("step")
+    + pp.OneOrMore(_TT_ITEM),
+    keys={
+        "tps": ("throughput", "tokens/s"),
+        "wps": ("throughput", "tokens/s"),
+        "memory": ("metric_unit",),
+    },
+)
+
+# ---- NVIDIA NeMo 2.x ProgressPrinter
+# SRC NVIDIA/NeMo@8cfedd72 nemo/lightning/pytorch/callbacks/progress_printer.py on_train_batch_end:
+# prefix = self.train_description + f" epoch {trainer.current_epoch}, iteration {n-1}/{self.total-1}";
+# format_string: f' | {metric}: {val}' (int-valued) or f' | {metric}: {val:.4}'.
+_NEMO_ITEM = pair(pp.Regex(r"[^:|]+"), ":", NUM + pp.FollowedBy(pp.Literal("|") | pp.StringEnd())) | R(r"[^|]+")
+NEMO = Dialect(
+    name="nemo",
+    source="NVIDIA/NeMo@8cfedd72:nemo/lightning/pytorch/callbacks/progress_printer.py ProgressPrinter.on_train_batch_end, format_string",
+    guard=lambda s: "Training epoch" in s,
+    grammar=K("Training")
+    + K("epoch")
+    + val("epoch")
+    + L(",")
+    + K("iteration")
+    + val("step")
+    + L("/")
+    + val("total_steps")
+    + pp.ZeroOrMore(L("|") + _NEMO_ITEM),
+    keys={
+        "reduced_train_loss": ("loss",),
+        "train_step_timing in s": ("step_time_s", 1.0),
+    },
+    epoch_base=0,
+    step_scope="auto",
+)
+
+# ---- fairseq SimpleProgressBar.log (logger "%(asctime)s | %(levelname)s | %(name)s | %(message)s", name = tag "train_inner")
+# SRC facebookresearch/fairseq@3d262bb2 fairseq/logging/progress_bar.py SimpleProgressBar.log:
+# "{}:  {:5d} / {:d} {}".format(self.prefix, self.i + 1, self.size, postfix), prefix "epoch {:03d}",
+# postfix _str_commas: ", ".join(key + "=" + value); fairseq_cli/train.py logging.basicConfig format.
+_FS_ITEM = pair(pp.Regex(r"[A-Za-z_]\w*"), "=", NUM + pp.FollowedBy(pp.Literal(",") | pp.StringEnd())) | R(r"[A-Za-z_]\w*=[^,]*")
+FAIRSEQ = Dialect(
+    name="fairseq",
+    source="facebookresearch/fairseq@3d262bb2:fairseq/logging/progress_bar.py SimpleProgressBar.log, BaseProgressBar.__init__",
+    guard=lambda s: "epoch" in s and " / " in s,
+    grammar=pp.Opt(R(r".*?\| [A-Z]+ \| [\w.]+ \| "))
+    + K("epoch")
+    + val("epoch")
+    + L(":")
+    + val("epoch_step")
+    + L("/")
+    + val("epoch_steps")
+    + pp.DelimitedList(_FS_ITEM, ","),
+    keys={
+        "gnorm": ("grad_norm",),
+        "wps": ("throughput", "words/s"),
+        "num_updates": ("step",),
+    },
+    epoch_base=1,
+)
+
+# ---- MosaicML Composer ConsoleLogger (multi-line: a progress header, then "\n\t {prefix}{name}: {value}" lines)
+# SRC mosaicml/composer@6405188 composer/loggers/console_logger.py log_to_console / _get_progress_string:
+# f'[epoch={cur_epoch + 1}][batch={cur_batch}/{total}]' or f'[{unit}={curr}/{total}]', then ':' when data follows;
+# values via composer/loggers/logger.py format_log_data_value (floats f'{data:.4f}').
+COMPOSER_SOURCE = "mosaicml/composer@6405188:composer/loggers/console_logger.py log_to_console, _get_progress_string"
+COMPOSER_ITEM = Dialect(
+    name="composer",
+    source=COMPOSER_SOURCE,
+    guard=lambda s: s.startswith("\t"),
+    grammar=pair(pp.Regex(r"Train [^:]+"), ":", NUM),
+    keys={
+        "Train loss/train/total": ("loss",),
+        "Train throughput/samples_per_sec": ("throughput", "samples/s"),
+        "Train throughput/tokens_per_sec": ("throughput", "tokens/s"),
+        "Train throughput/batches_per_sec": ("throughput", "batches/s"),
+    },
+    kind="block_item",
+)
+COMPOSER_HEADER = Dialect(
+    name="composer",
+    source=COMPOSER_SOURCE,
+    guard=lambda s: "[batch=" in s,
+    grammar=pp.Opt(L("[epoch=") + val("epoch") + L("]"))
+    + L("[batch=")
+    + val("step")
+    + pp.Opt(L("/") + val("total_steps"))
+    + L("]")
+    + L(":"),
+    kind="block_header",
+    epoch_base=1,
+    step_scope="epoch",
+    item=COMPOSER_ITEM,
+)
+
+# ---- PyTorch Lightning RichProgressBar, as rich prints it without a terminal: the final frame of the
+# training bar, its metrics column wrapped onto indented continuation lines.
+# SRC Lightning-AI/pytorch-lightning@2.6.6 src/lightning/pytorch/callbacks/progress/rich_progress.py:
+# _get_train_description f"Epoch {current_epoch}" + f"/{max_epochs - 1}"; BatchesProcessedColumn f"{completed}/{total}";
+# CustomTimeColumn f"{elapsed_delta} • {remaining_delta}" (str(timedelta)); ProcessingSpeedColumn f"{speed:>.2f}it/s";
+# MetricsTextColumn f"{name}: {value:.3f}" joined by " ".
+_RICH_METRIC = pair(pp.Regex(r"[A-Za-z_][\w./-]*"), ":", NUM)
+_RICH_CLOCK = CLOCK | R(r"-:--:--")
+LIGHTNING_RICH_ITEM = Dialect(
+    name="lightning_rich",
+    source="Lightning-AI/pytorch-lightning@2.6.6:src/lightning/pytorch/callbacks/progress/rich_progress.py MetricsTextColumn",
+    guard=lambda s: s.startswith("  ") and ": " in s,
+    grammar=pp.OneOrMore(_RICH_METRIC),
+    keys={"v_num": ("skip",)},
+    kind="block_item",
+)
+LIGHTNING_RICH = Dialect(
+    name="lightning_rich",
+    source="Lightning-AI/pytorch-lightning@2.6.6:src/lightning/pytorch/callbacks/progress/rich_progress.py (_get_train_description, BatchesProcessedColumn, CustomTimeColumn, ProcessingSpeedColumn, MetricsTextColumn)",
+    guard=lambda s: "Epoch" in s and "it/s" in s,
+    grammar=K("Epoch")
+    + val("epoch")
+    + pp.Opt(L("/") + val("_last_epoch"))
+    + R("[\u2501\u2578\u257a ]*")
+    + val("step")
+    + L("/")
+    + (val("total_steps") | L("--"))
+    + (val("_elapsed", CLOCK) | R(r"-:--:--"))
+    + L("\u2022")
+    + (val("_remaining", CLOCK) | R(r"-:--:--"))
+    + (NUM + pp.Literal("it/s").leave_whitespace()).set_parse_action(lambda t: Value("_rate", t[0].start, t[0].end, t[1]))
+    + pp.ZeroOrMore(_RICH_METRIC),
+    keys={"v_num": ("skip",)},
+    kind="block_header",
+    epoch_base=0,
+    step_scope="epoch",
+    item=LIGHTNING_RICH_ITEM,
+)
+
+
+# ---- generic key/value lines of plain training loops
+# `epoch 1/3 step 10/50 loss 2.31`, `Epoch [1/10], Step [100/500], Loss: 2.3012`, `step=10 loss=2.31 lr=1e-4`,
+# `step: 10 | loss: 2.31`, nanoGPT's `iter 100: loss 2.3456, time 45.67ms, mfu 12.34%`.
+# A line is a step only if the whole rest of the line is key/value pairs, one key names a
+# step (STEP_KEYS) with an integer, and at least one other pair is a metric.
+# keys of up to three words ("train loss"), never starting with a logger's level name
+_G_KEY = pp.Regex(r"(?!(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|NOTICE|TRACE)\b)[A-Za-z_][\w./-]*(?: [A-Za-z_][\w./-]*){0,2}(?<![./-])")
+_G_RATIO = (NUM + L("/") + NUM).set_parse_action(lambda t: [_Span(t[0].start, t[0].end, ""), _Span(t[1].start, t[1].end, "/")])
+_G_VALUE = (L("[") + _G_RATIO + L("]")) | _G_RATIO | NUM_UNIT
+
+
+def _g_pair(t: pp.ParseResults) -> list[Value]:
+    key = str(t[0]).strip()
+    out = [Value(key, t[1].start, t[1].end, t[1].unit)]
+    if len(t) > 2:
+        out.append(Value(key + "/", t[2].start, t[2].end))
+    return out
+
+
+# pyparsing skips blanks between elements, so separators are optional punctuation
+_G_PAIR = (_G_KEY + pp.Opt(R(r"[:=]")) + _G_VALUE).set_parse_action(_g_pair)
+_G_SEP = pp.Opt(R(r"[,|;:]|-(?=\s)"))
+_G_LIST = (_G_PAIR + pp.ZeroOrMore(_G_SEP + _G_PAIR) + pp.Opt(R(r"[.,;|]")) + pp.StringEnd()).parse_with_tabs()
+# where a key/value list may begin: start of line or after a non-word character
+_G_STARTS = re.compile(r"(?:^|(?<=[^\w./-]))[A-Za-z_]")
+
+
+def _generic_values(seg: str) -> list[Value] | None:
+    for m in _G_STARTS.finditer(seg):
+        pos = m.start()
+        try:
+            toks = _G_LIST.parse_string(seg[pos:])
+        except pp.ParseBaseException:
+            continue
+        return [Value(v.key, v.start + pos, v.end + pos, v.unit) for v in toks if isinstance(v, Value)]
+    return None
+
+
+GENERIC = Dialect(
+    name="generic",
+    source="plain PyTorch loops (print/logging of key/value pairs); forms listed in parsers/dialects.py",
+    guard=lambda s: True,
+    parse=_generic_values,
+    step_scope="auto",
+)
+
+# Most specific first: the first dialect whose grammar accepts a new shape owns it.
+DIALECTS: tuple[Dialect, ...] = (
+    HF_TRAINER,
+    LIGHTNING,
+    TQDM,
+    MEGATRON,
+    DEEPSPEED,
+    TORCHTITAN,
+    NEMO,
+    FAIRSEQ,
+    COMPOSER_HEADER,
+    LIGHTNING_RICH,
+    EPOCH_HEADER,
+    KERAS,
+    GENERIC,
+)
+
+# facts the progress tracker needs, by dialect name
+FACTS: dict[str, Dialect] = {}
+for _d in DIALECTS:
+    FACTS.setdefault(_d.name, _d)
+FACTS["composer"] = COMPOSER_HEADER
+FACTS["keras"] = KERAS
+FACTS["lightning_rich"] = LIGHTNING_RICH
+
+
+# --------------------------------------------------------------------------- fields
+
+
+class Template(NamedTuple):
+    dialect: Dialect
+    items: tuple[tuple[str, int, int, str], ...]  # (key, first token, last token, unit)
+
+
+class Reading(NamedTuple):
+    """What a dialect read from one segment: (key, text, unit) triples."""
+
+    dialect: Dialect
+    values: list[tuple[str, str, str]]
+
+
+_MISS = None
+
+
+class ShapeCache:
+    """Shape -> Template (or a remembered miss). Bounded: cleared when full."""
+
+    def __init__(self, dialects: tuple[Dialect, ...] = DIALECTS, max_shapes: int = 20000):
+        self.dialects = dialects
+        self.max_shapes = max_shapes
+        self._shapes: dict[str, Template | None] = {}
+        self.parses = 0  # pyparsing runs, for tests and benchmarks
+
+    def read(self, seg: str, only: tuple[Dialect, ...] | None = None) -> Reading | None:
+        shape, spans = shape_of(seg)
+        key = shape if only is None else shape + "\x01" + only[0].name
+        try:
+            tpl = self._shapes[key]
+        except KeyError:
+            pass
+        else:
+            if tpl is None:
+                return None
+            try:
+                return Reading(
+                    tpl.dialect,
+                    [(k, seg[spans[a][0] : spans[b][1]], u) for k, a, b, u in tpl.items],
+                )
+            except IndexError:  # cannot happen for a true shape match; be safe
+                pass
+        reading, tpl = self._parse(seg, spans, only or self.dialects)
+        if len(self._shapes) >= self.max_shapes:
+            self._shapes.clear()
+        if tpl is not None or reading is None:
+            self._shapes[key] = tpl
+        return reading
+
+    def _parse(self, seg: str, spans, dialects) -> tuple[Reading | None, Template | None]:
+        for d in dialects:
+            if not d.guard(seg):
+                continue
+            self.parses += 1
+            vals = d.values(seg)
+            if vals is None:
+                continue
+            starts = {a: i for i, (a, _) in enumerate(spans)}
+            ends = {b: i for i, (_, b) in enumerate(spans)}
+            items = []
+            for v in vals:
+                a, b = starts.get(v.start), ends.get(v.end)
+                if a is None or b is None:
+                    items = None
+                    break
+                items.append((v.key, a, b, v.unit))
+            reading = Reading(d, [(v.key, seg[v.start : v.end], v.unit) for v in vals])
+            return reading, (Template(d, tuple(items)) if items is not None else None)
+        return None, None
+
+
+DEFAULT_CACHE = ShapeCache()
+
+
+def to_float(text: str) -> float:
+    return float(text.replace(",", ""))
+
+
+def _integer(text: str) -> int:
+    """An integer as printed ("7,512" included); "18.25" is not a step number."""
+    t = text.replace(",", "")
+    if not t.isdigit():
+        raise ValueError(text)
+    return int(t)
+
+
+def clock_seconds(text: str) -> float:
+    sign = -1.0 if text.startswith("-") else 1.0
+    total = 0
+    for part in text.lstrip("-").split(":"):
+        total = total * 60 + int(part)
+    return sign * total
+
+
+_TIME_UNITS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "min": 60.0, "h": 3600.0}
+
+# Printed key (lower-cased) -> field. Dialects override per key (Dialect.keys).
+FIELD_KEYS: dict[str, tuple] = {}
+for _k in ("loss", "train_loss", "train/loss", "training_loss", "train loss", "training loss", "train_loss_step",
+           "reduced_train_loss", "lm loss", "lm_loss", "loss/train", "trn_loss", "tr_loss", "avg_loss", "running_loss"):
+    FIELD_KEYS[_k] = ("loss",)
+for _k in ("lr", "learning_rate", "learning rate", "learning-rate", "train/lr", "train/learning_rate", "lr-adam", "lr-adamw", "lr-sgd"):
+    FIELD_KEYS[_k] = ("learning_rate",)
+for _k in ("grad_norm", "grad norm", "gradnorm", "grad-norm", "gnorm", "train/grad_norm", "grad_norm_total", "global_grad_norm"):
+    FIELD_KEYS[_k] = ("grad_norm",)
+for _k, _u in (("tps", "tokens/s"), ("tok/s", "tokens/s"), ("tokens/s", "tokens/s"), ("tokens_per_sec", "tokens/s"),
+               ("tokens_per_second", "tokens/s"), ("tokens/sec", "tokens/s"), ("tgs", "tokens/s"),
+               ("samples/s", "samples/s"), ("samples_per_sec", "samples/s"), ("samples_per_second", "samples/s"),
+               ("samples/sec", "samples/s"), ("sps", "samples/s"), ("imgs/s", "samples/s"), ("img/s", "samples/s"),
+               ("it/s", "it/s"), ("its", "it/s"), ("wps", "words/s"), ("ups", "updates/s")):
+    FIELD_KEYS[_k] = ("throughput", _u)
+for _k in ("time", "step_time", "step time", "iter_time", "batch_time", "dt", "time/step", "time_per_step", "step_time_s",
+           "elapsed_time_per_step"):
+    FIELD_KEYS[_k] = ("step_time_s", None)
+
+STEP_KEYS = frozenset({"step", "iter", "iteration", "it", "global_step", "global step", "batch", "train_step", "optimizer_step"})
+EPOCH_KEYS = frozenset({"epoch", "ep"})
+# Keys that make a line prose rather than a step line.
+_PROSE_KEYS = frozenset({"of", "in", "at", "to", "for", "from", "with", "by", "and", "or", "is", "was", "are", "the", "a", "an", "on", "after", "before", "every", "until", "than"})
+
+
+def _target(dialect: Dialect, key: str, unit: str) -> tuple:
+    t = dialect.keys.get(key)
+    if t is not None:
+        return t
+    low = key.lower()
+    t = FIELD_KEYS.get(low)
+    if t is not None:
+        return t
+    if low.startswith("lr-") or low.startswith("lr/"):
+        return ("learning_rate",)
+    if unit and "/s" in unit and unit != "/s":
+        return ("throughput", unit)
+    return ("metric",)
+
+
+def metric_name(key: str, unit: str = "") -> str:
+    # dots would become object paths in OpenSearch
+    name = key.strip().replace(".", "_")
+    return name
+
+
+def build(reading: Reading) -> dict | None:
+    """StepRecord fields from what a dialect read, or None when it is not a step.
+
+    Keys starting with "_" are a grammar's own (bar rate, elapsed/remaining clocks).
+    """
+    d = reading.dialect
+    out: dict = {"dialect": d.name}
+    metrics: dict[str, float] = {}
+    loss_like: list[tuple[str, float]] = []
+    try:
+        for key, text, unit in reading.values:
+            if key == "step" or key == "total_steps" or key == "total_epochs":
+                out[key] = _integer(text)
+                continue
+            if key == "_last_epoch":  # Rich prints "Epoch 2/2" for the last of three epochs
+                out["total_epochs"] = _integer(text) + 1
+                continue
+            if key == "epoch":
+                x = to_float(text)
+                out["epoch"] = int(x) if x.is_integer() and "." not in text else x
+                continue
+            if key == "_rate":
+                x = to_float(text)
+                if unit.startswith("s/") or unit.endswith("s/step") or "s/" in unit[:3]:
+                    scale = _TIME_UNITS.get(unit.split("/")[0], 1.0)
+                    out["step_time_s"] = x * scale
+                else:
+                    out["throughput"] = x
+                    out["throughput_unit"] = unit
+                continue
+            if key in ("_elapsed", "_remaining", "_clock", "_duration"):
+                secs = clock_seconds(text) if unit == "clock" or ":" in text else to_float(text) * _TIME_UNITS.get(unit, 1.0)
+                metrics[key] = secs
+                continue
+            low = key.lower()
+            if d is GENERIC or d is KERAS:
+                base = low[:-1] if low.endswith("/") else low
+                if not _PROSE_KEYS.isdisjoint(base.split(" ")):
+                    return None
+                if base in STEP_KEYS or base in EPOCH_KEYS:
+                    name = ("total_steps" if low.endswith("/") else "step") if base in STEP_KEYS else (
+                        "total_epochs" if low.endswith("/") else "epoch")
+                    if name not in out:
+                        out[name] = to_float(text) if name == "epoch" and "." in text else _integer(text)
+                        continue
+                if low.endswith("/"):
+                    metrics[metric_name(key[:-1]) + "_total"] = to_float(text)
+                    continue
+            x = to_float(text)
+            t = _target(d, key, unit)
+            f = t[0]
+            if f == "skip":
+                continue
+            if f == "step":
+                if "step" in out:
+                    metrics[metric_name(key)] = x
+                else:
+                    out["step"] = int(x)
+                continue
+            if f == "step_time_s":
+                scale = t[1] if t[1] is not None else _TIME_UNITS.get(unit, 1.0 if not unit else None)
+                if scale is None:  # a "time" with a unit that is not a duration
+                    metrics[metric_name(key)] = x
+                    continue
+                if "step_time_s" not in out:
+                    out["step_time_s"] = x * scale
+                else:
+                    metrics[metric_name(key)] = x
+                continue
+            if f == "throughput":
+                if "throughput" not in out:
+                    out["throughput"] = x
+                    out["throughput_unit"] = t[1]
+                else:
+                    metrics[metric_name(key)] = x
+                continue
+            if f in ("loss", "learning_rate", "grad_norm"):
+                if f not in out:
+                    out[f] = x
+                else:
+                    metrics[metric_name(key)] = x
+                continue
+            if f == "metric_unit" and unit:
+                metrics[metric_name(f"{key}_{unit}".lower())] = x
+                continue
+            if "loss" in low:
+                loss_like.append((key, x))
+            metrics[metric_name(key)] = x
+    except (ValueError, OverflowError):
+        return None
+    if "loss" not in out:
+        # a key that is plainly the training loss ("train_loss_epoch", "Train loss/train/total", "loss_avg"),
+        # never a validation loss or a loss scale
+        for key, x in loss_like:
+            low = key.lower()
+            if any(w in low for w in ("val", "eval", "test", "scale", "aux", "z_loss", "balanc")):
+                continue
+            out["loss"] = x
+            metrics.pop(metric_name(key), None)
+            break
+    if "_elapsed" in metrics or "_remaining" in metrics or "_clock" in metrics or "_duration" in metrics:
+        _bar_clocks(out, metrics)
+    out["metrics"] = metrics
+    if d.kind in ("step", "bar") and not is_step(out, d):
+        return None
+    return out
+
+
+_NOT_METRICS = frozenset({"elapsed_s", "eta_s"})
+
+
+def is_step(out: dict, d: Dialect) -> bool:
+    """A step needs a step number (the Trainer's dict excepted: it never prints one) and a measurement.
+
+    A bar at 0 has done no step yet (its reset at an epoch start is drawn with the rate of the last epoch).
+    """
+    step = out.get("step")
+    if step is None and d is not HF_TRAINER:
+        return False
+    if step is not None and (step < 0 or (step == 0 and d.kind == "bar")):
+        return False
+    for f in ("loss", "learning_rate", "grad_norm", "throughput", "step_time_s"):
+        if out.get(f) is not None:
+            return True
+    return any(k not in _NOT_METRICS for k in out["metrics"])
+
+
+def _bar_clocks(out: dict, metrics: dict) -> None:
+    """Bars print elapsed and remaining time; keep them as metrics with plain names."""
+    if "_elapsed" in metrics:
+        metrics["elapsed_s"] = metrics.pop("_elapsed")
+    if "_remaining" in metrics:
+        metrics["eta_s"] = metrics.pop("_remaining")
+    # Keras prints the ETA while the epoch runs and the elapsed time on its final update
+    for k in ("_clock", "_duration"):
+        if k in metrics:
+            v = metrics.pop(k)
+            total = out.get("total_steps")
+            if total is not None and out.get("step") is not None and out["step"] < total:
+                metrics["eta_s"] = v
+            else:
+                metrics["elapsed_s"] = v

@@ -1,0 +1,281 @@
+"""Step lines of one stream -> `StepRecord`s.
+
+`StepParser` is a `StreamParser` (base.py): one instance per logical stream. The
+formats live in dialects.py; this module keeps what only a stream knows:
+
+- progress bars are one line rewritten with `\\r` (tqdm, Lightning) or `\\b...\\r`
+  (Keras 3): every state is read, and a step drawn many times gives one record,
+  its last state;
+- lines about the same step (and rank) merge into one record, so a record is
+  emitted when the stream moves on to another step, or at `close()`;
+- "Epoch n/N" headers give the epoch of the Keras bar states that follow;
+- Composer and Lightning's Rich bar print a header line and then indented
+  lines of metrics: the parser is `open` until the block ends.
+
+Step numbers: bars that count batches within an epoch (Lightning, Keras,
+Composer) are turned into the global step, `epoch index * steps per epoch + n`,
+with the printed position kept as metrics `epoch_step` / `epoch_steps`; every
+other dialect keeps the step as printed (a plain loop's `epoch 2/3 step 5/20`
+stays step 5 of epoch 2). The Trainer's logs dict prints no step at all: see
+`fold_trainer_logs`, which numbers those records from the Trainer's bar.
+"""
+
+from __future__ import annotations
+
+import re
+
+from gangscope.parsers import dialects
+from gangscope.parsers.dialects import DEFAULT_CACHE, Dialect, ShapeCache, build, is_step, strip_ansi
+from gangscope.parsers.lines import Line
+from gangscope.parsers.records import Record, StepRecord
+
+_FIELDS = ("step", "total_steps", "epoch", "loss", "learning_rate", "grad_norm", "throughput", "throughput_unit", "step_time_s")
+
+# The rank a logger wrote into the message: DeepSpeed's log_dist "[Rank 0] ..."
+# (deepspeed/utils/logging.py get_dist_msg), Accelerate's MultiProcessAdapter "[RANK 0] ..."
+# (accelerate/logging.py). Used only when the line has no launcher prefix.
+_TEXT_RANK = re.compile(r"\[(?:Rank|RANK) (\d+)\]")
+# where a tqdm bar ends when a log line was written right after it on the same line
+_BAR_END = re.compile(r"\| *\d+/(?:\d+|\?) \[[^\]]*\]")
+# metric the tqdm bar records carry to `fold_trainer_logs`: how many tqdm.write() calls were seen at that step
+WRITES = "tqdm_writes"
+
+
+class _Pending:
+    """A step being assembled: the fields read so far and the line it started on."""
+
+    __slots__ = ("fields", "line", "rank")
+
+    def __init__(self, fields: dict, line: Line, rank: int | None):
+        self.fields = fields
+        self.line = line
+        self.rank = rank
+
+    def same_step(self, fields: dict, rank: int | None) -> bool:
+        a = self.fields
+        if a.get("step") is None or a.get("step") != fields.get("step") or rank != self.rank:
+            return False
+        ea, eb = a.get("epoch"), fields.get("epoch")
+        return ea is None or eb is None or ea == eb
+
+    def merge(self, fields: dict) -> None:
+        metrics = self.fields["metrics"]
+        for k, v in fields.items():
+            if k == "metrics":
+                metrics.update(v)
+            elif v is not None:
+                self.fields[k] = v
+
+    def record(self) -> StepRecord:
+        f, line = self.fields, self.line
+        return StepRecord(
+            time=line.time,
+            seq=line.seq,
+            rank=self.rank,
+            local_rank=line.local_rank,
+            metrics=f["metrics"],
+            dialect=f.get("dialect"),
+            **{k: f.get(k) for k in _FIELDS},
+        )
+
+
+class StepParser:
+    """Training step lines of one stream, in every dialect of dialects.DIALECTS."""
+
+    PREFILTER = dialects.PREFILTER
+
+    def __init__(self, cache: ShapeCache = DEFAULT_CACHE):
+        self._cache = cache
+        self._pending: _Pending | None = None
+        # from "Epoch n/N" headers
+        self._epoch: int | float | None = None
+        self._total_epochs: int | None = None
+        # The training bar's total: bars with another total in the same stream are
+        # evaluation/prediction bars (the Trainer's eval bar has no description).
+        self._bar_total: int | None = None
+        # a tqdm.write() cleared the bar ("\r" + blanks + "\r") and it is about to be redrawn
+        self._cleared = 0
+        self._block: _Pending | None = None
+        self._block_dialect: Dialect | None = None
+
+    @property
+    def open(self) -> bool:
+        return self._block is not None
+
+    def feed(self, line: Line) -> tuple[bool, list[Record]]:
+        out: list[Record] = []
+        text = line.text
+        if self._block is not None:
+            item = self._block_dialect.item  # type: ignore[union-attr]
+            if item is not None and item.guard(text):
+                self._block_item(text, item)
+                return True, out
+            self._end_block(out)
+        if "\x1b" in text:
+            text = strip_ansi(text)
+        rank = line.rank
+        if rank is None and "[R" in text:
+            m = _TEXT_RANK.search(text)
+            if m:
+                rank = int(m.group(1))
+        if "\r" in text or "\b" in text:
+            # tqdm.write() clears the bar with "\r" + blanks + "\r" and redraws it with "\r" + bar:
+            # segments [blanks, "", bar]; _cleared is 1 after the blanks, 2 after the empty one
+            self._cleared = 0
+            for seg in text.replace("\b", "").split("\r"):
+                if not seg:
+                    self._cleared = 2 if self._cleared == 1 else 0
+                    continue
+                if seg.isspace():
+                    self._cleared = 1
+                    continue
+                self._segment(seg, line, rank, out)
+                self._cleared = 0
+        else:
+            self._segment(text, line, rank, out)
+        return False, out
+
+    def close(self) -> list[Record]:
+        out: list[Record] = []
+        if self._block is not None:
+            self._end_block(out)
+        if self._pending is not None:
+            out.append(self._pending.record())
+            self._pending = None
+        return out
+
+    # ------------------------------------------------------------------ internals
+
+    def _segment(self, seg: str, line: Line, rank: int | None, out: list[Record]) -> None:
+        if "%|" in seg and seg[-1] != "]":
+            m = _BAR_END.search(seg)
+            if m and m.end() < len(seg):
+                # a log line written right after a bar state, on the same physical line
+                self._segment(seg[: m.end()], line, rank, out)
+                seg = seg[m.end() :]
+        reading = self._cache.read(seg)
+        if reading is None:
+            return
+        fields = build(reading)
+        if fields is None:
+            return
+        d = reading.dialect
+        if d.kind == "epoch_header":
+            self._epoch = fields.get("epoch")
+            self._total_epochs = fields.get("total_epochs")
+            return
+        if d.kind == "block_header":
+            self._block = _Pending(fields, line, rank)
+            self._block_dialect = d
+            return
+        if d is dialects.TQDM:
+            total = fields.get("total_steps")
+            if self._bar_total is None:
+                self._bar_total = total
+            elif total != self._bar_total:
+                return
+            if self._cleared == 2:
+                fields["metrics"][WRITES] = 1.0
+        if fields.get("epoch") is None and self._epoch is not None and d.name in ("keras", "generic"):
+            fields["epoch"] = self._epoch
+            if fields.get("total_epochs") is None:
+                fields["total_epochs"] = self._total_epochs
+        if d.step_scope == "epoch":
+            _to_global_step(fields, d)
+        self._stage(fields, line, rank, out)
+
+    def _stage(self, fields: dict, line: Line, rank: int | None, out: list[Record]) -> None:
+        p = self._pending
+        if p is not None and p.same_step(fields, rank):
+            writes = p.fields["metrics"].get(WRITES, 0.0) + fields["metrics"].get(WRITES, 0.0)
+            p.merge(fields)
+            if writes:
+                p.fields["metrics"][WRITES] = writes
+            return
+        if p is not None:
+            out.append(p.record())
+        if fields.get("step") is None:
+            # nothing to merge on (the Trainer's logs dict): a record of its own
+            self._pending = None
+            out.append(_Pending(fields, line, rank).record())
+            return
+        self._pending = _Pending(fields, line, rank)
+
+    def _block_item(self, text: str, item: Dialect) -> None:
+        reading = self._cache.read(text, only=(item,))
+        if reading is None:
+            return
+        fields = build(reading)
+        if fields is not None:
+            fields.pop("dialect", None)
+            self._block.merge(fields)  # type: ignore[union-attr]
+
+    def _end_block(self, out: list[Record]) -> None:
+        block, d = self._block, self._block_dialect
+        self._block = self._block_dialect = None
+        if block is None or d is None:
+            return
+        fields = block.fields
+        if not is_step(fields, d):
+            return
+        if d.step_scope == "epoch":
+            _to_global_step(fields, d)
+        self._stage(fields, block.line, block.rank, out)
+
+
+def _to_global_step(fields: dict, d: Dialect) -> None:
+    """n of N within epoch e -> the global step; the printed position stays as metrics."""
+    n, per_epoch, epoch = fields.get("step"), fields.get("total_steps"), fields.get("epoch")
+    if n is None or not per_epoch or epoch is None or d.epoch_base is None:
+        return
+    index = int(epoch) - d.epoch_base
+    fields["metrics"]["epoch_step"] = float(n)
+    fields["metrics"]["epoch_steps"] = float(per_epoch)
+    fields["step"] = index * per_epoch + n
+    total_epochs = fields.get("total_epochs")
+    fields["total_steps"] = per_epoch * total_epochs if total_epochs else None
+
+
+def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:
+    """Give the Trainer's logs dicts the step of its training bar, for the records of one container.
+
+    The Trainer prints its logs dict to stdout without a step number (tqdm.write) and
+    its bar to stderr; each write clears the bar and redraws it at the current step,
+    which `StepParser` counts on the bar's records (metric `tqdm_writes`). The k-th
+    dict takes the first unused write whose step fits the dict's epoch (the dict's
+    `epoch` is global step / steps per epoch), so writes of eval and summary dicts
+    are skipped. The dicts get the bar's total and rate; the bar's own records are
+    dropped, since the dicts are the step lines. Without dicts, or without a bar,
+    the records are returned as they are (minus the write counts).
+    """
+    logs = [r for r in records if r.dialect == dialects.HF_TRAINER.name and r.step is None]
+    bars = [r for r in records if r.dialect == dialects.TQDM.name]
+    writes: list[StepRecord] = []
+    for b in bars:
+        writes.extend([b] * int(b.metrics.pop(WRITES, 0)))
+    if not logs or not writes:
+        return records
+    steps_per_epoch = None
+    j = 0
+    numbered = 0
+    for log in logs:
+        while j < len(writes):
+            bar = writes[j]
+            j += 1
+            if log.epoch and steps_per_epoch is not None:
+                expected = log.epoch * steps_per_epoch
+                if abs(bar.step - expected) > max(0.5, 2e-3 * expected):  # epochs are printed to 4 digits
+                    continue
+            log.step = bar.step
+            log.total_steps = bar.total_steps
+            if log.throughput is None and bar.throughput is not None:
+                log.throughput, log.throughput_unit = bar.throughput, bar.throughput_unit
+            if log.step_time_s is None:
+                log.step_time_s = bar.step_time_s
+            if log.epoch:
+                steps_per_epoch = bar.step / log.epoch
+            numbered += 1
+            break
+    if not numbered:
+        return records
+    return [r for r in records if r.dialect != dialects.TQDM.name]
