@@ -1,0 +1,82 @@
+"""report.html: renders offline, shows the diagnosis, and shows log text as text."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+
+import pytest
+
+from gangscope.parsers.records import ErrorRecord, StepRecord, TraceRecord, to_dict
+from gangscope.pipeline.diagnose import diagnose
+from gangscope.pipeline.report import render_report
+
+JOB = "team-a/web"
+HOSTILE = '<script>alert("x")</script> KeyError: \'<b>col</b>\''
+
+
+def records():
+    trace = TraceRecord(id="t1", job=JOB, attempt=1, namespace="team-a", pod="web-worker-0", rank=1,
+                        time="2026-11-30T04:10:00Z", exception_type="KeyError", message="'<b>col</b>'",
+                        fingerprint="f" * 24, text="Traceback (most recent call last):\n" + HOSTILE)  # fmt: skip
+    error = ErrorRecord(id="e1", job=JOB, attempt=1, namespace="team-a", pod="web-worker-0", rank=1,
+                        time="2026-11-30T04:10:00Z", category="python_exception", line=HOSTILE,
+                        message="KeyError: '<b>col</b>'", pattern="trace", trace_id="t1")  # fmt: skip
+    steps = [StepRecord(id=f"s{n}", job=JOB, attempt=1, namespace="team-a", pod="web-worker-0", rank=0,
+                        time=f"2026-11-30T04:0{n}:00Z", step=n, loss=2.0 - n / 10, step_time_s=0.5 + n / 100)
+             for n in range(1, 6)]  # fmt: skip
+    return [trace, error, *steps]
+
+
+def test_report_shows_the_diagnosis_and_charts():
+    recs = records()
+    html = render_report(recs, diagnose(recs))
+    assert "team-a/web" in html
+    assert "python_exception" in html and "rank 1" in html
+    assert html.count("<polyline") == 2  # loss and step time
+
+
+def test_log_text_is_escaped():
+    recs = records()
+    html = render_report(recs, diagnose(recs))
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(" in html
+    assert "<b>col</b>" not in html
+
+
+def test_report_is_self_contained():
+    recs = records()
+    html = render_report(recs, diagnose(recs))
+    assert "http://" not in html.replace('xmlns="http://www.w3.org/2000/svg"', "")
+    assert "https://" not in html and "<link" not in html and "<script" not in html
+
+
+def test_report_renders_from_decoded_json():
+    recs = records()
+    assert render_report([to_dict(r) for r in recs], [to_dict(d) for d in diagnose(recs)]) == render_report(
+        recs, diagnose(recs)
+    )
+
+
+def test_report_of_nothing_renders():
+    assert "0 jobs" in render_report([], [])
+
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+@pytest.mark.skipif(CHROMIUM is None, reason="needs Debian's chromium (apt-get install -y chromium) for the browser check")
+def test_browser_renders_the_report_with_the_script_line_as_text(tmp_path):
+    recs = records()
+    path = tmp_path / "report.html"
+    path.write_text(render_report(recs, diagnose(recs)), encoding="utf-8")
+    run = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+         f"--user-data-dir={tmp_path / 'profile'}", "--dump-dom", path.as_uri()],
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    dom = run.stdout
+    assert "rank 1 in pod web-worker-0 raised" in dom
+    # The DOM (as parsed by the browser) holds the log line as text, not as an element.
+    assert "&lt;script&gt;alert" in dom
+    assert "<script>" not in dom
