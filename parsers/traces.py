@@ -108,26 +108,13 @@ PREFILTER = (
 )
 
 
-def _blank(t: str) -> bool:
-    return not t or t.isspace()
-
-
-def _indented(t: str) -> bool:
-    return t[:1] in (" ", "\t") and not t.isspace()
-
-
-def _any(t: str) -> bool:
-    return True
-
-
-def _starts_trace(t: str) -> bool:
-    return bool(
-        TB_HEAD.match(t) or EG_HEAD.match(t) or FATAL.match(t) or DUMP_THREAD.match(t) or DUMP_TIMEOUT.match(t)
-    )
-
-
-def _foreign(t: str) -> bool:
-    return _starts_trace(t) or FOREIGN.match(t) is not None
+# Line tests as compiled regexes: the rules call C, not Python, for every line of a trace.
+_blank = re.compile(r"\s*$").match
+_indented = re.compile(r"[ \t]+\S").match
+_any = re.compile("").match
+_foreign = re.compile(  # a log line of its own, or the start of another trace
+    "|".join(p.pattern for p in (TB_HEAD, EG_HEAD, FATAL, DUMP_THREAD, DUMP_TIMEOUT)) + f"|(?x:{FOREIGN.pattern})"
+).match
 
 
 def _after_exception(t: str) -> str:
@@ -297,6 +284,8 @@ class TraceParser:
         self._last_s: float | None = None
         self._day: str = ""
         self._day_s = 0.0
+        self._second = ""
+        self._second_s = 0.0
 
     @property
     def open(self) -> bool:
@@ -397,7 +386,11 @@ class TraceParser:
         return [record]
 
     def _seconds(self, ts: str) -> float | None:
-        """Seconds of an RFC 3339 time, cheaply (the date part is cached); None if unreadable."""
+        """Seconds of an RFC 3339 time, cheaply; None if unreadable. Lines of one trace
+        mostly share their second, so that part is parsed once."""
+        if ts[-1:] == "Z" and ts[:19] == self._second:
+            frac = ts[19:-1]
+            return self._second_s + (float(frac) if frac else 0.0)
         m = _RFC3339.match(ts)
         if m is None:
             return None
@@ -408,11 +401,16 @@ class TraceParser:
             except ValueError:
                 return None
             self._day = day
-        s = self._day_s + int(hh) * 3600 + int(mm) * 60 + float(ss)
+        whole = self._day_s + int(hh) * 3600 + int(mm) * 60
         if tz and tz not in ("Z", "z"):
             sign = -1 if tz[0] == "+" else 1
-            s += sign * (int(tz[1:3]) * 3600 + int(tz[-2:]) * 60)
-        return s
+            whole += sign * (int(tz[1:3]) * 3600 + int(tz[-2:]) * 60)
+        elif ts[10:11] == "T" and ts[-1:] == "Z":
+            self._second, self._second_s = ts[:19], whole + int(ss[:2])
+        return whole + float(ss)
+
+
+_RFC3339 = re.compile(r"(\d{4}-\d\d-\d\d)[Tt _](\d\d):(\d\d):(\d\d(?:\.\d+)?)(Z|z|[+-]\d\d:?\d\d)?")
 
 
 class _Block:
@@ -459,9 +457,6 @@ class _Block:
         if not self.dropped:
             return "\n".join(self.lines())
         return "\n".join([*self.head, f"[... {self.dropped} lines not kept ...]", *self.tail])
-
-
-_RFC3339 = re.compile(r"(\d{4}-\d\d-\d\d)[Tt _](\d\d):(\d\d):(\d\d(?:\.\d+)?)(Z|z|[+-]\d\d:?\d\d)?")
 
 
 # ----------------------------------------------------------------------------- reading a block
