@@ -73,6 +73,7 @@ class StepRecord(Record, tag="step"):
     step: int | None = None
     total_steps: int | None = None
     epoch: float | None = None
+    total_epochs: int | None = None  # where the log says it ("Epoch 1/10"); epoch progress needs it
     loss: float | None = None
     learning_rate: float | None = None
     grad_norm: float | None = None

@@ -29,7 +29,7 @@ from gangscope.parsers.dialects import DEFAULT_CACHE, Dialect, ShapeCache, build
 from gangscope.parsers.lines import Line
 from gangscope.parsers.records import Record, StepRecord
 
-_FIELDS = ("step", "total_steps", "epoch", "loss", "learning_rate", "grad_norm", "throughput", "throughput_unit", "step_time_s")
+_FIELDS = ("step", "total_steps", "epoch", "total_epochs", "loss", "learning_rate", "grad_norm", "throughput", "throughput_unit", "step_time_s")
 
 # The rank a logger wrote into the message: DeepSpeed's log_dist "[Rank 0] ..."
 # (deepspeed/utils/logging.py get_dist_msg), Accelerate's MultiProcessAdapter "[RANK 0] ..."

@@ -1,0 +1,347 @@
+"""Epoch progress, stalls and stragglers, derived from `StepRecord`s.
+
+Progress is a consumer of step records rather than part of `StepParser`: it is
+kept per job and rank, while a parser sees one stream (the Trainer writes its
+steps to stdout and its bar to stderr), and it needs nothing but the records.
+
+`ProgressTracker` (one per job attempt and rank) is fed that rank's step records
+in order and answers with `EpochRecord`s and stall `SignalRecord`s. It is pure:
+the only times it knows are the records' own.
+
+`EpochRecord` fields:
+- `epoch`: epochs elapsed, as a float (1.5 = halfway through the second epoch),
+  whatever base the framework numbers its epochs from; `floor(epoch)` is the
+  number of completed epochs, and the panel's "epoch n of N" is
+  `min(floor(epoch) + 1, total_epochs)`. Where the log gives no position within
+  the epoch, it is the number of epochs before the current one.
+- `step`, `total_steps`: the latest step and its total as the step records say.
+- `progress`: 0..1, from the global step and its total, else from the epoch and
+  the position within it, else from the Trainer's fractional epoch; None when
+  the log does not say how long the run is.
+- `eta_s`: remaining progress / recent progress rate, the rate measured over the
+  last records with distinct times; a bar's own estimate when the times cannot tell.
+
+An `EpochRecord` is emitted for the first step, whenever the epoch changes, when
+progress has advanced by `progress_step` (default 1%) or, when progress is
+unknown, the step by `every_steps`; `finish()` always emits the last state.
+"""
+
+from __future__ import annotations
+
+import math
+from collections import deque
+from datetime import datetime
+from statistics import median
+
+from gangscope.parsers.dialects import FACTS
+from gangscope.parsers.records import EpochRecord, SignalRecord, StepRecord
+
+
+def d_name(rec: StepRecord) -> str | None:
+    d = FACTS.get(rec.dialect or "")
+    return d.name if d is not None else None
+
+
+def seconds(time: str | None) -> float | None:
+    """RFC 3339 -> seconds since the epoch (None when absent or unreadable)."""
+    if not time:
+        return None
+    try:
+        return datetime.fromisoformat(time).timestamp()
+    except ValueError:
+        return None
+
+
+class ProgressTracker:
+    """Epoch progress and stalls of one job rank.
+
+    - `stall_factor`: a stall is no new step for this many times the median interval
+      between steps.
+    - `min_intervals`: intervals needed before a stall can be judged.
+    - `progress_step`, `every_steps`: how far the run must advance before a new
+      `EpochRecord` (progress fraction, or steps when progress is unknown).
+    - `rate_window`: how many recent points (distinct times) the ETA's rate uses.
+    """
+
+    def __init__(
+        self,
+        stall_factor: float = 5.0,
+        min_intervals: int = 5,
+        progress_step: float = 0.01,
+        every_steps: int = 100,
+        rate_window: int = 20,
+    ):
+        self.stall_factor = stall_factor
+        self.min_intervals = min_intervals
+        self.progress_step = progress_step
+        self.every_steps = every_steps
+        self._last: StepRecord | None = None
+        self._state: dict = {}
+        self._emitted: dict | None = None
+        self._points: deque[tuple[float, float]] = deque(maxlen=rate_window)
+        self._intervals: deque[float] = deque(maxlen=50)
+        self._last_step_at: float | None = None
+        self._last_step_key: tuple | None = None
+        # plain loops print "epoch e/E step s/S": is s counted within the epoch?
+        self._in_epoch: bool | None = None
+        self._first_epoch: float | None = None
+        # steps per epoch, learnt where global steps cross an epoch boundary
+        self._epoch_len: float | None = None
+
+    def add(self, rec: StepRecord) -> list[EpochRecord | SignalRecord]:
+        out: list[EpochRecord | SignalRecord] = []
+        t = seconds(rec.time)
+        self._watch_stall(rec, t, out)
+        self._learn_scope(rec)
+        self._last = rec
+        state = self._progress(rec)
+        if t is not None and state.get("progress") is not None:
+            if not self._points or t > self._points[-1][0]:
+                self._points.append((t, state["progress"]))
+            else:  # same time (a bar's states): keep the furthest point
+                self._points[-1] = (self._points[-1][0], state["progress"])
+        state["eta_s"] = self._eta(state, rec)
+        self._state = state
+        if self._should_emit(state):
+            out.append(self._record(state))
+        return out
+
+    def finish(self, end_time: str | None = None) -> list[EpochRecord | SignalRecord]:
+        """The last state, and a stall when the log ends long after the last step."""
+        out: list[EpochRecord | SignalRecord] = []
+        if self._last is None:
+            return out
+        end = seconds(end_time)
+        if end is not None and self._last_step_at is not None:
+            gap = end - self._last_step_at
+            base = self._baseline()
+            if base is not None and gap > self.stall_factor * base:
+                out.append(self._stall(self._last, gap, base, "until the end of the log"))
+        out.append(self._record(self._state))
+        return out
+
+    # ------------------------------------------------------------------ progress
+
+    def _learn_scope(self, rec: StepRecord) -> None:
+        prev = self._last
+        if rec.epoch is not None and self._first_epoch is None:
+            self._first_epoch = rec.epoch
+        if prev is None or prev.step is None or rec.step is None or prev.epoch is None or rec.epoch is None:
+            return
+        if rec.epoch > prev.epoch:
+            self._in_epoch = rec.step <= prev.step
+            if not self._in_epoch and self._epoch_len is None and float(prev.epoch).is_integer():
+                # the last step logged in an epoch ~ where it ended (exact when the log interval divides it)
+                index = int(prev.epoch) - self._epoch_base(prev)
+                if index >= 0 and prev.step > 0:
+                    self._epoch_len = prev.step / (index + 1)
+
+    def _epoch_base(self, rec: StepRecord) -> int:
+        d = FACTS.get(rec.dialect or "")
+        if d is not None and d.epoch_base is not None:
+            return d.epoch_base
+        # plain loops: "epoch 0" is 0-based; anything else is taken as counting from 1
+        return 0 if self._first_epoch == 0 else 1
+
+    def _position(self, rec: StepRecord) -> tuple[float, float] | None:
+        """(n, N): the position within the current epoch, when the log says it."""
+        m = rec.metrics
+        if "epoch_step" in m and m.get("epoch_steps"):
+            return m["epoch_step"], m["epoch_steps"]
+        d = FACTS.get(rec.dialect or "")
+        if d is not None and d.step_scope == "auto" and rec.step is not None and rec.total_steps:
+            in_epoch = self._in_epoch if self._in_epoch is not None else rec.total_epochs is not None
+            if in_epoch:
+                return rec.step, rec.total_steps
+        if self._epoch_len and rec.step is not None and rec.epoch is not None:
+            index = int(rec.epoch) - self._epoch_base(rec)
+            return max(rec.step - index * self._epoch_len, 0.0), self._epoch_len
+        return None
+
+    def _progress(self, rec: StepRecord) -> dict:
+        prev = self._state
+        total_epochs = rec.total_epochs or prev.get("total_epochs")
+        state = {
+            "step": rec.step if rec.step is not None else prev.get("step"),
+            "total_steps": rec.total_steps or prev.get("total_steps"),
+            "total_epochs": total_epochs,
+        }
+        pos = self._position(rec)
+        epoch = None
+        if rec.epoch is not None:
+            if d_name(rec) == "hf_trainer":
+                epoch = float(rec.epoch)  # the Trainer prints epochs elapsed
+            else:
+                epoch = float(int(rec.epoch) - self._epoch_base(rec))
+                if pos is not None:
+                    epoch += min(pos[0] / pos[1], 1.0)
+        state["epoch"] = epoch if epoch is not None else prev.get("epoch")
+        if not total_epochs and d_name(rec) == "hf_trainer" and epoch and state["step"] and state["total_steps"]:
+            # the Trainer's epoch is global step / steps per epoch, its bar's total the last step
+            n = state["total_steps"] * epoch / state["step"]
+            if n >= 1 and abs(n - round(n)) < 0.01 * n:
+                total_epochs = state["total_epochs"] = round(n)
+        progress = None
+        if pos is not None and total_epochs and epoch is not None:
+            progress = epoch / total_epochs
+        elif pos is None and state["step"] is not None and state["total_steps"]:
+            progress = state["step"] / state["total_steps"]
+        elif epoch is not None and total_epochs:
+            progress = epoch / total_epochs
+        if progress is not None:
+            progress = min(max(progress, 0.0), 1.0)
+        state["progress"] = progress
+        return state
+
+    def _eta(self, state: dict, rec: StepRecord) -> float | None:
+        progress = state.get("progress")
+        if progress is not None and progress >= 1.0:
+            return 0.0
+        if progress is not None and len(self._points) >= 2:
+            (t0, p0), (t1, p1) = self._points[0], self._points[-1]
+            if t1 > t0 and p1 > p0:
+                return (1.0 - progress) * (t1 - t0) / (p1 - p0)
+        d = FACTS.get(rec.dialect or "")
+        if "eta_s" in rec.metrics and d is not None and d.step_scope == "global":
+            return rec.metrics["eta_s"]  # a global bar's own estimate
+        return None
+
+    def _should_emit(self, state: dict) -> bool:
+        last = self._emitted
+        if last is None:
+            return True
+        e0, e1 = last.get("epoch"), state.get("epoch")
+        if e1 is not None and (e0 is None or math.floor(e1) != math.floor(e0)):
+            return True
+        if state.get("total_steps") != last.get("total_steps") or state.get("total_epochs") != last.get("total_epochs"):
+            return True
+        p0, p1 = last.get("progress"), state.get("progress")
+        if p1 is not None:
+            return p0 is None or p1 - p0 >= self.progress_step or (p1 >= 1.0 > p0)
+        s0, s1 = last.get("step"), state.get("step")
+        return s1 is not None and (s0 is None or abs(s1 - s0) >= self.every_steps)
+
+    def _record(self, state: dict) -> EpochRecord:
+        self._emitted = dict(state)
+        rec = self._last
+        assert rec is not None
+        return EpochRecord(
+            time=rec.time,
+            seq=rec.seq,
+            rank=rec.rank,
+            local_rank=rec.local_rank,
+            epoch=state.get("epoch"),
+            total_epochs=state.get("total_epochs"),
+            step=state.get("step"),
+            total_steps=state.get("total_steps"),
+            progress=state.get("progress"),
+            eta_s=state.get("eta_s"),
+        )
+
+    # ------------------------------------------------------------------ stalls
+
+    def _baseline(self) -> float | None:
+        if len(self._intervals) < self.min_intervals:
+            return None
+        base = median(self._intervals)
+        return base if base > 0 else None
+
+    def _watch_stall(self, rec: StepRecord, t: float | None, out: list) -> None:
+        if t is None or rec.step is None:
+            return
+        key = (rec.epoch, rec.step)
+        if key == self._last_step_key:
+            return
+        if self._last_step_at is not None and t > self._last_step_at:
+            gap = t - self._last_step_at
+            base = self._baseline()
+            if base is not None and gap > self.stall_factor * base and self._last is not None:
+                out.append(self._stall(self._last, gap, base, f"before step {rec.step}"))
+            self._intervals.append(gap)
+        if self._last_step_at is None or t > self._last_step_at:
+            self._last_step_at = t
+        self._last_step_key = key
+
+    def _stall(self, last: StepRecord, gap: float, base: float, where: str) -> SignalRecord:
+        return SignalRecord(
+            time=last.time,
+            seq=last.seq,
+            rank=last.rank,
+            local_rank=last.local_rank,
+            signal="stall",
+            step=last.step,
+            value=round(gap, 3),
+            baseline=round(base, 3),
+            message=f"no new step for {gap:.1f} s after step {last.step} {where} (median interval {base:.2f} s)",
+        )
+
+
+def find_stragglers(
+    records: list[StepRecord],
+    threshold: float = 1.5,
+    min_steps: int = 3,
+    min_excess_s: float = 0.0,
+) -> list[SignalRecord]:
+    """Ranks of one job whose step time is an outlier against their peers at the same step.
+
+    At every step that two or more ranks report, a rank is slow when its step time
+    exceeds `threshold` times the median of the other ranks' times (and by at least
+    `min_excess_s`). A rank slow at `min_steps` steps or more is a straggler: one
+    signal per rank, at its first slow step, with its median time at its slow steps
+    (`value`) against the peers' median there (`baseline`). Step time is
+    `step_time_s`, else the inverse of the throughput.
+    """
+    by_step: dict[tuple, dict[int, tuple[float, StepRecord]]] = {}
+    for r in records:
+        if r.rank is None or r.step is None:
+            continue
+        t = r.step_time_s
+        if t is None and r.throughput:
+            t = 1.0 / r.throughput
+        if t is None or not math.isfinite(t):
+            continue
+        by_step.setdefault((r.epoch, r.step), {})[r.rank] = (t, r)
+    slow: dict[int, list[tuple[float, float, StepRecord]]] = {}
+    compared: dict[int, int] = {}
+    for ranks in by_step.values():
+        if len(ranks) < 2:
+            continue
+        for rank, (t, r) in ranks.items():
+            peers = [pt for pr, (pt, _) in ranks.items() if pr != rank]
+            base = median(peers)
+            compared[rank] = compared.get(rank, 0) + 1
+            if base > 0 and t > threshold * base and t - base >= min_excess_s:
+                slow.setdefault(rank, []).append((t, base, r))
+    out = []
+    for rank in sorted(slow):
+        hits = slow[rank]
+        if len(hits) < min_steps:
+            continue
+        hits.sort(key=lambda h: (h[2].epoch or 0, h[2].step))
+        first = hits[0][2]
+        value = median(h[0] for h in hits)
+        base = median(h[1] for h in hits)
+        out.append(
+            SignalRecord(
+                time=first.time,
+                seq=first.seq,
+                job=first.job,
+                attempt=first.attempt,
+                namespace=first.namespace,
+                pod=first.pod,
+                container=first.container,
+                node=first.node,
+                rank=rank,
+                local_rank=first.local_rank,
+                source=first.source,
+                signal="straggler",
+                step=first.step,
+                value=round(value, 6),
+                baseline=round(base, 6),
+                message=(
+                    f"rank {rank} was slower than its peers at {len(hits)} of {compared[rank]} steps "
+                    f"(median {value:.3g} s against {base:.3g} s, {value / base:.1f}x)"
+                ),
+            )
+        )
+    return out
