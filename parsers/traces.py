@@ -49,7 +49,8 @@ from gangscope.parsers.records import ChainLink, Frame, Record, TraceRecord
 
 _ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # 3.13+ colour (FORCE_COLOR / PYTHON_COLORS)
 
-TB_HEAD = re.compile(r"^(?:Exception Group )?Traceback \(most recent call last\):\s*$")
+TB_HEAD = re.compile(r"^Traceback \(most recent call last\):\s*$")
+GROUP_TB_HEAD = re.compile(r"^Exception Group Traceback \(most recent call last\):\s*$")  # inside a box
 EG_HEAD = re.compile(r"^[ \t]*\+ Exception Group Traceback \(most recent call last\):\s*$")
 FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
 SYNTAX_FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)\s*$')
@@ -70,7 +71,7 @@ DUMP_THREAD = re.compile(
 )
 DUMP_TIMEOUT = re.compile(r"^Timeout \((?P<t>\d+:\d\d:\d\d(?:\.\d+)?)\)!\s*$")
 DUMP_EXTENSIONS = re.compile(r"^Extension modules: ")
-REMOTE_HEAD = re.compile(r"^(?P<type>(?:[\w.]*\.)?_?RemoteTraceback):\s*$")
+REMOTE_HEAD = re.compile(r"^(?P<type>(?:multiprocessing\.pool\.|concurrent\.futures\.process\._)?RemoteTraceback):\s*$")
 SPAWN_INTRO = re.compile(r"^-- Process (?P<index>\d+) terminated with the following error:\s*$")
 ORIGINAL_TB = re.compile(r"^Original Traceback \(most recent call last\):\s*$")
 BORDER = re.compile(r"^=+\s*$")
@@ -685,7 +686,7 @@ def _read_exception(items: list[Any], i: int) -> tuple[_Link | None, int]:
     n = len(items)
     link = _Link()
     first = items[i]
-    has_header = bool(TB_HEAD.match(first))
+    has_header = bool(TB_HEAD.match(first) or GROUP_TB_HEAD.match(first))
     if has_header:
         i += 1
     elif not (SYNTAX_FRAME.match(first) or EXCEPTION.match(first)):

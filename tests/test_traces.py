@@ -363,6 +363,13 @@ def test_multiprocessing_remote_traceback(py):
     assert [f["function"] for f in remote["frames"]] == ["worker", "mapstar", "work"]
 
 
+@pytest.mark.parametrize("py", ("py311", "py313"))
+def test_process_pool_remote_traceback(py):
+    r = only(sample(f"process_pool.{py}"))
+    assert (r.form, types(r)) == ("remote", ["concurrent.futures.process._RemoteTraceback", "UnicodeError"])
+    assert [f["function"] for f in r.details["remote"][0]["frames"]] == ["_process_worker", "tokenize"]
+
+
 def test_spawn_process_raised_exception_carries_the_child_traceback():
     r = only(sample("spawn.py311"))
     assert r.exception_type == "torch.multiprocessing.spawn.ProcessRaisedException"
@@ -607,8 +614,8 @@ def test_fingerprint_ignores_ids_numbers_and_addresses_in_frameless_messages():
 def test_different_bugs_have_different_fingerprints():
     prints = {only(sample(f"{name}.py311")).fingerprint for name in
               ("plain", "chained", "notes", "recursion", "group", "group_wide", "group_chained", "syntax",
-               "indentation_import", "segfault", "pool", "spawn", "dataloader", "torchrun_sigkill")}
-    assert len(prints) == 14
+               "indentation_import", "segfault", "pool", "process_pool", "spawn", "dataloader", "torchrun_sigkill")}
+    assert len(prints) == 15
 
 
 def test_another_exception_type_at_the_same_place_is_another_fingerprint():
@@ -722,7 +729,8 @@ def test_any_interleaving_of_two_rank_streams_gives_the_same_records(a, b, rnd):
     "Fatal Python error: Aborted", "Thread 0x00007f0c1e3ff740 (most recent call first):", "Extension modules: x (total: 1)",
     "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: ", "multiprocessing.pool.RemoteTraceback: ",
     "torch.multiprocessing.spawn.ProcessRaisedException: ", "-- Process 1 terminated with the following error:",
-    "[0]:", "  traceback : Traceback (most recent call last):", "    ^^^^^", "  [Previous line repeated 3 more times]",
+    "[0]:", "  traceback : Traceback (most recent call last):", "Exception Group Traceback (most recent call last):",
+    "concurrent.futures.process._RemoteTraceback: ", "Timeout (0:00:05)!", "Stack (most recent call first):", "    ^^^^^", "  [Previous line repeated 3 more times]",
     '  File "/workspace/x.py", line 3, in f', '  File "/workspace/x.py", line 3 in f', "\r 10%|#| Traceback (most recent call last):",
 ]), max_size=60))
 def test_any_line_sequence_is_safe_and_the_prefilter_loses_nothing(rows):
