@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import fcntl
+import signal
 import shutil
 import sys
 import time
@@ -131,7 +132,15 @@ def status(args: list[str]) -> int:
     return 0 if all_up else 1
 
 
+def _terminate(signum, frame):
+    # SIGTERM/SIGHUP (a CI timeout, a closed terminal) unwind like Ctrl-C, so a half-done
+    # up stops the servers it started instead of leaving them behind.
+    raise KeyboardInterrupt
+
+
 def main(command: str, args: list[str]) -> int:
+    signal.signal(signal.SIGTERM, _terminate)
+    signal.signal(signal.SIGHUP, _terminate)
     try:
         return {"up": up, "down": down, "status": status}[command](args)
     except ServiceError as e:
