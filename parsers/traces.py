@@ -333,6 +333,19 @@ class TraceParser:
             return []
         return self._finish()
 
+    def expire(self, time: str) -> list[Record]:
+        """Emit the open trace if its last line is more than `idle_s` older than `time`.
+
+        For streams that go quiet after a trace (a rank that died): the caller passes a
+        time it saw elsewhere (another stream of the pod, a later poll), so the parser
+        stays pure and still needs no clock."""
+        if self._state is None or self._last_s is None:
+            return []
+        now = self._seconds(time)
+        if now is None or now - self._last_s <= self.idle_s:
+            return []
+        return self._finish()
+
     # -- internals
 
     def _text_goes_on(self, state: str, gap: float) -> bool:

@@ -207,6 +207,15 @@ def test_message_line_after_the_message_gap_is_not_part_of_the_message():
     assert not r.truncated
 
 
+def test_expire_emits_a_trace_whose_stream_went_quiet():
+    parser = TraceParser(idle_s=5.0)
+    for line in lines_of(sample("plain.py311"), time="2026-11-30T04:10:51.360Z"):
+        parser.feed(line)
+    assert parser.expire("2026-11-30T04:10:54Z") == [] and parser.open
+    (r,) = parser.expire("2026-11-30T04:10:57Z")
+    assert (r.exception_type, r.truncated, parser.open) == ("KeyError", False, False)
+
+
 def test_times_with_offsets_and_across_midnight_are_compared_as_instants():
     first = Line("2026-11-30T23:59:59.9Z", 0, "Traceback (most recent call last):")
     frame = Line("2026-12-01T01:00:00.1+01:00", 0, '  File "/workspace/train.py", line 2, in load')
