@@ -317,6 +317,7 @@ class RankMap:
         self.node: dict[int, str] = {}
         self.by_local: dict[tuple[str | None, int], int] = {}
         self.box: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+        self.extra: set[int] = set()
         for record in (*view.errors, *view.traces, *view.steps, *view.epochs, *view.signals):
             if record.rank is not None:
                 self._place(record.rank, record.pod, record.node)
@@ -333,13 +334,16 @@ class RankMap:
                     self.box[trace.pod].append(failure)
 
     def _place(self, rank: int, pod: str | None, node: str | None) -> None:
+        self.extra.add(rank)
         if pod:
             self.pod.setdefault(rank, pod)
         if node:
             self.node.setdefault(rank, node)
 
     def known(self) -> set[int]:
-        return set(self.pod) | set(self.node)
+        """Ranks seen, and the ranks below the highest one seen: global ranks are dense (0..world-1)."""
+        seen = set(self.pod) | set(self.node) | self.extra
+        return set(range(max(seen) + 1)) if seen else set()
 
     def pod_of(self, rank: int) -> str | None:
         return self.pod.get(rank)
