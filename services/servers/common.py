@@ -139,9 +139,27 @@ def find_java(service: str, lowest: int, highest: int | None = None) -> str:
     raise ServiceError(f"{service}: needs {wanted} (set GANGSCOPE_JAVA); found {found}", code=2)
 
 
-def tail(path: Path, lines: int = 15) -> str:
+def file_size(path: Path) -> int:
     try:
-        text = path.read_text(errors="replace").splitlines()
+        return path.stat().st_size
     except OSError:
-        return ""
-    return "\n".join(text[-lines:])
+        return 0
+
+
+def _last_lines(path: Path, since: int, lines: int) -> list[str]:
+    try:
+        with open(path, "rb") as f:
+            f.seek(since)
+            text = f.read().decode(errors="replace")
+    except OSError:
+        return []
+    return text.splitlines()[-lines:]
+
+
+def exited_during_startup(service: str, run: Path, server_log: Path, log_offset: int) -> ServiceError:
+    """Shows what this start wrote last (JVM output, then the server's log) and says where the rest is."""
+    jvm = _last_lines(run / "stdout.log", 0, 6)
+    server = _last_lines(server_log, log_offset, 10)
+    if jvm or server:
+        log(f"{service}: last lines it wrote:\n" + "\n".join(jvm + server))
+    return ServiceError(f"{service}: the server exited during start-up (logs: {run / 'stdout.log'}, {server_log})")

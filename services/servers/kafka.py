@@ -13,7 +13,7 @@ from string import Template
 from . import fetch, procs
 from .common import (
     CONF_DIR, HOST, SERVICES_DIR, ServiceError, env_heap, env_port, find_java, log,
-    port_accepts, require_free, run_dir, tail,
+    exited_during_startup, file_size, port_accepts, require_free, run_dir,
 )
 
 PROBE_SOURCE = SERVICES_DIR / "probe" / "KafkaProbe.java"
@@ -64,6 +64,8 @@ class Kafka:
             f"-Dlog4j2.configurationFile={conf / 'log4j2.properties'}", f"-Dkafka.logs.dir={logs}",
             self.mark, "-cp", self.classpath,
         ]
+        self.server_log = logs / "server.log"
+        self.log_offset = file_size(self.server_log)
         if not (data / "meta.properties").is_file():
             self._format(jvm, properties)
         return jvm + ["kafka.Kafka", str(properties)]
@@ -107,11 +109,10 @@ class Kafka:
 
     def wait_ready(self, pid: int, deadline: float) -> None:
         """Listening first (cheap), then a real create-topic/produce/consume round trip."""
-        output = self.run / "stdout.log"
         while not port_accepts(self.port):
-            self._check_alive(pid, output)
+            self._check_alive(pid)
             if time.monotonic() > deadline:
-                raise ServiceError(f"kafka: port {self.port} not listening in time; log: {output}")
+                raise ServiceError(f"kafka: port {self.port} not listening in time (logs: {self.run / 'logs'})")
             time.sleep(0.2)
         budget = max(5, int(deadline - time.monotonic()))
         cmd = [
@@ -122,13 +123,10 @@ class Kafka:
         ]
         done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
-            self._check_alive(pid, output)
+            self._check_alive(pid)
             last = (done.stderr.strip().splitlines() or ["no output"])[-1]
             raise ServiceError(f"kafka: up but not usable: {last} (logs: {self.run / 'logs'})")
 
-    def _check_alive(self, pid: int, output: Path) -> None:
+    def _check_alive(self, pid: int) -> None:
         if not procs.alive(pid, self.mark):
-            detail = tail(self.run / "logs" / "server.log", 8) or tail(output, 8)
-            if detail:
-                log("kafka: last lines of its log:\n" + detail)
-            raise ServiceError(f"kafka: the server exited during start-up (logs: {self.run / 'logs'})")
+            raise exited_during_startup(self.name, self.run, self.server_log, self.log_offset)

@@ -12,7 +12,8 @@ from string import Template
 
 from . import fetch, procs
 from .common import (
-    CONF_DIR, HOST, ServiceError, env_heap, env_port, find_java, log, require_free, run_dir, tail,
+    CONF_DIR, HOST, ServiceError, env_heap, env_port, exited_during_startup, file_size, find_java,
+    require_free, run_dir,
 )
 
 # Modules as the distribution lays them out under modules/<name>/. The Maven jars carry no
@@ -64,6 +65,8 @@ class OpenSearch:
         template = Template((CONF_DIR / "opensearch" / "opensearch.yml").read_text())
         (conf / "opensearch.yml").write_text(template.substitute(data_dir=data, logs_dir=logs, **self.ports))
         shutil.copyfile(CONF_DIR / "opensearch" / "log4j2.properties", conf / "log4j2.properties")
+        self.server_log = logs / "opensearch.log"
+        self.log_offset = file_size(self.server_log)
         return [
             java, f"-Xms{self.heap}", f"-Xmx{self.heap}", *self._as_root_flags(),
             # the distribution's JVM options that matter on a small node
@@ -121,10 +124,7 @@ class OpenSearch:
         last = "no answer yet"
         while time.monotonic() < deadline:
             if not procs.alive(pid, self.mark):
-                detail = tail(self.run / "logs" / "opensearch.log", 8) or tail(self.run / "stdout.log", 8)
-                if detail:
-                    log("opensearch: last lines of its log:\n" + detail)
-                raise ServiceError(f"opensearch: the node exited during start-up (logs: {self.run / 'logs'})")
+                raise exited_during_startup(self.name, self.run, self.server_log, self.log_offset)
             try:
                 with urllib.request.urlopen(url, timeout=5) as answer:
                     status = json.load(answer).get("status")

@@ -60,12 +60,12 @@ def clear_state(folder: Path) -> None:
 
 
 def start(cmd: list[str], cwd: Path, output: Path) -> int:
-    """Start cmd in its own session with stdout/stderr to `output`; returns its pid.
+    """Start cmd in its own session with stdout/stderr to `output` (this start's only); returns its pid.
 
     The child must hold none of our pipes: `eval "$(services/up)"` and pytest's
     capture wait for every writer of stdout to close.
     """
-    with open(output, "ab") as out, open(os.devnull, "rb") as devnull:
+    with open(output, "wb") as out, open(os.devnull, "rb") as devnull:
         proc = subprocess.Popen(
             cmd, cwd=cwd, stdin=devnull, stdout=out, stderr=subprocess.STDOUT,
             start_new_session=True, close_fds=True,
