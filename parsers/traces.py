@@ -281,6 +281,7 @@ class TraceParser:
         self._first: Line | None = None
         self._block = _Block(max_lines, max_bytes)
         self._held: list[str] = []
+        self._failures: FailureBox | None = None
         self._text_lines = 0
         self._last_s: float | None = None
         self._day: str = ""
@@ -318,6 +319,10 @@ class TraceParser:
             self._held.append(line.text)
         else:
             self._take(line.text)
+            if state == "child_failed_open":
+                self._failures = FailureBox()
+            if self._failures is not None and state in ("child_failed_open", "child_failed_box"):
+                self._failures.add(text)
         if now is not None:
             self._last_s = now
         if action == LAST:
@@ -369,6 +374,7 @@ class TraceParser:
         self._first = line
         self._block = _Block(self.max_lines, self.max_bytes)
         self._held = []
+        self._failures = None
         self._text_lines = 0
         self._last_s = self._seconds(line.time) if line.time else None
         self._block.add(line.text)
@@ -390,7 +396,8 @@ class TraceParser:
         self._state, self._first, self._held = None, None, []
         if first is None or state == "syntax":  # a `File "...", line N` that no SyntaxError followed
             return []
-        record = parse_block(block.lines(), block.text())
+        failures, self._failures = (self._failures.result() if self._failures else None), None
+        record = parse_block(block.lines(), block.text(), failures)
         if record is None:
             return []
         record.time, record.seq, record.rank, record.local_rank = first.time, first.seq, first.rank, first.local_rank
@@ -520,9 +527,11 @@ _MORE = re.compile(r"^and (?P<n>\d+) more exceptions?\s*$")
 _MAX_DEPTH = re.compile(r"^\.\.\. \(max_group_depth is \d+\)\s*$")
 
 
-def parse_block(lines: list[str], text: str | None = None) -> TraceRecord | None:
+def parse_block(lines: list[str], text: str | None = None, failures: dict[str, Any] | None = None) -> TraceRecord | None:
     """Read the lines of one trace block into a `TraceRecord` (identity fields left empty);
-    `text` is what the record shows, the lines joined unless given."""
+    `text` is what the record shows, the lines joined unless given; `failures`, what a
+    `FailureBox` read of a ChildFailedError box while it streamed in (whole, even where
+    `lines` are not)."""
     text = "\n".join(lines) if text is None else text
     clean = [_ANSI.sub("", t) if "\x1b" in t else t for t in lines]
     if FATAL.match(clean[0]) or DUMP_THREAD.match(clean[0]) or DUMP_TIMEOUT.match(clean[0]):
@@ -531,6 +540,8 @@ def parse_block(lines: list[str], text: str | None = None) -> TraceRecord | None
         links = _read_chain(_unbox(clean))
         if not links:
             return None
+        if failures is not None and links[-1].failures is not None:
+            links[-1].failures = failures
         record = _record_of(links)
     record.text = text
     return record
@@ -816,43 +827,74 @@ _SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\) received by PID 
 _SECTION = re.compile(r"^-+\s*$")
 
 
-def _read_failures(box: list[str]) -> dict[str, Any]:
-    """`title` and `failures` of the box (errors/__init__.py `_MSG_FORMAT_TEMPLATE`)."""
-    title = box[1].strip() if len(box) > 1 and not _SECTION.match(box[1]) else None
-    failures: list[dict[str, Any]] = []
-    root = False
-    current: dict[str, Any] | None = None
-    message: list[str] | None = None
+class FailureBox:
+    """Reads torchrun's failure summary box (errors/__init__.py `_MSG_FORMAT_TEMPLATE`) line
+    by line, from its opening border on; `result()` gives `title` and `failures`.
 
-    def done() -> None:
-        if current is not None:
-            _finish_failure(current, message or [])
-            failures.append(current)
+    It is fed while the box streams in, so that every failure is kept even when the box
+    (one traceback per failed rank) is too long for the trace's text; of each failure's
+    traceback it keeps the first and the last lines, where the exception is.
+    """
 
-    for t in box[1:]:
+    KEEP_HEAD = 20
+    KEEP_TAIL = 40
+
+    def __init__(self) -> None:
+        self.title: str | None = None
+        self.failures: list[dict[str, Any]] = []
+        self._lines = 0
+        self._root = False
+        self._current: dict[str, Any] | None = None
+        self._message: list[str] | None = None
+        self._tail: deque[str] = deque(maxlen=self.KEEP_TAIL)
+
+    def add(self, t: str) -> None:
+        self._lines += 1
+        if self._lines == 2 and not _SECTION.match(t):
+            self.title = t.strip()
+            return
         if t.startswith("Root Cause"):
-            root = True
-            continue
+            self._root = True
+            return
         entry = _ENTRY.match(t)
         if entry or _SECTION.match(t) or BORDER.match(t):
-            done()
-            current, message = None, None
+            self._done()
             if entry:
-                current = {"index": int(entry.group("index")), "root_cause": root}
-            continue
-        if current is None:
-            continue
-        f = _FIELD.match(t) if message is None else None
+                self._current = {"index": int(entry.group("index")), "root_cause": self._root}
+            return
+        if self._current is None:
+            return
+        f = _FIELD.match(t) if self._message is None else None
         if f:
             key, value = f.group("key"), f.group("value")
             if key == "traceback":
-                message = [value]
+                self._message = [value]
             else:
-                _set_field(current, key, value)
-        elif message is not None:
-            message.append(t[2:] if t.startswith("  ") else t)
-    done()
-    return {"title": title, "failures": failures}
+                _set_field(self._current, key, value)
+        elif self._message is not None:
+            t = t[2:] if t.startswith("  ") else t  # the template indents the message by 2
+            if len(self._message) < self.KEEP_HEAD:
+                self._message.append(t)
+            else:
+                self._tail.append(t)
+
+    def result(self) -> dict[str, Any]:
+        self._done()
+        return {"title": self.title, "failures": self.failures}
+
+    def _done(self) -> None:
+        if self._current is not None:
+            _finish_failure(self._current, (self._message or []) + list(self._tail))
+            self.failures.append(self._current)
+        self._current, self._message = None, None
+        self._tail.clear()
+
+
+def _read_failures(box: list[str]) -> dict[str, Any]:
+    reader = FailureBox()
+    for t in box:
+        reader.add(t)
+    return reader.result()
 
 
 def _set_field(entry: dict[str, Any], key: str, value: str) -> None:

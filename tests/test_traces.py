@@ -512,6 +512,25 @@ def test_close_with_nothing_open_gives_nothing():
     assert parser.close() == [] and not parser.open
 
 
+def test_child_failed_box_over_the_bounds_keeps_every_failure():
+    # torchrun of 8 ranks with deep tracebacks prints boxes of thousands of lines
+    text = sample("torchrun_sigkill.py311")
+    head, box = text.split("Failures:\n  <NO_OTHER_FAILURES>\n")
+    entry = (
+        "[{i}]:\n  time      : 2026-11-30_04:21:10\n  host      : localhost\n  rank      : {i} (local_rank: {i})\n"
+        "  exitcode  : 1 (pid: 2830{i})\n  error_file: <N/A>\n  traceback : Traceback (most recent call last):\n"
+        + '    File "/workspace/train.py", line 4, in walk\n      return walk(n + 1)\n' * 300
+        + "  RecursionError: maximum recursion depth exceeded\n  \n"
+    )
+    others = "".join(entry.format(i=i) for i in range(1, 8))
+    r = only(head + "Failures:\n" + others + box, max_lines=500)
+    assert r.truncated and r.line_count > 4000
+    failures = r.details["failures"]
+    assert [f["index"] for f in failures] == [1, 2, 3, 4, 5, 6, 7, 0]
+    assert [f["exception_type"] for f in failures[:-1]] == ["RecursionError"] * 7
+    assert failures[-1]["signal"] == "SIGKILL" and failures[-1]["root_cause"]
+
+
 def test_unfinished_child_failed_box_is_truncated():
     text = sample("torchrun_sigkill.py311")
     r = only(text[: text.index("Root Cause")])
