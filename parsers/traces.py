@@ -257,7 +257,9 @@ class TraceParser:
 
     Parameters: `idle_s` closes an open trace before a line that comes later than that
     after the trace's previous line; `message_gap_s` does the same for lines that would
-    continue an exception message; `max_lines` / `max_bytes` bound what one trace keeps
+    continue an exception message (Python prints a whole traceback at once: in the
+    fixture runs its lines are microseconds apart, while the program's next output comes
+    later); `max_lines` / `max_bytes` bound what one trace keeps
     (its first and last lines; the rest is counted and `truncated` is set);
     `max_message_lines` bounds a free-text message.
     """
@@ -267,7 +269,7 @@ class TraceParser:
     def __init__(
         self,
         idle_s: float = 5.0,
-        message_gap_s: float = 1.0,
+        message_gap_s: float = 0.25,
         max_lines: int = 2000,
         max_bytes: int = 256 * 1024,
         max_message_lines: int = 200,
