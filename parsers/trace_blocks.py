@@ -1,0 +1,579 @@
+"""Reading one finished trace block: its exception chain, frames, sub-exceptions of
+ExceptionGroups, tracebacks of other processes, torchrun's failures, faulthandler
+threads, and the fingerprint. `parsers/traces.py` decides which lines form the block.
+
+`exception_type` of a faulthandler dump is the text after `Fatal Python error: `
+(`Segmentation fault`, `Aborted`, ...), the way the process saw its signal;
+`details["signal"]` names the signal (`SIGSEGV`). Dump frames are put oldest first, like
+traceback frames. The location line of a SyntaxError (`File "...", line N`, no function)
+is a frame with `function` None.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import deque
+from dataclasses import dataclass, field
+from typing import Any
+
+from gangscope.parsers.fingerprint import fingerprint, frame_keys, normalize_message
+from gangscope.parsers.records import ChainLink, Frame, TraceRecord
+from gangscope.parsers.trace_shapes import (
+    ANSI,
+    BORDER,
+    CARET,
+    DUMP_FRAME,
+    DUMP_THREAD,
+    DUMP_TIMEOUT,
+    EG_HEAD,
+    EXCEPTION,
+    FATAL,
+    FRAME,
+    GROUP_TB_HEAD,
+    ORIGINAL_TB,
+    REPEAT,
+    SEPARATOR,
+    SPAWN_INTRO,
+    SYNTAX_FRAME,
+    TB_HEAD,
+    TB_TEXT,
+    TRIPLE_QUOTE,
+    blank,
+    indented,
+)
+
+
+@dataclass
+class _Link:
+    """One exception of a chain while it is being read."""
+
+    type: str | None = None
+    message_lines: list[str] = field(default_factory=list)
+    frames: list[Frame] = field(default_factory=list)
+    connector: str | None = None
+    group: list[dict[str, Any]] | None = None  # sub-exceptions of an ExceptionGroup
+    remote: dict[str, Any] | None = None  # a traceback carried in the message (other process)
+    remote_links: list[_Link] | None = None
+    failures: dict[str, Any] | None = None  # ChildFailedError box
+
+    @property
+    def message(self) -> str:
+        return "\n".join(self.message_lines)
+
+
+@dataclass
+class _Node:
+    """The lines an ExceptionGroup box prints at one depth; sub-exception lists in between."""
+
+    depth: int
+    items: list[Any] = field(default_factory=list)  # str | list[_Node]
+
+
+@dataclass
+class _Box:
+    node: _Node
+
+
+_BOX_TOKEN = re.compile(
+    r"^(?P<ind>(?:  )*)(?:"
+    r"(?P<first>\+-\+-+ (?:\d+|\.\.\.) -+)"
+    r"|(?P<next>\+-+ (?:\d+|\.\.\.) -+)"
+    r"|(?P<close>\+-+)"
+    r"|\+ (?P<head>.*)"
+    r"|\|(?: (?P<text>.*))?"
+    r")\s*$"
+)
+_MORE = re.compile(r"^and (?P<n>\d+) more exceptions?\s*$")
+_MAX_DEPTH = re.compile(r"^\.\.\. \(max_group_depth is \d+\)\s*$")
+
+
+def parse_block(lines: list[str], text: str | None = None, failures: dict[str, Any] | None = None) -> TraceRecord | None:
+    """Read the lines of one trace block into a `TraceRecord` (identity fields left empty);
+    `text` is what the record shows, the lines joined unless given; `failures`, what a
+    `FailureBox` read of a ChildFailedError box while it streamed in (whole, even where
+    `lines` are not)."""
+    text = "\n".join(lines) if text is None else text
+    clean = [ANSI.sub("", t) if "\x1b" in t else t for t in lines]
+    if FATAL.match(clean[0]) or DUMP_THREAD.match(clean[0]) or DUMP_TIMEOUT.match(clean[0]):
+        record = _read_dump(clean)
+    else:
+        links = _read_chain(_unbox(clean))
+        if not links:
+            return None
+        if failures is not None and links[-1].failures is not None:
+            links[-1].failures = failures
+        record = _record_of(links)
+    record.text = text
+    return record
+
+
+def _record_of(links: list[_Link]) -> TraceRecord:
+    last = links[-1]
+    complete = [lk for lk in links if lk.type is not None]
+    details: dict[str, Any] = {}
+    if last.group is not None:
+        details["exceptions"] = last.group  # the sub-exceptions of the ExceptionGroup raised last
+    groups = [{"link": i, "exceptions": lk.group} for i, lk in enumerate(links[:-1]) if lk.group is not None]
+    if groups:
+        details["groups"] = groups  # groups earlier in the chain
+    remotes = [dict(lk.remote, link=i) for i, lk in enumerate(links) if lk.remote]
+    if remotes:
+        details["remote"] = remotes
+    if last.failures is not None:
+        details.update(last.failures)
+    form = _form_of(links)
+    return TraceRecord(
+        exception_type=last.type,
+        message=last.message if last.type is not None else None,
+        frames=last.frames,
+        chain=[ChainLink(lk.type, lk.message, lk.frames, lk.connector) for lk in complete],  # type: ignore[arg-type]
+        fingerprint=fingerprint([form, *_grouping_parts(links)]),
+        form=form,
+        details=details or None,
+    )
+
+
+def _form_of(links: list[_Link]) -> str:
+    last = links[-1]
+    if last.failures is not None:
+        return "child_failed"
+    if any(lk.group is not None for lk in links):
+        return "exception_group"
+    if any(lk.type and lk.type.endswith("RemoteTraceback") for lk in links):
+        return "remote"
+    if last.type in ("SyntaxError", "IndentationError", "TabError"):
+        return "syntax_error"
+    return "traceback"
+
+
+# -- ExceptionGroup boxes
+
+
+def _unbox(lines: list[str]) -> list[Any]:
+    """Replace each top-level ExceptionGroup box by a `_Box` holding its tree."""
+    out: list[Any] = []
+    i, n = 0, len(lines)
+    while i < n:
+        if not EG_HEAD.match(lines[i]):
+            out.append(lines[i])
+            i += 1
+            continue
+        root = _Node(depth=1)
+        stack = [root]
+        while i < n:
+            m = _BOX_TOKEN.match(lines[i])
+            if m is None or not m.group("ind"):
+                break
+            _box_step(stack, len(m.group("ind")) // 2, m)
+            i += 1
+        out.append(_Box(root))
+    return out
+
+
+def _box_step(stack: list[_Node], depth: int, m: re.Match[str]) -> None:
+    """One line of a box: content at `depth`, or a sub-exception delimiter."""
+    if m.group("first") is not None:  # `+-+---- 1 ----` at the group's own depth
+        while len(stack) > 1 and stack[-1].depth > depth:
+            stack.pop()
+        subs: list[_Node] = []
+        stack[-1].items.append(subs)
+        child = _Node(depth + 1)
+        subs.append(child)
+        stack.append(child)
+    elif m.group("next") is not None:  # `  +---- 2 ----`: one level in from the group
+        group_depth = depth - 1
+        while len(stack) > 1 and stack[-1].depth > group_depth:
+            stack.pop()
+        holder = stack[-1].items
+        if not holder or not isinstance(holder[-1], list):
+            holder.append([])
+        child = _Node(group_depth + 1)
+        holder[-1].append(child)
+        stack.append(child)
+    elif m.group("close") is not None:
+        while len(stack) > 1 and stack[-1].depth > depth - 1:
+            stack.pop()
+    else:
+        text = m.group("head") if m.group("head") is not None else (m.group("text") or "")
+        while len(stack) > 1 and stack[-1].depth > depth:
+            stack.pop()
+        stack[-1].items.append(text)
+
+
+def _sub_exception(node: _Node) -> dict[str, Any]:
+    strs = [x for x in node.items if isinstance(x, str)]
+    if len(strs) == 1 and len(node.items) == 1:
+        more = _MORE.match(strs[0])
+        if more:
+            return {"more": int(more.group("n"))}
+        if _MAX_DEPTH.match(strs[0]):
+            return {"max_depth": True}
+    links = _read_chain(node.items)
+    if not links:
+        return {"exception_type": None, "message": "\n".join(strs)}
+    last = links[-1]
+    out: dict[str, Any] = {
+        "exception_type": last.type,
+        "message": last.message,
+        "frames": [{"file": f.file, "line": f.line, "function": f.function} for f in last.frames],
+    }
+    if len(links) > 1:
+        out["chain"] = [{"exception_type": lk.type, "message": lk.message, "connector": lk.connector} for lk in links]
+    if last.group is not None:
+        out["exceptions"] = last.group
+    return out
+
+
+# -- chains
+
+
+def _read_chain(items: list[Any]) -> list[_Link]:
+    """Links of a chain, oldest first, from text lines (and boxes / sub-exception lists)."""
+    links: list[_Link] = []
+    i, n = 0, len(items)
+    while i < n:
+        i = _skip_blanks(items, i)
+        if i >= n:
+            break
+        item = items[i]
+        if isinstance(item, str) and SEPARATOR.match(item):  # nothing before it was kept
+            i += 1
+            continue
+        if isinstance(item, _Box):
+            links.extend(_read_chain(item.node.items))
+            i += 1
+        elif isinstance(item, list):  # sub-exceptions without a group line before them
+            i += 1
+            continue
+        else:
+            link, i = _read_exception(items, i)
+            if link is None:
+                break
+            links.append(link)
+        j = _skip_blanks(items, i)
+        if j < n and isinstance(items[j], str) and (sep := SEPARATOR.match(items[j])):
+            if links:
+                links[-1].connector = "cause" if sep.group("cause") else "context"
+            i = j + 1
+        elif j < n and not isinstance(items[j], _Box):
+            break
+    return links
+
+
+def _skip_blanks(items: list[Any], i: int) -> int:
+    while i < len(items) and isinstance(items[i], str) and blank(items[i]):
+        i += 1
+    return i
+
+
+def _read_exception(items: list[Any], i: int) -> tuple[_Link | None, int]:
+    n = len(items)
+    link = _Link()
+    first = items[i]
+    has_header = bool(TB_HEAD.match(first) or GROUP_TB_HEAD.match(first))
+    if has_header:
+        i += 1
+    elif not (SYNTAX_FRAME.match(first) or EXCEPTION.match(first)):
+        return None, i
+    i = _read_frames(items, i, link)
+    if i >= n or not isinstance(items[i], str):
+        return (link if has_header or link.frames else None), i
+    m = EXCEPTION.match(items[i])
+    if m is None:
+        return (link if has_header else None), i
+    link.type = m.group("type")
+    link.message_lines = [m.group("msg") or ""]
+    i = _read_message(items, i + 1, link)
+    if i < n and isinstance(items[i], list):
+        link.group = [_sub_exception(node) for node in items[i]]
+        i += 1
+    return link, i
+
+
+def _read_frames(items: list[Any], i: int, link: _Link) -> int:
+    n = len(items)
+    code: list[str] = []
+    while i < n and isinstance(items[i], str) and indented(items[i]):
+        t = items[i]
+        m = FRAME.match(t) or SYNTAX_FRAME.match(t)
+        if m:
+            _set_code(link, code)
+            code = []
+            func = m.groupdict().get("func")
+            link.frames.append(Frame(m.group("file"), int(m.group("line")), func))
+        elif not CARET.match(t) and not REPEAT.match(t) and link.frames:
+            code.append(t.strip())
+        i += 1
+    _set_code(link, code)
+    return i
+
+
+def _set_code(link: _Link, code: list[str]) -> None:
+    if code and link.frames:
+        link.frames[-1].code = "\n".join(code)
+
+
+def _read_message(items: list[Any], i: int, link: _Link) -> int:
+    """The message lines after the exception line; structured messages are read as such."""
+    n = len(items)
+    kind = link.type or ""
+    rest = link.message_lines[0].strip() == ""
+    if rest and kind.endswith("ChildFailedError") and i < n and isinstance(items[i], str) and BORDER.match(items[i]):
+        j = i + 1
+        while j < n and isinstance(items[j], str) and not BORDER.match(items[j]):
+            j += 1
+        box = [x for x in items[i : j + 1] if isinstance(x, str)]
+        link.message_lines.extend(box)
+        link.failures = _read_failures(box)
+        return j + 1
+    if rest and kind.endswith("RemoteTraceback") and i < n and isinstance(items[i], str) and TRIPLE_QUOTE.match(items[i]):
+        j = i + 1
+        while j < n and isinstance(items[j], str) and not TRIPLE_QUOTE.match(items[j]):
+            j += 1
+        body = [x for x in items[i + 1 : j] if isinstance(x, str)]
+        link.message_lines.extend([items[i], *body] + ([items[j]] if j < n else []))
+        _set_remote(link, body)
+        return j + 1
+    if rest and kind.endswith("ProcessRaisedException"):
+        body = [x for x in items[i:] if isinstance(x, str)]
+        while body and blank(body[-1]):
+            body.pop()
+        link.message_lines.extend(body)
+        for k, t in enumerate(body):
+            intro = SPAWN_INTRO.match(t)
+            if intro:
+                _set_remote(link, body[k + 1 :])
+                if link.remote:
+                    link.remote["process"] = int(intro.group("index"))
+                break
+        return n
+    # free text up to a chain separator (blank lines before it are not the message's)
+    j = i
+    while j < n and isinstance(items[j], str) and not SEPARATOR.match(items[j]):
+        j += 1
+    body = items[i:j]
+    while body and blank(body[-1]):
+        body.pop()
+    link.message_lines.extend(body)
+    for k, t in enumerate(body):
+        if ORIGINAL_TB.match(t):  # DataLoader worker: ExceptionWrapper.reraise
+            _set_remote(link, [TB_TEXT, *body[k + 1 :]])
+            break
+    return i + len(body)
+
+
+def _set_remote(link: _Link, lines: list[str]) -> None:
+    """A traceback printed inside a message (by a worker process), summarized."""
+    links = _read_chain(lines)
+    if not links:
+        return
+    last = links[-1]
+    link.remote_links = links
+    link.remote = {
+        "exception_type": last.type,
+        "message": last.message,
+        "frames": [{"file": f.file, "line": f.line, "function": f.function, "code": f.code} for f in last.frames],
+        "chain": [lk.type for lk in links],
+    }
+
+
+# -- torchrun's ChildFailedError box
+
+_ENTRY = re.compile(r"^\[(?P<index>\d+)\]:\s*$")
+_FIELD = re.compile(r"^  (?P<key>time|host|rank|exitcode|error_file|traceback)\s*: ?(?P<value>.*?)\s*$")
+_RANK = re.compile(r"^(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
+_EXITCODE = re.compile(r"^(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)(?:\s*\((?P<signal>SIG\w+)\))?")
+_SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\) received by PID (?P<pid>\d+)")
+_SECTION = re.compile(r"^-+\s*$")
+
+
+class FailureBox:
+    """Reads torchrun's failure summary box (errors/__init__.py `_MSG_FORMAT_TEMPLATE`) line
+    by line, from its opening border on; `result()` gives `title` and `failures`.
+
+    It is fed while the box streams in, so that every failure is kept even when the box
+    (one traceback per failed rank) is too long for the trace's text; of each failure's
+    traceback it keeps the first and the last lines, where the exception is.
+    """
+
+    KEEP_HEAD = 20
+    KEEP_TAIL = 40
+
+    def __init__(self) -> None:
+        self.title: str | None = None
+        self.failures: list[dict[str, Any]] = []
+        self._lines = 0
+        self._root = False
+        self._current: dict[str, Any] | None = None
+        self._message: list[str] | None = None
+        self._tail: deque[str] = deque(maxlen=self.KEEP_TAIL)
+
+    def add(self, t: str) -> None:
+        self._lines += 1
+        if self._lines == 2 and not _SECTION.match(t):
+            self.title = t.strip()
+            return
+        if t.startswith("Root Cause"):
+            self._root = True
+            return
+        entry = _ENTRY.match(t)
+        if entry or _SECTION.match(t) or BORDER.match(t):
+            self._done()
+            if entry:
+                self._current = {"index": int(entry.group("index")), "root_cause": self._root}
+            return
+        if self._current is None:
+            return
+        f = _FIELD.match(t) if self._message is None else None
+        if f:
+            key, value = f.group("key"), f.group("value")
+            if key == "traceback":
+                self._message = [value]
+            else:
+                _set_field(self._current, key, value)
+        elif self._message is not None:
+            t = t[2:] if t.startswith("  ") else t  # the template indents the message by 2
+            if len(self._message) < self.KEEP_HEAD:
+                self._message.append(t)
+            else:
+                self._tail.append(t)
+
+    def result(self) -> dict[str, Any]:
+        self._done()
+        return {"title": self.title, "failures": self.failures}
+
+    def _done(self) -> None:
+        if self._current is not None:
+            _finish_failure(self._current, (self._message or []) + list(self._tail))
+            self.failures.append(self._current)
+        self._current, self._message = None, None
+        self._tail.clear()
+
+
+def _read_failures(box: list[str]) -> dict[str, Any]:
+    reader = FailureBox()
+    for t in box:
+        reader.add(t)
+    return reader.result()
+
+
+def _set_field(entry: dict[str, Any], key: str, value: str) -> None:
+    if key == "rank":
+        m = _RANK.match(value)
+        entry["rank"] = int(m.group("rank")) if m else None
+        entry["local_rank"] = int(m.group("local_rank")) if m else None
+    elif key == "exitcode":
+        m = _EXITCODE.match(value)
+        entry["exitcode"] = int(m.group("code")) if m else None
+        entry["pid"] = int(m.group("pid")) if m else None
+        if m and m.group("signal"):
+            entry["signal"] = m.group("signal")
+    elif key == "error_file":
+        entry["error_file"] = None if value == "<N/A>" else value
+    else:
+        entry[key] = value
+
+
+def _finish_failure(entry: dict[str, Any], message: list[str]) -> None:
+    while message and blank(message[-1]):
+        message.pop()
+    entry["message"] = "\n".join(message)
+    for key in ("time", "host", "rank", "local_rank", "exitcode", "pid", "error_file"):
+        entry.setdefault(key, None)
+    sig = _SIGNAL.search(entry["message"])
+    if sig:
+        entry["signal"] = sig.group("name")
+    entry.setdefault("signal", None)
+    links = _read_chain(message) if message and TB_HEAD.match(message[0]) else []
+    entry["exception_type"] = links[-1].type if links else None
+
+
+# -- faulthandler dumps
+
+_SIGNALS = {
+    "Segmentation fault": "SIGSEGV",
+    "Aborted": "SIGABRT",
+    "Bus error": "SIGBUS",
+    "Floating point exception": "SIGFPE",
+    "Illegal instruction": "SIGILL",
+}
+
+
+def _read_dump(lines: list[str]) -> TraceRecord:
+    fatal = FATAL.match(lines[0])
+    timeout = DUMP_TIMEOUT.match(lines[0])
+    exception_type = fatal.group("msg") if fatal else ("Timeout" if timeout else None)
+    message = lines[0] if timeout else exception_type
+    threads: list[dict[str, Any]] = []
+    current: dict[str, Any] | None = None
+    for t in lines[1:]:
+        th = DUMP_THREAD.match(t)
+        if th:
+            current = {"thread": th.group("tid"), "current": bool(th.group("current") or th.group("stack")), "frames": []}
+            threads.append(current)
+            continue
+        fr = DUMP_FRAME.match(t)
+        if fr and current is not None:
+            line = fr.group("line")
+            current["frames"].append(Frame(fr.group("file"), int(line) if line.isdigit() else None, fr.group("func")))
+    crashed = next((th for th in threads if th["current"]), threads[0] if threads else None)
+    frames = list(reversed(crashed["frames"])) if crashed else []  # oldest first, like tracebacks
+    details: dict[str, Any] = {
+        "threads": [
+            {"thread": th["thread"], "current": th["current"], "frames": len(th["frames"])} for th in threads
+        ]
+    }
+    if exception_type in _SIGNALS:
+        details["signal"] = _SIGNALS[exception_type]
+    parts = ["faulthandler", f"type:{exception_type or ''}"] + (frame_keys(frames) or [normalize_message(message)])
+    return TraceRecord(
+        exception_type=exception_type,
+        message=message,
+        frames=frames,
+        chain=[ChainLink(exception_type, message or "", frames)] if exception_type else [],
+        fingerprint=fingerprint(parts),
+        form="faulthandler",
+        details=details,
+    )
+
+
+# -- fingerprint
+
+
+def _grouping_parts(links: list[_Link]) -> list[str]:
+    """What the fingerprint is made of: per link its type, then its in-app frames; the
+    message (masked) only where there is no frame with a function to key on."""
+    parts: list[str] = []
+    for lk in links:
+        parts.append(f"type:{lk.type or ''}")
+        parts.extend(frame_keys(lk.frames))
+        keyed = any(f.function for f in lk.frames) and lk.type not in ("SyntaxError", "IndentationError", "TabError")
+        if not keyed and not lk.remote_links:
+            parts.append("msg:" + normalize_message(lk.message))
+        if lk.remote_links:
+            parts.append("remote:")
+            parts.extend(_grouping_parts(lk.remote_links))
+        if lk.group:
+            parts.extend(_group_parts(lk.group))
+        if lk.failures:
+            for f in lk.failures["failures"]:
+                if f.get("root_cause"):
+                    parts.append(
+                        "root:" + (f.get("exception_type") or f.get("signal") or normalize_message(f.get("message")))
+                    )
+    return parts
+
+
+def _group_parts(subs: list[dict[str, Any]]) -> list[str]:
+    parts: list[str] = ["group:"]
+    for sub in subs:
+        if "more" in sub or "max_depth" in sub:
+            continue
+        parts.append(f"sub:{sub.get('exception_type') or ''}")
+        parts.extend(
+            frame_keys([Frame(f["file"], f["line"], f["function"]) for f in sub.get("frames", []) if f["function"]])
+        )
+        if sub.get("exceptions"):
+            parts.extend(_group_parts(sub["exceptions"]))
+    parts.append("end:")
+    return parts

@@ -1,0 +1,85 @@
+"""The shapes of the lines of Python and PyTorch stack traces, as compiled regexes.
+
+Sources (FORMATS.md section 4; real output of each in fixtures/traces/ and fixtures/runs/):
+CPython Lib/traceback.py (`StackSummary.format`, `TracebackException.format`,
+`format_exception_only`, `_ExceptionPrintContext` for ExceptionGroup boxes),
+Python/faulthandler.c (`dump_frame`, `faulthandler_dump_traceback`, `write_thread_id`),
+Lib/multiprocessing/pool.py and Lib/concurrent/futures/process.py (`RemoteTraceback`),
+torch/multiprocessing/spawn.py (`ProcessRaisedException`), torch/_utils.py
+(`ExceptionWrapper`: "Original Traceback"), torch/distributed/elastic/multiprocessing/
+errors/__init__.py (`_FAILURE_FORMAT_TEMPLATE`, `_MSG_FORMAT_TEMPLATE`).
+"""
+
+from __future__ import annotations
+
+import re
+
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # 3.13+ colour (FORCE_COLOR / PYTHON_COLORS)
+
+TB_HEAD = re.compile(r"^Traceback \(most recent call last\):\s*$")
+GROUP_TB_HEAD = re.compile(r"^Exception Group Traceback \(most recent call last\):\s*$")  # inside a box
+EG_HEAD = re.compile(r"^[ \t]*\+ Exception Group Traceback \(most recent call last\):\s*$")
+FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
+SYNTAX_FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)\s*$')
+# faulthandler: no comma before `in`, line may be `???` (Python/faulthandler.c dump_frame)
+DUMP_FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>.+?)\s*$')
+CARET = re.compile(r"^\s*[~^]+\s*$")
+REPEAT = re.compile(r"^\s*\[Previous line repeated (\d+) more times?\]\s*$")
+SEPARATOR = re.compile(
+    r"^(?:(?P<cause>The above exception was the direct cause of the following exception:)"
+    r"|(?P<context>During handling of the above exception, another exception occurred:))\s*$"
+)
+# `format_exception_only`: "Type: message", or the bare type when str(exc) is empty
+EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:\.<locals>\.[\w.]+)?)(?:: ?(?P<msg>.*))?$")
+FATAL = re.compile(r"^Fatal Python error: (?P<msg>.*?)\s*$")
+DUMP_THREAD = re.compile(
+    r"^(?:(?P<current>Current thread)|Thread) (?P<tid>0x[0-9a-fA-F]+)(?: \[[^\]]*\])? \(most recent call first\):\s*$"
+    r"|^(?P<stack>Stack) \(most recent call first\):\s*$"
+)
+DUMP_TIMEOUT = re.compile(r"^Timeout \((?P<t>\d+:\d\d:\d\d(?:\.\d+)?)\)!\s*$")
+DUMP_EXTENSIONS = re.compile(r"^Extension modules: ")
+REMOTE_HEAD = re.compile(r"^(?P<type>(?:multiprocessing\.pool\.|concurrent\.futures\.process\._)?RemoteTraceback):\s*$")
+SPAWN_INTRO = re.compile(r"^-- Process (?P<index>\d+) terminated with the following error:\s*$")
+ORIGINAL_TB = re.compile(r"^Original Traceback \(most recent call last\):\s*$")
+BORDER = re.compile(r"^=+\s*$")
+BOX_LINE = re.compile(r"^[ \t]+[|+]")
+TRIPLE_QUOTE = re.compile(r'^"""\s*$')
+TB_TEXT = "Traceback (most recent call last):"
+
+# Lines that start a log record of their own, so they cannot continue an exception
+# message: timestamps first, glog / torch elastic / c10 headers, level names first,
+# NCCL's host:pid:tid, dict-like metric lines, progress bars, step lines.
+FOREIGN = re.compile(
+    r"""^(?:\[?\d{4}-\d\d-\d\d[T _]\d\d:\d\d
+    |\[?\d\d:\d\d:\d\d
+    |\[?[IWEFD]\d{4}\ \d\d:\d\d:\d\d
+    |\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL|TRACE)(?:\]|:|\s)
+    |[\w.-]+:\d+:\d+\ \[\d+\]\ NCCL\ 
+    |\{['"]
+    |(?i:epoch|step|iter(?:ation)?)\b[\s:=\[]*\d
+    |[^\r]*\r)""",
+    re.X,
+)
+
+#: Any line that can START a trace (meant for `re.search` / `re.match` on the line text).
+#: While no trace is open, lines that do not match need not be fed.
+PREFILTER = (
+    r"^(?:Traceback \(most recent call last\):"
+    r"|[ \t]+(?:\+ Exception Group Traceback|File (?:\x1b\[[0-9;]*m)?\")"
+    r"|Fatal Python error: "
+    r"|(?:Current thread|Thread) 0x[0-9a-fA-F]+ "
+    r"|Stack \(most recent call first\)"
+    r"|Timeout \(\d+:\d\d:\d\d"
+    r"|(?:multiprocessing\.pool\.|concurrent\.futures\.process\._)?RemoteTraceback:"
+    r"|The above exception was the direct cause|During handling of the above exception"
+    r"|[^\r]*\r.*Traceback \(most recent call last\):)"
+)
+
+
+# Line tests as compiled regexes: the rules call C, not Python, for every line of a trace.
+blank = re.compile(r"\s*$").match
+indented = re.compile(r"[ \t]+\S").match
+anything = re.compile("").match
+foreign = re.compile(  # a log line of its own, or the start of another trace
+    "|".join(p.pattern for p in (TB_HEAD, EG_HEAD, FATAL, DUMP_THREAD, DUMP_TIMEOUT)) + f"|(?x:{FOREIGN.pattern})"
+).match
