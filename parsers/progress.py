@@ -4,9 +4,11 @@ Progress is a consumer of step records rather than part of `StepParser`: it is
 kept per job and rank, while a parser sees one stream (the Trainer writes its
 steps to stdout and its bar to stderr), and it needs nothing but the records.
 
-`ProgressTracker` (one per job attempt and rank) is fed that rank's step records
-in order and answers with `EpochRecord`s and stall `SignalRecord`s. It is pure:
-the only times it knows are the records' own.
+`ProgressTracker` is fed step records in order (of any number of jobs and ranks:
+it keeps one `RankProgress` per job, attempt, pod, container and rank) and
+answers with `EpochRecord`s and stall `SignalRecord`s that carry the identity of
+the step record they come from. It is pure: the only times it knows are the
+records' own.
 
 `EpochRecord` fields:
 - `epoch`: epochs elapsed, as a float (1.5 = halfway through the second epoch),
@@ -52,7 +54,44 @@ def seconds(time: str | None) -> float | None:
         return None
 
 
+_IDENTITY = ("job", "attempt", "namespace", "pod", "container", "node", "rank", "local_rank", "source")
+
+
+def _key(rec: StepRecord) -> tuple:
+    return (rec.job, rec.attempt, rec.namespace, rec.pod, rec.container, rec.rank, rec.local_rank)
+
+
 class ProgressTracker:
+    """Progress of every job rank it is fed (see `RankProgress` for the parameters)."""
+
+    def __init__(self, **params):
+        self.params = params
+        self._ranks: dict[tuple, RankProgress] = {}
+        self._job_end: dict[tuple, float] = {}  # (job, attempt) -> time of its latest step
+
+    def add(self, rec: StepRecord) -> list[EpochRecord | SignalRecord]:
+        key = _key(rec)
+        rp = self._ranks.get(key)
+        if rp is None:
+            rp = self._ranks[key] = RankProgress(**self.params)
+        t = seconds(rec.time)
+        if t is not None:
+            jk = (rec.job, rec.attempt)
+            if t > self._job_end.get(jk, float("-inf")):
+                self._job_end[jk] = t
+        return rp.add(rec)
+
+    def finish(self, end_time: str | None = None) -> list[EpochRecord | SignalRecord]:
+        """Every rank's last state. A rank is judged stalled against `end_time`, by default
+        the time of its job's latest step (a rank that stopped while its peers went on)."""
+        out: list[EpochRecord | SignalRecord] = []
+        end = seconds(end_time)
+        for key, rp in self._ranks.items():
+            out.extend(rp.finish(end if end is not None else self._job_end.get((key[0], key[1]))))
+        return out
+
+
+class RankProgress:
     """Epoch progress and stalls of one job rank.
 
     - `stall_factor`: a stall is no new step for this many times the median interval
@@ -106,12 +145,12 @@ class ProgressTracker:
             out.append(self._record(state))
         return out
 
-    def finish(self, end_time: str | None = None) -> list[EpochRecord | SignalRecord]:
+    def finish(self, end_time: str | float | None = None) -> list[EpochRecord | SignalRecord]:
         """The last state, and a stall when the log ends long after the last step."""
         out: list[EpochRecord | SignalRecord] = []
         if self._last is None:
             return out
-        end = seconds(end_time)
+        end = end_time if isinstance(end_time, float) else seconds(end_time)
         if end is not None and self._last_step_at is not None:
             gap = end - self._last_step_at
             base = self._baseline()
@@ -228,8 +267,7 @@ class ProgressTracker:
         return EpochRecord(
             time=rec.time,
             seq=rec.seq,
-            rank=rec.rank,
-            local_rank=rec.local_rank,
+            **{f: getattr(rec, f) for f in _IDENTITY},
             epoch=state.get("epoch"),
             total_epochs=state.get("total_epochs"),
             step=state.get("step"),
@@ -266,8 +304,7 @@ class ProgressTracker:
         return SignalRecord(
             time=last.time,
             seq=last.seq,
-            rank=last.rank,
-            local_rank=last.local_rank,
+            **{f: getattr(last, f) for f in _IDENTITY},
             signal="stall",
             step=last.step,
             value=round(gap, 3),
@@ -282,7 +319,7 @@ def find_stragglers(
     min_steps: int = 3,
     min_excess_s: float = 0.0,
 ) -> list[SignalRecord]:
-    """Ranks of one job whose step time is an outlier against their peers at the same step.
+    """Ranks whose step time is an outlier against their peers (same job attempt) at the same step.
 
     At every step that two or more ranks report, a rank is slow when its step time
     exceeds `threshold` times the median of the other ranks' times (and by at least
@@ -300,21 +337,23 @@ def find_stragglers(
             t = 1.0 / r.throughput
         if t is None or not math.isfinite(t):
             continue
-        by_step.setdefault((r.epoch, r.step), {})[r.rank] = (t, r)
-    slow: dict[int, list[tuple[float, float, StepRecord]]] = {}
-    compared: dict[int, int] = {}
-    for ranks in by_step.values():
+        by_step.setdefault((r.job, r.attempt, r.epoch, r.step), {})[r.rank] = (t, r)
+    slow: dict[tuple, list[tuple[float, float, StepRecord]]] = {}
+    compared: dict[tuple, int] = {}
+    for (job, attempt, _e, _s), ranks in by_step.items():
         if len(ranks) < 2:
             continue
         for rank, (t, r) in ranks.items():
             peers = [pt for pr, (pt, _) in ranks.items() if pr != rank]
             base = median(peers)
-            compared[rank] = compared.get(rank, 0) + 1
+            who = (job or "", attempt, rank)
+            compared[who] = compared.get(who, 0) + 1
             if base > 0 and t > threshold * base and t - base >= min_excess_s:
-                slow.setdefault(rank, []).append((t, base, r))
+                slow.setdefault(who, []).append((t, base, r))
     out = []
-    for rank in sorted(slow):
-        hits = slow[rank]
+    for who in sorted(slow):
+        rank = who[2]
+        hits = slow[who]
         if len(hits) < min_steps:
             continue
         hits.sort(key=lambda h: (h[2].epoch or 0, h[2].step))
@@ -325,21 +364,13 @@ def find_stragglers(
             SignalRecord(
                 time=first.time,
                 seq=first.seq,
-                job=first.job,
-                attempt=first.attempt,
-                namespace=first.namespace,
-                pod=first.pod,
-                container=first.container,
-                node=first.node,
-                rank=rank,
-                local_rank=first.local_rank,
-                source=first.source,
+                **{f: getattr(first, f) for f in _IDENTITY},
                 signal="straggler",
                 step=first.step,
                 value=round(value, 6),
                 baseline=round(base, 6),
                 message=(
-                    f"rank {rank} was slower than its peers at {len(hits)} of {compared[rank]} steps "
+                    f"rank {rank} was slower than its peers at {len(hits)} of {compared[who]} steps "
                     f"(median {value:.3g} s against {base:.3g} s, {value / base:.1f}x)"
                 ),
             )

@@ -95,12 +95,15 @@ class StepParser:
         self._bar_total: int | None = None
         # a tqdm.write() cleared the bar ("\r" + blanks + "\r") and it is about to be redrawn
         self._cleared = 0
+        # bar states arrive one per line (torchrun --tee splits its children's output at "\r"):
+        # the blank lines of a clear matter, so the parser wants every line from then on
+        self._bar_lines = False
         self._block: _Pending | None = None
         self._block_dialect: Dialect | None = None
 
     @property
     def open(self) -> bool:
-        return self._block is not None
+        return self._block is not None or self._bar_lines
 
     def feed(self, line: Line) -> tuple[bool, list[Record]]:
         out: list[Record] = []
@@ -111,6 +114,10 @@ class StepParser:
                 self._block_item(text, item)
                 return True, out
             self._end_block(out)
+        if not text or text.isspace():
+            # a clear split over lines: blanks, then an empty line, then the redrawn bar
+            self._cleared = 1 if text else (2 if self._cleared == 1 else 0)
+            return False, out
         if "\x1b" in text:
             text = strip_ansi(text)
         rank = line.rank
@@ -132,7 +139,7 @@ class StepParser:
                 self._segment(seg, line, rank, out)
                 self._cleared = 0
         else:
-            self._segment(text, line, rank, out)
+            self._segment(text, line, rank, out, whole_line=True)
         return False, out
 
     def close(self) -> list[Record]:
@@ -146,12 +153,12 @@ class StepParser:
 
     # ------------------------------------------------------------------ internals
 
-    def _segment(self, seg: str, line: Line, rank: int | None, out: list[Record]) -> None:
+    def _segment(self, seg: str, line: Line, rank: int | None, out: list[Record], whole_line: bool = False) -> None:
         if "%|" in seg and seg[-1] != "]":
             m = _BAR_END.search(seg)
             if m and m.end() < len(seg):
                 # a log line written right after a bar state, on the same physical line
-                self._segment(seg[: m.end()], line, rank, out)
+                self._segment(seg[: m.end()], line, rank, out, whole_line)
                 seg = seg[m.end() :]
         reading = self._cache.read(seg)
         if reading is None:
@@ -176,6 +183,9 @@ class StepParser:
                 return
             if self._cleared == 2:
                 fields["metrics"][WRITES] = 1.0
+            self._cleared = 0
+            if whole_line:
+                self._bar_lines = True
         if fields.get("epoch") is None and self._epoch is not None and d.name in ("keras", "generic"):
             fields["epoch"] = self._epoch
             if fields.get("total_epochs") is None:
@@ -236,35 +246,71 @@ def _to_global_step(fields: dict, d: Dialect) -> None:
     fields["total_steps"] = per_epoch * total_epochs if total_epochs else None
 
 
-def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:
-    """Give the Trainer's logs dicts the step of its training bar, for the records of one container.
+class TrainerLogFolder:
+    """Gives the Trainer's logs dicts the step of its training bar, for the records of one container.
 
-    The Trainer prints its logs dict to stdout without a step number (tqdm.write) and
-    its bar to stderr; each write clears the bar and redraws it at the current step,
-    which `StepParser` counts on the bar's records (metric `tqdm_writes`). The k-th
-    dict takes the first unused write whose step fits the dict's epoch (the dict's
-    `epoch` is global step / steps per epoch), so writes of eval and summary dicts
-    are skipped. The dicts get the bar's total and rate; the bar's own records are
-    dropped, since the dicts are the step lines. Without dicts, or without a bar,
-    the records are returned as they are (minus the write counts).
+    The Trainer prints its logs dict to stdout without a step number (tqdm.write)
+    and its bar to stderr; each write clears the bar and redraws it at the current
+    step, which `StepParser` counts on the bar's records (metric `tqdm_writes`).
+    The k-th dict takes the next write whose step fits the dict's epoch (the epoch
+    a dict prints is global step / steps per epoch), so that writes of eval and
+    summary dicts are skipped. A numbered dict gets the bar's total and rate, and
+    the bar's own records are dropped: the dicts are the step lines.
+
+    Streaming: `add` returns the records that are ready (everything but Trainer
+    dicts still waiting for their write, and bar records held while it is not
+    known whether dicts will come); `close` returns the rest. Bar records are held
+    at most `max_held` at a time, so a container with only a bar still flows.
     """
-    logs = [r for r in records if r.dialect == dialects.HF_TRAINER.name and r.step is None]
-    bars = [r for r in records if r.dialect == dialects.TQDM.name]
-    writes: list[StepRecord] = []
-    for b in bars:
-        writes.extend([b] * int(b.metrics.pop(WRITES, 0)))
-    if not logs or not writes:
-        return records
-    steps_per_epoch = None
-    j = 0
-    numbered = 0
-    for log in logs:
-        while j < len(writes):
-            bar = writes[j]
-            j += 1
-            if log.epoch and steps_per_epoch is not None:
-                expected = log.epoch * steps_per_epoch
-                if abs(bar.step - expected) > max(0.5, 2e-3 * expected):  # epochs are printed to 4 digits
+
+    def __init__(self, max_held: int = 10_000):
+        self.max_held = max_held
+        self._logs: list[StepRecord] = []  # dicts waiting for their write
+        self._writes: list[StepRecord] = []  # one entry per write, in order
+        self._held: list[StepRecord] = []  # bar records not yet known to be needed
+        self._seen_logs = False
+        self._plain_bar = False  # held too many bar records without a dict: not the Trainer
+        self._steps_per_epoch: float | None = None
+
+    def add(self, records: list[Record]) -> list[Record]:
+        out: list[Record] = []
+        for r in records:
+            dialect = getattr(r, "dialect", None)
+            if dialect == dialects.HF_TRAINER.name and r.step is None:  # type: ignore[attr-defined]
+                self._seen_logs = True
+                self._logs.append(r)  # type: ignore[arg-type]
+            elif dialect == dialects.TQDM.name:
+                writes = int(r.metrics.pop(WRITES, 0))  # type: ignore[attr-defined]
+                self._writes.extend([r] * writes)  # type: ignore[list-item]
+                if not self._seen_logs and not self._plain_bar:
+                    self._held.append(r)  # type: ignore[arg-type]
+                    if len(self._held) > self.max_held:
+                        self._plain_bar = True
+                        out.extend(self._held)
+                        self._held = []
+                elif self._plain_bar:
+                    out.append(r)
+            else:
+                out.append(r)
+        if self._seen_logs:
+            self._held = []
+            out.extend(self._pair())
+        return out
+
+    def close(self) -> list[Record]:
+        out: list[Record] = list(self._pair())
+        out.extend(self._logs)  # never written while a bar was up: no step to give them
+        out.extend(self._held)
+        self._logs, self._held, self._writes = [], [], []
+        return out
+
+    def _pair(self) -> list[StepRecord]:
+        done = []
+        while self._logs and self._writes:
+            log, bar = self._logs[0], self._writes.pop(0)
+            if log.epoch and self._steps_per_epoch is not None:
+                expected = log.epoch * self._steps_per_epoch
+                if abs(bar.step - expected) > max(0.5, 2e-3 * expected):  # type: ignore[operator]  # epochs print 4 digits
                     continue
             log.step = bar.step
             log.total_steps = bar.total_steps
@@ -273,9 +319,12 @@ def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:
             if log.step_time_s is None:
                 log.step_time_s = bar.step_time_s
             if log.epoch:
-                steps_per_epoch = bar.step / log.epoch
-            numbered += 1
-            break
-    if not numbered:
-        return records
-    return [r for r in records if r.dialect != dialects.TQDM.name]
+                self._steps_per_epoch = bar.step / log.epoch  # type: ignore[operator]
+            done.append(self._logs.pop(0))
+        return done
+
+
+def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:
+    """`TrainerLogFolder` over the complete records of one container."""
+    folder = TrainerLogFolder(max_held=len(records) + 1)
+    return folder.add(records) + folder.close()  # type: ignore[return-value]
