@@ -300,6 +300,7 @@ def _read_frames(items: list[Any], i: int, link: _Link) -> int:
             _set_code(link, code)
             code = []
             func = m.groupdict().get("func")
+            func = func.strip() if func else None
             link.frames.append(Frame(m.group("file"), int(m.group("line")), func))
         elif not CARET.match(t) and not REPEAT.match(t) and link.frames:
             code.append(t.strip())
@@ -380,7 +381,7 @@ def _set_remote(link: _Link, lines: list[str]) -> None:
 # -- torchrun's ChildFailedError box
 
 _ENTRY = re.compile(r"^\[(?P<index>\d+)\]:\s*$")
-_FIELD = re.compile(r"^  (?P<key>time|host|rank|exitcode|error_file|traceback)\s*: ?(?P<value>.*?)\s*$")
+_FIELD = re.compile(r"^  (?P<key>time|host|rank|exitcode|error_file|traceback)\s*: ?(?P<value>.*)$")
 _RANK = re.compile(r"^(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
 _EXITCODE = re.compile(r"^(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)(?:\s*\((?P<signal>SIG\w+)\))?")
 _SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\) received by PID (?P<pid>\d+)")
@@ -426,7 +427,7 @@ class FailureBox:
             return
         f = _FIELD.match(t) if self._message is None else None
         if f:
-            key, value = f.group("key"), f.group("value")
+            key, value = f.group("key"), f.group("value").strip()
             if key == "traceback":
                 self._message = [value]
             else:
@@ -502,7 +503,7 @@ _SIGNALS = {
 def _read_dump(lines: list[str]) -> TraceRecord:
     fatal = FATAL.match(lines[0])
     timeout = DUMP_TIMEOUT.match(lines[0])
-    exception_type = fatal.group("msg") if fatal else ("Timeout" if timeout else None)
+    exception_type = fatal.group("msg").strip() if fatal else ("Timeout" if timeout else None)
     message = lines[0] if timeout else exception_type
     threads: list[dict[str, Any]] = []
     current: dict[str, Any] | None = None
@@ -515,7 +516,7 @@ def _read_dump(lines: list[str]) -> TraceRecord:
         fr = DUMP_FRAME.match(t)
         if fr and current is not None:
             line = fr.group("line")
-            current["frames"].append(Frame(fr.group("file"), int(line) if line.isdigit() else None, fr.group("func")))
+            current["frames"].append(Frame(fr.group("file"), int(line) if line.isdigit() else None, fr.group("func").strip()))
     crashed = next((th for th in threads if th["current"]), threads[0] if threads else None)
     frames = list(reversed(crashed["frames"])) if crashed else []  # oldest first, like tracebacks
     details: dict[str, Any] = {

@@ -19,10 +19,12 @@ ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")  # 3.13+ colour (FORCE_COLOR / PYTHO
 TB_HEAD = re.compile(r"^Traceback \(most recent call last\):\s*$")
 GROUP_TB_HEAD = re.compile(r"^Exception Group Traceback \(most recent call last\):\s*$")  # inside a box
 EG_HEAD = re.compile(r"^[ \t]*\+ Exception Group Traceback \(most recent call last\):\s*$")
-FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<func>.+?)\s*$')
+FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<func>.+)$')
 SYNTAX_FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+)\s*$')
-# faulthandler: no comma before `in`, line may be `???` (Python/faulthandler.c dump_frame)
-DUMP_FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>.+?)\s*$')
+# faulthandler: no comma before `in`, line may be `???` (Python/faulthandler.c dump_frame).
+# Captured free text (function names, messages) is stripped by the reader: a lazy `.+?\s*$`
+# would be quadratic on a long line of spaces.
+DUMP_FRAME = re.compile(r'^\s+File "(?P<file>[^"]*)", line (?P<line>\d+|\?\?\?) in (?P<func>.+)$')
 CARET = re.compile(r"^\s*[~^]+\s*$")
 REPEAT = re.compile(r"^\s*\[Previous line repeated (\d+) more times?\]\s*$")
 SEPARATOR = re.compile(
@@ -31,7 +33,7 @@ SEPARATOR = re.compile(
 )
 # `format_exception_only`: "Type: message", or the bare type when str(exc) is empty
 EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:\.<locals>\.[\w.]+)?)(?:: ?(?P<msg>.*))?$")
-FATAL = re.compile(r"^Fatal Python error: (?P<msg>.*?)\s*$")
+FATAL = re.compile(r"^Fatal Python error: (?P<msg>.*)$")
 DUMP_THREAD = re.compile(
     r"^(?:(?P<current>Current thread)|Thread) (?P<tid>0x[0-9a-fA-F]+)(?: \[[^\]]*\])? \(most recent call first\):\s*$"
     r"|^(?P<stack>Stack) \(most recent call first\):\s*$"
