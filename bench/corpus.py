@@ -20,16 +20,20 @@ import random
 import uuid
 from pathlib import Path
 
+# (weight, text): what a healthy training pod prints besides its step lines.
 NOISE = [
-    "INFO 2024-05-01 12:00:00,123 data.py:88] loaded shard {n} of 1024 ({k} samples)",
-    "[W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99).",
-    "Downloading data: {p}% of shard {n}",
-    "2024-05-01 12:00:00 | INFO | trainer | checkpoint manager idle, next save in {k} steps",
-    "/opt/conda/lib/python3.11/site-packages/torch/utils/data/dataloader.py:557: UserWarning: This DataLoader will create 8 worker processes in total.",
-    "  warnings.warn(_create_warning_msg(",
-    "GPU {g} temperature {k}C power {p}W utilization {p}%",
-    "NCCL INFO Channel 00/24 :    0   1   2   3   4   5   6   7",
+    (30, "INFO 2024-05-01 12:00:00,123 data.py:88] loaded shard {n} of 1024 ({k} samples)"),
+    (1, "[W socket.cpp:663] [c10d] The client socket has failed to connect to [localhost]:29500 (errno: 99)."),
+    (10, "Downloading data: {p}% of shard {n}"),
+    (10, "2024-05-01 12:00:00 | INFO | trainer | checkpoint manager idle, next save in {k} steps"),
+    (2, "/opt/conda/lib/python3.11/site-packages/torch/utils/data/dataloader.py:557: UserWarning: This DataLoader will create 8 worker processes in total."),
+    (2, "  warnings.warn(_create_warning_msg("),
+    (20, "GPU {g} temperature {k}C power {p}W utilization {p}%"),
+    (10, "node-1:12345:12401 [{g}] NCCL INFO Channel 00/24 :    0   1   2   3   4   5   6   7"),
+    (15, "batch {n} tokens {k} padding {p}%"),
 ]
+NOISE_TEXTS = [text for _w, text in NOISE]
+NOISE_WEIGHTS = [w for w, _text in NOISE]
 STEP_FORMATS = [
     "epoch {e}/3 step {s}/5000 loss {loss:.4f}",
     "{{'loss': {loss:.4f}, 'grad_norm': {gn:.4f}, 'learning_rate': {lr:.2e}, 'epoch': {ef:.2f}}}",
@@ -88,7 +92,7 @@ def generate(out: Path, lines: int, mix: str = "default", pods: int = 16, seed: 
                 chunks.append(f"{ts} stdout F {text}\n")
                 n += 1
             else:
-                text = rng.choice(NOISE).format(n=rng.randint(0, 1023), k=rng.randint(1, 9999), p=rng.randint(0, 100), g=rng.randint(0, 7))
+                text = rng.choices(NOISE_TEXTS, NOISE_WEIGHTS)[0].format(n=rng.randint(0, 1023), k=rng.randint(1, 9999), p=rng.randint(0, 100), g=rng.randint(0, 7))
                 stream = "stderr" if rng.random() < 0.3 else "stdout"
                 chunks.append(f"{ts} {stream} F {text}\n")
                 n += 1

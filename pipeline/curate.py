@@ -17,7 +17,8 @@ from gangscope.parsers import envelopes
 from gangscope.parsers.lines import Line, strip_rank_prefixes
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord, stable_id
 from gangscope.pipeline.identity import Stamper, job_of
-from gangscope.pipeline.sources.files import PodIdentity
+from gangscope.pipeline.scan import BlockScanner
+from gangscope.pipeline.sources.files import PodIdentity, decode_block
 
 
 def _line_parsers() -> tuple[type, ...]:
@@ -56,6 +57,7 @@ class CurationLimits:
 class CurationStats:
     lines: int = 0
     unreadable_lines: int = 0
+    invalid_utf8_lines: int = 0
     partial_lines_cut: int = 0
     dangling_partials: int = 0
     records: dict[str, int] = field(default_factory=dict)
@@ -102,8 +104,41 @@ def combined_prefilter(parser_classes: tuple[type, ...]) -> Callable[[str], obje
     return re.compile("|".join(f"(?:{cls.PREFILTER})" for cls in parser_classes)).search
 
 
+_SCANNERS: dict[tuple[type, ...], BlockScanner | None] = {}
+
+
+def scanner_for(parser_classes: tuple[type, ...]) -> BlockScanner | None:
+    """One compiled block scanner per parser table (compiling takes milliseconds)."""
+    if parser_classes not in _SCANNERS:
+        _SCANNERS[parser_classes] = BlockScanner.build([cls.PREFILTER for cls in parser_classes])
+    return _SCANNERS[parser_classes]
+
+
+def _may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, frozenset]) -> bool:
+    """Whether the raw line at pos can belong to an open record: its stream has an open
+    record, and (for records of a rank-prefixed sub-stream) it carries a prefix."""
+    line = block[pos:end] if end >= 0 else block[pos:]
+    parts = line.split(b" ", 3)
+    if len(parts) < 4:
+        return True  # not plain CRI: let the line reader judge it
+    plain, prefixed = open_now
+    stream = parts[1]
+    if stream in plain:
+        return True
+    return stream in prefixed and parts[3][:1] == b"["
+
+
+# How far back a line looks for earlier lines of its stream with the same time.
+SEQ_LOOKBACK_LINES = 10_000
+
+
 class ContainerCurator:
-    """Curates the lines of one container (all its streams), in the order they were written."""
+    """Curates the lines of one container (all its streams), in the order they were written.
+
+    `seq` (a line's position among the complete lines of its stream that carry the same
+    time) is what makes ids unique when a runtime stamps several lines alike; both
+    paths below compute it the same way.
+    """
 
     def __init__(
         self,
@@ -115,6 +150,7 @@ class ContainerCurator:
         job: str | None = None,
         limits: CurationLimits | None = None,
         parser_classes: tuple[type, ...] = LINE_PARSERS,
+        block_scan: bool = True,
     ):
         self.identity = identity
         self.fmt = fmt
@@ -124,21 +160,121 @@ class ContainerCurator:
         self.stamper = Stamper(identity, job or job_of(identity), fmt, attempt_of)
         self.parser_classes = parser_classes
         self.wanted = combined_prefilter(parser_classes)
-        self.subs: dict[tuple, SubStream] = {}
+        self.scanner = scanner_for(parser_classes) if (block_scan and fmt == "cri") else None
+        self.subs: dict[object, SubStream] = {}
+        self.open_keys: set = set()
         self.partial: dict[str, list] = {}  # stream -> [first_time, size, chunks...]
-        self.last_time: dict[str, str | None] = {}
+        self.last_time: dict[str, str | None] = {}  # per stream: time and seq of the last complete line
         self.last_seq: dict[str, int] = {}
         self.text_seq = 0
 
-    # -- lines ---------------------------------------------------------------
-    def feed_lines(self, raws: Iterable[str]) -> list[Record]:
-        if self.fmt == "cri":
-            return self._feed_cri(raws)
+    # -- blocks of raw bytes -------------------------------------------------
+    def feed_block(self, block: bytes) -> list[Record]:
+        """A block of whole lines as read from the file."""
+        if self.scanner is None:
+            lines, invalid = decode_block(block)
+            self.stats.invalid_utf8_lines += invalid
+            return self.feed_lines(lines)
+        return self._scan_cri_block(block)
+
+    def _scan_cri_block(self, block: bytes) -> list[Record]:
+        """The fast path: only the lines the scanner hits, and the lines that may continue an
+        open record (same stream, same rank prefix), are decoded and parsed; the others are
+        counted."""
+        stats = self.stats
+        stats.lines += block.count(b"\n") + 1
+        if not block.isascii():
+            _lines, invalid = decode_block(block)
+            stats.invalid_utf8_lines += invalid
         out: list[Record] = []
+        starts = self.scanner.line_starts(block)
+        n_starts = len(starts)
+        size = len(block)
+        pos = 0
+        i = 0
+        synced = True  # last_time/last_seq describe the line before `pos`
+        open_now = None  # (plain streams, prefixed streams) while something is open
+        while pos <= size:
+            while i < n_starts and starts[i] < pos:
+                i += 1
+            if open_now is None:
+                if i == n_starts:
+                    break
+                if starts[i] != pos:
+                    synced = False
+                    pos = starts[i]
+                end = block.find(b"\n", pos)
+            else:
+                end = block.find(b"\n", pos)
+                if (i == n_starts or starts[i] != pos) and not _may_continue(block, pos, end, open_now):
+                    synced = False
+                    pos = size + 1 if end < 0 else end + 1
+                    continue
+            if end < 0:
+                end = size
+            if not synced:
+                self._sync_seq(block, pos)
+                synced = True
+            self._cri_line(block[pos:end].decode("utf-8", "replace"), out)
+            pos = end + 1
+            open_now = self._open_streams() if (self.open_keys or self.partial) else None
+        if not synced or pos <= size:
+            self._sync_seq(block, size + 1)
+        return out
+
+    def _open_streams(self) -> tuple[frozenset, frozenset]:
+        plain = {k.encode() for k in self.open_keys if isinstance(k, str)}
+        plain.update(stream.encode() for stream in self.partial)
+        prefixed = {k[0].encode() for k in self.open_keys if not isinstance(k, str)}
+        return frozenset(plain), frozenset(prefixed)
+
+    def _sync_seq(self, block: bytes, pos: int) -> None:
+        """Set last_time/last_seq per stream as they stand just before offset `pos`,
+        looking back over the lines the fast path skipped."""
+        found: dict[bytes, tuple[bytes, int]] = {}
+        runs: dict[bytes, int] = {}
+        done: set[bytes] = set()
+        p = pos - 1  # the newline before `pos`, or the end of the block
+        steps = 0
+        while p > 0 and len(done) < 2 and steps < SEQ_LOOKBACK_LINES:
+            start = block.rfind(b"\n", 0, p) + 1
+            parts = block[start:p].split(b" ", 3)
+            p = start - 1
+            steps += 1
+            if len(parts) < 3 or parts[2][:1] != b"F" or parts[1] not in (b"stdout", b"stderr"):
+                continue
+            stream, ts = parts[1], parts[0]
+            if stream in done:
+                continue
+            if stream not in found:
+                found[stream] = (ts, 0)
+                runs[stream] = 0
+            elif ts == found[stream][0]:
+                runs[stream] += 1
+            else:
+                done.add(stream)
+        for stream, (ts, _zero) in found.items():
+            name = stream.decode()
+            seq = runs[stream]
+            if stream not in done and (p <= 0) and self.last_time.get(name) == ts.decode():
+                seq += self.last_seq[name] + 1  # the run goes on from the previous block
+            self.last_time[name] = ts.decode()
+            self.last_seq[name] = seq
+
+    # -- lines as text (the reference path) ----------------------------------
+    def feed_lines(self, raws: Iterable[str]) -> list[Record]:
+        out: list[Record] = []
+        if self.fmt == "cri":
+            cri_line = self._cri_line
+            for raw in raws:
+                cri_line(raw, out)
+            self.stats.lines += len(raws) if isinstance(raws, list) else 0
+            return out
         decode = self.decode
         stats = self.stats
         text_mode = self.fmt == "text"
         for raw in raws:
+            stats.lines += 1
             if text_mode:
                 if raw.endswith("\r"):
                     raw = raw[:-1]
@@ -153,51 +289,19 @@ class ContainerCurator:
             self.feed_envelope(env, out)
         return out
 
-    def _feed_cri(self, raws: Iterable[str]) -> list[Record]:
-        """The hot path: complete CRI lines of streams with nothing open cost one split,
-        two dict look-ups and one regex search. Everything else takes `feed_envelope`."""
-        out: list[Record] = []
-        wanted = self.wanted
-        subs = self.subs
-        partial = self.partial
-        last_time = self.last_time
-        last_seq = self.last_seq
-        logical = 0
-        for raw in raws:
-            parts = raw.split(" ", 3)
-            if len(parts) != 4 or parts[2] != "F" or (partial and parts[1] in partial) or parts[1] not in _STREAMS:
-                env = envelopes.decode_cri(raw)
-                if env is None:
-                    if raw.strip():
-                        self.stats.unreadable_lines += 1
-                    continue
-                self.feed_envelope(env, out)
-                continue
-            ts, stream, _tag, text = parts
-            logical += 1
-            if last_time.get(stream) == ts:
-                seq = last_seq[stream] + 1
-            else:
-                seq = 0
-                last_time[stream] = ts
-            last_seq[stream] = seq
-            if text[:1] == "[":
-                text, rank, local_rank = strip_rank_prefixes(text)
-                key = (stream, rank, local_rank)
-            else:
-                rank = local_rank = None
-                key = stream
-            sub = subs.get(key)
-            if sub is None or not sub.open:
-                if not wanted(text):
-                    continue
-                if sub is None:
-                    sub = subs[key] = SubStream(self.parser_classes)
-            records = sub.feed(Line(ts, seq, text, rank, local_rank))
-            if records:
-                self._emit(records, stream, out)
-        self.stats.lines += logical
-        return out
+    def _cri_line(self, raw: str, out: list[Record]) -> None:
+        """One CRI line: complete lines of streams with nothing pending cost one split,
+        two dict look-ups and one regex search."""
+        parts = raw.split(" ", 3)
+        if len(parts) != 4 or parts[2] != "F" or parts[1] not in _STREAMS or (self.partial and parts[1] in self.partial):
+            env = envelopes.decode_cri(raw)
+            if env is None:
+                if raw.strip():
+                    self.stats.unreadable_lines += 1
+                return
+            self.feed_envelope(env, out)
+            return
+        self._logical(parts[0], parts[1], parts[3], out)
 
     def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> None:
         stream = env.stream
@@ -217,16 +321,19 @@ class ContainerCurator:
             if len(text) > self.limits.max_partial_bytes:
                 text = text[: self.limits.max_partial_bytes]
                 self.stats.partial_lines_cut += 1
-        self._logical(time, stream, text, out)
+        self._logical(time, stream, text, out, seq_time=env.time)
 
-    def _logical(self, time: str | None, stream: str, text: str, out: list[Record], seq: int | None = None) -> None:
-        self.stats.lines += 1
+    def _logical(
+        self, time: str | None, stream: str, text: str, out: list[Record], seq: int | None = None, seq_time=None
+    ) -> None:
+        """A complete logical line: seq, rank prefixes, then the parsers that want it."""
         if seq is None:
-            if self.last_time.get(stream) == time:
+            stamp = time if seq_time is None else seq_time
+            if stream in self.last_time and self.last_time[stream] == stamp:
                 seq = self.last_seq[stream] + 1
             else:
                 seq = 0
-                self.last_time[stream] = time
+                self.last_time[stream] = stamp
             self.last_seq[stream] = seq
         rank = local_rank = None
         if text[:1] == "[":
@@ -239,6 +346,10 @@ class ContainerCurator:
             if sub is None:
                 sub = self.subs[key] = SubStream(self.parser_classes)
         records = sub.feed(Line(time, seq, text, rank, local_rank))
+        if sub.open:
+            self.open_keys.add(key)
+        else:
+            self.open_keys.discard(key)
         if records:
             self._emit(records, stream, out)
 
@@ -264,6 +375,7 @@ class ContainerCurator:
             records = sub.close()
             if records:
                 self._emit(records, stream, out)
+        self.open_keys.clear()
         return out
 
 
@@ -301,9 +413,15 @@ class FluentBitCurator:
         self.kwargs = kwargs
         self.curators: dict[tuple, ContainerCurator] = {}
 
+    def feed_block(self, block: bytes) -> list[Record]:
+        lines, invalid = decode_block(block)
+        self.stats.invalid_utf8_lines += invalid
+        return self.feed_lines(lines)
+
     def feed_lines(self, raws: Iterable[str]) -> list[Record]:
         out: list[Record] = []
         for raw in raws:
+            self.stats.lines += 1
             env = envelopes.decode_fluentbit(raw)
             if env is None:
                 if raw.strip():

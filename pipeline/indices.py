@@ -255,20 +255,26 @@ def _url(client: OpenSearch) -> str:
 
 
 def kind_state(client: OpenSearch, kind: str, prefix: str = "") -> KindState:
-    url = _url(client)
-    alias = alias_name(kind, prefix)
-    found = _call(url, client.indices.get, index=f"{alias}-v*", ignore_unavailable=True, allow_no_indices=True,
-                  expand_wildcards="open,closed")
-    versions: dict[int, str] = {}
-    live = None
+    return kind_states(client, prefix, (kind,))[kind]
+
+
+def kind_states(client: OpenSearch, prefix: str = "", kinds: Iterable[str] = KINDS) -> dict[str, KindState]:
+    """Where each kind's alias points and which of its versions exist, in one request."""
+    kinds = tuple(kinds)
+    found = _call(_url(client), client.indices.get, index=",".join(f"{alias_name(k, prefix)}-v*" for k in kinds),
+                  ignore_unavailable=True, allow_no_indices=True, expand_wildcards="open,closed")
+    states = {k: KindState(k, None) for k in kinds}
     for name, body in found.items():
         m = _VERSION_RE.search(name)
-        if not m or not name.startswith(alias + "-v"):
+        if not m:
             continue
-        versions[int(m.group(1))] = name
-        if alias in (body.get("aliases") or {}):
-            live = name
-    return KindState(kind, live, versions)
+        for kind in kinds:
+            alias = alias_name(kind, prefix)
+            if name == f"{alias}-v{m.group(1)}":
+                states[kind].versions[int(m.group(1))] = name
+                if alias in (body.get("aliases") or {}):
+                    states[kind].live = name
+    return states
 
 
 def node_count(client: OpenSearch) -> int:
@@ -319,8 +325,8 @@ def install(client: OpenSearch, prefix: str = "", settings: IndexSettings = Inde
     """
     report = install_templates(client, prefix, settings)
     url = _url(client)
-    for kind in kinds:
-        state = kind_state(client, kind, prefix)
+    kinds = tuple(kinds)
+    for kind, state in kind_states(client, prefix, kinds).items():
         alias = alias_name(kind, prefix)
         if state.live is None:
             if _call(url, client.indices.exists, index=alias):
@@ -395,13 +401,10 @@ def _create_index(client: OpenSearch, name: str, alias: str | None = None) -> No
 
 def ensure(client: OpenSearch, prefix: str = "", kinds: Iterable[str] = KINDS,
            settings: IndexSettings = IndexSettings()) -> None:
-    """Make sure every alias exists (cheap when it does); install when one is missing."""
-    kinds = tuple(kinds)
-    wanted = {alias_name(k, prefix) for k in kinds}
-    found = _call(_url(client), client.indices.get_alias, name=",".join(sorted(wanted)), ignore=[404])
-    present = {a for body in found.values() if isinstance(body, dict) for a in (body.get("aliases") or {})}
-    if not wanted <= present:
-        install(client, prefix, settings, kinds)
+    """Make sure each kind's alias exists: one request when they do, `install` for the missing ones."""
+    missing = [k for k, state in kind_states(client, prefix, kinds).items() if state.live is None]
+    if missing:
+        install(client, prefix, settings, missing)
 
 
 # --- alias swap and reindex ----------------------------------------------------------------
@@ -421,11 +424,11 @@ def swap_aliases(client: OpenSearch, moves: dict[str, tuple[str | None, str]]) -
 class Reindex:
     """Build `v<N+1>` of each kind beside the live version; `commit` swaps the aliases at once.
 
-    The caller writes into `targets[kind]` (concrete index names). Kinds that received no document
-    keep their live index, so replaying one job's logs never empties another kind. `abort` (or
-    leaving the `with` block by an exception) deletes the new indices and leaves the aliases alone.
-    The previous version is kept for rollback (and gets the retention policy when ISM is there);
-    older ones are deleted.
+    The caller writes into `target(kind)` (a concrete index, created on first use). Kinds that got
+    no document keep their live index, so replaying one job's logs never empties another kind.
+    `abort` (or leaving the `with` block by an exception) deletes the new indices and leaves the
+    aliases alone. The previous version is kept for rollback (and gets the retention policy when
+    ISM is there); older ones are deleted.
     """
 
     def __init__(self, client: OpenSearch, prefix: str = "", kinds: Iterable[str] = KINDS,
@@ -433,19 +436,29 @@ class Reindex:
         self.client = client
         self.prefix = prefix
         self.settings = settings
-        ensure(client, prefix, kinds, settings)
+        kinds = tuple(kinds)
         install_templates(client, prefix, settings)
-        self.states = {k: kind_state(client, k, prefix) for k in kinds}
+        self.states = kind_states(client, prefix, kinds)
         self.targets: dict[str, str] = {}
-        for kind, state in self.states.items():
+        for state in self.states.values():
             # A version above the live one is a leftover of a reindex that died: it is half-built.
             for number, name in list(state.versions.items()):
                 if state.live_version is not None and number > state.live_version:
                     _call(_url(client), client.indices.delete, index=name)
                     del state.versions[number]
-            self.targets[kind] = version_name(kind, state.next_version, prefix)
-            _create_index(client, self.targets[kind])
         self.done = False
+
+    def target(self, kind: str) -> str:
+        """The new version of `kind`, created on first use."""
+        name = self.targets.get(kind)
+        if name is None:
+            state = self.states.get(kind)
+            if state is None:
+                raise OpenSearchError(f"reindex: record kind {kind!r} was not part of this reindex")
+            name = version_name(kind, state.next_version, self.prefix)
+            _create_index(self.client, name)
+            self.targets[kind] = name
+        return name
 
     def __enter__(self) -> "Reindex":
         return self
@@ -457,13 +470,12 @@ class Reindex:
     def commit(self) -> dict[str, str]:
         """Refresh the new indices, then swap every alias that got documents in one call."""
         url = _url(self.client)
-        names = ",".join(self.targets.values())
-        _call(url, self.client.indices.refresh, index=names)
         moves: dict[str, tuple[str | None, str]] = {}
         empty: list[str] = []
+        if self.targets:
+            _call(url, self.client.indices.refresh, index=",".join(self.targets.values()))
         for kind, target in self.targets.items():
-            n = _call(url, self.client.count, index=target)["count"]
-            if n:
+            if _call(url, self.client.count, index=target)["count"]:
                 moves[alias_name(kind, self.prefix)] = (self.states[kind].live, target)
             else:
                 empty.append(target)
@@ -476,7 +488,8 @@ class Reindex:
 
     def abort(self) -> None:
         """Drop the half-built indices; the aliases never moved."""
-        self.client.indices.delete(index=",".join(self.targets.values()), ignore_unavailable=True)
+        if self.targets:
+            self.client.indices.delete(index=",".join(self.targets.values()), ignore_unavailable=True)
         self.done = True
 
     def _retire(self, moves: dict[str, tuple[str | None, str]]) -> None:
@@ -484,8 +497,7 @@ class Reindex:
         url = _url(self.client)
         ism = None
         for kind, state in self.states.items():
-            alias = alias_name(kind, self.prefix)
-            if alias not in moves:
+            if alias_name(kind, self.prefix) not in moves:
                 continue
             previous = state.live_version
             for number, name in state.versions.items():
@@ -502,8 +514,9 @@ def delete_all(client: OpenSearch, prefix: str) -> None:
     """Remove every index and template of one prefix (tests and tenants that leave)."""
     if not prefix:
         raise OpenSearchError("refusing to delete the unprefixed gangscope indices")
-    for kind in KINDS:
-        for name in kind_state(client, kind, prefix).versions.values():
+    for state in kind_states(client, prefix).values():
+        for name in state.versions.values():
             client.indices.delete(index=name, ignore=[404])
+    for kind in KINDS:
         client.indices.delete_index_template(name=alias_name(kind, prefix), ignore=[404])
     client.cluster.delete_component_template(name=component_name(prefix), ignore=[404])

@@ -17,7 +17,7 @@ from gangscope.pipeline import curate
 from gangscope.pipeline.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.identity import with_derived_id
-from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, discover, read_lines
+from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
 
 SAMPLE_LINES = 20
 
@@ -28,6 +28,7 @@ class ReplayOptions:
     events: list[str] = field(default_factory=list)
     fmt: str = "auto"
     max_line_bytes: int = 1 << 20
+    block_scan: bool = True  # False: the reference path, every line read as text
 
 
 @dataclass
@@ -45,7 +46,7 @@ class ReplayResult:
 
     @property
     def unreadable(self) -> int:
-        return self.curation.unreadable_lines + self.read.invalid_utf8_lines + self.skipped_events
+        return self.curation.unreadable_lines + self.curation.invalid_utf8_lines + self.read.invalid_utf8_lines + self.skipped_events
 
     @property
     def exit_code(self) -> int:
@@ -60,7 +61,7 @@ class ReplayResult:
             "bytes": self.read.bytes,
             "records": dict(sorted(self.records.items())),
             "unreadable_lines": self.curation.unreadable_lines,
-            "invalid_utf8_lines": self.read.invalid_utf8_lines,
+            "invalid_utf8_lines": self.curation.invalid_utf8_lines + self.read.invalid_utf8_lines,
             "long_lines_cut": self.read.long_lines_cut,
             "partial_lines_cut": self.curation.partial_lines_cut,
             "dangling_partials": self.curation.dangling_partials,
@@ -111,13 +112,13 @@ class Replay:
         read = self.result.read
         for path in source.paths:
             last_bytes = read.bytes
-            for block in read_lines(path, read, max_line_bytes=self.options.max_line_bytes):
+            for block in read_blocks(path, read, max_line_bytes=self.options.max_line_bytes):
                 if curator is None:
                     fmt = self.options.fmt
                     if fmt == "auto":
-                        fmt = envelopes.detect_format(block[:SAMPLE_LINES])
+                        fmt = envelopes.detect_format(decode_block(block[:1 << 16])[0][:SAMPLE_LINES])
                     curator = self._curator_for(source.identity, fmt)
-                yield curator.feed_lines(block)
+                yield curator.feed_block(block)
                 if self.progress is not None:
                     self.progress(read.bytes - last_bytes)
                     last_bytes = read.bytes
@@ -128,7 +129,9 @@ class Replay:
         stats = self.result.curation
         if fmt == "fluentbit":
             return curate.FluentBitCurator(stats, identity, attempt_of=self.attempt_of)
-        return curate.ContainerCurator(identity, fmt, stats, attempt_of=self.attempt_of)
+        return curate.ContainerCurator(
+            identity, fmt, stats, attempt_of=self.attempt_of, block_scan=self.options.block_scan
+        )
 
     def _deliver(self, batch: list[Record]) -> None:
         if not batch:

@@ -71,7 +71,7 @@ def test_binary_junk_is_counted_and_the_rest_is_still_curated(tmp_path):
     summary = json.loads((out / "summary.json").read_text())
     assert summary["unreadable_lines"] == 1
     assert summary["invalid_utf8_lines"] == 1
-    assert summary["lines"] == 31
+    assert summary["lines"] == 32  # lines read, the unreadable one included
 
 
 def test_truncated_gzip_reports_file_and_offset_with_exit_code_1(tmp_path):

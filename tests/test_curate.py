@@ -135,3 +135,21 @@ def test_plain_text_lines_are_numbered_in_order():
     out, _ = curate(["WANT a", "x", "WANT b"], fmt="text", identity=ident)
     assert [(r.message, r.seq, r.time) for r in out] == [("WANT a", 1, None), ("WANT b", 3, None)]
     assert out[0].job == "default/train"
+
+
+def test_block_scan_gives_the_same_records_as_reading_every_line():
+    from pathlib import Path
+
+    from gangscope.parsers.records import encode
+    from gangscope.pipeline import replay
+
+    fixtures = [str(p) for p in (Path(__file__).parent.parent / "fixtures").iterdir() if p.is_dir()]
+
+    def records(block_scan):
+        out = []
+        replay.run(replay.ReplayOptions(paths=fixtures, block_scan=block_scan), out.extend)
+        return sorted(encode(r) for r in out)
+
+    fast, reference = records(True), records(False)
+    assert len(fast) > 100
+    assert fast == reference

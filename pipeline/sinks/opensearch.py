@@ -117,7 +117,8 @@ class OpenSearchSink:
     rejected documents (created only when one is). refresh: make documents searchable on close.
     reindex: write into a new version of each index and swap the aliases on close (see
     `indices.Reindex`). username, password, ca_certs, client_cert, client_key, verify_certs,
-    timeout: connection options for real clusters. install: create missing templates and aliases.
+    timeout: connection options for real clusters. install: create the templates and the alias of a
+    kind when its first record comes and the alias is missing (without it, such records fail).
     """
 
     def __init__(
@@ -162,14 +163,14 @@ class OpenSearchSink:
         self._buffer: list[_Doc] = []
         self._buffered_bytes = 0
         self._closed = False
-        # First contact fails fast with one line: a wrong URL should not look like a slow server.
-        if install:
-            indices.ensure(self.client, prefix, settings=settings)
-        else:
-            indices._call(url, self.client.info)
+        self._settings = settings
+        self._install = install
         self._reindex = indices.Reindex(self.client, prefix, settings=settings) if reindex else None
-        self._targets = dict(self._reindex.targets) if self._reindex else {
-            k: indices.alias_name(k, prefix) for k in indices.KINDS}
+        # First contact (fails fast with one line: a wrong URL should not look like a slow server);
+        # kinds without an alias yet get one when their first record comes.
+        states = self._reindex.states if self._reindex else indices.kind_states(self.client, prefix)
+        self._targets: dict[str, str] = {} if self._reindex else {
+            k: indices.alias_name(k, prefix) for k, state in states.items() if state.live}
         self._require_alias = self._reindex is None
 
     # --- Sink interface ---------------------------------------------------------------------
@@ -179,14 +180,25 @@ class OpenSearchSink:
         targets = self._targets
         for record in records:
             kind = record.kind
-            index = targets.get(kind)
-            if index is None:
-                raise OpenSearchError(f"no index for record kind {kind!r}")
+            index = targets.get(kind) or self._target(kind)
             doc = _Doc(kind, index, record.id, encode(record).decode("utf-8"), self._require_alias)
             self._buffer.append(doc)
             self._buffered_bytes += doc.size
             if len(self._buffer) >= self.batch_docs or self._buffered_bytes >= self.batch_bytes:
                 self.flush()
+
+    def _target(self, kind: str) -> str:
+        """Where a kind seen for the first time goes: its new version, or its (created) alias."""
+        if kind not in indices.KINDS:
+            raise OpenSearchError(f"no index for record kind {kind!r}")
+        if self._reindex is not None:
+            index = self._reindex.target(kind)
+        else:
+            if self._install:
+                indices.ensure(self.client, self.prefix, (kind,), self._settings)
+            index = indices.alias_name(kind, self.prefix)
+        self._targets[kind] = index
+        return index
 
     def flush(self) -> None:
         """Send what is queued; returns when every document is indexed or dead-lettered."""

@@ -159,13 +159,13 @@ class ReadStats:
 BLOCK = 1 << 20
 
 
-def read_lines(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) -> Iterator[list[str]]:
-    """The lines of a file (without newlines), in blocks of lines.
+def read_blocks(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) -> Iterator[bytes]:
+    """The file's bytes in large blocks of whole lines (a block never ends inside a line,
+    and carries no trailing newline).
 
-    Reads large blocks and splits on b"\\n" only (a bare \\r is part of the line, as
-    containerd keeps it). Invalid UTF-8 is decoded with replacement and counted; a line
-    longer than `max_line_bytes` is cut there and counted; a truncated gzip keeps what
-    was read and records an error naming the file and the offset.
+    Lines end at b"\\n" only (a bare \\r is part of the line, as containerd keeps it). A line
+    longer than `max_line_bytes` is cut there and counted; a truncated gzip keeps what was
+    read and records an error naming the file and the offset.
     """
     stream = open_binary(path)
     # read1 hands over what was decompressed so far, so a truncated gzip loses only its tail.
@@ -191,10 +191,10 @@ def read_lines(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) ->
                         carry = carry[:max_line_bytes]
                         carry_cut = True
                 continue
-            head = block[: last_nl]
+            head = block[:last_nl]
             if carry:
                 first_nl = head.find(b"\n")
-                first = (carry + (head if first_nl < 0 else head[:first_nl])) if not carry_cut else carry
+                first = carry if carry_cut else carry + (head if first_nl < 0 else head[:first_nl])
                 if len(first) > max_line_bytes:
                     first, carry_cut = first[:max_line_bytes], True
                 if carry_cut:
@@ -204,37 +204,52 @@ def read_lines(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) ->
             carry = block[last_nl + 1 :]
             if len(carry) > max_line_bytes:
                 carry, carry_cut = carry[:max_line_bytes], True
-            yield _decode_lines(head, stats, max_line_bytes)
+            if len(head) > max_line_bytes:
+                head = _cut_long_lines(head, stats, max_line_bytes)
+            yield head
         if carry:
             if carry_cut:
                 stats.long_lines_cut += 1
-            yield _decode_lines(carry, stats, max_line_bytes)
+            yield carry
     finally:
         if path != "-":
             stream.close()
 
 
-def _decode_lines(data: bytes, stats: ReadStats, max_line_bytes: int) -> list[str]:
+def _cut_long_lines(data: bytes, stats: ReadStats, max_line_bytes: int) -> bytes:
+    lines = data.split(b"\n")
+    for i, line in enumerate(lines):
+        if len(line) > max_line_bytes:
+            lines[i] = line[:max_line_bytes]
+            stats.long_lines_cut += 1
+    return b"\n".join(lines)
+
+
+def decode_block(data: bytes) -> tuple[list[str], int]:
+    """The lines of a block as text, and how many of them were not valid UTF-8
+    (those are decoded with replacement characters)."""
     try:
-        text = data.decode("utf-8")
+        return data.decode("utf-8").split("\n"), 0
     except UnicodeDecodeError:
-        lines = []
-        for raw in data.split(b"\n"):
-            try:
-                lines.append(raw.decode("utf-8"))
-            except UnicodeDecodeError:
-                stats.invalid_utf8_lines += 1
-                lines.append(raw.decode("utf-8", "replace"))
-        text = None
-    else:
-        lines = text.split("\n")
-    if len(data) > max_line_bytes:
-        for i, line in enumerate(lines):
-            if len(line) > max_line_bytes:
-                lines[i] = line[:max_line_bytes]
-                stats.long_lines_cut += 1
-    stats.lines += len(lines)
-    return lines
+        pass
+    lines = []
+    invalid = 0
+    for raw in data.split(b"\n"):
+        try:
+            lines.append(raw.decode("utf-8"))
+        except UnicodeDecodeError:
+            invalid += 1
+            lines.append(raw.decode("utf-8", "replace"))
+    return lines, invalid
+
+
+def read_lines(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) -> Iterator[list[str]]:
+    """The file's lines as text, in blocks (for small inputs such as event files)."""
+    for block in read_blocks(path, stats, max_line_bytes=max_line_bytes):
+        lines, invalid = decode_block(block)
+        stats.invalid_utf8_lines += invalid
+        stats.lines += len(lines)
+        yield lines
 
 
 def _compressed_offset(stream: BinaryIO) -> int:

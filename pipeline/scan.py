@@ -1,0 +1,110 @@
+"""Block prefilter: find, in a block of raw CRI lines, the few lines any parser could want.
+
+Most lines of a training log interest no parser. Instead of looking at each line in
+Python, one Hyperscan database (all parsers' PREFILTER patterns, compiled in
+prefilter mode so that it matches a superset of them) scans the raw bytes of a whole
+block, and only the lines it hits are decoded and fed to the parsers, which then
+apply their exact prefilters. When Hyperscan is not installed, `BlockScanner.build`
+returns None and the curator reads every line (the reference path).
+"""
+
+from __future__ import annotations
+
+try:
+    import hyperscan
+except ImportError:  # the reference path works without it
+    hyperscan = None
+
+
+def relax_anchors(pattern: str) -> str:
+    """The pattern without `^` anchors (outside character classes).
+
+    A parser's `^` means the start of the payload, after the CRI header and any rank
+    prefix, which a scan over raw lines cannot see; without the anchor the pattern
+    matches a superset, and the parser's own prefilter decides.
+    """
+    out = []
+    in_class = escaped = False
+    for i, ch in enumerate(pattern):
+        if escaped:
+            out.append(ch)
+            escaped = False
+            continue
+        if ch == "\\":
+            out.append(ch)
+            escaped = True
+            continue
+        if in_class:
+            if ch == "]" and not (pattern[i - 1] == "[" or pattern[i - 2 : i] == "[^"):
+                in_class = False
+            out.append(ch)
+            continue
+        if ch == "[":
+            in_class = True
+            out.append(ch)
+            continue
+        if ch == "^":
+            continue
+        out.append(ch)
+    return "".join(out)
+
+
+# Lines the curator must always see: a CRI line whose tag is not `F` (a partial chunk
+# to join), and lines that cannot be CRI at all (to count them as unreadable).
+ALWAYS = (
+    r"^[^ \n]+ (?:stdout|stderr) [^F \n]",
+    r"^[^0-9\n]",
+    r"^[^ \n]+$",
+    r"^[^ \n]+ [^s]",
+)
+
+
+class BlockScanner:
+    """Start offsets of the lines of a block that match any of the patterns."""
+
+    def __init__(self, database):
+        self.database = database
+
+    @classmethod
+    def build(cls, patterns: list[str]) -> "BlockScanner | None":
+        if hyperscan is None:
+            return None
+        expressions = [p.encode() for p in ALWAYS] + [relax_anchors(p).encode("utf-8") for p in patterns]
+        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+        database = hyperscan.Database()
+        try:
+            database.compile(
+                expressions=expressions,
+                ids=list(range(len(expressions))),
+                elements=len(expressions),
+                flags=[flags] * len(expressions),
+            )
+        except hyperscan.error:
+            return None
+        return cls(database)
+
+    def line_starts(self, block: bytes) -> list[int]:
+        ends: list[int] = []
+        add = ends.append
+
+        def on_match(_id, _start, end, _flags, _ctx):
+            add(end)
+
+        self.database.scan(block, match_event_handler=on_match)
+        if not ends:
+            return []
+        starts = set()
+        last_line_end = -1
+        last_start = 0
+        for end in sorted(set(ends)):
+            if end <= last_line_end:
+                continue
+            start = block.rfind(b"\n", 0, end) + 1 if end else 0
+            if end > 0 and block[end - 1 : end] == b"\n":
+                start = block.rfind(b"\n", 0, end - 1) + 1
+            line_end = block.find(b"\n", end)
+            last_line_end = len(block) if line_end < 0 else line_end
+            if start != last_start or not starts:
+                starts.add(start)
+            last_start = start
+        return sorted(starts)
