@@ -62,8 +62,11 @@ EFFECTS: dict[str, str] = {
 #: notices within its monitor interval, while peers see the closed socket at once).
 EFFECT_SLACK_S = 120.0
 
-#: Among simultaneous effects, the one that explains the others comes first.
-EFFECT_ORDER = ("nccl_error", "rendezvous_error", "preempted", "nccl_timeout")
+#: Among simultaneous effects, the one that explains the others comes first: a SIGTERM a
+#: launcher RECEIVED (eviction, preemption) makes its peers lose their connection, which
+#: makes collectives time out. (torchrun's own SIGTERMs to the survivors of a failure are
+#: launcher summaries or warnings, never a tier-2 failure.)
+EFFECT_ORDER = ("preempted", "nccl_error", "rendezvous_error", "nccl_timeout")
 
 #: Launcher-level failures whose category names a cause (a death by SIGKILL or SIGTERM).
 INFORMATIVE_SUMMARY = frozenset({"host_oom", "preempted", "cuda_oom", "gpu_hardware", "cuda_error",
@@ -318,6 +321,7 @@ class RankMap:
         self.by_local: dict[tuple[str | None, int], int] = {}
         self.box: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
         self.extra: set[int] = set()
+        self._by_pod: dict[str | None, list[int]] | None = None
         for record in (*view.errors, *view.traces, *view.steps, *view.epochs, *view.signals):
             if record.rank is not None:
                 self._place(record.rank, record.pod, record.node)
@@ -352,7 +356,12 @@ class RankMap:
         return self.node.get(rank)
 
     def ranks_of_pod(self, pod: str | None) -> list[int]:
-        return sorted(r for r, p in self.pod.items() if p == pod)
+        if self._by_pod is None:
+            by_pod: dict[str | None, list[int]] = defaultdict(list)
+            for r, p in sorted(self.pod.items()):
+                by_pod[p].append(r)
+            self._by_pod = by_pod
+        return self._by_pod.get(pod, [])
 
     def rank_of(self, error: ErrorRecord) -> int | None:
         """The global rank of an error; for launcher lines, from `local_rank: N` and the box."""

@@ -110,6 +110,16 @@ def test_sigterm_to_siblings_after_a_failure_is_a_symptom():
     assert d.symptoms[0]["category"] == "preempted"
 
 
+def test_sigterm_received_by_a_launcher_explains_its_peers_lost_connection():
+    agent = error(None, 38.859, "preempted", "W1130 04:17:38.859000 21760 torch/distributed/elastic/agent/server/api.py:752] "
+                  "Received 15 death signal, shutting down workers", "agent_death_signal", pod="w-1")  # fmt: skip
+    peer = error(0, 38.9, "nccl_error", "RuntimeError: [gloo/transport/tcp/pair.cc:561] Connection closed by peer [10.0.0.2]:1765.",
+                 "trace", pod="w-0")  # fmt: skip
+    [d] = diagnose([peer, agent])
+    assert (d.category, d.first_failure["pod"], d.first_failure["rank"]) == ("preempted", "w-1", None)
+    assert d.symptoms[0]["category"] == "nccl_error"
+
+
 def test_warnings_alone_are_not_a_failure():
     warn = error(0, 10, "nccl_error", "node-1:1:2 [0] transport/net_socket.cc:46 NCCL WARN Call to bind failed", "nccl_warn")
     [d] = diagnose([warn, step(0, 10, 20, total=10)])
