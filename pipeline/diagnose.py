@@ -68,9 +68,12 @@ EFFECT_SLACK_S = 120.0
 #: launcher summaries or warnings, never a tier-2 failure.)
 EFFECT_ORDER = ("preempted", "nccl_error", "rendezvous_error", "nccl_timeout")
 
-#: Launcher-level failures whose category names a cause (a death by SIGKILL or SIGTERM).
+#: Launcher-level failures whose category names a cause: a death by SIGKILL or SIGTERM, or the
+#: child's own exception copied into torchrun's box from its error file (the only trace of it
+#: when the rank's lines could not be read, e.g. under a custom --log-line-prefix-template).
 INFORMATIVE_SUMMARY = frozenset({"host_oom", "preempted", "cuda_oom", "gpu_hardware", "cuda_error",
-                                 "checkpoint_error", "storage_io", "dataloader_error", "nan_loss"})  # fmt: skip
+                                 "checkpoint_error", "storage_io", "dataloader_error", "nan_loss",
+                                 "python_exception"})  # fmt: skip
 
 #: Loss-scale overflows in one attempt beyond which the run is called diverged (fp16
 #: dynamic loss scaling skips an occasional step by design).
