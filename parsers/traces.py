@@ -301,16 +301,19 @@ class TraceParser:
         return self._text_lines <= (self.max_message_lines if state in COUNTED_TEXT else 10 * self.max_lines)
 
     def _start(self, line: Line, text: str) -> bool:
+        """Open a trace if the line starts one; True if the line is the trace's alone."""
+        consumed = True
         for test, _action, nxt in START:
             if test(text):
                 break
         else:
-            # a header glued to a progress bar drawn with '\r' on the same line
+            # a header glued to a progress bar drawn with '\r' on the same line: the
+            # trace starts at the header, and the bar stays for the parsers after this one
             pos = line.text.rfind(TB_TEXT) if "\r" in text else -1
             if pos < 0 or not TB_HEAD.match(line.text[pos:]):
                 return False
             line = line._replace(text=line.text[pos:])
-            nxt = "frames"
+            nxt, consumed = "frames", False
         self._state = nxt  # type: ignore[assignment]
         self._first = line
         self._block = _Block(self.max_lines, self.max_bytes)
@@ -319,7 +322,7 @@ class TraceParser:
         self._text_lines = 0
         self._last_s = self._seconds(line.time) if line.time else None
         self._block.add(line.text)
-        return True
+        return consumed
 
     def _restart(self, line: Line, text: str) -> tuple[bool, list[Record]]:
         records = self._finish()

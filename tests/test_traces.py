@@ -175,6 +175,12 @@ def test_header_glued_to_a_progress_bar_starts_a_trace():
     assert r.exception_type == "KeyError" and r.text.startswith("Traceback (most recent call last):")
 
 
+def test_progress_bar_before_a_glued_header_is_left_for_other_parsers():
+    parser = TraceParser()
+    consumed, _ = parser.feed(Line(None, 0, "\r 40%|####      | 4/10 [00:01<00:02,  3.98it/s]Traceback (most recent call last):"))
+    assert parser.open and not consumed
+
+
 def test_colored_traceback_of_313_is_read_without_its_colors():
     # FORCE_COLOR=1 python3.13 (Lib/_colorize.py): frame parts and the exception line are coloured
     text = (
