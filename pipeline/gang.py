@@ -610,6 +610,10 @@ def build_attempts(events: Iterable[Any], config: GangConfig | None = None) -> d
             result[job] = attempts
     _blocked_by(result)
     _resolve_preemptors(result, index, records)
+    for attempts in result.values():
+        total = accelerator_time_lost(attempts)
+        for a in attempts:
+            a.details["job_accelerator_s_lost"] = total
     return result
 
 
@@ -675,7 +679,7 @@ def _cut_attempts(job: str, sigs: list[_Signal], cfg: GangConfig, workload: dict
             missed = number - (attempts[-1].number if attempts else 0) - 1
             if missed > 0:
                 cur.details["missed_attempts"] = missed
-            if waits:
+            if any(w.kind in ("created", "pending") for w in waits):
                 cur.details["queued"] = _queued(waits, s)
             waits = []
             cur_t0 = s.t
@@ -784,7 +788,8 @@ def _queued(waits: list[_Signal], admitted: _Signal | None) -> dict[str, Any]:
     out: dict[str, Any] = {
         "since": first.time,
         "reasons": sorted({w.info.get("reason") for w in waits if w.info.get("reason")}),
-        "message": next((w.info.get("message") for w in reversed(waits) if w.info.get("message")), None),
+        "message": next((w.info.get("message") for w in reversed(waits) if w.kind == "pending" and w.info.get("message")),
+                        None),
         "blocked": any(w.info.get("blocked") for w in waits),
         "blocked_at": [w.t for w in waits if w.info.get("blocked")],
         "event_ids": [w.id for w in waits],
@@ -885,7 +890,7 @@ def _gang_view(a: Attempt, nxt: Attempt | None, pod_sigs: list[_Signal], node_si
             not_ready.append({"pod": None, "kind": "pod_create_failed", "message": pc["message"], "time": pc["time"],
                               "event_id": pc["event_id"], "reason": None})
     not_ready.sort(key=lambda b: (_BLOCKER_ORDER.index(b["kind"]) if b["kind"] in _BLOCKER_ORDER else -1,
-                                  epoch(b.get("time")) or 0.0, b["pod"] or ""))
+                                  epoch(b.get("since") or b.get("time")) or 0.0, b["pod"] or ""))
     gang = {
         "pods_expected": expected or (len(views) or None),
         "pods_seen": len(views),
@@ -977,6 +982,13 @@ def _pod_view(events: list[_Signal], info: dict, cut: float, snapshot: list[Any]
             if blocker:
                 break
     if blocker is not None and "ready_at" not in v:
+        # When it began: the first report of that trouble in this attempt (the blocker itself is the latest).
+        kinds = {"unschedulable": ("unschedulable",), "image_pull": ("pull_failed",),
+                 "crash_before_ready": ("crashloop", "container_failed"), "volume": ("mount_failed",),
+                 "readiness_probe": ("unhealthy",), "slow": ("pulling",)}.get(blocker["kind"], ())
+        firsts = [first[k] for k in kinds if k in first]
+        if firsts:
+            blocker["since"] = min(firsts, key=lambda s: s.t).time
         v["blocker"] = blocker
     return v
 
@@ -1165,20 +1177,29 @@ def assign_attempts(records: Iterable[Any], attempts_by_job: Mapping[str, list[A
 # The scheduler's verdict on one attempt
 
 
-_INSUFFICIENT = re.compile(r"\d+ (Insufficient [\w./-]+)")
-_SCHED_REASONS = re.compile(r"(\d+) ([^,.]+?)(?=, \d+ |\.(?: |$))")
+_HISTOGRAM_ITEM = re.compile(r", (?=\d+ )")
 
 
 def _scheduler_reason(message: str | None) -> str | None:
-    """The scheduler's reason in a FailedScheduling message: 'Insufficient nvidia.com/gpu', a taint, ..."""
-    if not message:
+    """The scheduler's main reason in a FailedScheduling message: 'Insufficient nvidia.com/gpu', a taint, ...
+
+    FitError.Error() (kubernetes pkg/scheduler/framework/types.go) is "0/N nodes are available: " + a
+    sorted "<count> <reason>" histogram joined by ", " + "." [+ " preemption: ..."]. The reason with the
+    most nodes wins; ties go to a missing resource, which is what more nodes would fix.
+    """
+    if not message or "nodes are available: " not in message:
         return None
-    head = message.split(" preemption:", 1)[0]
-    parts = [(int(n), r.strip()) for n, r in _SCHED_REASONS.findall(head.split(": ", 1)[-1])]
-    if not parts:
-        return None
-    parts.sort(key=lambda p: (-p[0], p[1]))
-    return parts[0][1]
+    body = message.split("nodes are available: ", 1)[1].split(" preemption: ", 1)[0].strip()
+    body = body[:-1] if body.endswith(".") else body
+    best = None
+    for item in _HISTOGRAM_ITEM.split(body):
+        n, _, reason = item.partition(" ")
+        if not n.isdigit() or not reason:
+            continue
+        key = (int(n), reason.startswith("Insufficient"))
+        if best is None or key > best[0]:
+            best = (key, reason.strip())
+    return best[1] if best else None
 
 
 def _log_cause(records: Iterable[Any], pod: str | None, t0: float | None, t1: float | None) -> dict | None:
@@ -1249,6 +1270,10 @@ def _cause_phrase(b: dict, logs: dict | None) -> str:
         said = f"; its log: {_short(logs['text'])}" if logs else ""
         return f"pod {pod} failed after the gang had started ({_short(msg)}){said}"
     return f"pod {pod}: {_short(msg)}"
+
+
+def _n(count: float, noun: str) -> str:
+    return f"{count:g} {noun}" + ("" if count == 1 else "s")
 
 
 def _short(text: str, n: int = 160) -> str:
@@ -1330,7 +1355,7 @@ def scheduler_verdict(attempt: Any, records: Iterable[Any] = (), config: GangCon
         if b:
             first_failure = {"pod": b.get("pod"), "rank": logs.get("rank") if logs else None,
                              "node": (gang.get("pods", {}).get(b.get("pod") or "", {}) or {}).get("node"),
-                             "time": b.get("time")}
+                             "time": (logs or {}).get("time") or b.get("since") or b.get("time")}
             event_evidence(b)
             if logs:
                 evidence.append({k: logs[k] for k in ("record_id", "kind", "pod", "rank", "time", "text")})
@@ -1360,10 +1385,12 @@ def scheduler_verdict(attempt: Any, records: Iterable[Any] = (), config: GangCon
         d_extra = {}
     summary = summary.rstrip(".") + "." + _loop_phrase(end_reason, requeue, end)
     acc = d.get("accelerators") or {}
-    job_lost = accelerator_time_lost(attempts) if attempts else acc.get("accelerator_s_lost", 0.0)
+    job_lost = accelerator_time_lost(attempts) if attempts else d.get("job_accelerator_s_lost", acc.get("accelerator_s_lost", 0.0))
     if acc.get("accelerator_s_lost"):
         summary += (f" Lost {acc['accelerator_s_lost'] / 3600:.2f} accelerator-hours "
-                    f"({acc['pods']} pods, {acc['accelerators']:g} accelerators, {acc['admitted_s']:.0f} s admitted).")
+                    f"({_n(acc['pods'], 'pod')} x {_n(acc['accelerators'] / max(acc['pods'], 1), 'accelerator')}"
+                    f" x {acc['admitted_s']:.0f} s admitted"
+                    f"{', accelerators per pod assumed' if acc.get('source') == 'default' else ''}).")
     for eid in end.get("event_ids", []):
         evidence.append({"record_id": eid, "kind": "event", "pod": None, "rank": None, "time": getattr(attempt, "end", None),
                          "text": end.get("message")})
@@ -1397,6 +1424,23 @@ def scheduler_verdict(attempt: Any, records: Iterable[Any] = (), config: GangCon
     }
 
 
+def diagnosis_record(verdict: dict, symptoms: list[dict] | None = None) -> Any:
+    """A `scheduler_verdict` as a DiagnosisRecord (same id as any other diagnosis of that job attempt)."""
+    from gangscope.parsers.records import DiagnosisRecord, stable_id
+
+    job, number = verdict["job"], verdict["attempt"]
+    first = verdict.get("first_failure") or {}
+    return DiagnosisRecord(
+        id=stable_id("diagnosis", job, number), job=job, attempt=number,
+        namespace=job.split("/", 1)[0] if job and "/" in job else None,
+        pod=first.get("pod"), node=first.get("node"), rank=first.get("rank"), time=first.get("time"),
+        outcome=verdict["outcome"], category=verdict["category"], exception_type=verdict.get("exception_type"),
+        first_failure=verdict.get("first_failure"), summary=verdict["summary"], evidence=verdict["evidence"],
+        symptoms=symptoms if symptoms is not None else verdict.get("symptoms", []), events=verdict["events"],
+        confidence=verdict["confidence"], details=verdict.get("details"),
+    )
+
+
 def _loop_phrase(end_reason: str, r: dict, end: dict) -> str:
     parts = []
     streak = r.get("same_cause_streak") or 0
@@ -1412,7 +1456,10 @@ def _loop_phrase(end_reason: str, r: dict, end: dict) -> str:
             parts.append(f"readmitted after {r['readmitted_after_s']:.0f} s")
         if r.get("deactivated_after") is not None:
             parts.append(f"deactivated after {r['deactivated_after']} requeues")
-    return (" " + "; ".join(parts).capitalize() + ".") if parts else ""
+    if not parts:
+        return ""
+    text = "; ".join(parts)
+    return " " + text[0].upper() + text[1:] + "."
 
 
 def _preemptor(attempt: Any, d: dict, attempts: list[Attempt] | None) -> dict | None:

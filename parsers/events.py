@@ -1,0 +1,719 @@
+"""Kubernetes Events, Kueue Workloads and Pods, decoded into `event` records.
+
+Pure: parsed JSON objects (or the text lines of a file) in, `EventRecord`s and
+counted `Skip`s out. What it reads (shapes per FORMATS.md 2.6 and
+fixtures/gang/README.md):
+
+* core/v1 `Event` and events.k8s.io/v1 `Event`, alone or in a list (`kubectl get
+  events -o json`: `kind: List` / `EventList` with `items`), one per line (NDJSON,
+  as event exporters write them), or wrapped: eventrouter's `{"verb", "event",
+  "old_event"}` (vmware-archive/eventrouter sinks/eventdata.go), a watch
+  `{"type": "ADDED", "object": {...}}` (`kubectl get -w --output-watch-events`).
+  kubernetes-event-exporter writes the Event inline with `clusterName` and the
+  involved object's `labels`/`annotations` (resmoio/kubernetes-event-exporter
+  pkg/kube/event.go `EnhancedEvent`); those labels are kept for linking.
+  Objects read from informers often carry no `kind`/`apiVersion`; the shape decides.
+* Kueue `Workload` objects: one record per status condition transition.
+* `Pod` objects: one `Created` record carrying the pod's identity, labels,
+  node and requested accelerators, one per condition transition and one per
+  container state that matters (terminated, waiting with a reason).
+
+Occurrences. The event recorder folds repeats of an identical event into one
+Event object whose `count` (core/v1) or `series.count` (events.k8s.io) grows,
+with `lastTimestamp` / `series.lastObservedTime` at the latest repeat. One
+*distinct occurrence* is one value of that counter on one Event object: its
+record has id `stable_id("k8s-event", <uid or ns/name>, <count>)`, time the
+latest-repeat time and `count` the counter. An object seen with count N > 1 also
+yields its first occurrence (count 1 at `firstTimestamp` / `eventTime`), which
+has the same id as the record made when count was 1. So an exporter stream that
+wrote every update gives one record per repeat; a `kubectl get events` snapshot
+gives the first and the latest; the same input read twice gives the same ids;
+resourceVersion never enters an id.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Iterator
+from datetime import datetime, timedelta, timezone
+from typing import Any, NamedTuple
+
+from gangscope.parsers.records import EventRecord, stable_id
+
+
+class Skip(NamedTuple):
+    """An input object that produced no record, and why (counted, never raised)."""
+
+    reason: str  # bad_json | not_an_object | unknown_kind | missing_field | wrong_type | bad_timestamp | duplicate | bookmark
+    detail: str  # which field / kind / object, short
+    line: int | None = None  # 1-based line of the input where the object started
+
+
+Decoded = EventRecord | Skip
+
+EVENT_API_CORE = "core/v1"
+EVENT_API_NEW = "events.k8s.io/v1"
+
+# Resources a pod can request that are accelerators (accelerator time is pods x these x seconds).
+ACCELERATOR_RESOURCES = (
+    "nvidia.com/gpu",
+    "amd.com/gpu",
+    "aws.amazon.com/neuron",
+    "aws.amazon.com/neuroncore",
+    "aws.amazon.com/neurondevice",
+    "habana.ai/gaudi",
+    "google.com/tpu",
+    "gpu.intel.com/i915",
+    "gpu.intel.com/xe",
+)
+
+_WATCH_TYPES = {"ADDED", "MODIFIED", "DELETED", "BOOKMARK", "ERROR"}
+_LIST_KINDS_SUFFIX = "List"
+
+
+class _Bad(Exception):
+    """Internal: this object cannot become a record (turned into a Skip)."""
+
+    def __init__(self, reason: str, detail: str):
+        super().__init__(reason, detail)
+        self.reason = reason
+        self.detail = detail
+
+
+# ---------------------------------------------------------------------------
+# Times
+
+_RFC3339 = re.compile(
+    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:?\d{2})$"
+)
+
+
+def normalize_time(value: Any, field: str = "time") -> str | None:
+    """RFC 3339 in any offset -> RFC 3339 UTC with a `Z` (fraction kept, trailing zeros trimmed).
+
+    None / "" / Go's zero time -> None. Anything else that is not a valid instant raises _Bad.
+    """
+    if value is None or value == "":
+        return None
+    if not isinstance(value, str):
+        raise _Bad("wrong_type", field)
+    m = _RFC3339.match(value.strip())
+    if m is None:
+        raise _Bad("bad_timestamp", field)
+    y, mo, d, h, mi, s, frac, off = m.groups()
+    try:
+        dt = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=timezone.utc)
+    except ValueError:
+        raise _Bad("bad_timestamp", field) from None
+    if dt.year <= 1:  # metav1.Time zero value
+        return None
+    if off not in ("Z", "z"):
+        sign = 1 if off[0] == "+" else -1
+        digits = off[1:].replace(":", "")
+        dt -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
+    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
+    frac = (frac or "").rstrip("0")
+    return f"{base}.{frac}Z" if frac else base + "Z"
+
+
+# ---------------------------------------------------------------------------
+# Small typed accessors: wrong types are a counted skip, not an exception.
+
+
+def _str(obj: dict, key: str, field: str | None = None, required: bool = False) -> str | None:
+    v = obj.get(key)
+    if v is None or v == "":
+        if required:
+            raise _Bad("missing_field", field or key)
+        return None
+    if not isinstance(v, str):
+        raise _Bad("wrong_type", field or key)
+    return v
+
+
+def _dict(obj: dict, key: str, field: str | None = None, required: bool = False) -> dict | None:
+    v = obj.get(key)
+    if v is None:
+        if required:
+            raise _Bad("missing_field", field or key)
+        return None
+    if not isinstance(v, dict):
+        raise _Bad("wrong_type", field or key)
+    return v
+
+
+def _int(obj: dict, key: str, field: str | None = None) -> int | None:
+    v = obj.get(key)
+    if v is None:
+        return None
+    if isinstance(v, bool) or not isinstance(v, int):
+        raise _Bad("wrong_type", field or key)
+    return v
+
+
+def _labels(value: Any) -> dict[str, str]:
+    """Labels as a dict; tolerates the [{"Key":..,"Value":..}] form some exporter sinks write."""
+    if isinstance(value, dict):
+        return {str(k): str(v) for k, v in value.items() if v is not None}
+    if isinstance(value, list):
+        out = {}
+        for kv in value:
+            if isinstance(kv, dict) and "Key" in kv:
+                out[str(kv["Key"])] = str(kv.get("Value", ""))
+        return out
+    return {}
+
+
+def _ref(obj: dict | None) -> dict[str, Any] | None:
+    """An ObjectReference reduced to the fields that identify it."""
+    if obj is None:
+        return None
+    out = {}
+    for k in ("kind", "namespace", "name", "uid", "apiVersion", "fieldPath"):
+        v = obj.get(k)
+        if isinstance(v, str) and v:
+            out[k] = v
+    return out
+
+
+_FIELD_CONTAINER = re.compile(r"spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]*)\}")
+
+
+def _container_of(field_path: str | None) -> str | None:
+    if not field_path:
+        return None
+    m = _FIELD_CONTAINER.search(field_path)
+    return m.group(1) if m else None
+
+
+def _parse_quantity(q: Any) -> float | None:
+    """A Kubernetes resource quantity as a number (accelerator counts are plain integers)."""
+    if isinstance(q, bool):
+        return None
+    if isinstance(q, (int, float)):
+        return float(q)
+    if not isinstance(q, str):
+        return None
+    m = re.fullmatch(r"\s*([0-9.]+)\s*(m|k|Ki|M|Mi|G|Gi|T|Ti)?\s*", q)
+    if not m:
+        return None
+    try:
+        n = float(m.group(1))
+    except ValueError:
+        return None
+    mult = {None: 1, "m": 1e-3, "k": 1e3, "Ki": 1024, "M": 1e6, "Mi": 2**20, "G": 1e9, "Gi": 2**30, "T": 1e12, "Ti": 2**40}
+    return n * mult[m.group(2)]
+
+
+def pod_accelerators(pod_spec: dict | None) -> dict[str, float]:
+    """Accelerators one pod asks for: sum over its containers (requests, else limits)."""
+    totals: dict[str, float] = {}
+    if not isinstance(pod_spec, dict):
+        return totals
+    containers = pod_spec.get("containers")
+    if not isinstance(containers, list):
+        return totals
+    for c in containers:
+        if not isinstance(c, dict):
+            continue
+        res = c.get("resources") if isinstance(c.get("resources"), dict) else {}
+        req = res.get("requests") if isinstance(res.get("requests"), dict) else {}
+        lim = res.get("limits") if isinstance(res.get("limits"), dict) else {}
+        for name in ACCELERATOR_RESOURCES:
+            q = _parse_quantity(req.get(name, lim.get(name)))
+            if q:
+                totals[name] = totals.get(name, 0.0) + q
+    return totals
+
+
+# ---------------------------------------------------------------------------
+# Kubernetes Event objects
+
+
+def _is_core_event(obj: dict) -> bool:
+    return "involvedObject" in obj
+
+
+def _is_new_event(obj: dict) -> bool:
+    return "regarding" in obj or "reportingController" in obj or "note" in obj
+
+
+def _event_records(obj: dict) -> list[EventRecord]:
+    meta = _dict(obj, "metadata") or {}
+    api_version = obj.get("apiVersion") if isinstance(obj.get("apiVersion"), str) else ""
+    new_api = api_version.startswith("events.k8s.io/") or (not _is_core_event(obj) and _is_new_event(obj))
+    if new_api:
+        ref = _dict(obj, "regarding", "regarding", required=True)
+        message = _str(obj, "note")
+        source = _dict(obj, "deprecatedSource") or {}
+        controller = _str(obj, "reportingController")
+        instance = _str(obj, "reportingInstance")
+        first = normalize_time(obj.get("deprecatedFirstTimestamp"), "deprecatedFirstTimestamp")
+        last = normalize_time(obj.get("deprecatedLastTimestamp"), "deprecatedLastTimestamp")
+        legacy_count = _int(obj, "deprecatedCount")
+    else:
+        ref = _dict(obj, "involvedObject", "involvedObject", required=True)
+        message = _str(obj, "message")
+        source = _dict(obj, "source") or {}
+        controller = _str(obj, "reportingComponent")
+        instance = _str(obj, "reportingInstance")
+        first = normalize_time(obj.get("firstTimestamp"), "firstTimestamp")
+        last = normalize_time(obj.get("lastTimestamp"), "lastTimestamp")
+        legacy_count = _int(obj, "count")
+    reason = _str(obj, "reason", required=True)
+    etype = _str(obj, "type")
+    event_time = normalize_time(obj.get("eventTime"), "eventTime")
+    series = _dict(obj, "series")
+    series_count = _int(series, "count", "series.count") if series else None
+    series_last = normalize_time(series.get("lastObservedTime"), "series.lastObservedTime") if series else None
+
+    kind = _str(ref, "kind", "involvedObject.kind", required=True)
+    name = _str(ref, "name", "involvedObject.name", required=True)
+    ref_ns = _str(ref, "namespace", "involvedObject.namespace")
+    ns = ref_ns or _str(meta, "namespace", "metadata.namespace")
+    uid = _str(meta, "uid", "metadata.uid")
+    ev_name = _str(meta, "name", "metadata.name")
+
+    count = series_count if series_count is not None else legacy_count
+    if count is None or count < 1:
+        count = 1
+    # Time of the latest occurrence this object describes, and of its first.
+    latest = series_last or (last if count > 1 else None) or event_time or first or last
+    earliest = event_time or first
+    if latest is None:
+        raise _Bad("missing_field", "time")
+
+    if uid:
+        identity: tuple = (uid,)
+    elif ev_name:
+        identity = (ns or "", ev_name)
+    else:  # no metadata at all: the content is the identity
+        identity = (ns or "", kind, name, ref.get("uid") or "", reason, message or "", earliest or latest)
+
+    labels = _labels(ref.get("labels"))
+    annotations = _labels(ref.get("annotations"))
+    node = None
+    host = source.get("host") if isinstance(source.get("host"), str) else None
+    if kind == "Node":
+        node = name
+    elif host:
+        node = host
+    elif controller == "kubelet" and instance:
+        node = instance
+    details: dict[str, Any] = {
+        "from": "event",
+        "api": EVENT_API_NEW if new_api else EVENT_API_CORE,
+        "involvedObject": _ref(ref),
+        "uid": uid,
+        "name": ev_name,
+        "reportingController": controller or source.get("component"),
+        "reportingInstance": instance,
+        "action": _str(obj, "action"),
+        "first_time": earliest,
+        "last_time": series_last or last,
+    }
+    if series:
+        details["series"] = {"count": series_count, "lastObservedTime": series_last}
+    related = _dict(obj, "related")
+    if related:
+        details["related"] = _ref(related)
+    if labels:
+        details["labels"] = labels
+    if annotations:
+        details["annotations"] = annotations
+    if isinstance(obj.get("clusterName"), str) and obj["clusterName"]:
+        details["cluster"] = obj["clusterName"]
+
+    def make(n: int, t: str, derived: bool = False) -> EventRecord:
+        d = dict(details)
+        if derived:  # the first occurrence, known from a later update of the same object
+            d["derived"] = True
+        return EventRecord(
+            id=stable_id("k8s-event", *identity, n),
+            time=t,
+            namespace=ns,
+            pod=name if kind == "Pod" else None,
+            container=_container_of(ref.get("fieldPath")),
+            node=node,
+            reason=reason,
+            type=etype,
+            object_kind=kind,
+            object_name=name,
+            message=message,
+            count=n,
+            details=d,
+        )
+
+    out = [make(count, latest)]
+    if count > 1 and earliest and earliest != latest:
+        out.append(make(1, earliest, derived=True))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Kueue Workload objects
+
+
+def _owner(meta: dict) -> dict | None:
+    refs = meta.get("ownerReferences")
+    if not isinstance(refs, list):
+        return None
+    best = None
+    for r in refs:
+        if not isinstance(r, dict) or not isinstance(r.get("name"), str):
+            continue
+        if r.get("controller") is True:
+            return _ref(r)
+        best = best or _ref(r)
+    return best
+
+
+def workload_summary(obj: dict) -> dict[str, Any]:
+    """What gang analysis needs from a Workload object (identity, pod sets, requeue state)."""
+    meta = obj.get("metadata") if isinstance(obj.get("metadata"), dict) else {}
+    spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
+    status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
+    pod_sets = []
+    for ps in spec.get("podSets") or []:
+        if not isinstance(ps, dict):
+            continue
+        tmpl = ps.get("template") if isinstance(ps.get("template"), dict) else {}
+        cnt = ps.get("count")
+        pod_sets.append({
+            "name": ps.get("name"),
+            "count": cnt if isinstance(cnt, int) and not isinstance(cnt, bool) else None,
+            "accelerators": pod_accelerators(tmpl.get("spec")),
+        })
+    admission = status.get("admission") if isinstance(status.get("admission"), dict) else {}
+    requeue = status.get("requeueState") if isinstance(status.get("requeueState"), dict) else None
+    stats = status.get("schedulingStats") if isinstance(status.get("schedulingStats"), dict) else {}
+    labels = _labels(meta.get("labels"))
+    pc = spec.get("priorityClassName")
+    if pc is None and isinstance(spec.get("priorityClassRef"), dict):  # v1beta2
+        pc = spec["priorityClassRef"].get("name")
+    return {
+        "name": meta.get("name"),
+        "namespace": meta.get("namespace"),
+        "uid": meta.get("uid"),
+        "owner": _owner(meta),
+        "job_uid": labels.get("kueue.x-k8s.io/job-uid"),
+        "queue": spec.get("queueName"),
+        "priority": spec.get("priority"),
+        "priority_class": pc,
+        "active": spec.get("active"),
+        "pod_sets": pod_sets,
+        "cluster_queue": admission.get("clusterQueue"),
+        "requeue_state": {
+            "count": requeue.get("count"),
+            "requeueAt": normalize_time(requeue.get("requeueAt"), "status.requeueState.requeueAt"),
+        } if requeue else None,
+        "evictions": [e for e in (stats.get("evictions") or []) if isinstance(e, dict)],
+    }
+
+
+def _workload_records(obj: dict) -> list[EventRecord | Skip]:
+    meta = _dict(obj, "metadata", required=True)
+    name = _str(meta, "name", "metadata.name", required=True)
+    ns = _str(meta, "namespace", "metadata.namespace")
+    uid = _str(meta, "uid", "metadata.uid")
+    status = _dict(obj, "status") or {}
+    conditions = status.get("conditions") or []
+    if not isinstance(conditions, list):
+        raise _Bad("wrong_type", "status.conditions")
+    summary = workload_summary(obj)
+    ident = uid or f"{ns}/{name}"
+    out: list[EventRecord | Skip] = []
+    created = normalize_time(meta.get("creationTimestamp"), "metadata.creationTimestamp")
+    if created:
+        out.append(EventRecord(
+            id=stable_id("kueue-workload", ident, "Created"),
+            time=created, namespace=ns, reason="Created", type="Object",
+            object_kind="Workload", object_name=name, message=None, count=1,
+            details={"from": "workload", "workload": summary},
+        ))
+    for cond in conditions:
+        try:
+            out.append(_condition_record("kueue-workload", ident, "Workload", name, ns, cond,
+                                         {"from": "workload", "workload": summary}))
+        except _Bad as bad:
+            out.append(Skip(bad.reason, f"Workload {ns}/{name} condition: {bad.detail}"))
+    return out
+
+
+def _condition_record(tag: str, ident: str, kind: str, name: str, ns: str | None, cond: Any,
+                      extra: dict, pod: str | None = None, node: str | None = None) -> EventRecord:
+    if not isinstance(cond, dict):
+        raise _Bad("wrong_type", "condition")
+    ctype = _str(cond, "type", "condition.type", required=True)
+    status = _str(cond, "status", "condition.status", required=True)
+    creason = _str(cond, "reason", "condition.reason")
+    message = _str(cond, "message", "condition.message")
+    t = normalize_time(cond.get("lastTransitionTime"), "condition.lastTransitionTime")
+    if t is None:
+        raise _Bad("missing_field", f"{ctype}.lastTransitionTime")
+    details = dict(extra)
+    details["condition"] = {"type": ctype, "status": status, "reason": creason, "message": message}
+    return EventRecord(
+        id=stable_id(tag, ident, "cond", ctype, status, creason or "", t),
+        time=t, namespace=ns, pod=pod, node=node,
+        reason=ctype, type="Condition", object_kind=kind, object_name=name,
+        message=message, count=1, details=details,
+    )
+
+
+# ---------------------------------------------------------------------------
+# Pod objects
+
+
+def _pod_records(obj: dict) -> list[EventRecord | Skip]:
+    meta = _dict(obj, "metadata", required=True)
+    name = _str(meta, "name", "metadata.name", required=True)
+    ns = _str(meta, "namespace", "metadata.namespace")
+    uid = _str(meta, "uid", "metadata.uid")
+    spec = _dict(obj, "spec") or {}
+    status = _dict(obj, "status") or {}
+    node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else None
+    ident = uid or f"{ns}/{name}"
+    restarts = {}
+    for cs in (status.get("containerStatuses") or []):
+        if isinstance(cs, dict) and isinstance(cs.get("name"), str):
+            rc = cs.get("restartCount")
+            restarts[cs["name"]] = rc if isinstance(rc, int) and not isinstance(rc, bool) else 0
+    pod_info = {
+        "uid": uid,
+        "labels": _labels(meta.get("labels")),
+        "annotations": {k: v for k, v in _labels(meta.get("annotations")).items() if "kueue" in k or "kubeflow" in k or "jobset" in k},
+        "owner": _owner(meta),
+        "node": node,
+        "accelerators": pod_accelerators(spec),
+        "phase": status.get("phase"),
+        "status_reason": status.get("reason"),
+        "status_message": status.get("message"),
+        "restarts": restarts,
+    }
+    base = {"from": "pod", "pod": pod_info}
+    out: list[EventRecord | Skip] = []
+    created = normalize_time(meta.get("creationTimestamp"), "metadata.creationTimestamp")
+    if created is None:
+        raise _Bad("missing_field", "metadata.creationTimestamp")
+    out.append(EventRecord(
+        id=stable_id("pod", ident, "Created"), time=created, namespace=ns, pod=name, node=node,
+        reason="Created", type="Object", object_kind="Pod", object_name=name,
+        message=status.get("message") if isinstance(status.get("message"), str) else None,
+        count=1, details=base,
+    ))
+    for cond in status.get("conditions") or []:
+        try:
+            out.append(_condition_record("pod", ident, "Pod", name, ns, cond, base, pod=name, node=node))
+        except _Bad as bad:
+            out.append(Skip(bad.reason, f"Pod {ns}/{name} condition: {bad.detail}"))
+    for key in ("initContainerStatuses", "containerStatuses"):
+        for cs in status.get(key) or []:
+            try:
+                out.extend(_container_records(ident, name, ns, node, cs, base, init=key.startswith("init")))
+            except _Bad as bad:
+                out.append(Skip(bad.reason, f"Pod {ns}/{name} {key}: {bad.detail}"))
+    return out
+
+
+def _container_records(ident: str, pod: str, ns: str | None, node: str | None, cs: Any,
+                       base: dict, init: bool) -> list[EventRecord]:
+    if not isinstance(cs, dict):
+        raise _Bad("wrong_type", "containerStatus")
+    cname = _str(cs, "name", "containerStatus.name", required=True)
+    restarts = _int(cs, "restartCount", "containerStatus.restartCount") or 0
+    out = []
+    for which in ("lastState", "state"):
+        st = _dict(cs, which)
+        if not st:
+            continue
+        for state_kind in ("terminated", "waiting"):
+            s = _dict(st, state_kind)
+            if s is None:
+                continue
+            reason = _str(s, "reason")
+            if state_kind == "waiting" and reason in (None, "ContainerCreating", "PodInitializing"):
+                continue
+            exit_code = _int(s, "exitCode") if state_kind == "terminated" else None
+            t = None
+            if state_kind == "terminated":
+                t = normalize_time(s.get("finishedAt"), "finishedAt") or normalize_time(s.get("startedAt"), "startedAt")
+            # A termination moves from `state` to `lastState` when the container restarts:
+            # the same termination keeps its id. A waiting state has no time of its own.
+            occurrence = (exit_code, t) if state_kind == "terminated" else ()
+            details = dict(base)
+            details["container_state"] = {
+                "state": state_kind, "which": which, "reason": reason, "exit_code": exit_code,
+                "signal": _int(s, "signal") if state_kind == "terminated" else None,
+                "started_at": normalize_time(s.get("startedAt"), "startedAt") if state_kind == "terminated" else None,
+                "restart_count": restarts, "init": init,
+            }
+            out.append(EventRecord(
+                id=stable_id("pod", ident, "ctr", cname, state_kind, reason or "", *occurrence),
+                time=t, namespace=ns, pod=pod, container=cname, node=node,
+                reason=reason or ("Terminated" if state_kind == "terminated" else "Waiting"),
+                type="ContainerStatus", object_kind="Pod", object_name=pod,
+                message=_str(s, "message"), count=1, details=details,
+            ))
+    return out
+
+
+# ---------------------------------------------------------------------------
+# Dispatch
+
+
+def _unwrap(obj: dict) -> tuple[dict | None, Skip | None]:
+    """Remove exporter / watch wrappers. Returns (object, None) or (None, skip)."""
+    for _ in range(3):
+        if "event" in obj and "verb" in obj and isinstance(obj.get("event"), dict):  # eventrouter
+            obj = obj["event"]
+            continue
+        t = obj.get("type")
+        if isinstance(t, str) and t in _WATCH_TYPES and isinstance(obj.get("object"), dict) and "reason" not in obj:
+            if t == "BOOKMARK":
+                return None, Skip("bookmark", "watch bookmark")
+            if t == "ERROR":
+                return None, Skip("unknown_kind", "watch ERROR status")
+            obj = obj["object"]
+            continue
+        break
+    return obj, None
+
+
+def decode_object(obj: Any, line: int | None = None) -> Iterator[Decoded]:
+    """Records (and skips) from one parsed JSON value: an Event, Workload, Pod, list or wrapper."""
+    if not isinstance(obj, dict):
+        if isinstance(obj, list):
+            for item in obj:
+                yield from decode_object(item, line)
+            return
+        yield Skip("not_an_object", type(obj).__name__, line)
+        return
+    obj, skip = _unwrap(obj)
+    if skip is not None:
+        yield skip._replace(line=line)
+        return
+    assert obj is not None
+    kind = obj.get("kind")
+    if kind is not None and not isinstance(kind, str):
+        yield Skip("wrong_type", "kind", line)
+        return
+    items = obj.get("items")
+    if isinstance(items, list) and (kind is None or kind.endswith(_LIST_KINDS_SUFFIX)):
+        for item in items:
+            yield from decode_object(item, line)
+        return
+    try:
+        if kind == "Event" or (kind is None and (_is_core_event(obj) or _is_new_event(obj))):
+            yield from _event_records(obj)
+        elif kind == "Workload":
+            for r in _workload_records(obj):
+                yield r._replace(line=line) if isinstance(r, Skip) else r
+        elif kind == "Pod":
+            for r in _pod_records(obj):
+                yield r._replace(line=line) if isinstance(r, Skip) else r
+        else:
+            yield Skip("unknown_kind", kind or "no kind", line)
+    except _Bad as bad:
+        yield Skip(bad.reason, f"{kind or 'Event'}: {bad.detail}", line)
+
+
+def _documents(lines: Iterable[str]) -> Iterator[tuple[Any, int] | Skip]:
+    """JSON values from text: NDJSON, or pretty-printed documents (one or several in a row).
+
+    NDJSON is read line by line. When the first non-blank line is not a whole JSON
+    value but opens one, the text is read as a sequence of documents; a document
+    that does not decode is skipped up to the next line.
+    """
+    it = iter(lines)
+    lineno = 0
+    head = ""
+    for raw in it:
+        lineno += 1
+        if raw.strip():
+            head = raw
+            break
+    if not head:
+        return
+    try:
+        yield json.loads(head), lineno
+        line_mode = True
+    except ValueError:
+        line_mode = not head.lstrip().startswith(("{", "["))
+        if line_mode:
+            yield Skip("bad_json", head.strip()[:80], lineno)
+    if line_mode:
+        for raw in it:
+            lineno += 1
+            s = raw.strip()
+            if not s:
+                continue
+            try:
+                yield json.loads(s), lineno
+            except ValueError:
+                yield Skip("bad_json", s[:80], lineno)
+        return
+    text = head + "".join(it)
+    dec = json.JSONDecoder()
+    pos, n, at_line = 0, len(text), lineno
+    while True:
+        while pos < n and text[pos] in " \t\r\n":
+            if text[pos] == "\n":
+                at_line += 1
+            pos += 1
+        if pos >= n:
+            return
+        try:
+            value, end = dec.raw_decode(text, pos)
+        except ValueError:
+            nl = text.find("\n", pos)
+            yield Skip("bad_json", text[pos:nl if nl >= 0 else n][:80], at_line)
+            if nl < 0:
+                return
+            pos = nl
+            continue
+        yield value, at_line
+        at_line += text.count("\n", pos, end)
+        pos = end
+
+
+def decode_event_stream(lines: Iterable[str]) -> Iterator[Decoded]:
+    """Records and skips from the text of an events file (NDJSON or JSON documents).
+
+    Within one stream a record id is produced once. The same Event occurrence (uid
+    and count) delivered twice is counted as a `duplicate` skip; the first occurrence
+    derived from a later update, and the conditions that Workload and Pod snapshots
+    repeat by nature, are deduplicated silently.
+    """
+    primary: dict[str, bool] = {}
+    for item in _documents(lines):
+        if isinstance(item, Skip):
+            yield item
+            continue
+        value, lineno = item
+        for rec in decode_object(value, lineno):
+            if isinstance(rec, Skip):
+                yield rec
+                continue
+            d = rec.details or {}
+            is_primary = d.get("from") == "event" and not d.get("derived")
+            if rec.id in primary:
+                if is_primary and primary[rec.id]:
+                    yield Skip("duplicate", f"{rec.object_kind} {rec.object_name} {rec.reason} #{rec.count}", lineno)
+                primary[rec.id] = primary[rec.id] or is_primary
+                continue
+            primary[rec.id] = is_primary
+            yield rec
+
+
+def count_skips(items: Iterable[Decoded]) -> tuple[list[EventRecord], dict[str, int]]:
+    """Split decoder output into records and a {reason: count} tally of skips."""
+    records: list[EventRecord] = []
+    skips: dict[str, int] = {}
+    for it in items:
+        if isinstance(it, Skip):
+            skips[it.reason] = skips.get(it.reason, 0) + 1
+        else:
+            records.append(it)
+    return records, skips
