@@ -370,6 +370,8 @@ class RankMap:
         """The global rank of an error; for launcher lines, from `local_rank: N` and the box."""
         if error.rank is not None:
             return error.rank
+        if _is_box(error):  # its text lists other failures before the root cause
+            return self._rank_from_box(error)
         local = error.local_rank
         if local is None:
             m = re.search(r"local_rank: (\d+)", error.line or "")
