@@ -12,7 +12,7 @@ from datetime import datetime, timezone
 PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#db2777", "#4b5563",
            "#65a30d", "#9333ea", "#ea580c", "#0d9488")
 WIDTH, HEIGHT = 640, 180
-LEFT, RIGHT, TOP, BOTTOM = 56, 12, 10, 24
+LEFT, RIGHT, TOP, BOTTOM = 56, 28, 10, 24
 
 
 def color(i: int) -> str:

@@ -1,0 +1,417 @@
+"""The dashboard against the real OpenSearch: panel numbers, the pages in headless Chromium, escaping.
+
+The records are two training jobs as the pipeline curates them: team-a/llama-train (4 ranks,
+rank 3 slow, then a CUDA OOM on rank 3 that leaves ranks 0-2 in NCCL watchdog timeouts) and
+team-b/bert-finetune (evicted once for PodsReadyTimeout by Kueue, requeued, now running).
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import threading
+from datetime import datetime, timedelta, timezone
+from pathlib import Path
+
+import pytest
+from werkzeug.serving import make_server
+
+from gangscope.parsers.records import (
+    DiagnosisRecord,
+    EpochRecord,
+    ErrorRecord,
+    EventRecord,
+    Frame,
+    StepRecord,
+    TraceRecord,
+    stable_id,
+)
+from gangscope.pipeline import indices
+from gangscope.pipeline.dashboard import create_app
+from gangscope.pipeline.sinks.opensearch import OpenSearchSink
+
+ROOT = Path(__file__).resolve().parent.parent
+DOCS = ROOT / "docs"
+T0 = datetime(2026, 3, 2, 10, 0, 0, tzinfo=timezone.utc)
+LLAMA, BERT = "team-a/llama-train", "team-b/bert-finetune"
+SCRIPT_LINE = 'ValueError: bad sample "<script>alert(\'gangscope\')</script>" in shard 7'
+OOM_TEXT = """Traceback (most recent call last):
+  File "/workspace/train.py", line 211, in <module>
+    main()
+  File "/workspace/train.py", line 187, in main
+    loss.backward()
+  File "/usr/local/lib/python3.11/site-packages/torch/_tensor.py", line 581, in backward
+    torch.autograd.backward(
+torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 3 has a total capacity of 79.15 GiB of which 1.06 GiB is free."""
+NCCL_TEXT = """Traceback (most recent call last):
+  File "/workspace/train.py", line 187, in main
+    loss.backward()
+torch.distributed.DistBackendError: [Rank {rank}] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=5021, OpType=ALLREDUCE, NumelIn=262144000, NumelOut=262144000, Timeout(ms)=600000) ran for 600045 milliseconds before timing out."""
+
+
+def ts(seconds: float) -> str:
+    """RFC 3339 with nanoseconds, as CRI logs carry them."""
+    t = T0 + timedelta(seconds=seconds)
+    return t.strftime("%Y-%m-%dT%H:%M:%S.") + f"{t.microsecond * 1000 + 417:09d}Z"
+
+
+def common(job: str, rank: int | None, seconds: float, attempt: int = 1, seq: int = 0) -> dict:
+    ns, name = job.split("/")
+    pod = f"{name}-worker-{rank}" if rank is not None else f"{name}-worker-0"
+    return {"id": stable_id(job, attempt, pod, ts(seconds), seq), "job": job, "attempt": attempt, "namespace": ns,
+            "pod": pod, "container": "pytorch", "node": f"gpu-node-{(rank or 0) // 2}", "rank": rank,
+            "time": ts(seconds), "source": f"/var/log/pods/{ns}_{pod}_uid/pytorch/0.log", "stream": "stdout",
+            "seq": seq}
+
+
+def demo_records() -> list:
+    out: list = []
+    # llama-train: 4 ranks, 50 steps each, rank 3 at 1.9 s/step against 1.0 s for the others.
+    for rank in range(4):
+        slow = rank == 3
+        for step in range(1, 51):
+            out.append(StepRecord(
+                **common(LLAMA, rank, step * 2 + rank * 0.01), step=step, total_steps=75, epoch=step / 25,
+                loss=round(2.5 - 0.02 * step + 0.001 * rank, 4), learning_rate=3e-4, grad_norm=1.2,
+                throughput=1700.0 if slow else 3200.0, throughput_unit="tokens/s",
+                step_time_s=1.9 if slow else 1.0, metrics={"mfu": 0.21 if slow else 0.41, "train.tokens": 4096.0},
+                dialect="hf_trainer"))
+    for epoch, step in ((1, 25), (2, 50)):
+        out.append(EpochRecord(**common(LLAMA, 0, step * 2 + 0.5, seq=1), epoch=float(epoch), total_epochs=3,
+                               step=step, total_steps=75, progress=step / 75, eta_s=(75 - step) * 2.0))
+    # bert-finetune attempt 2: halfway.
+    for step in range(10, 101, 10):
+        out.append(StepRecord(**common(BERT, 0, 400 + step, attempt=2), step=step, total_steps=200, epoch=step / 100,
+                              loss=0.9 - step / 1000, throughput=88.0, throughput_unit="samples/s", step_time_s=0.36,
+                              dialect="hf_trainer"))
+    out.append(EpochRecord(**common(BERT, 0, 501, attempt=2, seq=1), epoch=1.0, total_epochs=2, step=100,
+                           total_steps=200, progress=0.5, eta_s=600.0))
+    # The failure of llama-train: OOM on rank 3, then the watchdog on ranks 0-2.
+    out.append(TraceRecord(**common(LLAMA, 3, 101), exception_type="torch.OutOfMemoryError",
+                           message="CUDA out of memory. Tried to allocate 2.00 GiB.", fingerprint="fp-cuda-oom-backward",
+                           text=OOM_TEXT, line_count=8,
+                           frames=[Frame("/workspace/train.py", 187, "main", "loss.backward()")]))
+    out.append(ErrorRecord(**common(LLAMA, 3, 101, seq=1), category="cuda_oom", message="CUDA out of memory",
+                           line=OOM_TEXT.splitlines()[-1]))
+    for rank in range(3):
+        text = NCCL_TEXT.format(rank=rank)
+        out.append(TraceRecord(**common(LLAMA, rank, 701 + rank), exception_type="torch.distributed.DistBackendError",
+                               message="Watchdog caught collective operation timeout", fingerprint="fp-nccl-watchdog",
+                               text=text, line_count=4))
+        out.append(ErrorRecord(**common(LLAMA, rank, 701 + rank, seq=1), category="nccl_timeout",
+                               message="Watchdog caught collective operation timeout", line=text.splitlines()[-1]))
+    # A log line with markup in it: must stay text on every page.
+    out.append(ErrorRecord(**common(BERT, 0, 380, attempt=1), category="dataloader_error", message="bad sample",
+                           line=SCRIPT_LINE))
+    out.append(ErrorRecord(**common(BERT, 0, 381, attempt=1), category="dataloader_error",
+                           message="DataLoader worker (pid 4121) is killed by signal: Killed.",
+                           line="RuntimeError: DataLoader worker (pid 4121) is killed by signal: Killed."))
+    out.append(TraceRecord(**common(BERT, 0, 380, attempt=1, seq=2), exception_type="ValueError",
+                           message=SCRIPT_LINE.split(": ", 1)[1], fingerprint="fp-bad-sample",
+                           text="Traceback (most recent call last):\n  File \"/app/data.py\", line 9, in __getitem__\n"
+                                "    raise ValueError(msg)\n" + SCRIPT_LINE, line_count=4))
+    # Kueue's story of bert-finetune (FORMATS.md 2.4): admitted, evicted for PodsReadyTimeout, requeued.
+    for i, (reason, kind, name, message) in enumerate((
+        ("CreatedWorkload", "Job", "bert-finetune", "Created Workload: team-b/job-bert-finetune-3b1e2"),
+        ("QuotaReserved", "Workload", "job-bert-finetune-3b1e2",
+         "Quota reserved in ClusterQueue cluster-queue, wait time since queued was 0s"),
+        ("Admitted", "Workload", "job-bert-finetune-3b1e2",
+         "Admitted by ClusterQueue cluster-queue, wait time since reservation was 0s"),
+        ("EvictedDueToPodsReadyTimeout", "Workload", "job-bert-finetune-3b1e2",
+         "Exceeded the PodsReady timeout team-b/job-bert-finetune-3b1e2"),
+        ("Stopped", "Job", "bert-finetune", "Exceeded the PodsReady timeout team-b/job-bert-finetune-3b1e2"),
+        ("BackoffFinished", "Workload", "job-bert-finetune-3b1e2", "The workload backoff was finished"),
+        ("Admitted", "Workload", "job-bert-finetune-3b1e2",
+         "Admitted by ClusterQueue cluster-queue, wait time since reservation was 0s"),
+    )):
+        out.append(EventRecord(**{**common(BERT, None, 60 * i, attempt=1 if i < 5 else 2, seq=i), "rank": None,
+                                  "pod": None, "container": None, "stream": None},
+                               reason=reason, type="Normal", object_kind=kind, object_name=name, message=message))
+    out.append(DiagnosisRecord(
+        **common(LLAMA, 3, 101, seq=9), outcome="failed", category="cuda_oom", exception_type="torch.OutOfMemoryError",
+        first_failure={"pod": "llama-train-worker-3", "rank": 3, "node": "gpu-node-1", "time": ts(101)},
+        summary="Rank 3 ran out of GPU memory in loss.backward() at step 50; the NCCL watchdog timeouts on ranks 0-2 "
+                "ten minutes later follow from it. Lower the micro-batch size or enable activation checkpointing.",
+        evidence=[{"record_id": "t-oom", "kind": "trace", "pod": "llama-train-worker-3", "rank": 3, "time": ts(101),
+                   "text": OOM_TEXT}],
+        symptoms=[{"category": "nccl_timeout", "ranks": [0, 1, 2], "pods": ["llama-train-worker-0"], "count": 3}],
+        confidence=0.92))
+    out.append(DiagnosisRecord(
+        **common(BERT, None, 240, seq=9), outcome="evicted", category="pods_ready_timeout",
+        summary="Kueue evicted attempt 1 after the PodsReady timeout; the data loader failed on a bad sample: "
+                + SCRIPT_LINE, evidence=[{"record_id": "e1", "kind": "error", "pod": "bert-finetune-worker-0",
+                                          "rank": 0, "time": ts(380), "text": SCRIPT_LINE}], confidence=0.7))
+    out.append(DiagnosisRecord(**common("team-c/resnet", 0, 900, seq=9), outcome="succeeded", category="success",
+                               summary="Finished all 90 epochs.", confidence=1.0))
+    return out
+
+
+@pytest.fixture
+def loaded(opensearch_url, index_prefix):
+    """The demo records indexed under this test's prefix; yields the prefix the app must use."""
+    prefix = index_prefix + "-"
+    with OpenSearchSink(opensearch_url, prefix=prefix, refresh=True) as sink:
+        sink.write(demo_records())
+    assert sink.stats.failed == 0
+    yield prefix
+    indices.delete_all(indices.connect(opensearch_url), prefix)
+
+
+@pytest.fixture
+def api(opensearch_url, loaded):
+    client = create_app(opensearch_url, prefix=loaded).test_client()
+
+    def get(panel: str, **params) -> dict:
+        answer = client.get(f"/api/{panel}", query_string=params)
+        assert answer.status_code == 200, answer.get_data(as_text=True)
+        return answer.get_json()["data"]
+
+    return get
+
+
+# --- the panel queries: the numbers the records imply ---------------------------------------
+
+
+def test_progress_shows_the_latest_epoch_and_step_of_each_job(api):
+    rows = {r["job"]: r for r in api("progress")["jobs"]}
+    llama, bert = rows[LLAMA], rows[BERT]
+    assert (llama["epoch"], llama["total_epochs"], llama["step"], llama["total_steps"]) == (2, 3, 50, 75)
+    assert llama["progress"] == pytest.approx(50 / 75)
+    assert llama["eta_s"] == 50.0
+    assert (bert["epoch"], bert["total_epochs"], bert["step"], bert["total_steps"], bert["attempt"]) == (1, 2, 100, 200, 2)
+    assert bert["last_update"] == ts(501)
+
+
+def test_progress_lists_the_most_recently_updated_job_first(api):
+    assert [r["job"] for r in api("progress")["jobs"]] == [BERT, LLAMA]
+
+
+def test_step_metrics_find_the_straggler_rank(api):
+    data = api("steps", job=LLAMA)
+    assert data["records"] == 200
+    assert data["stragglers"] == [3]
+    assert data["median_step_time_s"] == pytest.approx(1.0)
+    assert {r["rank"]: r["step_time_s"] for r in data["ranks"]} == pytest.approx({0: 1.0, 1: 1.0, 2: 1.0, 3: 1.9})
+    assert all(p["slowest_rank"] == 3 and p["spread_s"] == pytest.approx(0.9) for p in data["spread"])
+
+
+def test_step_metrics_follow_the_loss_of_each_job(api):
+    jobs = {j["job"]: j for j in api("steps")["jobs"]}
+    assert jobs[LLAMA]["last_step"] == 50
+    assert jobs[BERT]["latest_loss"] == pytest.approx(0.8)
+    losses = [p["loss"] for p in jobs[LLAMA]["series"]]
+    assert losses == sorted(losses, reverse=True)
+
+
+def test_errors_are_counted_per_category(api):
+    data = api("errors")
+    assert data["by_category"] == {"nccl_timeout": 3, "dataloader_error": 2, "cuda_oom": 1}
+    assert data["total"] == 6
+    assert sum(sum(b["counts"].values()) for b in data["over_time"]) == 6
+
+
+def test_the_latest_error_comes_first(api):
+    latest = api("errors")["latest"]
+    assert [e["rank"] for e in latest[:3]] == [2, 1, 0]
+    assert latest[-1]["category"] == "cuda_oom"
+
+
+def test_traces_are_grouped_by_fingerprint_with_their_ranks_and_pods(api):
+    groups = {g["fingerprint"]: g for g in api("traces")["groups"]}
+    assert {f: g["count"] for f, g in groups.items()} == {
+        "fp-nccl-watchdog": 3, "fp-cuda-oom-backward": 1, "fp-bad-sample": 1}
+    nccl = groups["fp-nccl-watchdog"]
+    assert nccl["ranks"] == [0, 1, 2]
+    assert nccl["pods"] == ["llama-train-worker-0", "llama-train-worker-1", "llama-train-worker-2"]
+    assert nccl["exception_type"] == "torch.distributed.DistBackendError"
+    assert nccl["example"]["rank"] == 0  # the first one seen
+    assert nccl["first_seen"].startswith("2026-03-02T10:11:41")
+    assert nccl["last_seen"].startswith("2026-03-02T10:11:43")
+
+
+def test_gang_events_put_evictions_with_their_cause_on_the_timeline(api):
+    data = api("events")
+    assert data["lanes"]["admission"] == 4
+    assert data["lanes"]["eviction"] == 2
+    assert data["lanes"]["requeue"] == 1
+    evicted = [e for e in data["events"] if e["reason"] == "EvictedDueToPodsReadyTimeout"]
+    assert evicted[0]["cause"] == "PodsReadyTimeout"
+    assert [e["reason"] for e in data["events"]][:3] == ["CreatedWorkload", "QuotaReserved", "Admitted"]
+
+
+def test_diagnoses_list_failed_attempts_with_their_evidence(api):
+    data = api("diagnoses")
+    assert {(d["job"], d["category"]) for d in data["diagnoses"]} == {
+        (LLAMA, "cuda_oom"), (BERT, "pods_ready_timeout")}
+    assert data["outcomes"] == {"failed": 1, "evicted": 1, "succeeded": 1}
+    llama = next(d for d in data["diagnoses"] if d["job"] == LLAMA)
+    assert llama["first_failure"]["rank"] == 3
+    assert "torch.OutOfMemoryError" in llama["evidence"][0]["text"]
+
+
+def test_the_job_filter_narrows_every_panel(api):
+    assert api("errors", job=BERT)["by_category"] == {"dataloader_error": 2}
+    assert [g["fingerprint"] for g in api("traces", job=BERT)["groups"]] == ["fp-bad-sample"]
+    assert [r["job"] for r in api("progress", job=BERT)["jobs"]] == [BERT]
+    assert api("events", job=LLAMA)["events"] == []
+
+
+def test_the_time_filter_keeps_only_records_in_the_range(api):
+    # llama-train's steps run from 10:00:02 to 10:01:40; the first minute holds steps 1-29 of 4 ranks.
+    data = api("steps", job=LLAMA, since="2026-03-02T10:00:00", until="2026-03-02T10:00:59.999")
+    assert data["records"] == 29 * 4
+    assert api("errors", since="2026-03-02T10:10:00Z")["by_category"] == {"nccl_timeout": 3}
+
+
+def test_a_time_filter_that_is_not_a_time_is_reported_and_ignored(opensearch_url, loaded):
+    client = create_app(opensearch_url, prefix=loaded).test_client()
+    answer = client.get("/api/errors", query_string={"since": "yesterday; DROP"})
+    assert answer.status_code == 200
+    body = answer.get_json()
+    assert body["problems"] == ["since: not a time (use now-6h or 2026-01-31T12:00), ignored"]
+    assert body["data"]["total"] == 6
+
+
+# --- the app: auth, failure, escaping --------------------------------------------------------
+
+
+def test_with_a_token_every_page_wants_it(opensearch_url, loaded):
+    client = create_app(opensearch_url, prefix=loaded, token="t0ken-123").test_client()
+    assert client.get("/").status_code == 401
+    assert client.get("/api/errors", headers={"Authorization": "Bearer wrong"}).status_code == 401
+    assert client.get("/api/errors", headers={"Authorization": "Bearer t0ken-123"}).status_code == 200
+    assert client.get("/healthz").status_code == 200
+
+
+def test_a_token_in_the_link_is_swapped_for_a_cookie(opensearch_url, loaded):
+    client = create_app(opensearch_url, prefix=loaded, token="t0ken-123").test_client()
+    first = client.get("/panel/errors?job=x&token=t0ken-123")
+    assert first.status_code == 302
+    assert first.headers["Location"].endswith("/panel/errors?job=x")
+    assert client.get("/panel/errors?job=x").status_code == 200
+
+
+def test_a_server_that_is_down_shows_one_line_not_a_traceback():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    client = create_app(f"http://127.0.0.1:{port}").test_client()
+    page = client.get("/")
+    assert page.status_code == 503
+    assert f"OpenSearch at http://127.0.0.1:{port} is not reachable (connection refused)" in page.get_data(as_text=True)
+    assert "Traceback" not in page.get_data(as_text=True)
+    assert client.get("/api/steps").get_json() == {
+        "error": f"OpenSearch at http://127.0.0.1:{port} is not reachable (connection refused)"}
+
+
+def test_log_text_is_escaped_in_the_html(opensearch_url, loaded):
+    html = create_app(opensearch_url, prefix=loaded).test_client().get("/").get_data(as_text=True)
+    assert "<script>" not in html
+    assert "&lt;script&gt;alert(&#39;gangscope&#39;)&lt;/script&gt;" in html
+
+
+def test_an_unknown_panel_is_a_404(opensearch_url, loaded):
+    client = create_app(opensearch_url, prefix=loaded).test_client()
+    assert client.get("/panel/nope").status_code == 404
+    assert client.get("/api/nope").status_code == 404
+
+
+# --- in a real browser -----------------------------------------------------------------------
+
+CHROMIUM, CHROMEDRIVER = "/usr/bin/chromium", "/usr/bin/chromedriver"
+
+
+@pytest.fixture
+def browser():
+    """Debian's headless Chromium driven by selenium; skipped, saying why, where it is not installed."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed (pip install selenium)")
+    from selenium.webdriver.chrome.service import Service
+
+    for path in (CHROMIUM, CHROMEDRIVER):
+        if not os.access(path, os.X_OK):
+            pytest.skip(f"{path} missing: apt-get install chromium chromium-driver")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
+                 "--disable-component-update", "--disable-sync", "--window-size=1400,1000"):
+        options.add_argument(flag)
+    driver = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    yield driver
+    driver.quit()
+
+
+@pytest.fixture
+def served(opensearch_url, loaded):
+    """The dashboard on a free loopback port, as `gangscope dashboard` serves it."""
+    server = make_server("127.0.0.1", 0, create_app(opensearch_url, prefix=loaded, refresh_s=0), threaded=True)
+    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{server.server_port}"
+    server.shutdown()
+    thread.join()
+
+
+def text_of(driver, css: str) -> list[str]:
+    from selenium.webdriver.common.by import By
+
+    return [e.text for e in driver.find_elements(By.CSS_SELECTOR, css)]
+
+
+def full_page_png(driver) -> bytes:
+    """The whole page, not just the window."""
+    import base64
+
+    width, height = driver.execute_script(
+        "return [document.documentElement.scrollWidth, document.documentElement.scrollHeight]")
+    shot = driver.execute_cdp_cmd("Page.captureScreenshot", {
+        "format": "png", "captureBeyondViewport": True,
+        "clip": {"x": 0, "y": 0, "width": width, "height": height, "scale": 1}})
+    return base64.b64decode(shot["data"])
+
+
+def test_the_browser_shows_the_numbers_the_records_imply(browser, served):
+    browser.get(served + "/")
+    assert text_of(browser, f'#panel-progress tr[data-job="{LLAMA}"] td.epoch') == ["2/3"]
+    assert text_of(browser, f'#panel-progress tr[data-job="{LLAMA}"] td.step') == ["50/75"]
+    assert text_of(browser, f'#panel-progress tr[data-job="{LLAMA}"] .pct') == ["66.7%"]
+    assert text_of(browser, '#panel-steps .stragglers') == ["3"]
+    assert text_of(browser, '#panel-errors [data-category="nccl_timeout"] .category-count') == ["3"]
+    assert text_of(browser, '#panel-errors [data-category="cuda_oom"] .category-count') == ["1"]
+    assert text_of(browser, '#panel-traces tr[data-fingerprint="fp-nccl-watchdog"] td.count') == ["3"]
+    assert text_of(browser, '#panel-traces tr[data-fingerprint="fp-nccl-watchdog"] td.ranks') == ["0, 1, 2"]
+    assert text_of(browser, '#panel-events [data-lane="eviction"] .lane-count') == ["2"]
+    assert len(browser.find_elements("css selector", "#panel-diagnoses article.diagnosis")) == 2
+    assert len(browser.find_elements("css selector", "#panel-steps svg polyline")) >= 3
+
+
+def test_the_job_picker_filters_the_page(browser, served):
+    from selenium.webdriver.support.ui import Select
+
+    browser.get(served + "/")
+    Select(browser.find_element("id", "job-filter")).select_by_value(BERT)
+    browser.find_element("css selector", "form.filters button").click()
+    assert browser.current_url.endswith("job=team-b%2Fbert-finetune&since=&until=&refresh=0")
+    assert text_of(browser, "#panel-progress tbody tr td:first-child") == [BERT]
+    assert text_of(browser, '#panel-errors .error-total') == ["2"]
+
+
+def test_a_log_line_with_a_script_tag_stays_text_in_the_browser(browser, served):
+    browser.get(served + f"/panel/errors?job={BERT}")
+    lines = text_of(browser, "#panel-errors pre.line")
+    assert SCRIPT_LINE in lines
+    assert browser.execute_script("return document.scripts.length") == 0
+    assert browser.execute_script("return document.title") == "gangscope · Pipeline errors"
+
+
+def test_every_panel_renders_in_chromium_as_a_screenshot(browser, served, tmp_path):
+    """GANGSCOPE_SCREENSHOTS=docs keeps them as docs/dashboard-<panel>.png (the README shows those)."""
+    from gangscope.pipeline.dashboard.panels import PANELS
+
+    folder = DOCS if os.environ.get("GANGSCOPE_SCREENSHOTS") == "docs" else tmp_path
+    for name, panel in PANELS.items():
+        browser.get(f"{served}/panel/{name}")
+        assert text_of(browser, f"#panel-{name} h2") == [panel.TITLE]
+        assert not browser.find_elements("css selector", "#error")
+        png = full_page_png(browser)
+        assert png.startswith(b"\x89PNG") and len(png) > 10_000
+        (folder / f"dashboard-{name}.png").write_bytes(png)
