@@ -311,7 +311,7 @@ MEGATRON = Dialect(
         "lm loss": ("loss",),
         "learning rate": ("learning_rate",),
         "grad norm": ("grad_norm",),
-        "elapsed time per iteration (ms)": ("step_time_s", 1e-3),
+        "elapsed time per iteration (ms)": ("step_time_s", "ms"),
         "samples per second": ("throughput", "samples/s"),
         "number of skipped iterations": ("metric",),
     },
@@ -394,7 +394,7 @@ NEMO = Dialect(
     + pp.ZeroOrMore(L("|") + _NEMO_ITEM),
     keys={
         "reduced_train_loss": ("loss",),
-        "train_step_timing in s": ("step_time_s", 1.0),
+        "train_step_timing in s": ("step_time_s", "s"),
     },
     epoch_base=0,
     step_scope="auto",
@@ -537,10 +537,12 @@ def _generic_values(seg: str) -> list[Value] | None:
     return None
 
 
+# a step word followed by its number: without one, no line is worth a generic parse
+_G_GUARD = re.compile(r"(?i)\b(?:step|iter|iteration|it|global_step|batch|train_step|optimizer_step)\b\W{0,3}\d").search
 GENERIC = Dialect(
     name="generic",
     source="plain PyTorch loops (print/logging of key/value pairs); forms listed in parsers/dialects.py",
-    guard=lambda s: True,
+    guard=lambda s: _G_GUARD(s) is not None,
     parse=_generic_values,
     step_scope="auto",
 )
@@ -667,7 +669,12 @@ def clock_seconds(text: str) -> float:
     return sign * total
 
 
-_TIME_UNITS = {"s": 1.0, "sec": 1.0, "ms": 1e-3, "us": 1e-6, "\u00b5s": 1e-6, "min": 60.0, "h": 3600.0}
+# seconds from a duration in a unit (divided, so that 52 ms is 0.052 s exactly as printed)
+_PER_SECOND = {"s": 1.0, "sec": 1.0, "ms": 1e3, "us": 1e6, "\u00b5s": 1e6, "min": 1 / 60, "h": 1 / 3600}
+
+
+def _seconds(x: float, unit: str) -> float:
+    return x / _PER_SECOND[unit]
 
 # Printed key (lower-cased) -> field. Dialects override per key (Dialect.keys).
 FIELD_KEYS: dict[str, tuple] = {}
@@ -702,7 +709,8 @@ def _target(dialect: Dialect, key: str, unit: str) -> tuple:
     t = FIELD_KEYS.get(low)
     if t is not None:
         return t
-    if low.startswith("lr-") or low.startswith("lr/"):
+    last = low.rsplit(" ", 1)[-1]  # "Train lr-DecoupledSGDW/group0" (Composer's "Train " prefix)
+    if last.startswith("lr-") or last.startswith("lr/"):
         return ("learning_rate",)
     if unit and "/s" in unit and unit != "/s":
         return ("throughput", unit)
@@ -739,14 +747,14 @@ def build(reading: Reading) -> dict | None:
             if key == "_rate":
                 x = to_float(text)
                 if unit.startswith("s/") or unit.endswith("s/step") or "s/" in unit[:3]:
-                    scale = _TIME_UNITS.get(unit.split("/")[0], 1.0)
-                    out["step_time_s"] = x * scale
+                    u = unit.split("/")[0]
+                    out["step_time_s"] = _seconds(x, u if u in _PER_SECOND else "s")
                 else:
                     out["throughput"] = x
                     out["throughput_unit"] = unit
                 continue
             if key in ("_elapsed", "_remaining", "_clock", "_duration"):
-                secs = clock_seconds(text) if unit == "clock" or ":" in text else to_float(text) * _TIME_UNITS.get(unit, 1.0)
+                secs = clock_seconds(text) if unit == "clock" or ":" in text else _seconds(to_float(text), unit if unit in _PER_SECOND else "s")
                 metrics[key] = secs
                 continue
             low = key.lower()
@@ -775,12 +783,12 @@ def build(reading: Reading) -> dict | None:
                     out["step"] = int(x)
                 continue
             if f == "step_time_s":
-                scale = t[1] if t[1] is not None else _TIME_UNITS.get(unit, 1.0 if not unit else None)
-                if scale is None:  # a "time" with a unit that is not a duration
+                u = t[1] or unit or "s"
+                if u not in _PER_SECOND:  # a "time" with a unit that is not a duration
                     metrics[metric_name(key)] = x
                     continue
                 if "step_time_s" not in out:
-                    out["step_time_s"] = x * scale
+                    out["step_time_s"] = _seconds(x, u)
                 else:
                     metrics[metric_name(key)] = x
                 continue

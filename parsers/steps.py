@@ -35,8 +35,6 @@ _FIELDS = ("step", "total_steps", "epoch", "total_epochs", "loss", "learning_rat
 # (deepspeed/utils/logging.py get_dist_msg), Accelerate's MultiProcessAdapter "[RANK 0] ..."
 # (accelerate/logging.py). Used only when the line has no launcher prefix.
 _TEXT_RANK = re.compile(r"\[(?:Rank|RANK) (\d+)\]")
-# where a tqdm bar ends when a log line was written right after it on the same line
-_BAR_END = re.compile(r"\| *\d+/(?:\d+|\?) \[[^\]]*\]")
 # metric the tqdm bar records carry to `fold_trainer_logs`: how many tqdm.write() calls were seen at that step
 WRITES = "tqdm_writes"
 
@@ -154,12 +152,13 @@ class StepParser:
     # ------------------------------------------------------------------ internals
 
     def _segment(self, seg: str, line: Line, rank: int | None, out: list[Record], whole_line: bool = False) -> None:
-        if "%|" in seg and seg[-1] != "]":
-            m = _BAR_END.search(seg)
-            if m and m.end() < len(seg):
+        bar = seg.find("%|")
+        if bar >= 0:
+            end = seg.find("]", bar) + 1
+            if 0 < end < len(seg) and not seg[end:].isspace():
                 # a log line written right after a bar state, on the same physical line
-                self._segment(seg[: m.end()], line, rank, out, whole_line)
-                seg = seg[m.end() :]
+                self._segment(seg[:end], line, rank, out, whole_line)
+                seg = seg[end:]
         reading = self._cache.read(seg)
         if reading is None:
             return
