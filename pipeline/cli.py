@@ -52,6 +52,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="index into OpenSearch at URL instead of a folder (env GANGSCOPE_OPENSEARCH_URL)",
     )
     replay.add_argument("--no-progress", action="store_true", help="no progress bar")
+    replay.add_argument(
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help="curate with N processes, split by pod (default 1; 0 = one per core)",
+    )
 
     diagnose = sub.add_parser(
         "diagnose",
@@ -91,8 +98,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _options(args) -> replay_mod.ReplayOptions:
+    workers = getattr(args, "workers", 1)
+    if workers == 0:
+        workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return replay_mod.ReplayOptions(
-        paths=args.paths, events=args.events, fmt=args.fmt, max_line_bytes=args.max_line_bytes
+        paths=args.paths, events=args.events, fmt=args.fmt, max_line_bytes=args.max_line_bytes, workers=workers
     )
 
 
@@ -118,7 +128,7 @@ def cmd_replay(args, err: Console) -> int:
     try:
         with progress:
             task = progress.add_task("replay", total=total)
-            result = replay_mod.run(options, sink.write, lambda n: progress.advance(task, n))
+            result = replay_mod.run(options, sink.write, lambda n: progress.advance(task, n), sink=sink)
         _write_report(sink, result)
         sink.close(result.summary())
     except BaseException:

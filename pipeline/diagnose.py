@@ -191,7 +191,7 @@ def diagnose(records: Iterable[Record | dict], attempts: Iterable[Any] | None = 
 
 def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     ranks = RankMap(view)
-    failures = [f for f in (_failure(e, ranks) for e in view.errors) if f is not None]
+    failures = _without_handled([f for f in (_failure(e, ranks) for e in view.errors) if f is not None], view)
     event_ids = _event_ids(view)
     end_reason = str(getattr(view.meta, "end_reason", "") or "")
     event_verdict = _event_verdict(view, end_reason)
@@ -258,6 +258,21 @@ def _failure(error: ErrorRecord, ranks: RankMap) -> Failure | None:
         tier = 0
     t = time_seconds(error.time)
     return Failure(error, tier, t if t is not None else math.inf, ranks.rank_of(error))
+
+
+def _without_handled(failures: list[Failure], view: AttemptView) -> list[Failure]:
+    """Tracebacks a rank printed and survived (traceback.print_exc, logging.exception) are not
+    failures. Where torch's excepthook is on (a trace of the pod carries a [rankN]: prefix, as
+    uncaught exceptions then do), an unprefixed Python exception of that pod was such a print."""
+    hooked = {t.pod for t in view.traces if t.rank is not None}
+    kept = []
+    for f in failures:
+        e = f.error
+        if (f.tier == 0 and e.trace_id and e.category == "python_exception" and e.rank is None
+                and e.pod in hooked and not _is_box(e)):  # fmt: skip
+            continue
+        kept.append(f)
+    return kept
 
 
 def _is_box(error: ErrorRecord) -> bool:

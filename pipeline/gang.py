@@ -1526,13 +1526,26 @@ _MARK_KINDS = {
 }
 
 
-def timeline(job: str, attempts: list[Attempt], events: Iterable[Any], failures: Iterable[Any] = ()) -> dict:
+def timeline(job: str, attempts: Any = None, events: Iterable[Any] = (), failures: Iterable[Any] = ()) -> dict:
     """Attempts, gang events and log-derived failures of one job on one time axis (x in 0..1).
 
     `events` are event records (any job; this job's are used), `failures` are error /
-    trace records or diagnosis dicts with a time. The report's `timeline.html.j2`
+    trace records or diagnosis dicts with a time. `attempts` are the job's attempts from
+    `build_attempts`; when omitted, or when event records are passed in their place
+    (`timeline(job, events)`), they are built from the events. templates/timeline.html.j2
     renders the result.
     """
+    if attempts is not None and not isinstance(attempts, Mapping):
+        items = list(attempts)
+        if items and not all(isinstance(a, Attempt) for a in items):
+            events, attempts = items, None
+        else:
+            attempts = items
+    events = list(events)
+    if attempts is None:
+        attempts = build_attempts(events).get(job, [])
+    elif isinstance(attempts, Mapping):
+        attempts = attempts.get(job, [])
     marks = []
     for r in events:
         if _get(r, "job") != job:
@@ -1555,13 +1568,15 @@ def timeline(job: str, attempts: list[Attempt], events: Iterable[Any], failures:
         if _get(f, "exception_type") and _get(f, "message"):
             text = f"{_get(f, 'exception_type')}: {_get(f, 'message')}"
         fails.append({"t": t, "time": _iso(t), "pod": _get(f, "pod") or (_get(f, "first_failure") or {}).get("pod"),
-                      "category": _get(f, "category"), "label": _short(str(text), 200), "id": _get(f, "id")})
+                      "category": _get(f, "category"), "label": _short(str(text), 200), "id": _get(f, "id"),
+                      "attempt": _get(f, "attempt"), "from": "logs"})
     for a in attempts:
         for b in (a.details.get("gang") or {}).get("not_ready", []):
             t = epoch(b.get("time"))
             if t is not None:
                 fails.append({"t": t, "time": b["time"], "pod": b.get("pod"), "category": b["kind"],
-                              "label": _short(b.get("message") or b["kind"], 200), "id": b.get("event_id")})
+                              "label": _short(b.get("message") or b["kind"], 200), "id": b.get("event_id"),
+                              "attempt": a.number, "from": "gang"})
     times = [m["t"] for m in marks] + [f["t"] for f in fails]
     for a in attempts:
         for ts in (a.start, a.end, (a.details.get("queued") or {}).get("since")):
@@ -1589,6 +1604,7 @@ def timeline(job: str, attempts: list[Attempt], events: Iterable[Any], failures:
             "accelerator_s_lost": (a.details.get("accelerators") or {}).get("accelerator_s_lost", 0.0),
             "pods_ready": len((a.details.get("gang") or {}).get("ready") or []),
             "pods_expected": (a.details.get("gang") or {}).get("pods_expected"),
+            "label": a.end_reason or ("waiting" if a.details.get("pending") else "running"),
         })
     for m in marks:
         m["x"] = x(m.pop("t"))

@@ -29,6 +29,7 @@ class ReplayOptions:
     fmt: str = "auto"
     max_line_bytes: int = 1 << 20
     block_scan: bool = True  # False: the reference path, every line read as text
+    workers: int = 1  # processes; work is split by pod, never inside a pod's log
 
 
 @dataclass
@@ -73,76 +74,77 @@ class ReplayResult:
 Progress = Callable[[int], None]
 
 
-def run(options: ReplayOptions, write: Callable[[list[Record]], None], progress: Progress | None = None) -> ReplayResult:
-    """Curate the given paths, handing each batch of records to `write`."""
+def run(
+    options: ReplayOptions,
+    write: Callable[[list[Record]], None],
+    progress: Progress | None = None,
+    sink=None,
+) -> ReplayResult:
+    """Curate the given paths, handing each batch of records to `write`.
+
+    With `options.workers > 1`, pods are curated in worker processes that write through
+    their own part of `sink` (`sink.part(i)`), which the parent then takes in
+    (`sink.absorb(part)`) in pod order; without a sink, workers keep nothing but the digest.
+    """
     if options.fmt != "auto" and options.fmt not in envelopes.FORMATS:
         raise UsageError(f"--format must be one of auto, {', '.join(envelopes.FORMATS)}; got {options.fmt!r}")
-    return Replay(options, write, progress).run()
+    if options.workers < 1:
+        raise UsageError(f"--workers must be at least 1; got {options.workers}")
+    return Replay(options, write, progress, sink).run()
 
 
 class Replay:
     """One batch run: its sources, its sink callback and what it keeps about each job."""
 
-    def __init__(self, options: ReplayOptions, write: Callable[[list[Record]], None], progress: Progress | None):
+    def __init__(self, options: ReplayOptions, write: Callable[[list[Record]], None], progress: Progress | None, sink=None):
         self.options = options
+        self.sink = sink
         self.write = write
         self.progress = progress
         self.result = ReplayResult()
-        self.tracker = _new_tracker()
-        self.attempt_of = None
+        self.attempts: dict = {}
 
     def run(self) -> ReplayResult:
         result = self.result
         sources, problems = discover(self.options.paths)
         result.problems.extend(problems)
-        self.attempt_of = self._load_events(self.options.events)
-        pods = set()
-        for source in sources:
-            result.files += len(source.paths)
-            for batch in self._curate_source(source):
-                self._deliver(batch)
-            pods.add((source.identity.namespace, source.identity.pod))
-        result.pods = len(pods)
+        self._load_events(self.options.events)
+        groups = pod_groups(sources)
+        result.files = sum(len(s.paths) for s in sources)
+        result.pods = len(groups)
+        if self.options.workers > 1 and len(groups) > 1:
+            self._curate_in_workers(groups)
+        else:
+            attempt_of = _attempt_lookup(self.attempts)
+            for group in groups:
+                work = GroupWork(group, self.options, attempt_of, result.curation, result.read, self.progress)
+                for batch in work.batches():
+                    self._deliver(batch)
         self._finish()
         return result
 
-    # -- logs ------------------------------------------------------------------
-    def _curate_source(self, source: LogSource):
-        curator = None
-        read = self.result.read
-        for path in source.paths:
-            last_bytes = read.bytes
-            for block in read_blocks(path, read, max_line_bytes=self.options.max_line_bytes):
-                if curator is None:
-                    fmt = self.options.fmt
-                    if fmt == "auto":
-                        fmt = envelopes.detect_format(decode_block(block[:1 << 16])[0][:SAMPLE_LINES])
-                    curator = self._curator_for(source.identity, fmt)
-                yield curator.feed_block(block)
-                if self.progress is not None:
-                    self.progress(read.bytes - last_bytes)
-                    last_bytes = read.bytes
-        if curator is not None:
-            yield curator.close()
+    def _curate_in_workers(self, groups: list[list[LogSource]]) -> None:
+        import multiprocessing
 
-    def _curator_for(self, identity: PodIdentity, fmt: str):
-        stats = self.result.curation
-        if fmt == "fluentbit":
-            return curate.FluentBitCurator(stats, identity, attempt_of=self.attempt_of)
-        return curate.ContainerCurator(
-            identity, fmt, stats, attempt_of=self.attempt_of, block_scan=self.options.block_scan
-        )
+        result = self.result
+        tasks = [(i, group, self.options, self.attempts, self.sink.part(i) if self.sink else None) for i, group in enumerate(groups)]
+        context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
+        with context.Pool(self.options.workers) as pool:
+            for done in pool.imap(_curate_group_in_worker, tasks):
+                _merge_stats(result.curation, done.curation)
+                _merge_stats(result.read, done.read)
+                for kind, count in done.counts.items():
+                    result.records[kind] = result.records.get(kind, 0) + count
+                for record in done.kept:
+                    result.digest.add(record)
+                if self.sink is not None:
+                    self.sink.absorb(done.part)
+                if self.progress is not None:
+                    self.progress(done.read.bytes)
 
     def _deliver(self, batch: list[Record]) -> None:
         if not batch:
             return
-        if self.tracker is not None:
-            derived = []
-            for record in batch:
-                if record.kind == "step":
-                    derived.extend(self.tracker.add(record))
-            if derived:
-                batch = batch + [with_derived_id(r) for r in derived]
         counts = self.result.records
         add = self.result.digest.add
         for record in batch:
@@ -154,14 +156,14 @@ class Replay:
     def _load_events(self, paths: list[str]):
         """Read gang/Kubernetes event files; return the attempt lookup for log records."""
         if not paths:
-            return None
+            return
         result = self.result
         try:
             from gangscope.parsers.events import decode_event_stream
             from gangscope.pipeline.gang import attempt_lookup, build_attempts
         except ImportError:
             result.problems.append("--events given, but this build cannot read events yet")
-            return None
+            return
         sources, problems = discover(paths)
         result.problems.extend(problems)
         events = []
@@ -173,26 +175,23 @@ class Replay:
                             events.append(item)
                         else:
                             result.skipped_events += 1
-        result.attempts = build_attempts(events)
+        result.attempts = self.attempts = build_attempts(events)
         lookup = attempt_lookup(result.attempts)
         for event in events:
             if event.job:
                 event.attempt = lookup(event.job, event.time)
         self._deliver(events)
-        return lookup
 
     # -- the end ---------------------------------------------------------------
     def _finish(self) -> None:
         result = self.result
-        if self.tracker is not None:
-            self._deliver([with_derived_id(r) for r in self.tracker.finish()])
-            try:
-                from gangscope.parsers.progress import find_stragglers
-            except ImportError:
-                find_stragglers = None
-            if find_stragglers is not None:
-                steps = [r for series in result.digest.steps.values() for r in series]
-                self._deliver([with_derived_id(r) for r in find_stragglers(steps)])
+        try:
+            from gangscope.parsers.progress import find_stragglers
+        except ImportError:
+            find_stragglers = None
+        if find_stragglers is not None:
+            steps = [r for series in result.digest.steps.values() for r in series]
+            self._deliver([with_derived_id(r) for r in find_stragglers(steps)])
         try:
             from gangscope.pipeline.diagnose import diagnose
         except ImportError:
@@ -200,6 +199,122 @@ class Replay:
         attempts = [a for job_attempts in result.attempts.values() for a in job_attempts] or None
         result.diagnoses = list(diagnose(result.digest.all_records(), attempts))
         self._deliver(result.diagnoses)
+
+
+def pod_groups(sources: list[LogSource]) -> list[list[LogSource]]:
+    """Sources grouped by pod, in discovery order: the unit of work, so that everything a
+    rank wrote (all its containers and restarts) is curated by one process, in order."""
+    groups: dict[tuple, list[LogSource]] = {}
+    for source in sources:
+        ident = source.identity
+        key = (ident.namespace, ident.pod_uid or ident.pod) if ident.pod_uid or ident.namespace else (source.display,)
+        groups.setdefault(key, []).append(source)
+    return list(groups.values())
+
+
+class GroupWork:
+    """Curating one pod's sources: lines -> records -> derived progress records."""
+
+    def __init__(self, group, options: ReplayOptions, attempt_of, curation, read, progress=None):
+        self.group = group
+        self.options = options
+        self.attempt_of = attempt_of
+        self.curation = curation
+        self.read = read
+        self.progress = progress
+        self.tracker = _new_tracker()
+
+    def batches(self):
+        for source in self.group:
+            for batch in self._curate_source(source):
+                yield self._with_progress_records(batch)
+        if self.tracker is not None:
+            yield [with_derived_id(r) for r in self.tracker.finish()]
+
+    def _curate_source(self, source: LogSource):
+        curator = None
+        read = self.read
+        for path in source.paths:
+            last_bytes = read.bytes
+            for block in read_blocks(path, read, max_line_bytes=self.options.max_line_bytes):
+                if curator is None:
+                    fmt = self.options.fmt
+                    if fmt == "auto":
+                        fmt = envelopes.detect_format(decode_block(block[: 1 << 16])[0][:SAMPLE_LINES])
+                    curator = self._curator_for(source.identity, fmt)
+                yield curator.feed_block(block)
+                if self.progress is not None:
+                    self.progress(read.bytes - last_bytes)
+                    last_bytes = read.bytes
+        if curator is not None:
+            yield curator.close()
+
+    def _curator_for(self, identity: PodIdentity, fmt: str):
+        if fmt == "fluentbit":
+            return curate.FluentBitCurator(self.curation, identity, attempt_of=self.attempt_of)
+        return curate.ContainerCurator(
+            identity, fmt, self.curation, attempt_of=self.attempt_of, block_scan=self.options.block_scan
+        )
+
+    def _with_progress_records(self, batch: list[Record]) -> list[Record]:
+        if self.tracker is None or not batch:
+            return batch
+        derived = []
+        for record in batch:
+            if record.kind == "step":
+                derived.extend(self.tracker.add(record))
+        if derived:
+            return batch + [with_derived_id(r) for r in derived]
+        return batch
+
+
+@dataclass
+class GroupDone:
+    """What a worker hands back: its counts, what it kept for the diagnosis, its part of the sink."""
+
+    counts: dict[str, int]
+    curation: curate.CurationStats
+    read: ReadStats
+    kept: list[Record]
+    part: object
+
+
+def _curate_group_in_worker(task) -> GroupDone:
+    index, group, options, attempts, make_part = task
+    part = make_part() if make_part is not None else None
+    curation, read = curate.CurationStats(), ReadStats()
+    digest = JobDigest()
+    counts: dict[str, int] = {}
+    work = GroupWork(group, options, _attempt_lookup(attempts), curation, read)
+    for batch in work.batches():
+        for record in batch:
+            counts[record.kind] = counts.get(record.kind, 0) + 1
+            digest.add(record)
+        if part is not None:
+            part.write(batch)
+    if part is not None:
+        part.close()
+    return GroupDone(counts, curation, read, digest.all_records(), part.handoff() if part is not None else None)
+
+
+def _merge_stats(into, other) -> None:
+    for name, value in vars(other).items():
+        if isinstance(value, int):
+            setattr(into, name, getattr(into, name) + value)
+        elif isinstance(value, list):
+            getattr(into, name).extend(value)
+        elif isinstance(value, dict):
+            mine = getattr(into, name)
+            for key, count in value.items():
+                mine[key] = mine.get(key, 0) + count
+
+
+def _attempt_lookup(attempts: dict):
+    if not attempts:
+        return None
+    from gangscope.pipeline.gang import attempt_lookup
+
+    return attempt_lookup(attempts)
 
 
 def _new_tracker():

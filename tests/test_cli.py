@@ -105,3 +105,20 @@ def test_diagnose_json_prints_a_json_array(tmp_path):
     proc = run_cli("diagnose", str(tmp_path), "--json")
     assert proc.returncode == 0, proc.stderr
     assert isinstance(json.loads(proc.stdout), list)
+
+
+def test_workers_give_the_same_records_as_one_process(tmp_path):
+    from pathlib import Path
+
+    fixtures = str(Path(__file__).parent.parent / "fixtures" / "runs")
+    outputs = {}
+    for workers in (1, 2):
+        out = tmp_path / f"w{workers}"
+        main(["replay", fixtures, "--out", str(out), "--workers", str(workers), "--no-progress"])
+        outputs[workers] = {
+            kind: sorted((out / f"{kind}.ndjson").read_text().splitlines())
+            for kind in ("step", "epoch", "error", "trace", "event", "signal", "diagnosis")
+        }
+        assert not (out / ".parts").exists()
+    assert sum(len(v) for v in outputs[1].values()) > 50
+    assert outputs[1] == outputs[2]

@@ -10,6 +10,7 @@ record per id, as an index would.
 from __future__ import annotations
 
 import errno
+import functools
 import json
 import os
 from pathlib import Path
@@ -22,8 +23,9 @@ UPDATED_IN_PLACE = frozenset({"epoch", "diagnosis"})
 
 
 class LocalFolderSink:
-    def __init__(self, out_dir: str | os.PathLike, *, kinds: Iterable[str] = RECORD_KINDS):
+    def __init__(self, out_dir: str | os.PathLike, *, kinds: Iterable[str] = RECORD_KINDS, is_part: bool = False):
         self.out = Path(out_dir)
+        self.is_part = is_part
         try:
             self.out.mkdir(parents=True, exist_ok=True)
         except OSError as exc:
@@ -104,6 +106,47 @@ class LocalFolderSink:
         except OSError as exc:
             raise self._failure(exc) from None
         return dict(self.counts)
+
+    # -- parts written by worker processes -------------------------------------
+    def part(self, index: int):
+        """How a worker process makes the sink for its share: a hidden folder of this one."""
+        return functools.partial(LocalFolderSink, self.out / ".parts" / f"{index:06d}", kinds=self.kinds, is_part=True)
+
+    def handoff(self) -> tuple[str, dict[str, int]]:
+        """What a closed part tells the parent: where it is and what it holds."""
+        return str(self.out), dict(self.counts)
+
+    def absorb(self, handoff: tuple[str, dict[str, int]]) -> None:
+        """Append a closed part's files to this sink's, then remove the part."""
+        import shutil
+
+        part_out, part_counts = Path(handoff[0]), handoff[1]
+        try:
+            for kind in self.kinds:
+                path = part_out / f"{kind}.ndjson"
+                if not path.exists():
+                    continue
+                with open(path, "rb") as src:
+                    if kind in UPDATED_IN_PLACE:
+                        for line in src:
+                            record_id = json.loads(line).get("id")
+                            if record_id not in self.latest[kind]:
+                                self.counts[kind] = self.counts.get(kind, 0) + 1
+                            self.latest[kind][record_id] = line.rstrip(b"\n")
+                    else:
+                        handle = self.files.get(kind)
+                        if handle is None:
+                            handle = self.files[kind] = self._open(self.out / f"{kind}.ndjson.partial")
+                        shutil.copyfileobj(src, handle, 1 << 20)
+                        self.counts[kind] = self.counts.get(kind, 0) + part_counts.get(kind, 0)
+            shutil.rmtree(part_out, ignore_errors=True)
+            if part_out.parent.name == ".parts":
+                try:
+                    part_out.parent.rmdir()
+                except OSError:
+                    pass
+        except OSError as exc:
+            raise self._failure(exc) from None
 
     def abort(self) -> None:
         """Close without publishing: the .partial files stay, named as incomplete."""
