@@ -256,7 +256,7 @@ class RankProgress:
             return True
         p0, p1 = last.get("progress"), state.get("progress")
         if p1 is not None:
-            return p0 is None or p1 - p0 >= self.progress_step or (p1 >= 1.0 > p0)
+            return p0 is None or p1 - p0 >= self.progress_step - 1e-9 or (p1 >= 1.0 > p0)
         s0, s1 = last.get("step"), state.get("step")
         return s1 is not None and (s0 is None or abs(s1 - s0) >= self.every_steps)
 
