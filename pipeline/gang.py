@@ -1237,6 +1237,10 @@ def _log_cause(records: Iterable[Any], pod: str | None, t0: float | None, t1: fl
             "category": _get(r, "category") if kind == "error" else None, "node": _get(r, "node")}
 
 
+# kubelet "Failed to pull image %q: %v" with a CRI gRPC error "rpc error: code = %s desc = %s".
+_PULL_FAILED = re.compile(r'Failed to pull image "(?P<image>[^"]+)": (?:rpc error: code = (?P<code>\w+) desc = )?(?P<desc>.*)$')
+
+
 def _cause_phrase(b: dict, logs: dict | None) -> str:
     kind = b["kind"]
     pod = b.get("pod")
@@ -1245,6 +1249,11 @@ def _cause_phrase(b: dict, logs: dict | None) -> str:
         why = _scheduler_reason(msg)
         return f"pod {pod} could not be scheduled" + (f" ({why})" if why else "")
     if kind == "image_pull":
+        m = _PULL_FAILED.match(msg)
+        if m:  # the image, and the innermost error (containerd wraps it: "...: <ref>: not found")
+            why = m.group("desc").rsplit(": ", 1)[-1]
+            code = f" (rpc error code {m.group('code')})" if m.group("code") else ""
+            return f'pod {pod} could not pull image "{m.group("image")}": {_short(why, 120)}{code}'
         return f"pod {pod} could not pull its image" + (f": {_short(msg)}" if msg else "")
     if kind == "crash_before_ready":
         what = f"container {b['container']} of pod {pod}" if b.get("container") else f"pod {pod}"
@@ -1572,9 +1581,10 @@ def timeline(job: str, attempts: Any = None, events: Iterable[Any] = (), failure
                       "attempt": _get(f, "attempt"), "from": "logs"})
     for a in attempts:
         for b in (a.details.get("gang") or {}).get("not_ready", []):
-            t = epoch(b.get("time"))
+            when = b.get("since") or b.get("time")
+            t = epoch(when)
             if t is not None:
-                fails.append({"t": t, "time": b["time"], "pod": b.get("pod"), "category": b["kind"],
+                fails.append({"t": t, "time": when, "pod": b.get("pod"), "category": b["kind"],
                               "label": _short(b.get("message") or b["kind"], 200), "id": b.get("event_id"),
                               "attempt": a.number, "from": "gang"})
     times = [m["t"] for m in marks] + [f["t"] for f in fails]
