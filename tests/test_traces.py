@@ -213,6 +213,19 @@ def test_message_line_after_the_message_gap_is_not_part_of_the_message():
     assert not r.truncated
 
 
+def test_plain_log_line_soon_after_a_handled_trace_is_not_its_message():
+    # fixtures/runs/recursion: traceback.print_exc, then logger.exception's own line 90 ms later
+    lines = lines_of(sample("syntax.py311"), time="2026-11-30T04:33:51.034633348Z")
+    lines += [Line("2026-11-30T04:33:51.125136388Z", 0, "validation of batch 2 failed")]
+    lines += lines_of(sample("notes.py311"), time="2026-11-30T04:33:51.125232177Z")
+    records = parse(lines)
+    assert [(r.exception_type, r.message.split("\n")[0]) for r in records] == [
+        ("SyntaxError", "'(' was never closed"),
+        ("ValueError", "loss is nan at step 12"),
+    ]
+    assert "validation" not in records[0].message
+
+
 def test_expire_emits_a_trace_whose_stream_went_quiet():
     parser = TraceParser(idle_s=5.0)
     for line in lines_of(sample("plain.py311"), time="2026-11-30T04:10:51.360Z"):
@@ -777,9 +790,6 @@ def test_any_line_sequence_is_safe_and_the_prefilter_loses_nothing(rows):
 
 # ----------------------------------------------------------------------------- real torchrun runs
 
-# Printers that write a traceback without torch's `[rankN]: ` prefix: their traces carry
-# no rank in the text (the pipeline attributes them from elsewhere).
-UNPREFIXED = {"traceback.print_exc", "logging.exception", "faulthandler"}
 SYNTAX_FORMS = {"SyntaxError", "IndentationError", "TabError"}
 
 
@@ -860,7 +870,7 @@ def test_every_traceback_of_a_real_run_comes_out_once_with_its_chain_and_rank(ru
                 rank = ranks[r.local_rank]  # `[default1]:` is a local rank of this pod
             if key(pod, stream, r.exception_type, types(r)) != key(t["pod"], t["stream"], t["exception_type"], t["chain"]):
                 continue
-            if rank != t["rank"] and not (rank is None and t["printed_by"] in UNPREFIXED):
+            if rank not in (t["rank"], None):  # no prefix, no rank: the pipeline attributes it by pod
                 continue
             unmatched.remove(item)
             break
