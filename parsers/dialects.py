@@ -56,7 +56,14 @@ NUMBER = (
     r"(?<![\w.])[-+]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
     r"|(?<![\w.])[-+]?(?:nan|inf)(?![A-Za-z])"
 )
-_NUMBER_RE = re.compile(NUMBER)
+# The same tokens without nan/inf, written to start with a character class so that re
+# scans for candidates instead of trying a look-behind at every position (2-3x faster);
+# used for the many lines that contain no "nan" or "inf".
+_PLAIN_NUMBER = (
+    r"[-+.\d](?<![\w.][-+.\d])"
+    r"(?:(?<=[-+])(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)|(?<=\.)\d+|(?<=\d)\d*(?:,\d{3})*(?:\.\d*)?)"
+    r"(?:[eE][-+]?\d+)?"
+)
 # Blanks and bar glyphs (tqdm's block characters, Keras 3's heavy line): their
 # count changes with progress and padding, never with meaning.
 _FILL_RE = re.compile(r"[ \t\u2588-\u258f\u2501]+")
@@ -65,20 +72,6 @@ _ANSI_RE = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 def strip_ansi(text: str) -> str:
     return _ANSI_RE.sub("", text) if "\x1b" in text else text
-
-
-def shape_of(seg: str) -> tuple[str, list[tuple[int, int]]]:
-    """The segment's shape and the spans of its number tokens."""
-    spans = [m.span() for m in _NUMBER_RE.finditer(seg)]
-    if not spans:
-        return _FILL_RE.sub(" ", seg), spans
-    parts = []
-    pos = 0
-    for a, b in spans:
-        parts.append(seg[pos:a])
-        pos = b
-    parts.append(seg[pos:])
-    return _FILL_RE.sub(" ", "\0".join(parts)), spans
 
 
 # --------------------------------------------------------------------------- grammar pieces
@@ -575,78 +568,33 @@ FACTS["lightning_rich"] = LIGHTNING_RICH
 
 # --------------------------------------------------------------------------- fields
 
+# Printed key (lower-cased) -> field. Dialects override per key (Dialect.keys).
+FIELD_KEYS: dict[str, tuple] = {}
+for _k in ("loss", "train_loss", "train/loss", "training_loss", "train loss", "training loss", "train_loss_step",
+           "reduced_train_loss", "lm loss", "lm_loss", "loss/train", "trn_loss", "tr_loss", "avg_loss", "running_loss"):
+    FIELD_KEYS[_k] = ("loss",)
+for _k in ("lr", "learning_rate", "learning rate", "learning-rate", "train/lr", "train/learning_rate"):
+    FIELD_KEYS[_k] = ("learning_rate",)
+for _k in ("grad_norm", "grad norm", "gradnorm", "grad-norm", "gnorm", "train/grad_norm", "grad_norm_total", "global_grad_norm"):
+    FIELD_KEYS[_k] = ("grad_norm",)
+for _k, _u in (("tps", "tokens/s"), ("tok/s", "tokens/s"), ("tokens/s", "tokens/s"), ("tokens_per_sec", "tokens/s"),
+               ("tokens_per_second", "tokens/s"), ("tokens/sec", "tokens/s"), ("tgs", "tokens/s"),
+               ("samples/s", "samples/s"), ("samples_per_sec", "samples/s"), ("samples_per_second", "samples/s"),
+               ("samples/sec", "samples/s"), ("sps", "samples/s"), ("imgs/s", "samples/s"), ("img/s", "samples/s"),
+               ("it/s", "it/s"), ("its", "it/s"), ("wps", "words/s"), ("ups", "updates/s")):
+    FIELD_KEYS[_k] = ("throughput", _u)
+for _k in ("time", "step_time", "step time", "iter_time", "batch_time", "dt", "time/step", "time_per_step", "step_time_s",
+           "elapsed_time_per_step"):
+    FIELD_KEYS[_k] = ("step_time_s", None)
 
-class Template(NamedTuple):
-    dialect: Dialect
-    items: tuple[tuple[str, int, int, str], ...]  # (key, first token, last token, unit)
-
-
-class Reading(NamedTuple):
-    """What a dialect read from one segment: (key, text, unit) triples."""
-
-    dialect: Dialect
-    values: list[tuple[str, str, str]]
-
-
-_MISS = None
-
-
-class ShapeCache:
-    """Shape -> Template (or a remembered miss). Bounded: cleared when full."""
-
-    def __init__(self, dialects: tuple[Dialect, ...] = DIALECTS, max_shapes: int = 20000):
-        self.dialects = dialects
-        self.max_shapes = max_shapes
-        self._shapes: dict[str, Template | None] = {}
-        self.parses = 0  # pyparsing runs, for tests and benchmarks
-
-    def read(self, seg: str, only: tuple[Dialect, ...] | None = None) -> Reading | None:
-        shape, spans = shape_of(seg)
-        key = shape if only is None else shape + "\x01" + only[0].name
-        try:
-            tpl = self._shapes[key]
-        except KeyError:
-            pass
-        else:
-            if tpl is None:
-                return None
-            try:
-                return Reading(
-                    tpl.dialect,
-                    [(k, seg[spans[a][0] : spans[b][1]], u) for k, a, b, u in tpl.items],
-                )
-            except IndexError:  # cannot happen for a true shape match; be safe
-                pass
-        reading, tpl = self._parse(seg, spans, only or self.dialects)
-        if len(self._shapes) >= self.max_shapes:
-            self._shapes.clear()
-        if tpl is not None or reading is None:
-            self._shapes[key] = tpl
-        return reading
-
-    def _parse(self, seg: str, spans, dialects) -> tuple[Reading | None, Template | None]:
-        for d in dialects:
-            if not d.guard(seg):
-                continue
-            self.parses += 1
-            vals = d.values(seg)
-            if vals is None:
-                continue
-            starts = {a: i for i, (a, _) in enumerate(spans)}
-            ends = {b: i for i, (_, b) in enumerate(spans)}
-            items = []
-            for v in vals:
-                a, b = starts.get(v.start), ends.get(v.end)
-                if a is None or b is None:
-                    items = None
-                    break
-                items.append((v.key, a, b, v.unit))
-            reading = Reading(d, [(v.key, seg[v.start : v.end], v.unit) for v in vals])
-            return reading, (Template(d, tuple(items)) if items is not None else None)
-        return None, None
-
-
-DEFAULT_CACHE = ShapeCache()
+# words that name the step in plain loops (and in nothing else)
+STEP_KEYS = frozenset({"step", "iter", "iteration", "it", "global_step", "global step", "batch", "train_step", "optimizer_step"})
+EPOCH_KEYS = frozenset({"epoch", "ep"})
+# A key containing one of these words makes a line prose rather than a step line.
+_PROSE_WORDS = frozenset({"of", "in", "at", "to", "for", "from", "with", "by", "and", "or", "is", "was", "are", "the", "a", "an", "on", "after", "before", "every", "until", "than"})
+# seconds from a duration in a unit (divided, so that 52 ms is 0.052 s exactly as printed)
+_PER_SECOND = {"s": 1.0, "sec": 1.0, "ms": 1e3, "us": 1e6, "\u00b5s": 1e6, "min": 1 / 60, "h": 1 / 3600}
+_NOT_TRAINING_LOSS = ("val", "eval", "test", "scale", "aux", "z_loss", "balanc")
 
 
 def to_float(text: str) -> float:
@@ -669,36 +617,9 @@ def clock_seconds(text: str) -> float:
     return sign * total
 
 
-# seconds from a duration in a unit (divided, so that 52 ms is 0.052 s exactly as printed)
-_PER_SECOND = {"s": 1.0, "sec": 1.0, "ms": 1e3, "us": 1e6, "\u00b5s": 1e6, "min": 1 / 60, "h": 1 / 3600}
-
-
-def _seconds(x: float, unit: str) -> float:
-    return x / _PER_SECOND[unit]
-
-# Printed key (lower-cased) -> field. Dialects override per key (Dialect.keys).
-FIELD_KEYS: dict[str, tuple] = {}
-for _k in ("loss", "train_loss", "train/loss", "training_loss", "train loss", "training loss", "train_loss_step",
-           "reduced_train_loss", "lm loss", "lm_loss", "loss/train", "trn_loss", "tr_loss", "avg_loss", "running_loss"):
-    FIELD_KEYS[_k] = ("loss",)
-for _k in ("lr", "learning_rate", "learning rate", "learning-rate", "train/lr", "train/learning_rate", "lr-adam", "lr-adamw", "lr-sgd"):
-    FIELD_KEYS[_k] = ("learning_rate",)
-for _k in ("grad_norm", "grad norm", "gradnorm", "grad-norm", "gnorm", "train/grad_norm", "grad_norm_total", "global_grad_norm"):
-    FIELD_KEYS[_k] = ("grad_norm",)
-for _k, _u in (("tps", "tokens/s"), ("tok/s", "tokens/s"), ("tokens/s", "tokens/s"), ("tokens_per_sec", "tokens/s"),
-               ("tokens_per_second", "tokens/s"), ("tokens/sec", "tokens/s"), ("tgs", "tokens/s"),
-               ("samples/s", "samples/s"), ("samples_per_sec", "samples/s"), ("samples_per_second", "samples/s"),
-               ("samples/sec", "samples/s"), ("sps", "samples/s"), ("imgs/s", "samples/s"), ("img/s", "samples/s"),
-               ("it/s", "it/s"), ("its", "it/s"), ("wps", "words/s"), ("ups", "updates/s")):
-    FIELD_KEYS[_k] = ("throughput", _u)
-for _k in ("time", "step_time", "step time", "iter_time", "batch_time", "dt", "time/step", "time_per_step", "step_time_s",
-           "elapsed_time_per_step"):
-    FIELD_KEYS[_k] = ("step_time_s", None)
-
-STEP_KEYS = frozenset({"step", "iter", "iteration", "it", "global_step", "global step", "batch", "train_step", "optimizer_step"})
-EPOCH_KEYS = frozenset({"epoch", "ep"})
-# Keys that make a line prose rather than a step line.
-_PROSE_KEYS = frozenset({"of", "in", "at", "to", "for", "from", "with", "by", "and", "or", "is", "was", "are", "the", "a", "an", "on", "after", "before", "every", "until", "than"})
+def metric_name(key: str) -> str:
+    # dots would become object paths in OpenSearch
+    return key.strip().replace(".", "_")
 
 
 def _target(dialect: Dialect, key: str, unit: str) -> tuple:
@@ -717,113 +638,127 @@ def _target(dialect: Dialect, key: str, unit: str) -> tuple:
     return ("metric",)
 
 
-def metric_name(key: str, unit: str = "") -> str:
-    # dots would become object paths in OpenSearch
-    name = key.strip().replace(".", "_")
-    return name
+Op = tuple  # (operation, name, argument)
+Plan = tuple  # (ops, has clocks)
+
+_NO_PLAN = ("reject",)
 
 
-def build(reading: Reading) -> dict | None:
-    """StepRecord fields from what a dialect read, or None when it is not a step.
+def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
+    """What to do with each value of a line of these keys (and units): all decided by the keys.
 
-    Keys starting with "_" are a grammar's own (bar rate, elapsed/remaining clocks).
+    Returns None when the keys alone say the line is not a step (prose in a key).
     """
-    d = reading.dialect
+    ops: list[Op] = []
+    assigned: set[str] = set()
+    loss_like: list[int] = []
+    clocks = False
+    plain = d is GENERIC or d is KERAS
+
+    def field_or_metric(field: str, key: str, op: Op) -> Op:
+        if field in assigned:
+            return ("metric", metric_name(key), None)
+        assigned.add(field)
+        return op
+
+    for key, unit in keys:
+        if key in ("step", "total_steps", "total_epochs"):
+            ops.append(field_or_metric(key, key, ("int", key, None)))
+            continue
+        if key == "epoch":
+            ops.append(field_or_metric(key, key, ("epoch", "epoch", None)))
+            continue
+        if key == "_last_epoch":  # Rich prints "Epoch 2/2" for the last of three epochs
+            ops.append(("last_epoch", "total_epochs", None))
+            continue
+        if key == "_rate":
+            if unit.startswith("s/") or "s/" in unit[:3]:
+                u = unit.split("/")[0]
+                ops.append(field_or_metric("step_time_s", "rate", ("step_time", "step_time_s", _PER_SECOND.get(u, 1.0))))
+            else:
+                ops.append(field_or_metric("throughput", "rate", ("tput", "throughput", unit)))
+            continue
+        if key in ("_elapsed", "_remaining", "_clock", "_duration"):
+            clocks = True
+            if unit == "clock":
+                ops.append(("clock", key, None))
+            else:
+                ops.append(("duration", key, _PER_SECOND.get(unit, 1.0)))
+            continue
+        low = key.lower()
+        if plain:
+            base = low[:-1] if low.endswith("/") else low
+            if not _PROSE_WORDS.isdisjoint(base.split(" ")):
+                return None
+            if base in STEP_KEYS or base in EPOCH_KEYS or base.rsplit(" ", 1)[-1] in EPOCH_KEYS:
+                if base in STEP_KEYS:
+                    name = "total_steps" if low.endswith("/") else "step"
+                else:
+                    name = "total_epochs" if low.endswith("/") else "epoch"
+                if name not in assigned:
+                    assigned.add(name)
+                    ops.append(("epoch" if name == "epoch" else "int", name, None))
+                    continue
+            if low.endswith("/"):
+                ops.append(("metric", metric_name(key[:-1]) + "_total", None))
+                continue
+        t = _target(d, key, unit)
+        f = t[0]
+        if f == "skip":
+            ops.append(("skip", key, None))
+        elif f == "step":
+            ops.append(field_or_metric("step", key, ("int", "step", None)))
+        elif f == "step_time_s":
+            u = t[1] or unit or "s"
+            if u not in _PER_SECOND:  # a "time" with a unit that is not a duration
+                ops.append(("metric", metric_name(key), None))
+            else:
+                ops.append(field_or_metric("step_time_s", key, ("step_time", "step_time_s", _PER_SECOND[u])))
+        elif f == "throughput":
+            ops.append(field_or_metric("throughput", key, ("tput", "throughput", t[1])))
+        elif f in ("loss", "learning_rate", "grad_norm"):
+            ops.append(field_or_metric(f, key, ("field", f, None)))
+        elif f == "metric_unit" and unit:
+            ops.append(("metric", metric_name(f"{key}_{unit}".lower()), None))
+        else:
+            if "loss" in low and not any(w in low for w in _NOT_TRAINING_LOSS):
+                loss_like.append(len(ops))
+            ops.append(("metric", metric_name(key), None))
+    if "loss" not in assigned and loss_like:
+        # a key that is plainly the training loss ("train_loss_epoch", "loss_avg")
+        ops[loss_like[0]] = ("field", "loss", None)
+    return (tuple(ops), clocks)
+
+
+def apply_plan(d: Dialect, plan: Plan, texts) -> dict | None:
+    """StepRecord fields from the texts of a line's values, or None when it is not a step."""
+    ops, clocks = plan
     out: dict = {"dialect": d.name}
     metrics: dict[str, float] = {}
-    loss_like: list[tuple[str, float]] = []
     try:
-        for key, text, unit in reading.values:
-            if key == "step" or key == "total_steps" or key == "total_epochs":
-                out[key] = _integer(text)
-                continue
-            if key == "_last_epoch":  # Rich prints "Epoch 2/2" for the last of three epochs
-                out["total_epochs"] = _integer(text) + 1
-                continue
-            if key == "epoch":
-                x = to_float(text)
-                out["epoch"] = int(x) if x.is_integer() and "." not in text else x
-                continue
-            if key == "_rate":
-                x = to_float(text)
-                if unit.startswith("s/") or unit.endswith("s/step") or "s/" in unit[:3]:
-                    u = unit.split("/")[0]
-                    out["step_time_s"] = _seconds(x, u if u in _PER_SECOND else "s")
-                else:
-                    out["throughput"] = x
-                    out["throughput_unit"] = unit
-                continue
-            if key in ("_elapsed", "_remaining", "_clock", "_duration"):
-                secs = clock_seconds(text) if unit == "clock" or ":" in text else _seconds(to_float(text), unit if unit in _PER_SECOND else "s")
-                metrics[key] = secs
-                continue
-            low = key.lower()
-            if d is GENERIC or d is KERAS:
-                base = low[:-1] if low.endswith("/") else low
-                if not _PROSE_KEYS.isdisjoint(base.split(" ")):
-                    return None
-                if base in STEP_KEYS or base in EPOCH_KEYS:
-                    name = ("total_steps" if low.endswith("/") else "step") if base in STEP_KEYS else (
-                        "total_epochs" if low.endswith("/") else "epoch")
-                    if name not in out:
-                        out[name] = to_float(text) if name == "epoch" and "." in text else _integer(text)
-                        continue
-                if low.endswith("/"):
-                    metrics[metric_name(key[:-1]) + "_total"] = to_float(text)
-                    continue
-            x = to_float(text)
-            t = _target(d, key, unit)
-            f = t[0]
-            if f == "skip":
-                continue
-            if f == "step":
-                if "step" in out:
-                    metrics[metric_name(key)] = x
-                else:
-                    out["step"] = int(x)
-                continue
-            if f == "step_time_s":
-                u = t[1] or unit or "s"
-                if u not in _PER_SECOND:  # a "time" with a unit that is not a duration
-                    metrics[metric_name(key)] = x
-                    continue
-                if "step_time_s" not in out:
-                    out["step_time_s"] = _seconds(x, u)
-                else:
-                    metrics[metric_name(key)] = x
-                continue
-            if f == "throughput":
-                if "throughput" not in out:
-                    out["throughput"] = x
-                    out["throughput_unit"] = t[1]
-                else:
-                    metrics[metric_name(key)] = x
-                continue
-            if f in ("loss", "learning_rate", "grad_norm"):
-                if f not in out:
-                    out[f] = x
-                else:
-                    metrics[metric_name(key)] = x
-                continue
-            if f == "metric_unit" and unit:
-                metrics[metric_name(f"{key}_{unit}".lower())] = x
-                continue
-            if "loss" in low:
-                loss_like.append((key, x))
-            metrics[metric_name(key)] = x
+        for (op, name, arg), text in zip(ops, texts):
+            if op == "metric":
+                metrics[name] = float(text.replace(",", ""))
+            elif op == "field":
+                out[name] = float(text.replace(",", ""))
+            elif op == "int":
+                out[name] = _integer(text)
+            elif op == "epoch":
+                out[name] = float(text) if "." in text else _integer(text)
+            elif op == "tput":
+                out["throughput"] = float(text.replace(",", ""))
+                out["throughput_unit"] = arg
+            elif op == "step_time":
+                out["step_time_s"] = float(text) / arg
+            elif op == "clock":
+                metrics[name] = clock_seconds(text)
+            elif op == "duration":
+                metrics[name] = float(text) / arg
+            elif op == "last_epoch":
+                out[name] = _integer(text) + 1
     except (ValueError, OverflowError):
         return None
-    if "loss" not in out:
-        # a key that is plainly the training loss ("train_loss_epoch", "Train loss/train/total", "loss_avg"),
-        # never a validation loss or a loss scale
-        for key, x in loss_like:
-            low = key.lower()
-            if any(w in low for w in ("val", "eval", "test", "scale", "aux", "z_loss", "balanc")):
-                continue
-            out["loss"] = x
-            metrics.pop(metric_name(key), None)
-            break
-    if "_elapsed" in metrics or "_remaining" in metrics or "_clock" in metrics or "_duration" in metrics:
+    if clocks:
         _bar_clocks(out, metrics)
     out["metrics"] = metrics
     if d.kind in ("step", "bar") and not is_step(out, d):
@@ -865,3 +800,101 @@ def _bar_clocks(out: dict, metrics: dict) -> None:
                 metrics["eta_s"] = v
             else:
                 metrics["elapsed_s"] = v
+
+
+# --------------------------------------------------------------------------- the shape cache
+
+
+class Template(NamedTuple):
+    dialect: Dialect
+    spans: tuple[tuple[int, int], ...]  # per value: first and last number token
+    plan: Plan | None  # None: the keys say it is not a step
+
+
+class Reading(NamedTuple):
+    """What a dialect read from one segment: its plan and the text of each value."""
+
+    dialect: Dialect
+    plan: Plan | None
+    texts: list[str]
+
+
+def build(reading: Reading) -> dict | None:
+    """StepRecord fields from a reading, or None when it is not a step."""
+    if reading.plan is None:
+        return None
+    return apply_plan(reading.dialect, reading.plan, reading.texts)
+
+
+class ShapeCache:
+    """Shape -> Template (or a remembered miss). Bounded: cleared when full."""
+
+    def __init__(self, dialects: tuple[Dialect, ...] = DIALECTS, max_shapes: int = 20000):
+        self.dialects = dialects
+        self.max_shapes = max_shapes
+        self._shapes: dict[str, Template | None] = {}
+        self._plans: dict[tuple, Plan | None] = {}
+        self.parses = 0  # pyparsing runs, for tests and benchmarks
+
+    def read(self, seg: str, only: tuple[Dialect, ...] | None = None) -> Reading | None:
+        # text, number, text, number, ..., text
+        parts = _NUMBER_SPLIT(seg) if ("nan" in seg or "inf" in seg) else _PLAIN_SPLIT(seg)
+        shape = _FILL_RE.sub(" ", "\0".join(parts[0::2])) if len(parts) > 1 else _FILL_RE.sub(" ", seg)
+        key = shape if only is None else shape + "\x01" + only[0].name
+        tpl = self._shapes.get(key, _UNSEEN)
+        if tpl is None:
+            return None
+        if tpl is not _UNSEEN:
+            return Reading(
+                tpl.dialect,
+                tpl.plan,
+                [parts[2 * a + 1] if a == b else "".join(parts[2 * a + 1 : 2 * b + 2]) for a, b in tpl.spans],
+            )
+        reading, tpl = self._parse(seg, parts, only or self.dialects)
+        if len(self._shapes) >= self.max_shapes:
+            self._shapes.clear()
+        if tpl is not None or reading is None:
+            self._shapes[key] = tpl
+        return reading
+
+    def _parse(self, seg: str, parts: list[str], dialects) -> tuple[Reading | None, Template | None]:
+        for d in dialects:
+            if not d.guard(seg):
+                continue
+            self.parses += 1
+            vals = d.values(seg)
+            if vals is None:
+                continue
+            keys = tuple((v.key, v.unit) for v in vals)
+            pk = (d.name, d.kind, keys)
+            if pk not in self._plans:
+                self._plans[pk] = make_plan(d, keys)
+            plan = self._plans[pk]
+            reading = Reading(d, plan, [seg[v.start : v.end] for v in vals])
+            return reading, _template(d, plan, vals, parts)
+        return None, None
+
+
+_UNSEEN = object()
+_NUMBER_SPLIT = re.compile(f"({NUMBER})").split
+_PLAIN_SPLIT = re.compile(f"({_PLAIN_NUMBER})").split
+
+
+def _template(d: Dialect, plan, vals: list[Value], parts: list[str]) -> Template | None:
+    """Which number tokens each value spans (None if a value is not made of whole tokens)."""
+    starts, ends = {}, {}
+    pos = 0
+    for i, part in enumerate(parts):
+        if i % 2:
+            starts[pos] = ends[pos + len(part)] = i // 2
+        pos += len(part)
+    spans = []
+    for v in vals:
+        a, b = starts.get(v.start), ends.get(v.end)
+        if a is None or b is None:
+            return None
+        spans.append((a, b))
+    return Template(d, tuple(spans), plan)
+
+
+DEFAULT_CACHE = ShapeCache()

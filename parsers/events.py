@@ -13,7 +13,8 @@ fixtures/gang/README.md):
   involved object's `labels`/`annotations` (resmoio/kubernetes-event-exporter
   pkg/kube/event.go `EnhancedEvent`); those labels are kept for linking.
   Objects read from informers often carry no `kind`/`apiVersion`; the shape decides.
-* Kueue `Workload` objects: one record per status condition transition.
+* Kueue `Workload` objects: one record per status condition transition (`type`
+  "Condition", `reason` the condition's reason, `details.condition` its type and status).
 * `Pod` objects: one `Created` record carrying the pod's identity, labels,
   node and requested accelerators, one per condition transition and one per
   container state that matters (terminated, waiting with a reason).
@@ -457,7 +458,9 @@ def _condition_record(tag: str, ident: str, kind: str, name: str, ns: str | None
     return EventRecord(
         id=stable_id(tag, ident, "cond", ctype, status, creason or "", t),
         time=t, namespace=ns, pod=pod, node=node,
-        reason=ctype, type="Condition", object_kind=kind, object_name=name,
+        # The condition's own reason (what Kueue / the kubelet wrote: PodsReadyTimeout, QuotaReserved,
+        # InClusterQueue, ...), else its type; type and status are in details.condition.
+        reason=creason or ctype, type="Condition", object_kind=kind, object_name=name,
         message=message, count=1, details=details,
     )
 

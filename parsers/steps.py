@@ -98,6 +98,10 @@ class StepParser:
         self._bar_lines = False
         self._block: _Pending | None = None
         self._block_dialect: Dialect | None = None
+        # plain loops printing "epoch e/E step s/S": does s restart every epoch? (None: not yet seen)
+        self._restarts: bool | None = None
+        self._first_epoch: int | None = None
+        self._last_plain: tuple | None = None  # (epoch, printed step) of the previous such line
 
     @property
     def open(self) -> bool:
@@ -191,7 +195,29 @@ class StepParser:
                 fields["total_epochs"] = self._total_epochs
         if d.step_scope == "epoch":
             _to_global_step(fields, d)
+        elif d is dialects.GENERIC and fields.get("total_steps") and fields.get("epoch") is not None:
+            self._plain_global_step(fields)
         self._stage(fields, line, rank, out)
+
+    def _plain_global_step(self, fields: dict) -> None:
+        """`epoch 2/3 step 5/20`: the global step when the printed one restarts every epoch.
+
+        Taken to restart until the first line of a later epoch says otherwise (its step did not
+        go back); the steps of the first epoch are the same either way.
+        """
+        epoch, step = fields["epoch"], fields["step"]
+        if not isinstance(epoch, int):
+            return
+        if self._first_epoch is None:
+            self._first_epoch = epoch
+        last = self._last_plain
+        self._last_plain = (epoch, step)
+        if self._restarts is None and last is not None and epoch > last[0]:
+            self._restarts = step <= last[1]
+        if self._restarts is False:
+            return
+        base = 0 if self._first_epoch == 0 else 1
+        _to_global_step(fields, dialects.GENERIC, base)
 
     def _stage(self, fields: dict, line: Line, rank: int | None, out: list[Record]) -> None:
         p = self._pending
@@ -232,12 +258,13 @@ class StepParser:
         self._stage(fields, block.line, block.rank, out)
 
 
-def _to_global_step(fields: dict, d: Dialect) -> None:
+def _to_global_step(fields: dict, d: Dialect, epoch_base: int | None = None) -> None:
     """n of N within epoch e -> the global step; the printed position stays as metrics."""
     n, per_epoch, epoch = fields.get("step"), fields.get("total_steps"), fields.get("epoch")
-    if n is None or not per_epoch or epoch is None or d.epoch_base is None:
+    base = d.epoch_base if epoch_base is None else epoch_base
+    if n is None or not per_epoch or epoch is None or base is None:
         return
-    index = int(epoch) - d.epoch_base
+    index = int(epoch) - base
     fields["metrics"]["epoch_step"] = float(n)
     fields["metrics"]["epoch_steps"] = float(per_epoch)
     fields["step"] = index * per_epoch + n

@@ -82,7 +82,7 @@ def test_plain_loop_steps_within_epochs_give_progress_across_epochs():
     lines = [(i, f"epoch {e}/3 step {s}/20 loss 0.5000") for i, (e, s) in enumerate([(1, 10), (1, 20), (2, 10)])]
     out, tracker = track(steps_from(lines))
     last = epochs(tracker.finish())[-1]
-    assert (last.epoch, last.total_epochs, last.step, last.total_steps) == (1.5, 3, 10, 20)
+    assert (last.epoch, last.total_epochs, last.step, last.total_steps) == (1.5, 3, 30, 60)
     assert last.progress == pytest.approx(0.5)
 
 

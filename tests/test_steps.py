@@ -369,8 +369,8 @@ def test_composer_parser_is_open_inside_a_block():
 @pytest.mark.parametrize(
     "text, expected",
     [
-        ("epoch 1/3 step 10/20 loss 0.4012", (1, 3, 10, 20, 0.4012, None)),
-        ("Epoch [1/3], Step [10/20], Loss: 0.4012", (1, 3, 10, 20, 0.4012, None)),
+        ("epoch 1/3 step 10/20 loss 0.4012", (1, 3, 10, 60, 0.4012, None)),
+        ("Epoch [1/3], Step [10/20], Loss: 0.4012", (1, 3, 10, 60, 0.4012, None)),
         ("step=10 loss=0.4012 lr=0.0009755282581475769", (None, None, 10, None, 0.4012, 0.0009755282581475769)),
         ("2026-11-30 04:23:28,772 INFO epoch: 1 | step: 10 | loss: 0.4012 | lr: 9.455e-04 | step_time: 0.012s | samples/s: 1956.4", (1, None, 10, None, 0.4012, 9.455e-04)),
         ("11/30/2026 04:24:19 - INFO - __main__ - [RANK 0] step=5 loss=0.7230 lr=0.0009890738003669028", (None, None, 5, None, 0.723, 0.0009890738003669028)),
@@ -393,9 +393,14 @@ def test_nanogpt_iteration_line():
     assert (r.step, r.loss, r.step_time_s, r.metrics) == (100, 2.3456, pytest.approx(0.04567), {"mfu": 12.34})
 
 
-def test_plain_loop_steps_of_different_epochs_stay_apart():
-    recs = parse("epoch 1/3 step 20/20 loss 0.6909", "epoch 2/3 step 20/20 loss 0.5101")
-    assert [(r.epoch, r.step) for r in recs] == [(1, 20), (2, 20)]
+def test_plain_loop_steps_counted_within_epochs_become_global():
+    recs = parse("epoch 1/3 step 20/20 loss 0.6909", "epoch 2/3 step 5/20 loss 0.5101")
+    assert [(r.epoch, r.step, r.total_steps, r.metrics["epoch_step"]) for r in recs] == [(1, 20, 60, 20), (2, 25, 60, 5)]
+
+
+def test_plain_loop_steps_that_go_on_across_epochs_stay_as_printed():
+    recs = parse("epoch 1/3 step 20/60 loss 0.6909", "epoch 2/3 step 25/60 loss 0.5101", "epoch 2/3 step 30/60 loss 0.5")
+    assert [r.step for r in recs] == [20, 25, 30]
 
 
 def test_rank_of_the_launcher_prefix_is_kept():
