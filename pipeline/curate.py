@@ -62,6 +62,7 @@ class CurationStats:
     dangling_partials: int = 0
     records: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
+    job_end: dict[str, float] = field(default_factory=dict)  # job -> time of its last line read
 
 
 _STREAMS = frozenset(("stdout", "stderr"))
@@ -220,7 +221,21 @@ class ContainerCurator:
             open_now = self._open_streams() if (self.open_keys or self.partial) else None
         if not synced or pos <= size:
             self._sync_seq(block, size + 1)
+        self._note_latest()
         return out
+
+    def _note_latest(self) -> None:
+        for time in self.last_time.values():
+            self._note_end(time)
+
+    def _note_end(self, time: str | None) -> None:
+        """Remember how far the job's log goes (a stall is judged against it)."""
+        seconds = envelopes.time_seconds(time) if time else None
+        if seconds is not None:
+            job_end = self.stats.job_end
+            job = self.stamper.job
+            if seconds > job_end.get(job, float("-inf")):
+                job_end[job] = seconds
 
     def _open_streams(self) -> tuple[frozenset, frozenset]:
         plain = {k.encode() for k in self.open_keys if isinstance(k, str)}
@@ -269,10 +284,12 @@ class ContainerCurator:
             for raw in raws:
                 cri_line(raw, out)
             self.stats.lines += len(raws) if isinstance(raws, list) else 0
+            self._note_latest()
             return out
         decode = self.decode
         stats = self.stats
         text_mode = self.fmt == "text"
+        last_time = None
         for raw in raws:
             stats.lines += 1
             if text_mode:
@@ -286,7 +303,9 @@ class ContainerCurator:
                 if raw.strip():
                     stats.unreadable_lines += 1
                 continue
+            last_time = env.time or last_time
             self.feed_envelope(env, out)
+        self._note_end(last_time)
         return out
 
     def _cri_line(self, raw: str, out: list[Record]) -> None:
@@ -428,6 +447,8 @@ class FluentBitCurator:
                     self.stats.unreadable_lines += 1
                 continue
             self.feed_envelope(env, out)
+        for curator in self.curators.values():
+            curator._note_latest()
         return out
 
     def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> None:

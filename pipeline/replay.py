@@ -103,6 +103,7 @@ class Replay:
         self.progress = progress
         self.result = ReplayResult()
         self.attempts: dict = {}
+        self.trackers: list = []
 
     def run(self) -> ReplayResult:
         result = self.result
@@ -120,6 +121,8 @@ class Replay:
                 work = GroupWork(group, self.options, attempt_of, result.curation, result.read, self.progress)
                 for batch in work.batches():
                     self._deliver(batch)
+                if work.tracker is not None:
+                    self.trackers.append(work.tracker)
         self._finish()
         return result
 
@@ -137,6 +140,8 @@ class Replay:
                     result.records[kind] = result.records.get(kind, 0) + count
                 for record in done.kept:
                     result.digest.add(record)
+                if done.tracker is not None:
+                    self.trackers.append(done.tracker)
                 if self.sink is not None:
                     self.sink.absorb(done.part)
                 if self.progress is not None:
@@ -185,6 +190,8 @@ class Replay:
     # -- the end ---------------------------------------------------------------
     def _finish(self) -> None:
         result = self.result
+        for tracker in self.trackers:
+            self._deliver([with_derived_id(r) for r in finish_progress(tracker, result.curation.job_end)])
         try:
             from gangscope.parsers.progress import find_stragglers
         except ImportError:
@@ -225,11 +232,11 @@ class GroupWork:
         self.tracker = _new_tracker()
 
     def batches(self):
+        """The pod's records. The progress tracker's last word (final epoch states, a stall
+        until the end of the log) waits for `finish_progress`, when the job's end is known."""
         for source in self.group:
             for batch in self._curate_source(source):
                 yield self._with_progress_records(batch)
-        if self.tracker is not None:
-            yield [with_derived_id(r) for r in self.tracker.finish()]
 
     def _curate_source(self, source: LogSource):
         curator = None
@@ -277,6 +284,7 @@ class GroupDone:
     read: ReadStats
     kept: list[Record]
     part: object
+    tracker: object = None
 
 
 def _curate_group_in_worker(task) -> GroupDone:
@@ -294,7 +302,9 @@ def _curate_group_in_worker(task) -> GroupDone:
             part.write(batch)
     if part is not None:
         part.close()
-    return GroupDone(counts, curation, read, digest.all_records(), part.handoff() if part is not None else None)
+    return GroupDone(
+        counts, curation, read, digest.all_records(), part.handoff() if part is not None else None, work.tracker
+    )
 
 
 def _merge_stats(into, other) -> None:
@@ -303,6 +313,11 @@ def _merge_stats(into, other) -> None:
             setattr(into, name, getattr(into, name) + value)
         elif isinstance(value, list):
             getattr(into, name).extend(value)
+        elif name == "job_end":
+            mine = getattr(into, name)
+            for job, end in value.items():
+                if end > mine.get(job, float("-inf")):
+                    mine[job] = end
         elif isinstance(value, dict):
             mine = getattr(into, name)
             for key, count in value.items():
@@ -315,6 +330,17 @@ def _attempt_lookup(attempts: dict):
     from gangscope.pipeline.gang import attempt_lookup
 
     return attempt_lookup(attempts)
+
+
+def finish_progress(tracker, job_end: dict[str, float]) -> list[Record]:
+    """Each rank's last progress state, judged for a stall against the end of its job's log."""
+    out: list[Record] = []
+    ranks = getattr(tracker, "_ranks", None)
+    if ranks is None:
+        return list(tracker.finish())
+    for key, rank in ranks.items():
+        out.extend(rank.finish(job_end.get(key[0])))
+    return out
 
 
 def _new_tracker():
