@@ -71,12 +71,13 @@ _STREAMS = frozenset(("stdout", "stderr"))
 class SubStream:
     """The parsers of one stream of one rank, and whether any of them holds an open record."""
 
-    __slots__ = ("parsers", "prefilters", "open")
+    __slots__ = ("parsers", "prefilters", "open", "opened_at")
 
     def __init__(self, parser_classes: tuple[type, ...]):
         self.parsers = [cls() for cls in parser_classes]
         self.prefilters = [re.compile(cls.PREFILTER).search for cls in parser_classes]
         self.open = False
+        self.opened_at = None  # the source position of the line that opened the current record
 
     def feed(self, line: Line) -> list[Record]:
         out: list[Record] = []
@@ -165,9 +166,14 @@ class ContainerCurator:
         self.subs: dict[object, SubStream] = {}
         self.open_keys: set = set()
         self.partial: dict[str, list] = {}  # stream -> [first_time, size, chunks...]
+        self.partial_at: dict[str, object] = {}  # stream -> position of its first chunk
         self.last_time: dict[str, str | None] = {}  # per stream: time and seq of the last complete line
         self.last_seq: dict[str, int] = {}
         self.text_seq = 0
+        # The caller's position in its source (a Kafka offset), set before each line it
+        # feeds; open records remember where they started, so that a consumer never
+        # commits past the first line of a record that is still open.
+        self.position = None
 
     # -- blocks of raw bytes -------------------------------------------------
     def feed_block(self, block: bytes) -> list[Record]:
@@ -328,6 +334,7 @@ class ContainerCurator:
         if env.partial:
             if pending is None:
                 self.partial[stream] = [env.time, len(env.text), env.text]
+                self.partial_at[stream] = self.position
             elif pending[1] < self.limits.max_partial_bytes:
                 pending.append(env.text)
                 pending[1] += len(env.text)
@@ -335,6 +342,7 @@ class ContainerCurator:
         time, text = env.time, env.text
         if pending is not None:
             del self.partial[stream]
+            self.partial_at.pop(stream, None)
             time = pending[0]
             text = "".join(pending[2:]) + text
             if len(text) > self.limits.max_partial_bytes:
@@ -364,8 +372,11 @@ class ContainerCurator:
                 return
             if sub is None:
                 sub = self.subs[key] = SubStream(self.parser_classes)
+        was_open = sub.open
         records = sub.feed(Line(time, seq, text, rank, local_rank))
         if sub.open:
+            if not was_open or records:  # a record (re)started on this line
+                sub.opened_at = self.position
             self.open_keys.add(key)
         else:
             self.open_keys.discard(key)
@@ -382,12 +393,19 @@ class ContainerCurator:
                 if error is not None:
                     out.append(error)
 
+    def open_positions(self) -> list:
+        """Where the records still open started (positions as set in `position`)."""
+        found = [self.subs[key].opened_at for key in self.open_keys]
+        found.extend(self.partial_at.values())
+        return [p for p in found if p is not None]
+
     def close(self) -> list[Record]:
         """End of the container's log: dangling partials become lines, open records are flushed."""
         out: list[Record] = []
         for stream, pending in list(self.partial.items()):
             self.stats.dangling_partials += 1
             del self.partial[stream]
+            self.partial_at.pop(stream, None)
             self._logical(pending[0], stream, "".join(pending[2:]), out)
         for key, sub in self.subs.items():
             stream = key if isinstance(key, str) else key[0]
@@ -431,6 +449,7 @@ class FluentBitCurator:
         self.fallback = fallback
         self.kwargs = kwargs
         self.curators: dict[tuple, ContainerCurator] = {}
+        self.position = None  # see ContainerCurator.position
 
     def feed_block(self, block: bytes) -> list[Record]:
         lines, invalid = decode_block(block)
@@ -458,7 +477,12 @@ class FluentBitCurator:
         if curator is None:
             identity = identity_from_kubernetes(kube) if kube else self.fallback
             curator = self.curators[key] = ContainerCurator(identity, "fluentbit", self.stats, **self.kwargs)
+        curator.position = self.position
         curator.feed_envelope(env, out)
+
+    def open_positions(self) -> list:
+        """Where the records still open in any container started."""
+        return [p for curator in self.curators.values() for p in curator.open_positions()]
 
     def close(self) -> list[Record]:
         out: list[Record] = []

@@ -153,3 +153,23 @@ def test_block_scan_gives_the_same_records_as_reading_every_line():
     fast, reference = records(True), records(False)
     assert len(fast) > 100
     assert fast == reference
+
+
+def test_open_records_remember_the_position_of_their_first_line():
+    stats = CurationStats()
+    cur = ContainerCurator(POD, "cri", stats, parser_classes=(Recorder,))
+    out = []
+    for offset, line in enumerate(
+        [
+            "2024-01-01T00:00:00.1Z stderr F WANT start \\",
+            "2024-01-01T00:00:00.2Z stdout P partial chunk",
+            "2024-01-01T00:00:00.3Z stderr F still open \\",
+        ],
+        start=100,
+    ):
+        cur.position = offset
+        out.extend(cur.feed_lines([line]))
+    assert sorted(cur.open_positions()) == [101, 102]
+    cur.position = 103
+    cur.feed_lines(["2024-01-01T00:00:00.4Z stderr F done", "2024-01-01T00:00:00.5Z stdout F end of partial"])
+    assert cur.open_positions() == []
