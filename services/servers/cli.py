@@ -8,7 +8,7 @@ import sys
 import time
 from contextlib import contextmanager
 
-from . import procs
+from . import fetch, procs
 from .common import ServiceError, log, run_dir, timeout_s
 from .kafka import Kafka
 from .opensearch import OpenSearch
@@ -58,6 +58,7 @@ def up(args: list[str]) -> int:
                     continue
                 procs.clear_state(server.run)
                 server.check_ports()
+            fetch.ensure_all({s.name: s.bundles for s in servers if s.name not in lines})
             for server in servers:
                 if server.name in lines:
                     continue

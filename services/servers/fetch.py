@@ -20,28 +20,43 @@ def _fingerprint(bundles: list[str]) -> str:
     return digest.hexdigest()
 
 
-def ensure(name: str, bundles: dict[str, str]) -> Path:
-    """Make sure every bundle (maven module -> folder under the cache) is fetched.
+def _fresh(cache: Path, name: str, bundles: dict[str, str]) -> bool:
+    stamp = cache / f"{name}.stamp"
+    return (
+        stamp.is_file() and stamp.read_text().strip() == _fingerprint(list(bundles))
+        and all((cache / d).is_dir() for d in bundles.values())
+    )
 
-    Returns the cache folder. Maven itself keeps what it downloaded in ~/.m2, so a fresh
-    clone on a machine that fetched before copies jars without touching the network.
+
+def ensure(name: str, bundles: dict[str, str]) -> Path:
+    """The cache folder, with every bundle (maven module -> folder under the cache) of `name` fetched."""
+    return ensure_all({name: bundles})
+
+
+def ensure_all(servers: dict[str, dict[str, str]]) -> Path:
+    """Fetch what the named servers lack, in one Maven run (one JVM start, not one per server).
+
+    Maven itself keeps what it downloaded in ~/.m2, so a fresh clone on a machine that
+    fetched before copies jars without touching the network.
     """
     cache = cache_dir()
-    stamp = cache / f"{name}.stamp"
-    want = _fingerprint(list(bundles))
-    if stamp.is_file() and stamp.read_text().strip() == want and all((cache / d).is_dir() for d in bundles.values()):
+    stale = {name: bundles for name, bundles in servers.items() if not _fresh(cache, name, bundles)}
+    if not stale:
         return cache
+    names = " and ".join(stale)
     mvn = shutil.which("mvn")
     if not mvn:
-        raise ServiceError(f"{name}: Maven (mvn) is not on PATH; it fetches the server jars once (apt-get install maven)", code=2)
-    for folder in bundles.values():
-        shutil.rmtree(cache / folder, ignore_errors=True)  # no stale jars of an older version
+        raise ServiceError(f"{names}: Maven (mvn) is not on PATH; it fetches the server jars once (apt-get install maven)", code=2)
+    modules = [m for bundles in stale.values() for m in bundles]
+    for bundles in stale.values():
+        for folder in bundles.values():
+            shutil.rmtree(cache / folder, ignore_errors=True)  # no stale jars of an older version
     cache.mkdir(parents=True, exist_ok=True)
-    log(f"{name}: fetching jars with Maven into {cache} (once; later starts reuse them)")
+    log(f"{names}: fetching jars with Maven into {cache} (once; later starts reuse them)")
     started = time.monotonic()
     cmd = [
         mvn, "-B", "-q", "-ntp", "-f", str(MAVEN_DIR / "pom.xml"),
-        "-pl", ",".join(bundles), f"-Dgangscope.cache={cache}", "package",
+        "-pl", ",".join(modules), f"-Dgangscope.cache={cache}", "package",
     ]
     # Maven's own output is diagnostics: off our stdout, and without the colour codes
     # Maven 3.8 writes even in batch mode.
@@ -50,10 +65,11 @@ def ensure(name: str, bundles: dict[str, str]) -> Path:
     if output:
         print(output, file=sys.stderr, flush=True)
     if done.returncode != 0:
-        raise ServiceError(f"{name}: Maven could not fetch the jars (exit {done.returncode}; its output is above)")
-    missing = [d for d in bundles.values() if not any((cache / d).glob("*.jar"))]
-    if missing:
-        raise ServiceError(f"{name}: Maven finished but left no jars in {', '.join(missing)}")
-    stamp.write_text(want + "\n")
-    log(f"{name}: fetched in {time.monotonic() - started:.1f}s")
+        raise ServiceError(f"{names}: Maven could not fetch the jars (exit {done.returncode}; its output is above)")
+    for name, bundles in stale.items():
+        missing = [d for d in bundles.values() if not any((cache / d).glob("*.jar"))]
+        if missing:
+            raise ServiceError(f"{name}: Maven finished but left no jars in {', '.join(missing)}")
+        (cache / f"{name}.stamp").write_text(_fingerprint(list(bundles)) + "\n")
+    log(f"{names}: fetched in {time.monotonic() - started:.1f}s")
     return cache
