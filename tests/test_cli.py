@@ -122,3 +122,58 @@ def test_workers_give_the_same_records_as_one_process(tmp_path):
         assert not (out / ".parts").exists()
     assert sum(len(v) for v in outputs[1].values()) > 50
     assert outputs[1] == outputs[2]
+
+
+def test_a_ten_megabyte_line_is_cut_counted_and_the_trace_after_it_survives(tmp_path):
+    big = "2024-05-01T11:59:59Z stdout F " + "x" * (10 << 20)
+    pod_log(tmp_path / "logs", [big] + TRACE)
+    out = tmp_path / "out"
+    assert main(["replay", str(tmp_path / "logs"), "--out", str(out), "--no-progress"]) == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert summary["long_lines_cut"] == 1
+    traces = [json.loads(l) for l in (out / "trace.ndjson").read_text().splitlines()]
+    assert [t["exception_type"] for t in traces] == ["KeyError"]
+
+
+def test_docker_json_file_is_read_with_its_partials_joined(tmp_path):
+    lines = [
+        {"log": "Traceback (most recent call last):\n", "stream": "stderr", "time": "2024-05-01T12:00:00.1Z"},
+        {"log": '  File "/workspace/train.py", line 12, in <module>\n', "stream": "stderr", "time": "2024-05-01T12:00:00.2Z"},
+        {"log": "    main()\n", "stream": "stderr", "time": "2024-05-01T12:00:00.3Z"},
+        {"log": "ValueError: bad ", "stream": "stderr", "time": "2024-05-01T12:00:00.4Z"},
+        {"log": "shard\n", "stream": "stderr", "time": "2024-05-01T12:00:00.5Z"},
+    ]
+    f = tmp_path / ("a" * 64 + "-json.log")
+    f.write_text("".join(json.dumps(l) + "\n" for l in lines))
+    out = tmp_path / "out"
+    assert main(["replay", str(f), "--out", str(out), "--no-progress"]) == 0
+    traces = [json.loads(l) for l in (out / "trace.ndjson").read_text().splitlines()]
+    assert [(t["exception_type"], t["message"], t["source"]) for t in traces] == [("ValueError", "bad shard", "docker")]
+
+
+def test_fluent_bit_file_takes_pod_identity_from_each_record(tmp_path):
+    kube = {
+        "pod_name": "llama-train-worker-3",
+        "namespace_name": "team-a",
+        "pod_id": UID,
+        "container_name": "pytorch",
+        "host": "ip-10-1-2-3",
+        "labels": {"training.kubeflow.org/job-name": "llama-train"},
+    }
+    texts = [l.split(" F ", 1)[1] for l in TRACE]
+    records = [
+        {"@timestamp": 1714564800.1, "time": f"2024-05-01T12:00:00.{i}Z", "stream": "stderr", "_p": "F", "log": t, "kubernetes": kube}
+        for i, t in enumerate(texts, start=1)
+    ]
+    f = tmp_path / "fluentbit.ndjson"
+    f.write_text("".join(json.dumps(r) + "\n" for r in records))
+    out = tmp_path / "out"
+    assert main(["replay", str(f), "--out", str(out), "--no-progress"]) == 0
+    (trace,) = [json.loads(l) for l in (out / "trace.ndjson").read_text().splitlines()]
+    assert (trace["job"], trace["pod"], trace["node"], trace["rank"], trace["exception_type"]) == (
+        "team-a/llama-train",
+        "llama-train-worker-3",
+        "ip-10-1-2-3",
+        1,
+        "KeyError",
+    )
