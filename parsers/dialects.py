@@ -498,7 +498,10 @@ LIGHTNING_RICH = Dialect(
 # A line is a step only if the whole rest of the line is key/value pairs, one key names a
 # step (STEP_KEYS) with an integer, and at least one other pair is a metric.
 # keys of up to three words ("train loss"), never starting with a logger's level name
-_G_KEY = pp.Regex(r"(?!(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|NOTICE|TRACE)\b)[A-Za-z_][\w./-]*(?: [A-Za-z_][\w./-]*){0,2}(?<![./-])")
+_G_KEY = pp.Regex(
+    r"(?!(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|NOTICE|TRACE)\b)[A-Za-z_][\w./-]*"
+    r"(?: (?!(?:nan|inf)\b)[A-Za-z_][\w./-]*){0,2}(?<![./-])"
+)
 _G_RATIO = (NUM + L("/") + NUM).set_parse_action(lambda t: [_Span(t[0].start, t[0].end, ""), _Span(t[1].start, t[1].end, "/")])
 _G_VALUE = (L("[") + _G_RATIO + L("]")) | _G_RATIO | NUM_UNIT
 
@@ -730,35 +733,67 @@ def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
     return (tuple(ops), clocks)
 
 
-def apply_plan(d: Dialect, plan: Plan, texts) -> dict | None:
-    """StepRecord fields from the texts of a line's values, or None when it is not a step."""
+def _epoch_value(text: str) -> int | float:
+    return float(text) if "." in text else int(text)
+
+
+def _divided(by: float):
+    return lambda text: float(text) / by
+
+
+def _plus_one(text: str) -> int:
+    return int(text) + 1
+
+
+class CompiledPlan(NamedTuple):
+    """A plan as the hot path runs it: per value (into metrics?, name, converter)."""
+
+    fixed: dict  # fields every line of the plan has (dialect, throughput unit)
+    ops: tuple
+    clocks: bool
+
+
+def compile_plan(d: Dialect, plan: Plan) -> CompiledPlan:
     ops, clocks = plan
-    out: dict = {"dialect": d.name}
+    fixed: dict = {"dialect": d.name}
+    out = []
+    for op, name, arg in ops:
+        if op == "skip":
+            out.append((True, None, None))
+        elif op in ("metric", "field"):
+            out.append((op == "metric", name, float))
+        elif op == "int":
+            out.append((False, name, int))  # int("18.25") fails: not a step number
+        elif op == "epoch":
+            out.append((False, name, _epoch_value))
+        elif op == "tput":
+            fixed["throughput_unit"] = arg
+            out.append((False, "throughput", float))
+        elif op == "step_time":
+            out.append((False, "step_time_s", _divided(arg)))
+        elif op == "clock":
+            out.append((True, name, clock_seconds))
+        elif op == "duration":
+            out.append((True, name, _divided(arg)))
+        elif op == "last_epoch":
+            out.append((False, name, _plus_one))
+    return CompiledPlan(fixed, tuple(out), clocks)
+
+
+def apply_plan(d: Dialect, plan: CompiledPlan, texts: list[str]) -> dict | None:
+    """StepRecord fields from the texts of a line's values, or None when it is not a step."""
+    out = dict(plan.fixed)
     metrics: dict[str, float] = {}
     try:
-        for (op, name, arg), text in zip(ops, texts):
-            if op == "metric":
-                metrics[name] = float(text.replace(",", ""))
-            elif op == "field":
-                out[name] = float(text.replace(",", ""))
-            elif op == "int":
-                out[name] = _integer(text)
-            elif op == "epoch":
-                out[name] = float(text) if "." in text else _integer(text)
-            elif op == "tput":
-                out["throughput"] = float(text.replace(",", ""))
-                out["throughput_unit"] = arg
-            elif op == "step_time":
-                out["step_time_s"] = float(text) / arg
-            elif op == "clock":
-                metrics[name] = clock_seconds(text)
-            elif op == "duration":
-                metrics[name] = float(text) / arg
-            elif op == "last_epoch":
-                out[name] = _integer(text) + 1
+        for (into_metrics, name, conv), text in zip(plan.ops, texts):
+            if conv is not None:
+                (metrics if into_metrics else out)[name] = conv(text)
     except (ValueError, OverflowError):
-        return None
-    if clocks:
+        if not any("," in t for t in texts):
+            return None
+        # thousands separators ("7,512"): the rare slow path
+        return apply_plan(d, plan, [t.replace(",", "") for t in texts])
+    if plan.clocks:
         _bar_clocks(out, metrics)
     out["metrics"] = metrics
     if d.kind in ("step", "bar") and not is_step(out, d):
@@ -808,14 +843,14 @@ def _bar_clocks(out: dict, metrics: dict) -> None:
 class Template(NamedTuple):
     dialect: Dialect
     spans: tuple[tuple[int, int], ...]  # per value: first and last number token
-    plan: Plan | None  # None: the keys say it is not a step
+    plan: CompiledPlan | None  # None: the keys say it is not a step
 
 
 class Reading(NamedTuple):
     """What a dialect read from one segment: its plan and the text of each value."""
 
     dialect: Dialect
-    plan: Plan | None
+    plan: CompiledPlan | None
     texts: list[str]
 
 
@@ -838,7 +873,10 @@ class ShapeCache:
 
     def read(self, seg: str, only: tuple[Dialect, ...] | None = None) -> Reading | None:
         # text, number, text, number, ..., text
-        parts = _NUMBER_SPLIT(seg) if ("nan" in seg or "inf" in seg) else _PLAIN_SPLIT(seg)
+        if ("nan" in seg or "inf" in seg) and _NAN_VALUE(seg):
+            parts = _NUMBER_SPLIT(seg)
+        else:
+            parts = _PLAIN_SPLIT(seg)
         shape = _FILL_RE.sub(" ", "\0".join(parts[0::2])) if len(parts) > 1 else _FILL_RE.sub(" ", seg)
         key = shape if only is None else shape + "\x01" + only[0].name
         tpl = self._shapes.get(key, _UNSEEN)
@@ -868,7 +906,8 @@ class ShapeCache:
             keys = tuple((v.key, v.unit) for v in vals)
             pk = (d.name, d.kind, keys)
             if pk not in self._plans:
-                self._plans[pk] = make_plan(d, keys)
+                plan = make_plan(d, keys)
+                self._plans[pk] = compile_plan(d, plan) if plan is not None else None
             plan = self._plans[pk]
             reading = Reading(d, plan, [seg[v.start : v.end] for v in vals])
             return reading, _template(d, plan, vals, parts)
@@ -878,6 +917,9 @@ class ShapeCache:
 _UNSEEN = object()
 _NUMBER_SPLIT = re.compile(f"({NUMBER})").split
 _PLAIN_SPLIT = re.compile(f"({_PLAIN_NUMBER})").split
+# nan/inf where a value sits ("grad norm: nan", "'loss': nan", "loss=inf"); Megatron's
+# "number of nan iterations" on every line is prose and keeps the fast tokens
+_NAN_VALUE = re.compile(r"(?:[:=',(\[] ?|[A-Za-z_] )[-+]?(?:nan|inf)(?![A-Za-z])(?! [A-Za-z])").search
 
 
 def _template(d: Dialect, plan, vals: list[Value], parts: list[str]) -> Template | None:

@@ -29,8 +29,6 @@ from gangscope.parsers.dialects import DEFAULT_CACHE, Dialect, ShapeCache, build
 from gangscope.parsers.lines import Line
 from gangscope.parsers.records import Record, StepRecord
 
-_FIELDS = ("step", "total_steps", "epoch", "total_epochs", "loss", "learning_rate", "grad_norm", "throughput", "throughput_unit", "step_time_s")
-
 # The rank a logger wrote into the message: DeepSpeed's log_dist "[Rank 0] ..."
 # (deepspeed/utils/logging.py get_dist_msg), Accelerate's MultiProcessAdapter "[RANK 0] ..."
 # (accelerate/logging.py). Used only when the line has no launcher prefix.
@@ -65,16 +63,8 @@ class _Pending:
                 self.fields[k] = v
 
     def record(self) -> StepRecord:
-        f, line = self.fields, self.line
-        return StepRecord(
-            time=line.time,
-            seq=line.seq,
-            rank=self.rank,
-            local_rank=line.local_rank,
-            metrics=f["metrics"],
-            dialect=f.get("dialect"),
-            **{k: f.get(k) for k in _FIELDS},
-        )
+        line = self.line
+        return StepRecord(time=line.time, seq=line.seq, rank=self.rank, local_rank=line.local_rank, **self.fields)
 
 
 class StepParser:

@@ -235,8 +235,11 @@ def test_throughput_stands_in_for_a_missing_step_time():
 @pytest.mark.parametrize("dialect_dir", FIXTURE_DIRS, ids=[d.name for d in FIXTURE_DIRS])
 def test_fixture_progress_matches_what_the_run_did(dialect_dir):
     manifest = json.loads((dialect_dir / "manifest.json").read_text())
+    ranks = fixture_ranks(dialect_dir)
     for key, expected in manifest["steps"].items():
-        records = fixture_ranks(dialect_dir)[key]
+        if not expected["count"]:
+            continue
+        records = ranks[key]
         tracker = RankProgress()
         for r in records:
             tracker.add(r)

@@ -551,10 +551,11 @@ FIXTURE_DIRS = sorted(d for d in FIXTURES.glob("*") if (d / "manifest.json").exi
 def test_fixture_steps_match_what_the_run_logged(dialect_dir):
     manifest = json.loads((dialect_dir / "manifest.json").read_text())
     got = fixture_ranks(dialect_dir)
-    assert sorted(got) == sorted(manifest["steps"])
+    assert sorted(got) == sorted(k for k, v in manifest["steps"].items() if v["count"])
     for key, expected in manifest["steps"].items():
-        recs = got[key]
+        recs = got.get(key, [])
         assert len(recs) == expected["count"], key
-        assert recs[-1].step == expected["last_step"], key
-        assert recs[-1].loss == expected["last_loss"], key
+        if recs:
+            assert recs[-1].step == expected["last_step"], key
+            assert recs[-1].loss == expected["last_loss"], key
         assert [(r.step, r.loss) for r in recs] == [tuple(s[:2]) for s in expected["steps"]], key
