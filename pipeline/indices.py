@@ -189,7 +189,7 @@ def render(name: str, **params: Any) -> dict[str, Any]:
 SCHEMA = 1
 
 
-def render_component(settings: IndexSettings, replicas: int, prefix: str = "") -> dict[str, Any]:
+def render_component(settings: IndexSettings, replicas: int) -> dict[str, Any]:
     return render(
         "common.json.j2",
         schema=SCHEMA,
@@ -210,7 +210,7 @@ def render_policy(kind: str, settings: IndexSettings) -> dict[str, Any]:
 
 def rendered(prefix: str = "", settings: IndexSettings = IndexSettings(), replicas: int = 1) -> dict[str, Any]:
     """Everything `install` would send, by name (for `gangscope indices --print`)."""
-    out: dict[str, Any] = {f"_component_template/{component_name(prefix)}": render_component(settings, replicas, prefix)}
+    out: dict[str, Any] = {f"_component_template/{component_name(prefix)}": render_component(settings, replicas)}
     for kind in KINDS:
         out[f"_index_template/{alias_name(kind, prefix)}"] = render_index_template(kind, prefix)
     for kind in HIGH_VOLUME_KINDS:
@@ -307,7 +307,7 @@ def install_templates(client: OpenSearch, prefix: str = "", settings: IndexSetti
     url = _url(client)
     replicas = settings.replicas if settings.replicas is not None else (0 if node_count(client) == 1 else 1)
     _call(url, client.cluster.put_component_template, name=component_name(prefix),
-          body=render_component(settings, replicas, prefix))
+          body=render_component(settings, replicas))
     for kind in KINDS:
         _call(url, client.indices.put_index_template, name=alias_name(kind, prefix),
               body=render_index_template(kind, prefix))
@@ -321,7 +321,8 @@ def install(client: OpenSearch, prefix: str = "", settings: IndexSettings = Inde
     """Install or upgrade templates, indices and aliases; running it again changes nothing.
 
     A live index older than the templates gets the new mapping in place when the change is additive;
-    otherwise a new version is built server-side (`_reindex`) and the alias swapped.
+    otherwise a new version is built server-side (`_reindex`) and the alias swapped — run it with
+    writers stopped then, as documents they write to the old version meanwhile are not carried over.
     """
     report = install_templates(client, prefix, settings)
     url = _url(client)
@@ -342,11 +343,12 @@ def install(client: OpenSearch, prefix: str = "", settings: IndexSettings = Inde
             report.say(f"{kind}: {alias} -> {state.live} is current (schema {live_schema})")
             continue
         mapping = render_index_template(kind, prefix)["template"]["mappings"]
-        common = render_component(settings, 1, prefix)["template"]["mappings"]["properties"]
+        common = render_component(settings, 1)["template"]["mappings"]["properties"]
         body = {**mapping, "properties": {**common, **mapping["properties"]}}
         try:
             client.indices.put_mapping(index=state.live, body=body)
-            report.say(f"{kind}: {state.live} mapping upgraded in place (schema {live_schema} -> {SCHEMA})")
+        except os_exc.ConnectionError as exc:
+            raise OpenSearchUnavailable(describe(exc, url)) from None
         except os_exc.RequestError:
             new = version_name(kind, state.next_version, prefix)
             _create_index(client, new)
@@ -354,6 +356,8 @@ def install(client: OpenSearch, prefix: str = "", settings: IndexSettings = Inde
                   refresh=True, wait_for_completion=True, request_timeout=3600)
             swap_aliases(client, {alias: (state.live, new)})
             report.say(f"{kind}: rebuilt as {new} (schema {live_schema} -> {SCHEMA}), alias moved")
+        else:
+            report.say(f"{kind}: {state.live} mapping upgraded in place (schema {live_schema} -> {SCHEMA})")
     report.ism = install_retention(client, prefix, settings, report)
     return report
 
@@ -428,7 +432,8 @@ class Reindex:
     no document keep their live index, so replaying one job's logs never empties another kind.
     `abort` (or leaving the `with` block by an exception) deletes the new indices and leaves the
     aliases alone. The previous version is kept for rollback (and gets the retention policy when
-    ISM is there); older ones are deleted.
+    ISM is there); older ones are deleted. Writers that go through the alias meanwhile (a running
+    `gangscope consume`) still write to the old version: a reindex rebuilds from its own input.
     """
 
     def __init__(self, client: OpenSearch, prefix: str = "", kinds: Iterable[str] = KINDS,

@@ -385,12 +385,13 @@ def test_the_browser_shows_the_numbers_the_records_imply(browser, served):
 
 
 def test_the_job_picker_filters_the_page(browser, served):
-    from selenium.webdriver.support.ui import Select
+    from selenium.webdriver.support import expected_conditions
+    from selenium.webdriver.support.ui import Select, WebDriverWait
 
     browser.get(served + "/")
     Select(browser.find_element("id", "job-filter")).select_by_value(BERT)
     browser.find_element("css selector", "form.filters button").click()
-    assert browser.current_url.endswith("job=team-b%2Fbert-finetune&since=&until=&refresh=0")
+    WebDriverWait(browser, 30).until(expected_conditions.url_contains("job=team-b%2Fbert-finetune"))
     assert text_of(browser, "#panel-progress tbody tr td:first-child") == [BERT]
     assert text_of(browser, '#panel-errors .error-total') == ["2"]
 

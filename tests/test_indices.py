@@ -121,6 +121,22 @@ def test_an_index_older_than_the_templates_gets_the_new_mapping_in_place(client,
     assert live(client, "epoch", prefix) == index
 
 
+def test_an_index_whose_mapping_cannot_change_in_place_is_rebuilt_behind_the_alias(client, prefix):
+    # An older schema mapped `rank` as a keyword; a field's type cannot change in place.
+    alias = f"{prefix}gangscope-step"
+    indices.install_templates(client, prefix)
+    client.indices.create(index=f"{alias}-v1", body={
+        "mappings": {"_meta": {"gangscope": {"kind": "step", "schema": 0}}, "properties": {"rank": {"type": "keyword"}}},
+        "aliases": {alias: {}}})
+    client.index(index=alias, id="s1", body={"kind": "step", "job": JOB, "rank": "3", "loss": 1.5}, refresh=True)
+    report = indices.install(client, prefix, kinds=["step"])
+    assert any("rebuilt as" in line and f"{alias}-v2" in line for line in report.lines)
+    assert live(client, "step", prefix) == f"{alias}-v2"
+    props = client.indices.get_mapping(index=f"{alias}-v2")[f"{alias}-v2"]["mappings"]["properties"]
+    assert props["rank"]["type"] == "integer"
+    assert client.get(index=alias, id="s1")["_source"]["loss"] == 1.5
+
+
 def test_a_concrete_index_in_place_of_an_alias_is_a_clear_error(client, prefix):
     client.indices.create(index=f"{prefix}gangscope-step")
     with pytest.raises(OpenSearchError, match=r"gangscope-step is a concrete index, not an alias"):

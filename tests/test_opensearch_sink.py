@@ -9,7 +9,7 @@ import threading
 import pytest
 from opensearchpy.helpers import scan
 
-from gangscope.parsers.records import ErrorRecord, StepRecord, TraceRecord, stable_id
+from gangscope.parsers.records import StepRecord, TraceRecord, stable_id
 from gangscope.pipeline import indices
 from gangscope.pipeline.errors import SinkError
 from gangscope.pipeline.sinks.opensearch import OpenSearchSink, OpenSearchUnavailable
@@ -237,18 +237,24 @@ def test_a_missing_ca_bundle_is_a_clear_error(tmp_path):
 def test_a_dropped_connection_is_retried_with_backoff_until_the_batch_is_in(opensearch_url, prefix, relay):
     sink = OpenSearchSink(f"http://127.0.0.1:{relay.port}", prefix=prefix, refresh=True,
                           initial_backoff=0.05, max_retries=6)
+    records = steps(40)
+    sink.write(records[:20])
+    sink.flush()
     relay.cut(refuse_next=2)
-    sink.write(steps(20))
+    sink.write(records[20:])
     stats = sink.close()
     assert relay.refused == 2
-    assert stats.retries >= 20  # the whole batch went again at least once
-    assert stats.total == 20 and stats.failed == 0
-    assert len(documents(opensearch_url, indices.alias_name("step", prefix))) == 20
+    assert stats.retries >= 20  # the whole second batch went again at least once
+    assert stats.total == 40 and stats.failed == 0
+    assert len(documents(opensearch_url, indices.alias_name("step", prefix))) == 40
 
 
 def test_a_server_that_stays_away_mid_run_raises_and_says_how_much_is_unsent(opensearch_url, prefix, relay):
     sink = OpenSearchSink(f"http://127.0.0.1:{relay.port}", prefix=prefix, initial_backoff=0.01, max_retries=2)
+    records = steps(13)
+    sink.write(records[:4])
+    sink.flush()
     relay.cut(refuse_next=1000)
-    sink.write(steps(9))
+    sink.write(records[4:])
     with pytest.raises(OpenSearchUnavailable, match=r"gave up after 3 tries with 9 documents unsent"):
         sink.flush()
