@@ -121,10 +121,20 @@ class Kafka:
             "-cp", f"{self.probe_dir}{os.pathsep}{self.classpath}",
             "KafkaProbe", f"{HOST}:{self.port}", str(budget),
         ]
-        done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
-        if done.returncode != 0:
-            self._check_alive(pid)
-            last = (done.stderr.strip().splitlines() or ["no output"])[-1]
+        probe_log = self.run / "logs" / "probe.log"
+        with open(probe_log, "w") as err, subprocess.Popen(
+            cmd, stdout=subprocess.DEVNULL, stderr=err, stdin=subprocess.DEVNULL
+        ) as probe:
+            try:
+                # Poll rather than wait: a server that dies mid-probe must not cost the whole budget.
+                while probe.poll() is None:
+                    self._check_alive(pid)
+                    time.sleep(0.2)
+            finally:
+                if probe.poll() is None:
+                    probe.kill()
+        if probe.returncode != 0:
+            last = (probe_log.read_text(errors="replace").strip().splitlines() or ["no output"])[-1]
             raise ServiceError(f"kafka: up but not usable: {last} (logs: {self.run / 'logs'})")
 
     def _check_alive(self, pid: int) -> None:
