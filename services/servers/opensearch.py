@@ -54,7 +54,7 @@ class OpenSearch:
         require_free(self.name, self.transport_port, "GANGSCOPE_OPENSEARCH_TRANSPORT_PORT", "transport")
 
     def prepare(self) -> list[str]:
-        # 2.x installs a Security Manager at start-up; JDK 24 removed it, so 17..23 only.
+        # 2.x installs a Security Manager at start-up; JDK 24 removed it, so Java 11 to 23 only.
         java = find_java(self.name, 11, 23)
         home = fetch.ensure(self.name, self.bundles) / "opensearch"
         self._lay_out_modules(home)
@@ -95,7 +95,7 @@ class OpenSearch:
         """
         if os.geteuid() != 0:
             return []
-        return ["-Djna.nounpack=true", "-Djna.nosys=true"]
+        return ["-Djna.nounpack=true"]
 
     def _lay_out_modules(self, home: Path) -> None:
         """Give each module folder the descriptor (and policy) the distribution would ship."""
