@@ -109,3 +109,71 @@ def test_down_stops_the_server_up_started(tmp_path):
     assert down.returncode == 0, down.stderr
     assert not _process_alive(pid)
     assert _run("status", "kafka", env=env).returncode == 1
+
+
+def test_opensearch_node_loads_the_distribution_modules(opensearch_url):
+    from opensearchpy import OpenSearch
+
+    nodes = OpenSearch(hosts=[opensearch_url]).nodes.info(metric="plugins")["nodes"]
+    modules = {m["name"] for node in nodes.values() for m in node["modules"]}
+    assert {"transport-netty4", "lang-painless", "analysis-common", "mapper-extras", "reindex"} <= modules
+
+
+def test_an_index_template_maps_new_indices_and_an_alias_swaps_atomically(opensearch_url, index_prefix):
+    from opensearchpy import OpenSearch
+
+    client = OpenSearch(hosts=[opensearch_url])
+    client.indices.put_index_template(name=f"{index_prefix}-step", body={
+        "index_patterns": [f"{index_prefix}-step-v*"],
+        "template": {"mappings": {"properties": {"time": {"type": "date_nanos"}, "job": {"type": "keyword"}}}},
+    })
+    client.indices.create(index=f"{index_prefix}-step-v1", body={"aliases": {f"{index_prefix}-step": {}}})
+    client.indices.create(index=f"{index_prefix}-step-v2")
+    client.indices.update_aliases(body={"actions": [
+        {"remove": {"index": f"{index_prefix}-step-v1", "alias": f"{index_prefix}-step"}},
+        {"add": {"index": f"{index_prefix}-step-v2", "alias": f"{index_prefix}-step"}},
+    ]})
+    mapping = client.indices.get_mapping(index=f"{index_prefix}-step-v2")
+    assert mapping[f"{index_prefix}-step-v2"]["mappings"]["properties"]["time"] == {"type": "date_nanos"}
+    assert list(client.indices.get_alias(name=f"{index_prefix}-step")) == [f"{index_prefix}-step-v2"]
+
+
+def test_the_aggregations_panels_use_answer(opensearch_url, index_prefix):
+    from opensearchpy import OpenSearch, helpers
+
+    client = OpenSearch(hosts=[opensearch_url])
+    index = f"{index_prefix}-step-v1"
+    client.indices.create(index=index, body={"mappings": {"properties": {
+        "job": {"type": "keyword"}, "time": {"type": "date_nanos"}, "loss": {"type": "float"}, "step": {"type": "long"},
+    }}})
+    docs = [
+        {"job": "ns/a", "time": "2026-03-02T10:00:00.000000001Z", "loss": 2.0, "step": 1},
+        {"job": "ns/a", "time": "2026-03-02T10:01:00Z", "loss": 1.0, "step": 2},
+        {"job": "ns/b", "time": "2026-03-02T10:01:30Z", "loss": 4.0, "step": 1},
+    ]
+    helpers.bulk(client, ({"_index": index, "_id": str(i), **d} for i, d in enumerate(docs)), refresh=True)
+    answer = client.search(index=index, body={"size": 0, "aggs": {
+        "jobs": {"terms": {"field": "job"}, "aggs": {
+            "last": {"top_hits": {"size": 1, "sort": [{"time": "desc"}], "_source": ["step"]}},
+            "low": {"min": {"field": "loss"}}, "high": {"max": {"field": "loss"}},
+            "median": {"percentiles": {"field": "loss", "percents": [50]}},
+        }},
+        "per_minute": {"date_histogram": {"field": "time", "fixed_interval": "1m"}},
+    }})["aggregations"]
+    job_a = answer["jobs"]["buckets"][0]
+    assert (job_a["key"], job_a["doc_count"]) == ("ns/a", 2)
+    assert job_a["last"]["hits"]["hits"][0]["_source"] == {"step": 2}
+    assert (job_a["low"]["value"], job_a["high"]["value"], job_a["median"]["values"]["50.0"]) == (1.0, 2.0, 1.5)
+    assert [b["doc_count"] for b in answer["per_minute"]["buckets"]] == [1, 2]
+
+
+def test_reindex_runs_a_painless_script(opensearch_url, index_prefix):
+    from opensearchpy import OpenSearch
+
+    client = OpenSearch(hosts=[opensearch_url])
+    client.index(index=f"{index_prefix}-step-v1", id="s1", body={"step": 1}, refresh=True)
+    client.reindex(body={
+        "source": {"index": f"{index_prefix}-step-v1"}, "dest": {"index": f"{index_prefix}-step-v2"},
+        "script": {"lang": "painless", "source": "ctx._source.step += 100"},
+    }, refresh=True)
+    assert client.get(index=f"{index_prefix}-step-v2", id="s1")["_source"] == {"step": 101}
