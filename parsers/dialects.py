@@ -28,23 +28,26 @@ import pyparsing as pp
 
 # --------------------------------------------------------------------------- prefilter
 
-# Substrings at least one of which every step line of every dialect contains:
-# "tep" (step, Step, ms/step, global_step), "poch" (epoch, Epoch), "oss" (loss,
-# Loss, "lm loss", "loss scale"), tqdm's rate units, and Composer's progress
-# headers. Lines without any of them never reach the parser.
-KEYWORDS = ("tep", "poch", "oss", "it/s", "s/it", "[batch=")
-
-# The same test as a regex (StreamParser.PREFILTER). Grouped so that re can scan
-# for the first characters instead of trying every alternative at every position.
-PREFILTER = "(?:" + "|".join(re.escape(k) for k in KEYWORDS) + ")"
-
-
-def wants(text: str) -> bool:
-    """Substring form of PREFILTER (same answer, several times faster than the regex)."""
-    for k in KEYWORDS:
-        if k in text:
-            return True
-    return False
+# What every step line of some dialect contains, as precisely as one regex can say it:
+# a line that matches none never reaches the parser. Precision matters more than
+# the regex's own cost (the pipeline runs all prefilters at once over whole blocks):
+# every line let through costs the pipeline its slow path, so prose that merely
+# says "steps" or "batch" must not pass. No look-arounds (Hyperscan compiles these).
+PREFILTER_PARTS = (
+    r"""['"]loss['"] ?:""",  # the Trainer's logs dict
+    r"[0-9?](?:it/s|s/it)",  # tqdm bars: the Trainer's, Lightning's, Rich's
+    r"[0-9](?:s|ms|us)/step",  # Keras bar
+    r"ETA: [0-9]",  # Keras 2 bar before its first rate
+    r"Epoch [0-9]+/[0-9]+",  # Keras epoch header
+    r"iteration +[0-9]+/",  # Megatron-LM, NeMo
+    r"global_step=[0-9]",  # DeepSpeed throughput timer ("step=" below covers its engine line)
+    r"epoch [0-9]+: +[0-9]+ / [0-9]",  # fairseq
+    r"\[batch=[0-9]",  # Composer
+    # plain loops, torchtitan (whose colors glue "\x1b[31m" to "step")
+    r"(?:\b|\x1b\[[0-9;]*m)(?:[Ss]tep|STEP|[Ii]ter|ITER|[Ii]teration|global_step|train_step|optimizer_step)[^0-9A-Za-z_]{0,3}[0-9]",
+    r"\b[Bb]atch[^0-9A-Za-z_]{0,3}[0-9].*[Ll]oss",  # plain loops counting batches (with a loss)
+)
+PREFILTER = "|".join(f"(?:{p})" for p in PREFILTER_PARTS)
 
 
 # --------------------------------------------------------------------------- numbers and shapes
@@ -534,7 +537,7 @@ def _generic_values(seg: str) -> list[Value] | None:
 
 
 # a step word followed by its number: without one, no line is worth a generic parse
-_G_GUARD = re.compile(r"(?i)\b(?:step|iter|iteration|it|global_step|batch|train_step|optimizer_step)\b\W{0,3}\d").search
+_G_GUARD = re.compile(r"(?i)\b(?:step|iter|iteration|global_step|batch|train_step|optimizer_step)\b\W{0,3}\d").search
 GENERIC = Dialect(
     name="generic",
     source="plain PyTorch loops (print/logging of key/value pairs); forms listed in parsers/dialects.py",
@@ -590,8 +593,10 @@ for _k in ("time", "step_time", "step time", "iter_time", "batch_time", "dt", "t
            "elapsed_time_per_step"):
     FIELD_KEYS[_k] = ("step_time_s", None)
 
-# words that name the step in plain loops (and in nothing else)
-STEP_KEYS = frozenset({"step", "iter", "iteration", "it", "global_step", "global step", "batch", "train_step", "optimizer_step"})
+# words that name the step in plain loops; "batch" also counts data-loader batches, so it
+# names a step only on a line that has a loss
+STEP_KEYS = frozenset({"step", "iter", "iteration", "global_step", "global step", "train_step", "optimizer_step", "batch"})
+_WEAK_STEP_KEYS = frozenset({"batch"})
 EPOCH_KEYS = frozenset({"epoch", "ep"})
 # A key containing one of these words makes a line prose rather than a step line.
 _PROSE_WORDS = frozenset({"of", "in", "at", "to", "for", "from", "with", "by", "and", "or", "is", "was", "are", "the", "a", "an", "on", "after", "before", "every", "until", "than"})
@@ -656,6 +661,7 @@ def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
     assigned: set[str] = set()
     loss_like: list[int] = []
     clocks = False
+    weak_step = False
     plain = d is GENERIC or d is KERAS
 
     def field_or_metric(field: str, key: str, op: Op) -> Op:
@@ -696,6 +702,8 @@ def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
             if base in STEP_KEYS or base in EPOCH_KEYS or base.rsplit(" ", 1)[-1] in EPOCH_KEYS:
                 if base in STEP_KEYS:
                     name = "total_steps" if low.endswith("/") else "step"
+                    if name == "step" and name not in assigned and base in _WEAK_STEP_KEYS:
+                        weak_step = True
                 else:
                     name = "total_epochs" if low.endswith("/") else "epoch"
                 if name not in assigned:
@@ -730,6 +738,9 @@ def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
     if "loss" not in assigned and loss_like:
         # a key that is plainly the training loss ("train_loss_epoch", "loss_avg")
         ops[loss_like[0]] = ("field", "loss", None)
+        assigned.add("loss")
+    if weak_step and "loss" not in assigned:
+        return None
     return (tuple(ops), clocks)
 
 

@@ -263,30 +263,35 @@ def _to_global_step(fields: dict, d: Dialect, epoch_base: int | None = None) -> 
 
 
 class TrainerLogFolder:
-    """Gives the Trainer's logs dicts the step of its training bar, for the records of one container.
+    """Gives the Trainer's logs dicts their step, for the records of one container.
 
     The Trainer prints its logs dict to stdout without a step number (tqdm.write)
-    and its bar to stderr; each write clears the bar and redraws it at the current
-    step, which `StepParser` counts on the bar's records (metric `tqdm_writes`).
-    The k-th dict takes the next write whose step fits the dict's epoch (the epoch
-    a dict prints is global step / steps per epoch), so that writes of eval and
-    summary dicts are skipped. A numbered dict gets the bar's total and rate, and
-    the bar's own records are dropped: the dicts are the step lines.
+    and its bar to stderr. A dict's epoch is global step / steps per epoch (S), so
+    once S is known every dict has its step: `round(epoch * S)`. S is found from the
+    bar: it divides the bar's total (max_steps = S * epochs) unless max_steps was
+    set, and the steps it gives must be whole, within the total, and match the steps
+    at which the bar was redrawn after a write (each write clears the bar and redraws
+    it at the current step; `StepParser` counts these on the bar's records, metric
+    `tqdm_writes`; under torchrun --tee the redraws can arrive shifted, so they only
+    vote). A numbered dict gets the bar's total and rate, and the bar's own records
+    are dropped: the dicts are the step lines.
 
-    Streaming: `add` returns the records that are ready (everything but Trainer
-    dicts still waiting for their write, and bar records held while it is not
-    known whether dicts will come); `close` returns the rest. Bar records are held
-    at most `max_held` at a time, so a container with only a bar still flows.
+    Streaming: `add` returns the records that are ready (everything but dicts
+    waiting for S, and bar records held while it is not known whether dicts will
+    come); `close` decides with what it has and returns the rest. Bar records are
+    held at most `max_held` at a time, so a container with only a bar still flows.
     """
 
     def __init__(self, max_held: int = 10_000):
         self.max_held = max_held
-        self._logs: list[StepRecord] = []  # dicts waiting for their write
-        self._writes: list[StepRecord] = []  # one entry per write, in order
-        self._held: list[StepRecord] = []  # bar records not yet known to be needed
+        self._logs: list[StepRecord] = []  # dicts waiting for S
+        self._marks: set[int] = set()  # steps the bar was redrawn at after a write
+        self._bars: dict[int, StepRecord] = {}  # the bar's record of each step (for its rate)
+        self._total: int | None = None
+        self._per_epoch: float | None = None  # S, once decided
+        self._held: list[Record] = []  # bar records not yet known to be needed
         self._seen_logs = False
         self._plain_bar = False  # held too many bar records without a dict: not the Trainer
-        self._steps_per_epoch: float | None = None
 
     def add(self, records: list[Record]) -> list[Record]:
         out: list[Record] = []
@@ -296,48 +301,85 @@ class TrainerLogFolder:
                 self._seen_logs = True
                 self._logs.append(r)  # type: ignore[arg-type]
             elif dialect == dialects.TQDM.name:
-                writes = int(r.metrics.pop(WRITES, 0))  # type: ignore[attr-defined]
-                self._writes.extend([r] * writes)  # type: ignore[list-item]
+                if r.metrics.pop(WRITES, 0):  # type: ignore[attr-defined]
+                    self._marks.add(r.step)  # type: ignore[attr-defined]
+                self._bars[r.step] = r  # type: ignore[attr-defined,index]
+                self._total = r.total_steps or self._total  # type: ignore[attr-defined]
                 if not self._seen_logs and not self._plain_bar:
-                    self._held.append(r)  # type: ignore[arg-type]
+                    self._held.append(r)
                     if len(self._held) > self.max_held:
                         self._plain_bar = True
                         out.extend(self._held)
                         self._held = []
+                        self._bars.clear()
                 elif self._plain_bar:
                     out.append(r)
             else:
                 out.append(r)
         if self._seen_logs:
             self._held = []
-            out.extend(self._pair())
+            out.extend(self._release(final=False))
         return out
 
     def close(self) -> list[Record]:
-        out: list[Record] = list(self._pair())
-        out.extend(self._logs)  # never written while a bar was up: no step to give them
+        out: list[Record] = list(self._release(final=True))
+        out.extend(self._logs)  # no bar to number them by
         out.extend(self._held)
-        self._logs, self._held, self._writes = [], [], []
+        self._logs, self._held = [], []
         return out
 
-    def _pair(self) -> list[StepRecord]:
-        done = []
-        while self._logs and self._writes:
-            log, bar = self._logs[0], self._writes.pop(0)
-            if log.epoch and self._steps_per_epoch is not None:
-                expected = log.epoch * self._steps_per_epoch
-                if abs(bar.step - expected) > max(0.5, 2e-3 * expected):  # type: ignore[operator]  # epochs print 4 digits
-                    continue
-            log.step = bar.step
-            log.total_steps = bar.total_steps
-            if log.throughput is None and bar.throughput is not None:
-                log.throughput, log.throughput_unit = bar.throughput, bar.throughput_unit
-            if log.step_time_s is None:
-                log.step_time_s = bar.step_time_s
+    def _release(self, final: bool) -> list[StepRecord]:
+        if self._per_epoch is None:
+            self._per_epoch = self._decide(final)
+        if self._per_epoch is None or not self._logs:
+            return []
+        s = self._per_epoch
+        for log in self._logs:
             if log.epoch:
-                self._steps_per_epoch = bar.step / log.epoch  # type: ignore[operator]
-            done.append(self._logs.pop(0))
+                log.step = round(log.epoch * s)
+                log.total_steps = self._total
+                bar = self._bars.get(log.step)
+                if bar is not None:
+                    if log.throughput is None and bar.throughput is not None:
+                        log.throughput, log.throughput_unit = bar.throughput, bar.throughput_unit
+                    if log.step_time_s is None:
+                        log.step_time_s = bar.step_time_s
+        done, self._logs = self._logs, []
         return done
+
+    def _decide(self, final: bool) -> float | None:
+        """Steps per epoch, when the evidence names one (or, at the end, the best there is)."""
+        total = self._total
+        epochs = [log.epoch for log in self._logs if log.epoch]
+        if not total or not epochs:
+            return None
+        candidates = set(_divisors(total))
+        for m in self._marks:  # max_steps set explicitly: S need not divide the total
+            for e in epochs[:3]:
+                candidates.add(round(m / e))
+        scored = []
+        for s in candidates:
+            steps = [e * s for e in epochs]
+            # epochs print 4 significant digits: the product is whole to that precision
+            if s <= 0 or any(abs(x - round(x)) > max(1e-6, 1e-3 * x) or round(x) > total for x in steps):
+                continue
+            scored.append((sum(round(x) in self._marks for x in steps), s))
+        if not scored:
+            return None
+        scored.sort(reverse=True)
+        best_score, best = scored[0]
+        decided = len(scored) == 1 or best_score > scored[1][0] and best_score >= 2
+        return float(best) if decided or final else None
+
+
+def _divisors(n: int) -> list[int]:
+    out = []
+    i = 1
+    while i * i <= n:
+        if n % i == 0:
+            out.extend((i, n // i))
+        i += 1
+    return out
 
 
 def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:
