@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import socket
 import threading
+from pathlib import Path
 
 import pytest
 from opensearchpy.helpers import scan
@@ -204,6 +205,18 @@ def test_a_document_the_server_rejects_is_counted_and_dead_lettered_with_the_rea
     assert entry["record"]["metrics"] == {"train.tokens": 4096.0}
 
 
+def test_a_record_without_an_id_is_dead_lettered_and_the_rest_of_its_batch_indexed(opensearch_url, prefix, tmp_path):
+    dead = tmp_path / "dead.ndjson"
+    records = steps(6)
+    records[2].id = ""
+    with OpenSearchSink(opensearch_url, prefix=prefix, dead_letter=dead) as sink:
+        sink.write(records)
+    assert sink.stats.written == {"step": 5}
+    assert sink.stats.failure_reasons == {"missing_id": 1}
+    [entry] = [json.loads(line) for line in dead.read_text().splitlines()]
+    assert entry["record"]["step"] == records[2].step
+
+
 def test_no_dead_letter_file_is_written_when_nothing_fails(opensearch_url, prefix, tmp_path):
     dead = tmp_path / "dead.ndjson"
     with OpenSearchSink(opensearch_url, prefix=prefix, dead_letter=dead) as sink:
@@ -258,3 +271,46 @@ def test_a_server_that_stays_away_mid_run_raises_and_says_how_much_is_unsent(ope
     sink.write(records[4:])
     with pytest.raises(OpenSearchUnavailable, match=r"gave up after 3 tries with 9 documents unsent"):
         sink.flush()
+
+
+# --- from the pipeline: the fixtures, replayed --------------------------------------------------
+
+FIXTURE_RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
+
+
+def replay_into(url: str, prefix: str, workers: int = 1):
+    from gangscope.pipeline import replay
+
+    with OpenSearchSink(url, prefix=prefix, refresh=True) as sink:
+        result = replay.run(replay.ReplayOptions(paths=[str(FIXTURE_RUNS)], workers=workers), sink.write, sink=sink)
+    return result, sink.stats
+
+
+def everything(url: str, prefix: str) -> dict[str, dict]:
+    return {f"{h['_index'].rsplit('-v', 1)[0]}/{h['_id']}": h["_source"]
+            for h in scan(indices.connect(url), index=f"{prefix}gangscope-*", query={"query": {"match_all": {}}})}
+
+
+def test_replaying_the_fixtures_twice_leaves_exactly_the_same_documents(opensearch_url, prefix):
+    result, first = replay_into(opensearch_url, prefix)
+    before = everything(opensearch_url, prefix)
+    _, second = replay_into(opensearch_url, prefix)
+    after = everything(opensearch_url, prefix)
+    assert sum(result.records.values()) > 0 and first.failed == 0
+    assert len(after) == len(before) > 0
+    assert after == before
+    assert second.created == 0
+
+
+def test_worker_processes_index_the_same_documents_as_one_process(opensearch_url, prefix):
+    replay_into(opensearch_url, prefix + "one-", workers=1)
+    _, stats = replay_into(opensearch_url, prefix + "two-", workers=2)
+    try:
+        one = {k.split("gangscope-", 1)[1]: v for k, v in everything(opensearch_url, prefix + "one-").items()}
+        two = {k.split("gangscope-", 1)[1]: v for k, v in everything(opensearch_url, prefix + "two-").items()}
+    finally:
+        client = indices.connect(opensearch_url)
+        indices.delete_all(client, prefix + "one-")
+        indices.delete_all(client, prefix + "two-")
+    assert one == two
+    assert stats.total >= len(two) and stats.failed == 0

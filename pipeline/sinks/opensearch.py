@@ -10,11 +10,12 @@ silently.
 
 from __future__ import annotations
 
+import functools
 import json
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import IO, Any, Iterable
+from typing import IO, Any, Iterable, Mapping
 
 from opensearchpy import exceptions as os_exc
 from opensearchpy.helpers import streaming_bulk
@@ -67,11 +68,22 @@ class _DeadLetter:
         self._file: IO[str] | None = None
 
     def write(self, index: str, doc_id: str, status: Any, error: Any, source: str) -> None:
+        self._open()
+        entry = {"index": index, "id": doc_id, "status": status, "error": error, "record": json.loads(source)}
+        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")  # type: ignore[union-attr]
+
+    def take(self, other: Path) -> None:
+        """Append another dead-letter file (a worker's) to this one and remove it."""
+        self._open()
+        with other.open(encoding="utf-8") as src:
+            for line in src:
+                self._file.write(line)  # type: ignore[union-attr]
+        other.unlink()
+
+    def _open(self) -> None:
         if self._file is None:
             self.path.parent.mkdir(parents=True, exist_ok=True)
             self._file = self.path.open("a", encoding="utf-8")
-        entry = {"index": index, "id": doc_id, "status": status, "error": error, "record": json.loads(source)}
-        self._file.write(json.dumps(entry, ensure_ascii=False) + "\n")
 
     def close(self) -> None:
         if self._file is not None:
@@ -144,7 +156,10 @@ class OpenSearchSink:
         verify_certs: bool = True,
         timeout: float = 30.0,
         compress: bool = False,
+        targets: Mapping[str, str] | None = None,
     ):
+        # Everything but the targets, so that `part` can make the same sink in a worker process.
+        self._options = {k: v for k, v in locals().items() if k not in ("self", "targets", "__class__")}
         self.url = url
         self.prefix = prefix
         self.batch_docs = max(1, batch_docs)
@@ -165,13 +180,18 @@ class OpenSearchSink:
         self._closed = False
         self._settings = settings
         self._install = install
-        self._reindex = indices.Reindex(self.client, prefix, settings=settings) if reindex else None
+        self._reindex = indices.Reindex(self.client, prefix, settings=settings) if reindex and not targets else None
+        self._require_alias = self._reindex is None and not targets
+        if targets:
+            # A part of a parent sink: the parent made every index; only check the server is there.
+            indices._call(url, self.client.info)
+            self._targets = dict(targets)
+            return
         # First contact (fails fast with one line: a wrong URL should not look like a slow server);
         # kinds without an alias yet get one when their first record comes.
         states = self._reindex.states if self._reindex else indices.kind_states(self.client, prefix)
-        self._targets: dict[str, str] = {} if self._reindex else {
+        self._targets = {} if self._reindex else {
             k: indices.alias_name(k, prefix) for k, state in states.items() if state.live}
-        self._require_alias = self._reindex is None
 
     # --- Sink interface ---------------------------------------------------------------------
 
@@ -182,6 +202,10 @@ class OpenSearchSink:
             kind = record.kind
             index = targets.get(kind) or self._target(kind)
             doc = _Doc(kind, index, record.id, encode(record).decode("utf-8"), self._require_alias)
+            if not record.id:
+                # An empty _id would make the server refuse the whole bulk request, not one document.
+                self._reject(doc, {"status": None, "error": {"type": "missing_id", "reason": "record has no id"}})
+                continue
             self._buffer.append(doc)
             self._buffered_bytes += doc.size
             if len(self._buffer) >= self.batch_docs or self._buffered_bytes >= self.batch_bytes:
@@ -229,6 +253,37 @@ class OpenSearchSink:
             self._reindex.abort()
         self._dead.close()
         self._closed = True
+
+    # --- worker processes (replay --workers) ------------------------------------------------
+
+    def part(self, index: int):
+        """A picklable factory of the sink a worker process writes through: same server, same
+        indices (all made here first, so workers never race to create one), its own dead letter."""
+        for kind in indices.KINDS:
+            self._targets.get(kind) or self._target(kind)
+        options = dict(self._options, reindex=False, install=False, refresh=False,
+                       dead_letter=f"{self._dead.path}.part{index:06d}")
+        return functools.partial(OpenSearchSink, targets=dict(self._targets), **options)
+
+    def handoff(self) -> SinkStats:
+        """What a closed part tells the parent: its counts."""
+        return self.stats
+
+    def absorb(self, part: SinkStats) -> None:
+        """Add a closed part's counts to this sink's and take over its dead letters."""
+        mine = self.stats
+        for kind, n in part.written.items():
+            mine.written[kind] = mine.written.get(kind, 0) + n
+        for reason, n in part.failure_reasons.items():
+            mine.failure_reasons[reason] = mine.failure_reasons.get(reason, 0) + n
+        mine.created += part.created
+        mine.updated += part.updated
+        mine.failed += part.failed
+        mine.retries += part.retries
+        mine.batches += part.batches
+        mine.bytes += part.bytes
+        if part.dead_letter and Path(part.dead_letter).exists():
+            self._dead.take(Path(part.dead_letter))
 
     def __enter__(self) -> "OpenSearchSink":
         return self
