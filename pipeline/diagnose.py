@@ -202,6 +202,11 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
         nonfinite = [s for s in view.steps if s.loss is not None and not math.isfinite(s.loss)]
         if len(overflows) >= ENDLESS_OVERFLOW or (nonfinite and (view.signals or _ended_badly(end_reason))):
             return _diverged(view, overflows, nonfinite, event_ids, end_reason)
+    # [gang, issue 6] Kueue's own verdict (pipeline/gang.py) where the scheduler decides the attempt.
+    if root is None or (event_verdict is not None and event_verdict[0] in ("pods_ready_timeout", "node_failure", root.category)):
+        gang = _gang_verdict(view, failures)
+        if gang is not None:
+            return gang
     if event_verdict is not None and (root is None or event_verdict[0] in ("pods_ready_timeout", "node_failure")):
         return _from_event(view, event_verdict, failures, event_ids)
     if root is None:
@@ -665,6 +670,19 @@ def _from_event(view: AttemptView, verdict: tuple[str, str, Any], failures: list
         first_failure=first, summary=summary, evidence=evidence,
         symptoms=_symptoms(failures, None, []) if failures else [], events=event_ids, confidence=CONFIDENCE["event"],
     )  # fmt: skip
+
+
+def _gang_verdict(view: AttemptView, failures: list[Failure]) -> DiagnosisRecord | None:
+    """[gang, issue 6] pipeline/gang.py's scheduler verdict for an attempt Kueue evicted or has not admitted yet:
+    the pod that held the gang back and why (with its own log lines), the preemptor, the node, requeues."""
+    if view.meta is None or not hasattr(view.meta, "details"):
+        return None
+    from gangscope.pipeline.gang import diagnosis_record, scheduler_verdict
+
+    verdict = scheduler_verdict(view.meta, [*view.errors, *view.traces])
+    if verdict is None:
+        return None
+    return diagnosis_record(verdict, _symptoms(failures, None, []) if failures else [])
 
 
 def _diverged(view: AttemptView, overflows: list[ErrorRecord], nonfinite: list[StepRecord], event_ids: list[str],

@@ -254,8 +254,9 @@ def workloads(name: str) -> list:
 
 def test_workload_object_gives_one_record_per_condition():
     recs = [r for r in workloads("f_deactivated") if r.type == "Condition"]
-    assert {r.reason for r in recs} == {"QuotaReserved", "Admitted", "Evicted", "Requeued", "PodsReady"}
-    evicted = next(r for r in recs if r.reason == "Evicted")
+    assert {r.details["condition"]["type"] for r in recs} == {"QuotaReserved", "Admitted", "Evicted", "Requeued", "PodsReady"}
+    evicted = next(r for r in recs if r.details["condition"]["type"] == "Evicted")
+    assert evicted.reason == "DeactivatedDueToRequeuingLimitExceeded"
     assert evicted.details["condition"] == {
         "type": "Evicted", "status": "True", "reason": "DeactivatedDueToRequeuingLimitExceeded",
         "message": "The workload is deactivated due to exceeding the maximum number of re-queuing retries"}
