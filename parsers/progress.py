@@ -95,7 +95,8 @@ class RankProgress:
     """Epoch progress and stalls of one job rank.
 
     - `stall_factor`: a stall is no new step for this many times the median interval
-      between steps.
+      between steps,
+    - `min_stall_s`: and for at least this long (a 20 ms gap after 2 ms steps is no stall).
     - `min_intervals`: intervals needed before a stall can be judged.
     - `progress_step`, `every_steps`: how far the run must advance before a new
       `EpochRecord` (progress fraction, or steps when progress is unknown).
@@ -105,12 +106,14 @@ class RankProgress:
     def __init__(
         self,
         stall_factor: float = 5.0,
+        min_stall_s: float = 30.0,
         min_intervals: int = 5,
         progress_step: float = 0.01,
         every_steps: int = 100,
         rate_window: int = 20,
     ):
         self.stall_factor = stall_factor
+        self.min_stall_s = min_stall_s
         self.min_intervals = min_intervals
         self.progress_step = progress_step
         self.every_steps = every_steps
@@ -126,10 +129,15 @@ class RankProgress:
         self._first_epoch: float | None = None
         # steps per epoch, learnt where global steps cross an epoch boundary
         self._epoch_len: float | None = None
+        self._time: tuple[str | None, float | None] = (None, None)  # the last time read
 
     def add(self, rec: StepRecord) -> list[EpochRecord | SignalRecord]:
         out: list[EpochRecord | SignalRecord] = []
-        t = seconds(rec.time)
+        if rec.time == self._time[0]:
+            t = self._time[1]  # a bar's states share their line's time
+        else:
+            t = seconds(rec.time)
+            self._time = (rec.time, t)
         self._watch_stall(rec, t, out)
         self._learn_scope(rec)
         self._last = rec
@@ -153,7 +161,7 @@ class RankProgress:
         end = end_time if isinstance(end_time, float) else seconds(end_time)
         if end is not None and self._last_step_at is not None:
             gap = end - self._last_step_at
-            base = self._baseline()
+            base = self._baseline() if gap > self.min_stall_s else None
             if base is not None and gap > self.stall_factor * base:
                 out.append(self._stall(self._last, gap, base, "until the end of the log"))
         out.append(self._record(self._state))
@@ -178,7 +186,7 @@ class RankProgress:
     def _epoch_base(self, rec: StepRecord) -> int:
         d = FACTS.get(rec.dialect or "")
         if d is not None and d.epoch_base is not None:
-            return d.epoch_base
+            return d.epoch_base  # type: ignore[return-value]
         # plain loops: "epoch 0" is 0-based; anything else is taken as counting from 1
         return 0 if self._first_epoch == 0 else 1
 
@@ -246,19 +254,21 @@ class RankProgress:
         return None
 
     def _should_emit(self, state: dict) -> bool:
+        """Only when the run went forward enough: a value going back and forth does not count."""
         last = self._emitted
         if last is None:
             return True
         e0, e1 = last.get("epoch"), state.get("epoch")
-        if e1 is not None and (e0 is None or math.floor(e1) != math.floor(e0)):
+        if e1 is not None and (e0 is None or math.floor(e1) > math.floor(e0)):
             return True
-        if state.get("total_steps") != last.get("total_steps") or state.get("total_epochs") != last.get("total_epochs"):
-            return True
+        for k in ("total_steps", "total_epochs"):
+            if state.get(k) is not None and state.get(k) != last.get(k):
+                return True
         p0, p1 = last.get("progress"), state.get("progress")
         if p1 is not None:
             return p0 is None or p1 - p0 >= self.progress_step - 1e-9 or (p1 >= 1.0 > p0)
         s0, s1 = last.get("step"), state.get("step")
-        return s1 is not None and (s0 is None or abs(s1 - s0) >= self.every_steps)
+        return s1 is not None and (s0 is None or s1 - s0 >= self.every_steps)
 
     def _record(self, state: dict) -> EpochRecord:
         self._emitted = dict(state)
@@ -292,7 +302,7 @@ class RankProgress:
             return
         if self._last_step_at is not None and t > self._last_step_at:
             gap = t - self._last_step_at
-            base = self._baseline()
+            base = self._baseline() if gap > self.min_stall_s else None
             if base is not None and gap > self.stall_factor * base and self._last is not None:
                 out.append(self._stall(self._last, gap, base, f"before step {rec.step}"))
             self._intervals.append(gap)
