@@ -888,7 +888,9 @@ class ShapeCache:
             parts = _NUMBER_SPLIT(seg)
         else:
             parts = _PLAIN_SPLIT(seg)
-        shape = _FILL_RE.sub(" ", "\0".join(parts[0::2])) if len(parts) > 1 else _FILL_RE.sub(" ", seg)
+        shape = "\0".join(parts[0::2]) if len(parts) > 1 else seg
+        if not shape.isascii() or "  " in shape or "\t" in shape:  # bar glyphs, padding
+            shape = _FILL_RE.sub(" ", shape)
         key = shape if only is None else shape + "\x01" + only[0].name
         tpl = self._shapes.get(key, _UNSEEN)
         if tpl is None:
