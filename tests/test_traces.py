@@ -370,6 +370,13 @@ def test_faulthandler_dump_without_extension_modules_ends_at_the_next_line():
     assert AGENT_LINE not in records[0].text and not records[0].truncated
 
 
+@pytest.mark.parametrize("py", CPYTHONS)
+def test_watchdog_timeout_dump_is_a_trace(py):
+    r = only(sample(f"hang_timeout.{py}") + AGENT_LINE + "\n")
+    assert (r.exception_type, r.message, r.form) == ("Timeout", "Timeout (0:00:00.200000)!", "faulthandler")
+    assert [f.function for f in r.frames] == ["<module>", "allreduce"]
+
+
 def test_dump_of_other_fatal_errors_keeps_their_text():
     r = only("Fatal Python error: Aborted\n\nCurrent thread 0x00007f0c1e3ff740 (most recent call first):\n"
              '  File "/workspace/train.py", line 9 in step\n')
