@@ -1144,24 +1144,30 @@ def attempt_lookup(attempts_by_job: Mapping[str, list[Attempt]]) -> Callable[[st
     belong to the first attempt; a job without admissions, or a record without a
     time, is attempt 1 (the first attempt's number when the job has one).
     """
-    starts: dict[str, tuple[list[float], list[int]]] = {}
+    keys: dict[str, tuple[list[str], list[float], list[int]]] = {}
     first: dict[str, int] = {}
     for job, attempts in attempts_by_job.items():
         if attempts:
             first[job] = min(a.number for a in attempts)
         pairs = sorted((t, a.number) for a in attempts if (t := epoch(a.start)) is not None)
         if pairs:
-            starts[job] = ([p[0] for p in pairs], [p[1] for p in pairs])
+            keys[job] = ([_iso(t)[:19] for t, _ in pairs], [t for t, _ in pairs], [n for _, n in pairs])
 
     def lookup(job: str | None, time: str | None) -> int:
-        st = starts.get(job) if job else None
+        st = keys.get(job) if job else None
         if st is None:
             return first.get(job, 1) if job else 1
-        t = epoch(time)
-        if t is None:
-            return first.get(job, 1)
-        i = bisect.bisect_right(st[0], t) - 1
-        return st[1][max(i, 0)]
+        if not time:
+            return first[job]
+        if time[-1] in "Zz" and len(time) >= 20:
+            # Hot path: UTC times compare as text; a boundary is only ever a second wide.
+            i = bisect.bisect_right(st[0], time[:19]) - 1
+        else:
+            t = epoch(time)
+            if t is None:
+                return first[job]
+            i = bisect.bisect_right(st[1], t) - 1
+        return st[2][max(i, 0)]
 
     return lookup
 
@@ -1506,9 +1512,12 @@ def _resolve_preemptors(attempts_by_job: Mapping[str, list[Attempt]], index: _In
             for p in a.details.get("preempted_others", []):
                 if p.get("workload"):
                     victims[p["workload"]] = job
+    own: dict[str, set[str]] = {}  # job -> its workloads, "ns/name"
+    for r in records:
+        if _get(r, "object_kind") == "Workload" and _get(r, "job"):
+            own.setdefault(_get(r, "job"), set()).add(f"{_get(r, 'namespace')}/{_get(r, 'object_name')}")
     for job, attempts in attempts_by_job.items():
-        own = {f"{_get(r, 'namespace')}/{_get(r, 'object_name')}" for r in records
-               if _get(r, "object_kind") == "Workload" and _get(r, "job") == job}
+        mine = own.get(job, set())
         for a in attempts:
             if a.end_reason != "Preempted":
                 continue
@@ -1520,7 +1529,7 @@ def _resolve_preemptors(attempts_by_job: Mapping[str, list[Attempt]], index: _In
             elif juid and juid in index.job_by_uid:
                 by = index.job_by_uid[juid]
             else:
-                by = next((victims[w] for w in sorted(own) if w in victims), None)
+                by = next((victims[w] for w in sorted(mine) if w in victims), None)
             if by and by != job:
                 end["preemptor_job"] = by
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import copy
 import json
 import random
+import re
 from pathlib import Path
 
 import jinja2
@@ -492,3 +493,30 @@ def test_timeline_template_escapes_text_from_events():
 
 def test_timeline_template_renders_nothing_without_a_timeline():
     assert render(None).strip() == "" and render({"attempts": [], "marks": []}).strip() == ""
+
+
+def test_replay_diagnosis_of_an_evicted_attempt_is_the_gang_verdict():
+    from gangscope.pipeline import replay
+
+    out: list = []
+    events = [str(GANG / "a_image_pull_backoff" / "events.ndjson")]
+    res = replay.run(replay.ReplayOptions(paths=[str(GANG / "a_image_pull_backoff" / "pods")], events=events), out.extend)
+    by_attempt = {d.attempt: d for d in res.diagnoses if d.job == "team-a/llama-ft"}
+    assert by_attempt[1].category == "pods_ready_timeout" and by_attempt[1].pod == "llama-ft-worker-0"
+    assert 'could not pull image "registry.example.com/ml/llama-train:2.4.1-cu214": not found' in by_attempt[1].summary
+    assert by_attempt[3].outcome == "succeeded"
+
+
+def test_times_with_an_offset_find_the_same_attempt():
+    lookup = attempt_lookup(attempts_of("a_image_pull_backoff"))
+    assert lookup("team-a/llama-ft", "2026-03-02T10:15:00+01:00") == lookup("team-a/llama-ft", "2026-03-02T09:15:00Z") == 2
+
+
+def test_the_report_shows_the_gang_timeline():
+    from gangscope.pipeline import replay, report
+
+    out: list = []
+    events = [str(GANG / "a_image_pull_backoff" / "events.ndjson")]
+    res = replay.run(replay.ReplayOptions(paths=[str(GANG / "a_image_pull_backoff" / "pods")], events=events), out.extend)
+    html = report.render_report(out, res.diagnoses)
+    assert "Gang timeline" in html and len(re.findall(r"<title>attempt \d+: ", html)) == 3
