@@ -304,6 +304,14 @@ def test_a_server_that_is_down_shows_one_line_not_a_traceback():
         "error": f"OpenSearch at http://127.0.0.1:{port} is not reachable (connection refused)"}
 
 
+def test_a_cluster_without_gangscope_indices_shows_empty_panels(opensearch_url, index_prefix):
+    client = create_app(opensearch_url, prefix=index_prefix + "-").test_client()
+    page = client.get("/")
+    assert page.status_code == 200
+    assert "no epoch or step records" in page.get_data(as_text=True)
+    assert client.get("/api/traces").get_json()["data"] == {"groups": [], "total": 0}
+
+
 def test_log_text_is_escaped_in_the_html(opensearch_url, loaded):
     html = create_app(opensearch_url, prefix=loaded).test_client().get("/").get_data(as_text=True)
     assert "<script>" not in html
