@@ -397,6 +397,7 @@ def workload_summary(obj: dict) -> dict[str, Any]:
         "name": meta.get("name"),
         "namespace": meta.get("namespace"),
         "uid": meta.get("uid"),
+        "resource_version": meta.get("resourceVersion"),
         "owner": _owner(meta),
         "job_uid": labels.get("kueue.x-k8s.io/job-uid"),
         "queue": spec.get("queueName"),

@@ -226,6 +226,13 @@ def _details(rec: Any) -> dict:
     return d if isinstance(d, dict) else {}
 
 
+def _newer(w: dict, old: dict | None) -> bool:
+    if old is None:
+        return True
+    a, b = str(w.get("resource_version") or ""), str(old.get("resource_version") or "")
+    return int(a) >= int(b) if a.isdigit() and b.isdigit() else True
+
+
 class _Index:
     """What the records say about workloads, pods and jobs, for linking."""
 
@@ -244,7 +251,8 @@ class _Index:
             obj = d.get("involvedObject") or {}
             if d.get("from") == "workload" and isinstance(d.get("workload"), dict):
                 w = d["workload"]
-                self.workloads[(ns, name)] = w
+                if _newer(w, self.workloads.get((ns, name))):  # a watch stream: keep the latest snapshot
+                    self.workloads[(ns, name)] = w
                 if w.get("uid"):
                     self.workload_by_uid[w["uid"]] = (ns, name)
             elif kind == "Workload" and obj.get("uid"):
@@ -508,11 +516,12 @@ def _classify_pod(rec: Any, t: float, reason: str, msg: str, d: dict, cond: dict
             if reason in ("ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull"):
                 return sig("pull_failed", reason=reason)
             if reason == "CrashLoopBackOff":
-                return sig("crashloop", container=_get(rec, "container"))
+                return sig("crashloop", container=_get(rec, "container"), init=cs.get("init"))
             if reason in ("CreateContainerConfigError", "CreateContainerError", "RunContainerError"):
                 return sig("container_failed", container=_get(rec, "container"), reason=reason)
         return None
     # kubelet / scheduler / controllers, verbatim reasons (FORMATS.md 2.7; fixtures/gang/README.md)
+    init = "initContainers{" in ((d.get("involvedObject") or {}).get("fieldPath") or "")
     if reason == "FailedScheduling":
         return sig("unschedulable")
     if reason == "Scheduled":
@@ -527,12 +536,14 @@ def _classify_pod(rec: Any, t: float, reason: str, msg: str, d: dict, cond: dict
     if reason == "Failed":
         if msg.startswith("Failed to pull image") or msg in ("Error: ErrImagePull", "Error: ImagePullBackOff"):
             return sig("pull_failed", reason=reason)
-        return sig("container_failed", container=_get(rec, "container"), reason=msg.removeprefix("Error: "))
+        return sig("container_failed", container=_get(rec, "container"), reason=msg.removeprefix("Error: "), init=init)
     if reason == "BackOff":
         if msg.startswith("Back-off pulling image"):
             return sig("pull_failed", reason="ImagePullBackOff")
-        return sig("crashloop", container=_get(rec, "container"))
+        return sig("crashloop", container=_get(rec, "container"), init=init)
     if reason == "Started":
+        if init:  # an init container running says nothing about the pod being up
+            return None
         return sig("container_started", container=_get(rec, "container"))
     if reason == "Unhealthy":
         return sig("unhealthy")
@@ -573,7 +584,7 @@ def build_attempts(events: Iterable[Any], config: GangConfig | None = None) -> d
         if rid and rid not in unique:
             unique[rid] = r
     records = list(unique.values())
-    index = _Index(records)
+    index = _Index(everything)
     by_job: dict[str, list[_Signal]] = {}
     pod_signals: dict[str, list[_Signal]] = {}
     node_signals: list[_Signal] = []
@@ -959,6 +970,8 @@ def _pod_view(events: list[_Signal], info: dict, cut: float, snapshot: list[Any]
     elif crash is not None and (ready is None or ready.t > crash.t):
         blocker = _blocker("crash_before_ready", crash)
         blocker["container"] = crash.info.get("container") or _get(crash.rec, "container")
+        if crash.info.get("init"):
+            blocker["init"] = True
         if crash.info.get("exit_code") is not None:
             blocker["exit_code"] = crash.info["exit_code"]
     elif "mount_failed" in last and started is None:
@@ -1186,6 +1199,20 @@ def assign_attempts(records: Iterable[Any], attempts_by_job: Mapping[str, list[A
 _HISTOGRAM_ITEM = re.compile(r", (?=\d+ )")
 
 
+def scheduler_reasons(message: str | None) -> dict[str, int]:
+    """The node-count histogram of a FailedScheduling message: {"Insufficient nvidia.com/gpu": 3, ...}."""
+    if not message or "nodes are available: " not in message:
+        return {}
+    body = message.split("nodes are available: ", 1)[1].split(" preemption: ", 1)[0].strip()
+    body = body[:-1] if body.endswith(".") else body
+    out = {}
+    for item in _HISTOGRAM_ITEM.split(body):
+        n, _, reason = item.partition(" ")
+        if n.isdigit() and reason:
+            out[reason.strip()] = int(n)
+    return out
+
+
 def _scheduler_reason(message: str | None) -> str | None:
     """The scheduler's main reason in a FailedScheduling message: 'Insufficient nvidia.com/gpu', a taint, ...
 
@@ -1193,19 +1220,10 @@ def _scheduler_reason(message: str | None) -> str | None:
     sorted "<count> <reason>" histogram joined by ", " + "." [+ " preemption: ..."]. The reason with the
     most nodes wins; ties go to a missing resource, which is what more nodes would fix.
     """
-    if not message or "nodes are available: " not in message:
+    reasons = scheduler_reasons(message)
+    if not reasons:
         return None
-    body = message.split("nodes are available: ", 1)[1].split(" preemption: ", 1)[0].strip()
-    body = body[:-1] if body.endswith(".") else body
-    best = None
-    for item in _HISTOGRAM_ITEM.split(body):
-        n, _, reason = item.partition(" ")
-        if not n.isdigit() or not reason:
-            continue
-        key = (int(n), reason.startswith("Insufficient"))
-        if best is None or key > best[0]:
-            best = (key, reason.strip())
-    return best[1] if best else None
+    return max(reasons.items(), key=lambda kv: (kv[1], kv[0].startswith("Insufficient"), kv[0]))[0]
 
 
 def _log_cause(records: Iterable[Any], pod: str | None, t0: float | None, t1: float | None) -> dict | None:
@@ -1262,7 +1280,8 @@ def _cause_phrase(b: dict, logs: dict | None) -> str:
             return f'pod {pod} could not pull image "{m.group("image")}": {_short(why, 120)}{code}'
         return f"pod {pod} could not pull its image" + (f": {_short(msg)}" if msg else "")
     if kind == "crash_before_ready":
-        what = f"container {b['container']} of pod {pod}" if b.get("container") else f"pod {pod}"
+        ctr = "init container" if b.get("init") else "container"
+        what = f"{ctr} {b['container']} of pod {pod}" if b.get("container") else f"pod {pod}"
         how = ""
         if b.get("reason") == "OOMKilled":
             how = " (OOMKilled)"
@@ -1389,6 +1408,8 @@ def scheduler_verdict(attempt: Any, records: Iterable[Any] = (), config: GangCon
                 f", {ready_n}/{exp} pods ready)" if exp else ")")
         summary = f"{head}: {cause}."
         d_extra = {"cause": {k: v for k, v in (b or {}).items()}, "logs": logs}
+        if b and b["kind"] == "unschedulable":
+            d_extra["cause"]["scheduler_reasons"] = scheduler_reasons(b.get("message"))
         if b and b["kind"] == "crash_before_ready" and logs and logs.get("text"):
             d_extra["cause"]["log_text"] = logs["text"]
     else:

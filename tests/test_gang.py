@@ -11,7 +11,7 @@ from pathlib import Path
 import jinja2
 import pytest
 
-from gangscope.parsers.events import count_skips, decode_event_stream, decode_object
+from gangscope.parsers.events import count_skips, decode_event_stream
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, EventRecord, StepRecord, TraceRecord, stable_id
 from gangscope.pipeline.gang import (
     Attempt,
@@ -520,3 +520,28 @@ def test_the_report_shows_the_gang_timeline():
     res = replay.run(replay.ReplayOptions(paths=[str(GANG / "a_image_pull_backoff" / "pods")], events=events), out.extend)
     html = report.render_report(out, res.diagnoses)
     assert "Gang timeline" in html and len(re.findall(r"<title>attempt \d+: ", html)) == 3
+
+
+def test_scheduler_reasons_are_kept_as_a_histogram():
+    v = scheduler_verdict(attempts_of("b_unschedulable_gpu")["team-b/bert-pretrain"][0])
+    assert v["details"]["cause"]["scheduler_reasons"] == {
+        "node(s) had untolerated taint {nvidia.com/gpu.health: degraded}": 1, "Insufficient nvidia.com/gpu": 3}
+
+
+def test_a_crashing_init_container_holds_the_gang_and_its_start_does_not_count():
+    pod = dict(namespace="ns", object_kind="Pod", object_name="j-worker-0", pod="j-worker-0", container="wait-for-master")
+    init = {"involvedObject": {"kind": "Pod", "name": "j-worker-0", "fieldPath": "spec.initContainers{wait-for-master}"},
+            "from": "event"}
+    wl = dict(namespace="ns", object_kind="Workload", object_name="pytorchjob-j-1a2b3")
+    events = [
+        EventRecord(id="a", time="2026-01-01T00:00:00Z", reason="Admitted", message="", **wl),
+        EventRecord(id="s", time="2026-01-01T00:00:05Z", reason="Started", message="Started container wait-for-master",
+                    details=init, **pod),
+        EventRecord(id="b", time="2026-01-01T00:01:05Z", reason="BackOff", type="Warning",
+                    message="Back-off restarting failed container wait-for-master in pod j-worker-0_ns(u)", details=init, **pod),
+        EventRecord(id="e", time="2026-01-01T00:10:00Z", reason="EvictedDueToPodsReadyTimeout",
+                    message="Exceeded the PodsReady timeout ns/pytorchjob-j-1a2b3", **wl),
+    ]
+    v = scheduler_verdict(build_attempts(events)["ns/j"][0])
+    assert v["details"]["cause"]["kind"] == "crash_before_ready"
+    assert "init container wait-for-master of pod j-worker-0 crashed before it was ready" in v["summary"]
