@@ -75,7 +75,8 @@ def record_id(record: Record, pod_uid: str | None) -> str:
     """Deterministic: the same log line gives the same id from a file or from Kafka."""
     if isinstance(record, StepRecord) and record.step is not None:
         who = record.rank if record.rank is not None else f"{record.pod}/{record.container}/{record.local_rank}"
-        return stable_id("step", record.job, record.attempt, who, record.step, record.dialect)
+        # Loops that restart their step counter each epoch print "step 10" once per epoch.
+        return stable_id("step", record.job, record.attempt, who, record.epoch, record.step, record.dialect)
     return stable_id(
         record.kind,
         record.namespace,
