@@ -916,6 +916,15 @@ def _gang_view(a: Attempt, nxt: Attempt | None, pod_sigs: list[_Signal], node_si
         gang["missing_pods"] = expected - len(views)
     for v in views.values():
         a.event_ids.extend(e for e in v["evidence"] if e not in a.event_ids)
+    for name, v in views.items():
+        f = v.get("failure") or {}
+        if f.get("node_event_id"):
+            # The Node's own event belongs to no job; the job whose pod it took down is the one it explains.
+            node_rec = next((n.rec for n in node_sigs if n.id == f["node_event_id"]), None)
+            if node_rec is not None and not _get(node_rec, "job"):
+                _set(node_rec, "job", a.job)
+            if f["node_event_id"] not in a.event_ids:
+                a.event_ids.append(f["node_event_id"])
     a.details["gang"] = gang
     a.details["accelerators"] = _accelerator_use(a, views, workload, cfg)
 
@@ -1031,6 +1040,8 @@ def _failure_after(events: list[_Signal], node: str | None, ready_t: float | Non
                      and ready_t <= n.t <= cut + 1.0), None)
         if lost is not None and (found is None or found["kind"] != "node_lost" or lost.t < epoch(found["time"])):
             found = _blocker("node_lost", lost)
+        if lost is not None and found is not None and found["kind"] == "node_lost":
+            found["node_event_id"] = lost.id
     if found is not None:
         found["node"] = node
     return found

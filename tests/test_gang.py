@@ -545,3 +545,10 @@ def test_a_crashing_init_container_holds_the_gang_and_its_start_does_not_count()
     v = scheduler_verdict(build_attempts(events)["ns/j"][0])
     assert v["details"]["cause"]["kind"] == "crash_before_ready"
     assert "init container wait-for-master of pod j-worker-0 crashed before it was ready" in v["summary"]
+
+
+def test_a_lost_nodes_own_event_is_linked_to_the_job_it_took_down():
+    events = events_of("e_node_not_ready")
+    atts = build_attempts(events)
+    node_event = next(e for e in events if e.object_kind == "Node")
+    assert node_event.job == "team-e/whisper-ft" and node_event.id in atts["team-e/whisper-ft"][0].event_ids
