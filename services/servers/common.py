@@ -74,14 +74,6 @@ def port_is_free(port: int) -> bool:
     return True
 
 
-def port_accepts(port: int) -> bool:
-    try:
-        with socket.create_connection((HOST, port), timeout=1):
-            return True
-    except OSError:
-        return False
-
-
 def require_free(service: str, port: int, env_name: str, what: str) -> None:
     if not port_is_free(port):
         raise ServiceError(

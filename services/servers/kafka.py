@@ -13,7 +13,7 @@ from string import Template
 from . import fetch, procs
 from .common import (
     CONF_DIR, HOST, SERVICES_DIR, ServiceError, env_heap, env_port, find_java, log,
-    exited_during_startup, file_size, port_accepts, require_free, run_dir,
+    exited_during_startup, file_size, require_free, run_dir,
 )
 
 PROBE_SOURCE = SERVICES_DIR / "probe" / "KafkaProbe.java"
@@ -108,8 +108,8 @@ class Kafka:
         return out
 
     def wait_ready(self, pid: int, deadline: float) -> None:
-        """Listening first (cheap), then a real create-topic/produce/consume round trip."""
-        while not port_accepts(self.port):
+        """Our JVM listening first (cheap), then a real create-topic/produce/consume round trip."""
+        while not procs.listens(pid, self.port):
             self._check_alive(pid)
             if time.monotonic() > deadline:
                 raise ServiceError(f"kafka: port {self.port} not listening in time (logs: {self.run / 'logs'})")

@@ -119,12 +119,16 @@ class OpenSearch:
                 shutil.copyfile(policy, folder / "plugin-security.policy")
 
     def wait_ready(self, pid: int, deadline: float) -> None:
-        """Cluster health green or yellow, asked over HTTP."""
+        """Cluster health green or yellow, asked over HTTP of our own JVM."""
         url = f"http://{HOST}:{self.port}/_cluster/health?wait_for_status=yellow&timeout=2s"
         last = "no answer yet"
         while time.monotonic() < deadline:
             if not procs.alive(pid, self.mark):
                 raise exited_during_startup(self.name, self.run, self.server_log, self.log_offset)
+            if not procs.listens(pid, self.port):
+                last = f"not listening on port {self.port} yet"
+                time.sleep(0.3)
+                continue
             try:
                 with urllib.request.urlopen(url, timeout=5) as answer:
                     status = json.load(answer).get("status")

@@ -38,6 +38,38 @@ def is_ours(pid: int, mark: str) -> bool:
     return pid > 0 and not _is_zombie(pid) and mark in _cmdline(pid)
 
 
+def listens(pid: int, port: int) -> bool:
+    """The process itself holds a listening TCP socket on `port`.
+
+    Readiness is asked over the port; this makes sure the answer comes from our JVM and not
+    from another server that took the port between our check and the JVM's bind.
+    """
+    inodes = set()
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            rows = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for row in rows:
+            fields = row.split()
+            # local_address is HEXIP:HEXPORT; state 0A is LISTEN; field 9 is the socket's inode
+            if len(fields) > 9 and fields[3] == "0A" and int(fields[1].rsplit(":", 1)[1], 16) == port:
+                inodes.add(f"socket:[{fields[9]}]")
+    if not inodes:
+        return False
+    try:
+        fds = list(Path(f"/proc/{pid}/fd").iterdir())
+    except OSError:
+        return False
+    for fd in fds:
+        try:
+            if os.readlink(fd) in inodes:
+                return True
+        except OSError:
+            continue
+    return False
+
+
 def read_state(folder: Path) -> dict | None:
     try:
         return json.loads((folder / "state.json").read_text())
