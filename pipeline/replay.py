@@ -174,12 +174,13 @@ class Replay:
         events = []
         for source in sources:
             for path in source.paths:
-                for block in read_lines(path, result.read):
-                    for item in decode_event_stream(block):
-                        if getattr(item, "kind", None) == "event":
-                            events.append(item)
-                        else:
-                            result.skipped_events += 1
+                # One stream per file, not per block: a pretty-printed `kubectl get -o json` spans blocks.
+                lines = (line for block in read_lines(path, result.read) for line in block)
+                for item in decode_event_stream(lines):
+                    if getattr(item, "kind", None) == "event":
+                        events.append(item)
+                    else:
+                        result.skipped_events += 1
         result.attempts = self.attempts = build_attempts(events)
         lookup = attempt_lookup(result.attempts)
         for event in events:

@@ -552,3 +552,19 @@ def test_a_lost_nodes_own_event_is_linked_to_the_job_it_took_down():
     atts = build_attempts(events)
     node_event = next(e for e in events if e.object_kind == "Node")
     assert node_event.job == "team-e/whisper-ft" and node_event.id in atts["team-e/whisper-ft"][0].event_ids
+
+
+def test_replay_reads_an_events_list_larger_than_one_read_block(tmp_path):
+    from gangscope.pipeline import replay
+
+    doc = json.loads((GANG / "b_unschedulable_gpu" / "events.json").read_text())
+    pad = [copy.deepcopy(doc["items"][0]) for _ in range(4000)]  # >1 MiB of pretty JSON
+    for i, item in enumerate(pad):
+        item["metadata"]["uid"] = f"pad-{i}"
+    doc["items"] = pad + doc["items"]
+    big = tmp_path / "events.json"
+    big.write_text(json.dumps(doc, indent=2))
+    assert big.stat().st_size > 1 << 20
+    res = replay.run(replay.ReplayOptions(paths=[str(GANG / "c_rendezvous_timeout" / "pods")], events=[str(big)]),
+                     lambda batch: None)
+    assert res.skipped_events == 0 and len(res.attempts["team-b/bert-pretrain"]) == 1
