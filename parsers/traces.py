@@ -280,8 +280,19 @@ class TraceParser:
             return []
         return self._finish()
 
+    @property
+    def quiet_s(self) -> float:
+        """How long the stream must stay quiet before the open trace is certainly over: in a
+        free-text message only a line within `message_gap_s` could still continue it."""
+        return self.message_gap_s if self._state in ("message", "message_blank") else self.idle_s
+
+    @property
+    def last_seconds(self) -> float | None:
+        """The time (seconds) of the open trace's last line."""
+        return self._last_s if self._state is not None else None
+
     def expire(self, time: str) -> list[Record]:
-        """Emit the open trace if its last line is more than `idle_s` older than `time`.
+        """Emit the open trace if its last line is more than `quiet_s` older than `time`.
 
         For streams that go quiet after a trace (a rank that died): the caller passes a
         time it saw elsewhere (another stream of the pod, a later poll), so the parser
@@ -289,7 +300,7 @@ class TraceParser:
         if self._state is None or self._last_s is None:
             return []
         now = self._seconds(time)
-        if now is None or now - self._last_s <= self.idle_s:
+        if now is None or now - self._last_s <= self.quiet_s:
             return []
         return self._finish()
 

@@ -10,6 +10,7 @@ multi-line record cost one split and one regex search.
 from __future__ import annotations
 
 import re
+import time as _time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -79,6 +80,26 @@ class SubStream:
         self.open = False
         self.opened_at = None  # the source position of the line that opened the current record
 
+    def due(self) -> float | None:
+        """When (seconds) the earliest open record of this stream may be over if no line comes."""
+        due = None
+        for parser in self.parsers:
+            if parser.open and hasattr(parser, "expire"):
+                last = parser.last_seconds
+                if last is not None:
+                    t = last + parser.quiet_s
+                    due = t if due is None else min(due, t)
+        return due
+
+    def expire(self, now: str) -> list[Record]:
+        """Records of parsers whose open record has been idle since before `now`."""
+        out: list[Record] = []
+        for parser in self.parsers:
+            if parser.open and hasattr(parser, "expire"):
+                out.extend(parser.expire(now))
+        self.open = any(p.open for p in self.parsers)
+        return out
+
     def feed(self, line: Line) -> list[Record]:
         out: list[Record] = []
         text = line.text
@@ -114,6 +135,17 @@ def scanner_for(parser_classes: tuple[type, ...]) -> BlockScanner | None:
     if parser_classes not in _SCANNERS:
         _SCANNERS[parser_classes] = BlockScanner.build([cls.PREFILTER for cls in parser_classes])
     return _SCANNERS[parser_classes]
+
+
+_BOTH_STREAMS = frozenset((b"stdout", b"stderr"))
+
+
+def _stream_of(block: bytes, pos: int, end: int) -> bytes | None:
+    first = block.find(b" ", pos, end)
+    if first < 0:
+        return None
+    second = block.find(b" ", first + 1, end)
+    return block[first + 1 : second] if second > 0 else None
 
 
 def _may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, frozenset]) -> bool:
@@ -174,6 +206,7 @@ class ContainerCurator:
         # feeds; open records remember where they started, so that a consumer never
         # commits past the first line of a record that is still open.
         self.position = None
+        self.deadline: bytes | None = None  # see _set_deadline
 
     # -- blocks of raw bytes -------------------------------------------------
     def feed_block(self, block: bytes) -> list[Record]:
@@ -199,34 +232,46 @@ class ContainerCurator:
         size = len(block)
         pos = 0
         i = 0
-        synced = True  # last_time/last_seq describe the line before `pos`
+        stale: set[bytes] = set()  # streams whose last_time/last_seq miss skipped lines
         open_now = None  # (plain streams, prefixed streams) while something is open
         while pos <= size:
             while i < n_starts and starts[i] < pos:
                 i += 1
+            end = -1
             if open_now is None:
                 if i == n_starts:
                     break
                 if starts[i] != pos:
-                    synced = False
+                    stale = _BOTH_STREAMS
                     pos = starts[i]
-                end = block.find(b"\n", pos)
             else:
                 end = block.find(b"\n", pos)
+                if self.deadline is not None and block[pos : pos + 19] > self.deadline:
+                    self._expire(block[pos : block.find(b" ", pos)].decode(), out)
+                    if not (self.open_keys or self.partial):
+                        open_now = None
+                        continue
+                    open_now = self._open_streams()
                 if (i == n_starts or starts[i] != pos) and not _may_continue(block, pos, end, open_now):
-                    synced = False
+                    stale = _BOTH_STREAMS
                     pos = size + 1 if end < 0 else end + 1
                     continue
             if end < 0:
-                end = size
-            if not synced:
-                self._sync_seq(block, pos)
-                synced = True
+                end = block.find(b"\n", pos)
+                if end < 0:
+                    end = size
+            if stale:
+                stream = _stream_of(block, pos, end)
+                if stream in stale:
+                    self._sync_stream(block, pos, stream)
+                    stale = stale - {stream}
             self._cri_line(block[pos:end].decode("utf-8", "replace"), out)
             pos = end + 1
             open_now = self._open_streams() if (self.open_keys or self.partial) else None
-        if not synced or pos <= size:
-            self._sync_seq(block, size + 1)
+        if pos <= size:
+            stale = _BOTH_STREAMS
+        for stream in stale:
+            self._sync_stream(block, size + 1, stream)
         self._note_latest()
         return out
 
@@ -249,38 +294,61 @@ class ContainerCurator:
         prefixed = {k[0].encode() for k in self.open_keys if not isinstance(k, str)}
         return frozenset(plain), frozenset(prefixed)
 
-    def _sync_seq(self, block: bytes, pos: int) -> None:
-        """Set last_time/last_seq per stream as they stand just before offset `pos`,
+    def _sync_stream(self, block: bytes, pos: int, stream: bytes) -> None:
+        """Set last_time/last_seq of `stream` as they stand just before offset `pos`,
         looking back over the lines the fast path skipped."""
-        found: dict[bytes, tuple[bytes, int]] = {}
-        runs: dict[bytes, int] = {}
-        done: set[bytes] = set()
         p = pos - 1  # the newline before `pos`, or the end of the block
+        first_ts = None
+        run = 0
+        done = False
         steps = 0
-        while p > 0 and len(done) < 2 and steps < SEQ_LOOKBACK_LINES:
+        while p > 0 and steps < SEQ_LOOKBACK_LINES:
             start = block.rfind(b"\n", 0, p) + 1
             parts = block[start:p].split(b" ", 3)
             p = start - 1
             steps += 1
-            if len(parts) < 3 or parts[2][:1] != b"F" or parts[1] not in (b"stdout", b"stderr"):
+            if len(parts) < 3 or parts[1] != stream or parts[2][:1] != b"F":
                 continue
-            stream, ts = parts[1], parts[0]
-            if stream in done:
-                continue
-            if stream not in found:
-                found[stream] = (ts, 0)
-                runs[stream] = 0
-            elif ts == found[stream][0]:
-                runs[stream] += 1
+            if first_ts is None:
+                first_ts = parts[0]
+            elif parts[0] == first_ts:
+                run += 1
             else:
-                done.add(stream)
-        for stream, (ts, _zero) in found.items():
-            name = stream.decode()
-            seq = runs[stream]
-            if stream not in done and (p <= 0) and self.last_time.get(name) == ts.decode():
-                seq += self.last_seq[name] + 1  # the run goes on from the previous block
-            self.last_time[name] = ts.decode()
-            self.last_seq[name] = seq
+                done = True
+                break
+        if first_ts is None:
+            return  # no line of this stream before `pos` in this block: the state stands
+        name, ts = stream.decode(), first_ts.decode()
+        if not done and p <= 0 and self.last_time.get(name) == ts:
+            run += self.last_seq[name] + 1  # the run goes on from the previous block
+        self.last_time[name] = ts
+        self.last_seq[name] = run
+
+    # -- idle records ----------------------------------------------------------
+    def _expire(self, now: str, out: list[Record]) -> None:
+        """Close the open records whose streams have been quiet for longer than their
+        parser's idle time, judged by the time of a line seen in any stream."""
+        for key in list(self.open_keys):
+            sub = self.subs[key]
+            records = sub.expire(now)
+            if records:
+                self._emit(records, key if isinstance(key, str) else key[0], out)
+            if not sub.open:
+                self.open_keys.discard(key)
+        self._set_deadline()
+
+    def _set_deadline(self) -> None:
+        """The second (as `YYYY-MM-DDTHH:MM:SS`) after which some open record may be idle."""
+        earliest = None
+        for key in self.open_keys:
+            due = self.subs[key].due()
+            if due is not None:
+                earliest = due if earliest is None else min(earliest, due)
+        if earliest is None:
+            self.deadline = None
+        else:
+            # Compared with the first 19 characters of a line's time: a line in a later second.
+            self.deadline = _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(earliest)).encode()
 
     # -- lines as text (the reference path) ----------------------------------
     def feed_lines(self, raws: Iterable[str]) -> list[Record]:
@@ -318,6 +386,8 @@ class ContainerCurator:
         """One CRI line: complete lines of streams with nothing pending cost one split,
         two dict look-ups and one regex search."""
         parts = raw.split(" ", 3)
+        if self.deadline is not None and self.open_keys and raw[:19].encode() > self.deadline:
+            self._expire(parts[0], out)
         if len(parts) != 4 or parts[2] != "F" or parts[1] not in _STREAMS or (self.partial and parts[1] in self.partial):
             env = envelopes.decode_cri(raw)
             if env is None:
@@ -378,8 +448,10 @@ class ContainerCurator:
             if not was_open or records:  # a record (re)started on this line
                 sub.opened_at = self.position
             self.open_keys.add(key)
-        else:
+            self._set_deadline()
+        elif was_open:
             self.open_keys.discard(key)
+            self._set_deadline()
         if records:
             self._emit(records, stream, out)
 

@@ -226,13 +226,23 @@ def test_plain_log_line_soon_after_a_handled_trace_is_not_its_message():
     assert "validation" not in records[0].message
 
 
-def test_expire_emits_a_trace_whose_stream_went_quiet():
-    parser = TraceParser(idle_s=5.0)
+def test_expire_emits_a_finished_trace_once_no_message_line_can_follow():
+    parser = TraceParser(idle_s=5.0, message_gap_s=0.05)
     for line in lines_of(sample("plain.py311"), time="2026-11-30T04:10:51.360Z"):
+        parser.feed(line)
+    assert parser.expire("2026-11-30T04:10:51.400Z") == [] and parser.open
+    (r,) = parser.expire("2026-11-30T04:10:51.500Z")
+    assert (r.exception_type, r.truncated, parser.open) == ("KeyError", False, False)
+
+
+def test_expire_waits_idle_s_for_a_trace_cut_inside_its_frames():
+    parser = TraceParser(idle_s=5.0)
+    lines = lines_of(sample("plain.py311"), time="2026-11-30T04:10:51.360Z")
+    for line in lines[:3]:
         parser.feed(line)
     assert parser.expire("2026-11-30T04:10:54Z") == [] and parser.open
     (r,) = parser.expire("2026-11-30T04:10:57Z")
-    assert (r.exception_type, r.truncated, parser.open) == ("KeyError", False, False)
+    assert (r.truncated, parser.open) == (True, False)
 
 
 def test_times_with_offsets_and_across_midnight_are_compared_as_instants():
