@@ -286,11 +286,6 @@ class TraceParser:
         free-text message only a line within `message_gap_s` could still continue it."""
         return self.message_gap_s if self._state in ("message", "message_blank") else self.idle_s
 
-    @property
-    def last_seconds(self) -> float | None:
-        """The time (seconds) of the open trace's last line."""
-        return self._last_s if self._state is not None else None
-
     def expire(self, time: str) -> list[Record]:
         """Emit the open trace if its last line is more than `quiet_s` older than `time`.
 

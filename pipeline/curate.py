@@ -16,6 +16,7 @@ from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes
 from gangscope.parsers.lines import Line, strip_rank_prefixes
+from gangscope.parsers.redact import redact_record
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord, stable_id
 from gangscope.pipeline.identity import Stamper, job_of
 from gangscope.pipeline.scan import BlockScanner
@@ -72,24 +73,22 @@ _STREAMS = frozenset(("stdout", "stderr"))
 class SubStream:
     """The parsers of one stream of one rank, and whether any of them holds an open record."""
 
-    __slots__ = ("parsers", "prefilters", "open", "opened_at")
+    __slots__ = ("parsers", "prefilters", "open", "opened_at", "last_time")
 
     def __init__(self, parser_classes: tuple[type, ...]):
         self.parsers = [cls() for cls in parser_classes]
         self.prefilters = [re.compile(cls.PREFILTER).search for cls in parser_classes]
         self.open = False
         self.opened_at = None  # the source position of the line that opened the current record
+        self.last_time = None  # the time of the last line fed
 
     def due(self) -> float | None:
         """When (seconds) the earliest open record of this stream may be over if no line comes."""
-        due = None
-        for parser in self.parsers:
-            if parser.open and hasattr(parser, "expire"):
-                last = parser.last_seconds
-                if last is not None:
-                    t = last + parser.quiet_s
-                    due = t if due is None else min(due, t)
-        return due
+        last = envelopes.time_seconds(self.last_time) if self.last_time else None
+        if last is None:
+            return None
+        quiet = [p.quiet_s for p in self.parsers if p.open and hasattr(p, "expire")]
+        return last + min(quiet) if quiet else None
 
     def expire(self, now: str) -> list[Record]:
         """Records of parsers whose open record has been idle since before `now`."""
@@ -443,6 +442,7 @@ class ContainerCurator:
             if sub is None:
                 sub = self.subs[key] = SubStream(self.parser_classes)
         was_open = sub.open
+        sub.last_time = time
         records = sub.feed(Line(time, seq, text, rank, local_rank))
         if sub.open:
             if not was_open or records:  # a record (re)started on this line
@@ -458,6 +458,7 @@ class ContainerCurator:
     def _emit(self, records: list[Record], stream: str, out: list[Record]) -> None:
         stamp = self.stamper.stamp
         for record in records:
+            redact_record(record)  # issue 10: secrets are masked before any sink sees a record
             stamp(record, stream)
             out.append(record)
             if CLASSIFY_TRACE is not None and isinstance(record, TraceRecord):
