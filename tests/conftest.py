@@ -92,15 +92,17 @@ class _LocalServers:
     def _start(self, names: list[str]) -> None:
         already_up = {n for n in names if _script("status", n).returncode == 0}
         up = _script("up", *names, timeout=UP_TIMEOUT_S)
-        if up.returncode != 0 and len(names) > 1:
-            for n in names:  # find out which one failed, and let the other run
-                self._start([n])
-            return
         if up.returncode != 0:
-            self.errors[names[0]] = (
-                f"services/up {names[0]} failed (exit {up.returncode}); set {SERVERS[names[0]][0]} to use "
-                f"a running server, or {SKIP_ENV}=1 to skip server tests:\n{up.stderr.strip()}"
-            )
+            # up names the server its one-line error is about; the others get a start of their own
+            blamed = [n for n in names if f"services/up: {n}:" in up.stderr] or names[:1]
+            for n in blamed:
+                self.errors[n] = (
+                    f"services/up {n} failed (exit {up.returncode}); set {SERVERS[n][0]} to use "
+                    f"a running server, or {SKIP_ENV}=1 to skip server tests:\n{up.stderr.strip()}"
+                )
+            rest = [n for n in names if n not in blamed]
+            if rest:
+                self._start(rest)
             return
         lines = dict(line.partition("=")[::2] for line in up.stdout.splitlines() if "=" in line)
         for n in names:
