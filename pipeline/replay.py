@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes
 from gangscope.parsers.records import Record
+from gangscope.parsers.redact import redact_record
 from gangscope.pipeline import curate
 from gangscope.pipeline.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
@@ -178,7 +179,7 @@ class Replay:
                 lines = (line for block in read_lines(path, result.read) for line in block)
                 for item in decode_event_stream(lines):
                     if getattr(item, "kind", None) == "event":
-                        events.append(item)
+                        events.append(redact_record(item))  # issue 10: secrets masked before any sink
                     else:
                         result.skipped_events += 1
         result.attempts = self.attempts = build_attempts(events)
