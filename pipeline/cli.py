@@ -14,6 +14,7 @@ from rich.table import Table
 
 from gangscope import __version__
 from gangscope.parsers.records import to_dict
+from gangscope.pipeline import opensearch_cli
 from gangscope.pipeline import replay as replay_mod
 from gangscope.pipeline.errors import GangscopeError, UsageError
 
@@ -43,13 +44,14 @@ def build_parser() -> argparse.ArgumentParser:
             "a .gz file, or - for stdin) into one NDJSON file per record kind and report.html in --out."
         ),
     )
-    _inputs(replay)
+    _inputs(replay, paths_required=False)
+    _from_kafka(replay)
     replay.add_argument("--out", default="gangscope-out", metavar="DIR", help="output folder (default: ./gangscope-out)")
+    opensearch_cli.add_connection(replay)
     replay.add_argument(
-        "--opensearch",
-        default=os.environ.get("GANGSCOPE_OPENSEARCH_URL"),
-        metavar="URL",
-        help="index into OpenSearch at URL instead of a folder (env GANGSCOPE_OPENSEARCH_URL)",
+        "--reindex",
+        action="store_true",
+        help="with --opensearch: fill new index versions and swap the aliases when done (no half-built panels)",
     )
     replay.add_argument("--no-progress", action="store_true", help="no progress bar")
     replay.add_argument(
@@ -67,11 +69,35 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _inputs(diagnose)
     diagnose.add_argument("--json", action="store_true", help="print a JSON array of diagnoses on stdout")
+
+    consume = sub.add_parser(
+        "consume",
+        help="the Kafka consumer service: pod logs and events into OpenSearch",
+        description="Curate Fluent Bit pod-log records and Kubernetes/Kueue events from Kafka into OpenSearch, "
+        "committing offsets only after OpenSearch acknowledged what they produced. Settings: flags > --config "
+        "file > GANGSCOPE_* environment variables > defaults.",
+    )
+    from gangscope.pipeline import config as service_config
+
+    service_config.add_arguments(consume)
+    opensearch_cli.add_parsers(sub)
     return parser
 
 
-def _inputs(p: argparse.ArgumentParser) -> None:
-    p.add_argument("paths", nargs="+", metavar="PATH", help="log file, folder, .gz file, or - for stdin")
+def _from_kafka(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--from-kafka", metavar="TOPIC", help="read Fluent Bit records from this Kafka topic instead of PATH")
+    p.add_argument("--bootstrap", default=os.environ.get("GANGSCOPE_KAFKA_BOOTSTRAP"), metavar="HOST:PORT",
+                   help="Kafka bootstrap servers (env GANGSCOPE_KAFKA_BOOTSTRAP)")
+    p.add_argument("--since", metavar="TIME", help="--from-kafka: first message time (RFC 3339 or epoch seconds)")
+    p.add_argument("--until", metavar="TIME", help="--from-kafka: stop before this message time")
+    p.add_argument("--from-offset", type=int, metavar="N", help="--from-kafka: first offset of every partition")
+    p.add_argument("--to-offset", type=int, metavar="N", help="--from-kafka: stop before this offset")
+    p.add_argument("--group", metavar="NAME", help="--from-kafka: consumer group (default gangscope-replay-<random>)")
+
+
+def _inputs(p: argparse.ArgumentParser, paths_required: bool = True) -> None:
+    p.add_argument("paths", nargs="+" if paths_required else "*", metavar="PATH",
+                   help="log file, folder, .gz file, or - for stdin")
     p.add_argument("--events", nargs="+", default=[], metavar="PATH", help="Kubernetes/Kueue event, workload or pod files")
     p.add_argument("--format", dest="fmt", default="auto", metavar="FORMAT", help=FORMAT_HELP)
     p.add_argument(
@@ -107,12 +133,14 @@ def _options(args) -> replay_mod.ReplayOptions:
 
 
 def cmd_replay(args, err: Console) -> int:
-    if args.opensearch:
-        raise UsageError("--opensearch: this build writes to a local folder only; drop --opensearch or use --out")
     from gangscope.pipeline.sinks.local import LocalFolderSink
 
+    if bool(args.paths) == bool(args.from_kafka):
+        raise UsageError("replay: give PATH... or --from-kafka TOPIC (one of the two)")
     options = _options(args)
-    sink = LocalFolderSink(args.out)
+    if args.reindex and not args.opensearch:
+        raise UsageError("--reindex goes with --opensearch")
+    sink = opensearch_cli.make_sink(args) if args.opensearch else LocalFolderSink(args.out)
     show = not args.no_progress and err.is_terminal
     total = replay_mod.total_bytes(args.paths)
     progress = Progress(
@@ -128,12 +156,26 @@ def cmd_replay(args, err: Console) -> int:
     try:
         with progress:
             task = progress.add_task("replay", total=total)
-            result = replay_mod.run(options, sink.write, lambda n: progress.advance(task, n), sink=sink)
-        _write_report(sink, result)
-        sink.close(result.summary())
+            if args.from_kafka:
+                from gangscope.pipeline import kafka_replay
+
+                result = kafka_replay.run(
+                    options, sink.write, topic=args.from_kafka, bootstrap=args.bootstrap, group=args.group,
+                    since=args.since, until=args.until, from_offset=args.from_offset, to_offset=args.to_offset)
+            else:
+                result = replay_mod.run(options, sink.write, lambda n: progress.advance(task, n), sink=sink)
+        if args.opensearch:
+            stats = sink.close()
+        else:
+            _write_report(sink, result)
+            sink.close(result.summary())
     except BaseException:
         sink.abort()
         raise
+    if args.opensearch:
+        _print_summary(err, result, opensearch_cli.redacted_url(args.opensearch))
+        err.print(stats.summary(), markup=False, soft_wrap=True)
+        return max(result.exit_code, 1 if stats.failed else 0)
     _print_summary(err, result, args.out)
     return result.exit_code
 
@@ -188,4 +230,17 @@ def _print_problems(err: Console, result) -> None:
         err.print(f"gangscope: {result.unreadable:,} input records could not be read (counted and skipped)", markup=False, soft_wrap=True)
 
 
-COMMANDS = {"replay": cmd_replay, "diagnose": cmd_diagnose}
+def cmd_consume(args, err: Console) -> int:
+    from gangscope.pipeline import config as service_config
+    from gangscope.pipeline import service
+
+    return service.main(service_config.from_args(args))
+
+
+COMMANDS = {
+    "replay": cmd_replay,
+    "diagnose": cmd_diagnose,
+    "consume": cmd_consume,
+    "indices": opensearch_cli.cmd_indices,
+    "dashboard": opensearch_cli.cmd_dashboard,
+}

@@ -1,0 +1,256 @@
+"""Configuration of `gangscope consume`: one table of settings, four layers.
+
+A setting's value comes from, first to last: a command-line flag, the config file
+(`--config`, TOML; YAML when PyYAML is installed), a `GANGSCOPE_<NAME>` environment
+variable, the default. Two settings also read the names fixed by SPEC.md:
+`bootstrap` <- GANGSCOPE_KAFKA_BOOTSTRAP, `opensearch` <- GANGSCOPE_OPENSEARCH_URL.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Mapping
+
+from gangscope.pipeline.errors import UsageError
+
+
+@dataclass(frozen=True)
+class Setting:
+    """One knob: its name (also the config-file key), type, default and help."""
+
+    name: str
+    type: type
+    default: Any
+    help: str
+    env: str | None = None  # besides GANGSCOPE_<NAME>
+    secret: bool = False
+
+    @property
+    def env_names(self) -> tuple[str, ...]:
+        own = "GANGSCOPE_" + self.name.upper()
+        return (own, self.env) if self.env else (own,)
+
+
+SETTINGS: tuple[Setting, ...] = (
+    # Kafka
+    Setting("bootstrap", str, None, "Kafka bootstrap servers, host:port[,host:port]", env="GANGSCOPE_KAFKA_BOOTSTRAP"),
+    Setting("topics", list, ["gangscope-pod-logs"], "pod-log topics (Fluent Bit's Kafka output)"),
+    Setting("events_topics", list, [], "Kubernetes/Kueue event topics (one Event, Workload or Pod JSON per message)"),
+    Setting("group", str, "gangscope", "consumer group"),
+    Setting("client_id", str, "gangscope", "Kafka client id"),
+    Setting("dead_letter_topic", str, "gangscope-dead-letter", "topic for messages that cannot be decoded ('' = none)"),
+    Setting("start", str, "earliest", "where a group without committed offsets starts: earliest or latest"),
+    Setting("max_poll_records", int, 5000, "messages per poll"),
+    Setting("security_protocol", str, "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
+    Setting("sasl_mechanism", str, None, "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER"),
+    Setting("sasl_username", str, None, "SASL user"),
+    Setting("sasl_password", str, None, "SASL password (prefer GANGSCOPE_SASL_PASSWORD)", secret=True),
+    Setting("ssl_cafile", str, None, "CA bundle that signed the brokers' certificates"),
+    Setting("ssl_certfile", str, None, "client certificate (PEM) for mutual TLS"),
+    Setting("ssl_keyfile", str, None, "client key (PEM) for mutual TLS"),
+    Setting("ssl_check_hostname", bool, True, "check the brokers' host names against their certificates"),
+    # OpenSearch
+    Setting("opensearch", str, None, "OpenSearch URL", env="GANGSCOPE_OPENSEARCH_URL"),
+    Setting("index_prefix", str, "", "put before every index name"),
+    Setting("opensearch_username", str, None, "OpenSearch user"),
+    Setting("opensearch_password", str, None, "OpenSearch password (prefer the env variable)", secret=True),
+    Setting("opensearch_ca_certs", str, None, "CA bundle for https OpenSearch"),
+    Setting("opensearch_timeout", float, 30.0, "seconds one OpenSearch request may take"),
+    # Streaming curation
+    Setting("flush_idle", float, 5.0, "seconds without a line after which a container's open records are flushed"),
+    Setting("attempt_idle", float, 300.0, "seconds without a line after which a job's attempt is taken as ended"),
+    Setting("attempt_grace", float, 5.0, "seconds after an eviction/finish event before the attempt is diagnosed"),
+    Setting("commit_interval", float, 2.0, "seconds between checkpoints and offset commits"),
+    Setting("checkpoints", bool, True, "keep curation state checkpoints in OpenSearch (exact resume after a crash)"),
+    Setting("events_lookback", float, 72.0, "hours of indexed events read at start-up for attempt numbers"),
+    Setting("backoff_initial", float, 0.5, "first wait (s) when OpenSearch is unreachable; doubles"),
+    Setting("backoff_max", float, 10.0, "longest wait (s) between tries while OpenSearch is unreachable"),
+    Setting("shutdown_timeout", float, 20.0, "seconds SIGTERM/SIGINT may take to flush and commit"),
+    # Observability
+    Setting("metrics_port", int, 9464, "port of /metrics and /healthz (0 = any free port, -1 = off)"),
+    Setting("metrics_host", str, "127.0.0.1", "address of /metrics and /healthz"),
+    Setting("log_level", str, "info", "debug, info, warning or error"),
+)
+
+BY_NAME = {s.name: s for s in SETTINGS}
+
+
+@dataclass
+class ServiceConfig:
+    """The resolved settings (see SETTINGS for each one's meaning)."""
+
+    values: dict[str, Any] = field(default_factory=dict)
+    origin: dict[str, str] = field(default_factory=dict)  # name -> flag | file | env | default
+
+    def __getattr__(self, name: str) -> Any:
+        try:
+            return self.__dict__["values"][name]
+        except KeyError:
+            raise AttributeError(name) from None
+
+    def replace(self, **changes: Any) -> "ServiceConfig":
+        values = dict(self.values)
+        for name, value in changes.items():
+            if name not in BY_NAME:
+                raise UsageError(f"unknown setting {name!r}")
+            values[name] = value
+        return ServiceConfig(values, dict(self.origin, **{n: "flag" for n in changes}))
+
+    def public(self) -> dict[str, Any]:
+        """The settings with secrets masked (for the start-up log line)."""
+        return {n: ("***" if BY_NAME[n].secret and v else v) for n, v in self.values.items()}
+
+
+def convert(setting: Setting, value: Any, where: str) -> Any:
+    """A raw value (text from env/flags, or a TOML value) as the setting's type."""
+    if value is None:
+        return None
+    kind = setting.type
+    try:
+        if kind is list:
+            if isinstance(value, str):
+                return [v.strip() for v in value.split(",") if v.strip()]
+            if isinstance(value, (list, tuple)) and all(isinstance(v, str) for v in value):
+                return list(value)
+            raise ValueError("want a list of names")
+        if kind is bool:
+            if isinstance(value, bool):
+                return value
+            text = str(value).strip().lower()
+            if text in ("1", "true", "yes", "on"):
+                return True
+            if text in ("0", "false", "no", "off"):
+                return False
+            raise ValueError("want true or false")
+        if kind is int:
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError("want a whole number")
+            return int(value)
+        if kind is float:
+            if isinstance(value, bool):
+                raise ValueError("want a number")
+            return float(value)
+        if not isinstance(value, (str, int, float)) or isinstance(value, bool):
+            raise ValueError("want text")
+        return str(value)
+    except ValueError as exc:
+        raise UsageError(f"{where}: {setting.name} = {value!r}: {exc}") from None
+
+
+def read_file(path: str) -> dict[str, Any]:
+    """The settings of a TOML (or, with PyYAML, YAML) file; a `[consume]` table is read if present."""
+    p = Path(path)
+    try:
+        raw = p.read_bytes()
+    except OSError as exc:
+        raise UsageError(f"--config {path}: {exc.strerror or exc}") from None
+    if p.suffix in (".yaml", ".yml"):
+        try:
+            import yaml  # type: ignore[import-not-found]
+        except ImportError:
+            raise UsageError(f"--config {path}: YAML needs PyYAML (pip install pyyaml); or write it as TOML") from None
+        try:
+            data = yaml.safe_load(raw.decode("utf-8")) or {}
+        except (yaml.YAMLError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--config {path}: not valid YAML ({str(exc).splitlines()[0]})") from None
+    else:
+        import tomllib
+
+        try:
+            data = tomllib.loads(raw.decode("utf-8"))
+        except (tomllib.TOMLDecodeError, UnicodeDecodeError) as exc:
+            raise UsageError(f"--config {path}: not valid TOML ({exc})") from None
+    if not isinstance(data, dict):
+        raise UsageError(f"--config {path}: want a table of settings")
+    if isinstance(data.get("consume"), dict):
+        data = data["consume"]
+    unknown = sorted(set(data) - set(BY_NAME))
+    if unknown:
+        raise UsageError(f"--config {path}: unknown setting(s) {', '.join(unknown)}")
+    return data
+
+
+def load(flags: Mapping[str, Any] | None = None, config_path: str | None = None,
+         environ: Mapping[str, str] | None = None) -> ServiceConfig:
+    """Resolve every setting: flags (None = not given) > file > environment > default."""
+    flags = flags or {}
+    environ = os.environ if environ is None else environ
+    from_file = read_file(config_path) if config_path else {}
+    values: dict[str, Any] = {}
+    origin: dict[str, str] = {}
+    for s in SETTINGS:
+        if flags.get(s.name) is not None:
+            values[s.name], origin[s.name] = convert(s, flags[s.name], "flag"), "flag"
+            continue
+        if s.name in from_file:
+            values[s.name], origin[s.name] = convert(s, from_file[s.name], f"--config {config_path}"), "file"
+            continue
+        env_name = next((n for n in s.env_names if environ.get(n)), None)
+        if env_name is not None:
+            values[s.name], origin[s.name] = convert(s, environ[env_name], env_name), "env"
+            continue
+        default = s.default
+        values[s.name], origin[s.name] = (list(default) if isinstance(default, list) else default), "default"
+    config = ServiceConfig(values, origin)
+    validate(config)
+    return config
+
+
+def validate(config: ServiceConfig) -> None:
+    """Settings that cannot work together or at all: one line each, exit code 2."""
+    v = config.values
+    if not v["bootstrap"]:
+        raise UsageError("consume: no Kafka bootstrap servers (--bootstrap or GANGSCOPE_KAFKA_BOOTSTRAP)")
+    if not v["opensearch"]:
+        raise UsageError("consume: no OpenSearch URL (--opensearch or GANGSCOPE_OPENSEARCH_URL)")
+    if not v["topics"] and not v["events_topics"]:
+        raise UsageError("consume: no topics to read (--topic or --events-topic)")
+    if v["start"] not in ("earliest", "latest"):
+        raise UsageError(f"consume: start must be earliest or latest, got {v['start']!r}")
+    protocols = ("PLAINTEXT", "SSL", "SASL_PLAINTEXT", "SASL_SSL")
+    if v["security_protocol"] not in protocols:
+        raise UsageError(f"consume: security_protocol must be one of {', '.join(protocols)}")
+    if v["security_protocol"].startswith("SASL") and not v["sasl_mechanism"]:
+        raise UsageError("consume: SASL needs sasl_mechanism (and usually sasl_username / sasl_password)")
+    for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "opensearch_ca_certs"):
+        if v[name] and not Path(v[name]).is_file():
+            raise UsageError(f"consume: {name}: no such file: {v[name]}")
+    for name in ("flush_idle", "attempt_idle", "commit_interval", "backoff_initial", "backoff_max", "shutdown_timeout"):
+        if v[name] <= 0:
+            raise UsageError(f"consume: {name} must be above 0, got {v[name]}")
+    if v["max_poll_records"] < 1:
+        raise UsageError("consume: max_poll_records must be at least 1")
+    if v["log_level"].lower() not in ("debug", "info", "warning", "error"):
+        raise UsageError(f"consume: log_level must be debug, info, warning or error, got {v['log_level']!r}")
+    overlap = set(v["topics"]) & set(v["events_topics"])
+    if overlap:
+        raise UsageError(f"consume: {', '.join(sorted(overlap))} given as both a log and an events topic")
+
+
+# --- command line -------------------------------------------------------------------------------
+
+# Flags whose name is not the setting's (lists take one name per flag, repeatable).
+_FLAG_NAMES = {"topics": "--topic", "events_topics": "--events-topic"}
+
+
+def add_arguments(parser) -> None:
+    """One flag per setting (`--flush-idle`, `--topic` repeatable, ...) plus `--config`."""
+    parser.add_argument("--config", metavar="FILE", help="settings file (TOML; YAML with PyYAML)")
+    for s in SETTINGS:
+        flag = _FLAG_NAMES.get(s.name, "--" + s.name.replace("_", "-"))
+        envs = " or ".join(s.env_names)
+        default = "" if s.default in (None, "", []) else f"; default {s.default if s.type is not list else ','.join(s.default)}"
+        help_text = f"{s.help} (env {envs}{default})"
+        if s.type is list:
+            parser.add_argument(flag, dest=s.name, action="append", metavar="NAME", help=help_text)
+        elif s.type is bool:
+            parser.add_argument(flag, dest=s.name, metavar="true|false", help=help_text)
+        else:
+            parser.add_argument(flag, dest=s.name, metavar=s.name.upper(), help=help_text)
+
+
+def from_args(args) -> ServiceConfig:
+    flags = {s.name: getattr(args, s.name, None) for s in SETTINGS}
+    return load(flags, getattr(args, "config", None))

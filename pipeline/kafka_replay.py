@@ -1,0 +1,113 @@
+"""`gangscope replay --from-kafka TOPIC`: curate a range of a pod-log topic as a batch.
+
+The range is given by message times (`--since` / `--until`) or offsets; it is read with a
+consumer group of its own (default `gangscope-replay-<random>`), so the live service's offsets
+are untouched, and the run ends at the end of the range. The records are those `replay` makes
+of the same lines read from files: each partition's lines are curated in order, every open
+record is closed at the end, then progress, stragglers and diagnoses as in pipeline/replay.py.
+"""
+
+from __future__ import annotations
+
+import uuid
+from datetime import datetime, timezone
+
+from gangscope.pipeline import replay as replay_mod
+from gangscope.pipeline.errors import UsageError
+from gangscope.pipeline.service import LogPartition
+from gangscope.pipeline.sources import kafka as ksrc
+
+
+def parse_time(text: str | None, flag: str) -> int | None:
+    """RFC 3339 (or epoch seconds) -> epoch milliseconds, as Kafka's timestamps count."""
+    if text is None:
+        return None
+    try:
+        return int(float(text) * 1000)
+    except ValueError:
+        pass
+    try:
+        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
+    except ValueError:
+        raise UsageError(f"{flag}: want an RFC 3339 time (2026-03-02T10:00:00Z) or epoch seconds, got {text!r}") from None
+    if dt.tzinfo is None:
+        dt = dt.replace(tzinfo=timezone.utc)
+    return int(dt.timestamp() * 1000)
+
+
+class _Settings:
+    """The few settings kafka-python clients need, from replay's flags and the environment."""
+
+    def __init__(self, bootstrap: str, group: str):
+        import os
+
+        self.bootstrap = bootstrap
+        self.group = group
+        self.client_id = "gangscope-replay"
+        self.start = "earliest"
+        self.max_poll_records = 10_000
+        self.security_protocol = os.environ.get("GANGSCOPE_SECURITY_PROTOCOL", "PLAINTEXT")
+        self.sasl_mechanism = os.environ.get("GANGSCOPE_SASL_MECHANISM")
+        self.sasl_username = os.environ.get("GANGSCOPE_SASL_USERNAME")
+        self.sasl_password = os.environ.get("GANGSCOPE_SASL_PASSWORD")
+        self.ssl_cafile = os.environ.get("GANGSCOPE_SSL_CAFILE")
+        self.ssl_certfile = os.environ.get("GANGSCOPE_SSL_CERTFILE")
+        self.ssl_keyfile = os.environ.get("GANGSCOPE_SSL_KEYFILE")
+        self.ssl_check_hostname = os.environ.get("GANGSCOPE_SSL_CHECK_HOSTNAME", "true").lower() not in ("0", "false")
+
+
+def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str | None, group: str | None = None,
+        since: str | None = None, until: str | None = None, from_offset: int | None = None,
+        to_offset: int | None = None) -> replay_mod.ReplayResult:
+    """Curate the range of `topic`, handing each batch of records to `write`."""
+    if not bootstrap:
+        raise UsageError("--from-kafka: no Kafka bootstrap servers (--bootstrap or GANGSCOPE_KAFKA_BOOTSTRAP)")
+    since_ms, until_ms = parse_time(since, "--since"), parse_time(until, "--until")
+    settings = _Settings(bootstrap, group or f"gangscope-replay-{uuid.uuid4().hex[:8]}")
+    from kafka import KafkaConsumer
+    from kafka.errors import KafkaError
+    from kafka.structs import OffsetAndMetadata
+
+    try:
+        consumer = KafkaConsumer(**ksrc.consumer_options(settings))
+    except KafkaError as exc:
+        raise UsageError(f"--from-kafka: cannot reach Kafka at {bootstrap} ({exc})") from None
+    batch_run = replay_mod.Replay(options, write, None)
+    result = batch_run.result
+    try:
+        rng = ksrc.resolve_range(consumer, topic, since_ms, until_ms, from_offset, to_offset)
+        batch_run._load_events(options.events)
+        attempt_of = replay_mod._attempt_lookup(batch_run.attempts)
+        parts: dict = {}
+        for messages in ksrc.read_range(consumer, rng):
+            tp = (messages[0].topic, messages[0].partition)
+            part = parts.get(tp)
+            if part is None:
+                part = parts[tp] = LogPartition(attempt_of, result.curation)
+            out: list = []
+            touched = set()
+            for m in messages:
+                result.curation.lines += 1
+                try:
+                    env = ksrc.decode_log(m.value)
+                except ksrc.Undecodable:
+                    result.curation.unreadable_lines += 1
+                    continue
+                touched.add(part.feed(m.offset, env, out))
+            part.touched(touched, 0.0)
+            batch_run._deliver(out)
+        for part in parts.values():
+            out = []
+            for key in list(part.curator.curators):
+                part.close_container(key, out)
+            batch_run._deliver(out)
+            batch_run.trackers.extend(part.trackers.values())
+        result.pods = len({key for part in parts.values() for key in part.curator.curators})
+        batch_run._finish()
+        if rng.stop:
+            consumer.commit({tp: OffsetAndMetadata(off, "", -1) for tp, off in rng.stop.items()})
+    except KafkaError as exc:
+        raise UsageError(f"--from-kafka {topic}: {exc}") from None
+    finally:
+        consumer.close(autocommit=False)
+    return result

@@ -1,0 +1,762 @@
+"""`gangscope consume`: the Kafka consumer service, curating pod logs and events into OpenSearch.
+
+One loop, one thread (kafka-python's IO thread aside):
+
+    poll -> decode (dead-letter what cannot be read) -> curate per partition -> progress
+         -> idle work (flush quiet containers, end quiet attempts) -> sink.flush (acknowledged)
+         -> diagnose ended attempts from OpenSearch -> checkpoint state -> commit offsets
+
+End-to-end acknowledgement: an offset is committed only after OpenSearch acknowledged every
+record the messages before it produced (and the dead-letter topic every message it got), and
+never past the first line of a multi-line record that is still open. The partition's state at
+that point is checkpointed first (pipeline/checkpoint.py), so a restart or a new owner resumes
+exactly where the last acknowledgement left off. While OpenSearch is unreachable the partitions
+are paused and nothing is committed; the flush is retried with backoff until it goes through.
+"""
+
+from __future__ import annotations
+
+import signal
+import threading
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import structlog
+from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
+
+from gangscope.parsers.records import Record, from_dict
+from gangscope.pipeline import checkpoint, curate
+from gangscope.pipeline.identity import with_derived_id
+from gangscope.pipeline.indices import OpenSearchError, OpenSearchUnavailable
+from gangscope.pipeline.sources import kafka as ksrc
+from gangscope.pipeline.sources.files import PodIdentity
+
+log = structlog.get_logger("gangscope.consume")
+
+FALLBACK = PodIdentity(namespace=None, pod="unknown")
+# Kinds the diagnosis reads back from OpenSearch (diagnoses are its output).
+ANALYSED_KINDS = ("step", "epoch", "error", "trace", "event", "signal")
+
+
+# --- attempts from events -------------------------------------------------------------------
+
+
+class EventBook:
+    """The gang events this consumer knows, the attempts they cut, and which attempts ended."""
+
+    def __init__(self, max_events: int = 200_000):
+        self.max_events = max_events
+        self.events: dict[str, Any] = {}
+        self.attempts: dict[str, list] = {}
+        self.ended: set[tuple[str, int]] = set()
+        self._lookup = None
+
+    def add(self, records: list) -> set[str]:
+        """Take new event records (sets their job and attempt); returns jobs with a newly ended attempt."""
+        from gangscope.pipeline.gang import attempt_lookup, build_attempts
+
+        for r in records:
+            self.events[r.id] = r
+        if len(self.events) > self.max_events:  # oldest first out
+            for key in list(self.events)[: len(self.events) - self.max_events]:
+                del self.events[key]
+        self.attempts = build_attempts(list(self.events.values()))
+        self._lookup = attempt_lookup(self.attempts)
+        for r in records:
+            if r.job:
+                r.attempt = self._lookup(r.job, r.time)
+        ended = {(job, a.number) for job, attempts in self.attempts.items() for a in attempts if a.end}
+        fresh = ended - self.ended
+        self.ended |= ended
+        return {job for job, _ in fresh}
+
+    def attempt_of(self, job: str | None, time: str | None) -> int:
+        return self._lookup(job, time) if self._lookup is not None else 1
+
+
+class AttemptOf:
+    """The attempt lookup handed to the curators: one object, so checkpoints refer to it by name."""
+
+    def __init__(self, book: EventBook):
+        self.book = book
+
+    def __call__(self, job: str | None, time: str | None) -> int:
+        return self.book.attempt_of(job, time)
+
+
+# --- per partition --------------------------------------------------------------------------
+
+
+class LogPartition:
+    """Curation state of one pod-log partition: what a checkpoint holds."""
+
+    def __init__(self, attempt_of, stats: curate.CurationStats | None = None):
+        self.stats = stats if stats is not None else curate.CurationStats()
+        self.curator = curate.FluentBitCurator(self.stats, FALLBACK, attempt_of=attempt_of)
+        self.trackers: dict[tuple, Any] = {}  # per pod, as replay keeps one per pod
+        self.next_offset: int | None = None
+        self.last_seen: dict[tuple, float] = {}  # container key -> monotonic time of its last line
+        self.flushed: set[tuple] = set()  # containers closed since their last line
+
+    def restored(self, now: float) -> "LogPartition":
+        self.last_seen = {key: now for key in self.curator.curators}
+        return self
+
+    def feed(self, offset: int, env, out: list[Record]) -> tuple:
+        self.curator.position = offset
+        start = len(out)
+        self.curator.feed_envelope(env, out)
+        self.next_offset = offset + 1
+        if len(out) > start:
+            self._progress(out, start)
+        return curate._kube_key(env.kubernetes)
+
+    def _progress(self, out: list[Record], start: int) -> None:
+        derived = []
+        for record in out[start:]:
+            if record.kind == "step":
+                tracker = self._tracker(record)
+                if tracker is not None:
+                    derived.extend(tracker.add(record))
+        out.extend(with_derived_id(r) for r in derived)
+
+    def _tracker(self, record: Record):
+        key = (record.namespace, record.pod)
+        tracker = self.trackers.get(key)
+        if tracker is None:
+            try:
+                from gangscope.parsers.progress import ProgressTracker
+            except ImportError:
+                return None
+            tracker = self.trackers[key] = ProgressTracker()
+        return tracker
+
+    def touched(self, keys: set, now: float) -> set[str]:
+        """Note the containers that got lines; returns their jobs."""
+        jobs = set()
+        for key in keys:
+            self.last_seen[key] = now
+            self.flushed.discard(key)
+            c = self.curator.curators.get(key)
+            if c is not None:
+                c._note_latest()  # the job's last line time (judging a stall at its end)
+                jobs.add(c.stamper.job)
+        return jobs
+
+    def flush_idle(self, now: float, idle_s: float, out: list[Record]) -> None:
+        """Close the containers quiet for idle_s: what they hold open becomes records."""
+        for key, seen in self.last_seen.items():
+            if key not in self.flushed and now - seen >= idle_s:
+                self.close_container(key, out)
+
+    def close_container(self, key: tuple, out: list[Record]) -> None:
+        c = self.curator.curators.get(key)
+        self.flushed.add(key)
+        if c is None:
+            return
+        start = len(out)
+        out.extend(c.close())
+        if len(out) > start:
+            self._progress(out, start)
+
+    def finish_job(self, job: str, job_end: float | None, out: list[Record]) -> None:
+        """The job's attempt is over here: close its containers, give each rank's last progress state."""
+        for key, c in list(self.curator.curators.items()):
+            if c.stamper.job == job:
+                if key not in self.flushed:
+                    self.close_container(key, out)
+                del self.curator.curators[key]
+                self.last_seen.pop(key, None)
+                self.flushed.discard(key)
+        for pod_key, tracker in list(self.trackers.items()):
+            ranks = getattr(tracker, "_ranks", {})
+            for key in [k for k in ranks if k[0] == job]:
+                out.extend(with_derived_id(r) for r in ranks.pop(key).finish(job_end))
+            if not ranks:
+                del self.trackers[pod_key]
+
+    def jobs(self) -> set[str]:
+        return {c.stamper.job for c in self.curator.curators.values()}
+
+    def open_positions(self) -> list[int]:
+        return self.curator.open_positions()
+
+
+class EventsPartition:
+    """An events partition keeps no curation state: only how far it was read."""
+
+    def __init__(self):
+        self.next_offset: int | None = None
+
+    def open_positions(self) -> list[int]:
+        return []
+
+
+@dataclass
+class JobClock:
+    last_line: float
+    finish_at: float | None = None  # an end event asked for the attempt to be closed then
+
+
+# --- the service ----------------------------------------------------------------------------
+
+
+class Service:
+    """The consumer service; `run()` returns the exit code."""
+
+    def __init__(self, cfg, *, install_signals: bool = True):
+        self.cfg = cfg
+        self.install_signals = install_signals
+        self.stopping = False
+        self.stop_requested_at: float | None = None
+        from gangscope.pipeline.service_metrics import ServiceMetrics
+
+        self.metrics = ServiceMetrics()
+        self.book = EventBook()
+        self.attempt_of = AttemptOf(self.book)
+        # Objects a checkpoint names instead of copying: the attempt lookup and the parsers' constants.
+        self.shared = {**checkpoint.module_constants(), "attempt_of": self.attempt_of}
+        self.states: dict[Any, LogPartition | EventsPartition] = {}
+        self.saved: dict[Any, int] = {}  # tp -> offset of its last checkpoint/commit
+        self.pending: dict[Any, list[Record]] = {}
+        self.pending_free: list[Record] = []  # job-level records (diagnoses, stragglers)
+        self.new_partitions: set = set()
+        self.jobs: dict[str, JobClock] = {}
+        self.to_analyse: set[str] = set()
+        self.sink = None
+        self.store: checkpoint.CheckpointStore | None = None
+        self.consumer = None
+        self.dead: ksrc.DeadLetters | None = None
+        self.sink_ok = False
+        self.server = None
+        self.last_commit = time.monotonic()
+        self.lines = 0
+
+    # -- life cycle ------------------------------------------------------------------------
+
+    def stop(self, *_args) -> None:
+        """Ask the loop to stop (signal handlers call this)."""
+        if not self.stopping:
+            self.stopping = True
+            self.stop_requested_at = time.monotonic()
+
+    def run(self) -> int:
+        cfg = self.cfg
+        if self.install_signals and threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, self.stop)
+            signal.signal(signal.SIGINT, self.stop)
+        self._start_http()
+        log.info("starting", **{k: v for k, v in cfg.public().items() if v not in (None, "", [])})
+        try:
+            if not self._connect_sink():
+                return 0
+            self._load_events()
+            from kafka import KafkaConsumer
+
+            self.consumer = KafkaConsumer(**ksrc.consumer_options(cfg))
+            if cfg.dead_letter_topic:
+                self.dead = ksrc.DeadLetters(cfg, cfg.dead_letter_topic)
+            self.consumer.subscribe(list(cfg.topics) + list(cfg.events_topics), listener=_Rebalance(self))
+            log.info("subscribed", topics=list(cfg.topics), events_topics=list(cfg.events_topics), group=cfg.group)
+            while not self.stopping:
+                self._cycle()
+            return self._shutdown()
+        finally:
+            if self.server is not None:
+                self.server.close()
+
+    def _cycle(self, poll_ms: int = 200) -> None:
+        self._poll(poll_ms)
+        now = time.monotonic()
+        self._idle_work(now)
+        if not self._deliver():
+            return
+        if self.to_analyse:
+            self._analyse()
+            if not self._deliver():
+                return
+        if now - self.last_commit >= self.cfg.commit_interval:
+            self._commit_all()
+        self._gauges()
+
+    def _poll(self, poll_ms: int) -> None:
+        batch = self.consumer.poll(timeout_ms=poll_ms)
+        if self.new_partitions:
+            self._adopt(batch)
+        if batch:
+            self._consume(batch)
+
+    def _shutdown(self) -> int:
+        deadline = (self.stop_requested_at or time.monotonic()) + self.cfg.shutdown_timeout
+        log.info("stopping", pending=sum(len(v) for v in self.pending.values()) + len(self.pending_free))
+        if self._deliver(deadline=deadline):
+            try:
+                self._commit_all()
+            except Exception as exc:  # a commit that fails at exit: the next owner reads again
+                log.warning("final commit failed", error=str(exc))
+        else:
+            log.warning("stopped without committing: OpenSearch did not acknowledge in time")
+        self.states.clear()  # the revocation that close() triggers has nothing left to do
+        self.pending.clear()
+        try:
+            self.consumer.close(autocommit=False, timeout_ms=max(1000, int((deadline - time.monotonic()) * 1000)))
+        except Exception as exc:
+            log.warning("consumer close failed", error=str(exc))
+        if self.dead is not None:
+            self.dead.close(timeout=max(1.0, deadline - time.monotonic()))
+        if self.sink is not None:
+            try:
+                self.sink.close()
+            except OpenSearchError:
+                pass
+        log.info("stopped", lines=self.lines)
+        return 0
+
+    def _start_http(self) -> None:
+        if self.cfg.metrics_port < 0:
+            return
+        from gangscope.pipeline.service_metrics import MetricsServer
+
+        try:
+            self.server = MetricsServer(self.metrics, self.health, self.cfg.metrics_host, self.cfg.metrics_port)
+        except OSError as exc:
+            from gangscope.pipeline.errors import UsageError
+
+            raise UsageError(f"consume: cannot serve /metrics on {self.cfg.metrics_host}:{self.cfg.metrics_port}: "
+                             f"{exc.strerror or exc}") from None
+        log.info("metrics", url=f"http://{self.cfg.metrics_host}:{self.server.port}/metrics")
+
+    def health(self) -> dict:
+        joined = self.consumer is not None and bool(self.states)
+        return {"ok": self.sink_ok and self.consumer is not None and not self.stopping,
+                "opensearch": "up" if self.sink_ok else "unreachable", "partitions": len(self.states),
+                "joined": joined, "stopping": self.stopping}
+
+    # -- OpenSearch ------------------------------------------------------------------------
+
+    def _connect_sink(self) -> bool:
+        """The sink (and checkpoint store); waits with backoff while OpenSearch is unreachable."""
+        from gangscope.pipeline.sinks.opensearch import OpenSearchSink
+
+        cfg = self.cfg
+        wait = cfg.backoff_initial
+        while not self.stopping:
+            try:
+                self.sink = OpenSearchSink(
+                    cfg.opensearch, prefix=cfg.index_prefix, max_retries=1, initial_backoff=0.2,
+                    batch_docs=1 << 30, batch_bytes=1 << 62, username=cfg.opensearch_username,
+                    password=cfg.opensearch_password, ca_certs=cfg.opensearch_ca_certs,
+                    timeout=cfg.opensearch_timeout, dead_letter=None)
+                if cfg.checkpoints:
+                    self.store = checkpoint.CheckpointStore(self.sink.client, cfg.index_prefix, cfg.group, cfg.opensearch)
+                    self.store.ensure()
+                self.sink_ok = True
+                self.metrics.sink_down.set(0)
+                return True
+            except OpenSearchUnavailable as exc:
+                self.metrics.sink_down.set(1)
+                log.warning("opensearch unreachable, waiting", error=str(exc), retry_in=wait)
+                time.sleep(wait)
+                wait = min(cfg.backoff_max, wait * 2)
+        return False
+
+    def _deliver(self, deadline: float | None = None) -> bool:
+        """Everything pending acknowledged by OpenSearch (and dead letters by Kafka).
+
+        While OpenSearch fails, the partitions are paused and polled (to stay in the group),
+        and the flush is tried again with backoff. Returns False only when stopping ran out
+        of time."""
+        wait = self.cfg.backoff_initial
+        paused = False
+        while True:
+            records = [r for batch in self.pending.values() for r in batch] + self.pending_free
+            try:
+                if records:
+                    t0 = time.monotonic()
+                    self.sink.write(records)
+                    self.sink.flush()
+                    self.metrics.sink_latency.observe(time.monotonic() - t0)
+                if self.dead is not None:
+                    self.dead.flush(timeout=30)
+            except (OpenSearchError, OSError) as exc:
+                if self.sink_ok:
+                    log.warning("opensearch unavailable: consumption paused, nothing committed", error=str(exc))
+                self.sink_ok = False
+                self.metrics.sink_down.set(1)
+                self.metrics.sink_retries.inc()
+                if self.stopping and deadline is None:
+                    deadline = (self.stop_requested_at or time.monotonic()) + self.cfg.shutdown_timeout
+                if deadline is not None and time.monotonic() + wait > deadline:
+                    return False
+                if self.consumer is not None:
+                    self.consumer.pause(*self.consumer.assignment())
+                    paused = True
+                    self._poll(int(wait * 1000))  # keeps the membership; a rebalance may drop pending
+                    self.consumer.pause(*self.consumer.assignment())
+                else:
+                    time.sleep(wait)
+                wait = min(self.cfg.backoff_max, wait * 2)
+                continue
+            kinds: dict[str, int] = {}
+            for r in records:
+                kinds[r.kind] = kinds.get(r.kind, 0) + 1
+            for kind, n in kinds.items():
+                self.metrics.records_out.labels(kind).inc(n)
+            self.pending.clear()
+            self.pending_free = []
+            if not self.sink_ok:
+                log.info("opensearch reachable again: consumption resumed")
+            self.sink_ok = True
+            self.metrics.sink_down.set(0)
+            if paused and self.consumer is not None:
+                self.consumer.resume(*self.consumer.assignment())
+            return True
+
+    # -- partitions ------------------------------------------------------------------------
+
+    def _load_events(self) -> None:
+        """The gang events already indexed (the last `events_lookback` hours): attempt numbers
+        for log lines whose events this consumer did not read itself."""
+        from opensearchpy.helpers import scan
+
+        from gangscope.pipeline import indices
+
+        if self.cfg.events_lookback <= 0:
+            return
+        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - self.cfg.events_lookback * 3600))
+        query = {"query": {"range": {"time": {"gte": since}}}}
+        try:
+            hits = scan(self.sink.client, index=indices.alias_name("event", self.cfg.index_prefix), query=query,
+                        size=5000, ignore_unavailable=True, allow_no_indices=True)
+            records = [from_dict(h["_source"]) for h in hits]
+        except Exception as exc:  # not fatal: attempts then come from the events read from now on
+            log.warning("indexed events not read", error=str(exc))
+            return
+        if records:
+            self.book.add(records)
+            log.info("events loaded", events=len(records), jobs=len(self.book.attempts))
+
+    def _is_events(self, tp) -> bool:
+        return tp.topic in self.cfg.events_topics
+
+    def _adopt(self, batch: dict) -> None:
+        """Set up the partitions just assigned: restore a checkpoint, or start at the committed offset."""
+        now = time.monotonic()
+        for tp in sorted(self.new_partitions):
+            if tp not in self.consumer.assignment():
+                continue
+            committed = self.consumer.committed(tp)
+            state, start = None, committed
+            if not self._is_events(tp) and self.store is not None:
+                state, start = self._restore(tp, committed, now)
+            if state is None:
+                state = EventsPartition() if self._is_events(tp) else LogPartition(self.attempt_of)
+            self.states[tp] = state
+            if isinstance(state, LogPartition):
+                for job in state.jobs():  # restored containers end like any others, when quiet
+                    self.jobs.setdefault(job, JobClock(now))
+            if start is not None:
+                self.saved[tp] = start
+                state.next_offset = start
+                messages = batch.get(tp)
+                if messages and messages[-1].offset >= start:
+                    batch[tp] = [m for m in messages if m.offset >= start]
+                else:
+                    batch.pop(tp, None)
+                    self.consumer.seek(tp, start)
+            log.info("partition assigned", topic=tp.topic, partition=tp.partition, start=start, committed=committed)
+        self.new_partitions.clear()
+        self.metrics.partitions.set(len(self.states))
+
+    def _restore(self, tp, committed: int | None, now: float) -> tuple[LogPartition | None, int | None]:
+        while True:
+            try:
+                found = self.store.load(tp.topic, tp.partition)
+                break
+            except OpenSearchUnavailable as exc:
+                log.warning("opensearch unreachable while loading a checkpoint", error=str(exc))
+                time.sleep(self.cfg.backoff_initial)
+        if found is None:
+            return None, committed
+        offset, data = found
+        if committed is not None and offset < committed:
+            log.warning("checkpoint older than the committed offset: not used", topic=tp.topic,
+                        partition=tp.partition, checkpoint=offset, committed=committed)
+            return None, committed
+        try:
+            state = checkpoint.loads(data, self.shared)
+        except Exception as exc:  # a checkpoint this build cannot read: fall back to the committed offset
+            log.warning("checkpoint unreadable: not used", topic=tp.topic, partition=tp.partition, error=str(exc))
+            return None, committed
+        log.info("checkpoint restored", topic=tp.topic, partition=tp.partition, offset=offset, committed=committed)
+        return state.restored(now), offset
+
+    def release(self, tps, lost: bool = False) -> dict:
+        """Partitions taken away: checkpoint and offsets for what is acknowledged; drop the rest."""
+        from kafka.structs import OffsetAndMetadata
+
+        offsets = {}
+        for tp in tps:
+            state = self.states.pop(tp, None)
+            unacked = self.pending.pop(tp, None)
+            self.new_partitions.discard(tp)
+            if state is None or lost or unacked:
+                continue  # never acknowledged: the next owner reads it again
+            offset = self._save(tp, state)
+            if offset is not None:
+                offsets[tp] = OffsetAndMetadata(offset, "", -1)
+        self.metrics.partitions.set(len(self.states))
+        if offsets:
+            log.info("partitions released", offsets={f"{tp.topic}/{tp.partition}": o.offset for tp, o in offsets.items()})
+        return offsets
+
+    # -- consuming -------------------------------------------------------------------------
+
+    def _consume(self, batch: dict) -> None:
+        now = time.monotonic()
+        for tp, messages in batch.items():
+            state = self.states.get(tp)
+            if state is None or not messages:
+                continue
+            self.metrics.lines_in.labels(tp.topic).inc(len(messages))
+            self.lines += len(messages)
+            out = self.pending.setdefault(tp, [])
+            if isinstance(state, EventsPartition):
+                self._consume_events(state, messages, out, now)
+            else:
+                self._consume_logs(state, messages, out, now)
+
+    def _consume_logs(self, state: LogPartition, messages: list, out: list[Record], now: float) -> None:
+        decode = ksrc.decode_log
+        touched = set()
+        for m in messages:
+            try:
+                env = decode(m.value)
+            except ksrc.Undecodable as bad:
+                self._dead_letter(m, bad)
+                state.next_offset = m.offset + 1
+                continue
+            touched.add(state.feed(m.offset, env, out))
+        for job in state.touched(touched, now):
+            clock = self.jobs.get(job)
+            if clock is None:
+                self.jobs[job] = JobClock(now)
+            else:
+                clock.last_line = now
+
+    def _consume_events(self, state: EventsPartition, messages: list, out: list[Record], now: float) -> None:
+        fresh = []
+        for m in messages:
+            state.next_offset = m.offset + 1
+            try:
+                decoded = ksrc.decode_events(m.value)
+            except ksrc.Undecodable as bad:
+                self._dead_letter(m, bad)
+                continue
+            fresh.extend(decoded.records)
+        if not fresh:
+            return
+        ended = self.book.add(fresh)
+        out.extend(fresh)
+        for job in ended:
+            self.jobs.setdefault(job, JobClock(now)).finish_at = now + self.cfg.attempt_grace
+
+    def _dead_letter(self, message, bad: ksrc.Undecodable) -> None:
+        self.metrics.dead_letters.labels(bad.reason).inc()
+        if self.dead is not None:
+            self.dead.send(message, bad.reason, bad.detail)
+        else:
+            log.warning("undecodable message dropped (no dead-letter topic)", topic=message.topic,
+                        partition=message.partition, offset=message.offset, reason=bad.reason)
+
+    # -- idle work: quiet containers, ended attempts ------------------------------------------
+
+    def _idle_work(self, now: float) -> None:
+        cfg = self.cfg
+        for tp, state in self.states.items():
+            if isinstance(state, LogPartition):
+                before = self.pending.get(tp)
+                out = before if before is not None else []
+                state.flush_idle(now, cfg.flush_idle, out)
+                if out and before is None:
+                    self.pending[tp] = out
+        for job, clock in list(self.jobs.items()):
+            due = now - clock.last_line >= cfg.attempt_idle or (clock.finish_at is not None and now >= clock.finish_at)
+            if due:
+                self._finish_job(job)
+                del self.jobs[job]
+
+    def _finish_job(self, job: str) -> None:
+        ends = [s.stats.job_end.get(job) for s in self.states.values() if isinstance(s, LogPartition)]
+        ends = [e for e in ends if e is not None]
+        job_end = max(ends) if ends else None
+        for tp, state in self.states.items():
+            if isinstance(state, LogPartition) and job in state.jobs():
+                state.finish_job(job, job_end, self.pending.setdefault(tp, []))
+        self.to_analyse.add(job)
+
+    def _analyse(self) -> None:
+        """Stragglers and the diagnosis of each finished job, from its records in OpenSearch."""
+        jobs, self.to_analyse = sorted(self.to_analyse), set()
+        for job in jobs:
+            try:
+                records = self._job_records(job)
+            except (OpenSearchError, OSError) as exc:
+                log.warning("cannot read the job's records back; diagnosis later", job=job, error=str(exc))
+                self.to_analyse.add(job)
+                self.jobs[job] = JobClock(time.monotonic())
+                continue
+            self.pending_free.extend(analyse_job(records, self.book.attempts.get(job)))
+            self.metrics.diagnoses.inc()
+            log.info("attempt diagnosed", job=job, records=len(records))
+
+    def _job_records(self, job: str) -> list[Record]:
+        from opensearchpy.helpers import scan
+
+        from gangscope.pipeline import indices
+
+        client = self.sink.client
+        names = ",".join(indices.alias_name(k, self.cfg.index_prefix) for k in ANALYSED_KINDS)
+        client.indices.refresh(index=names, ignore_unavailable=True, allow_no_indices=True)
+        hits = scan(client, index=names, query={"query": {"term": {"job": job}}}, size=5000,
+                    ignore_unavailable=True, allow_no_indices=True)
+        return [from_dict(h["_source"]) for h in hits]
+
+    # -- checkpoints and commits -------------------------------------------------------------
+
+    def _save(self, tp, state) -> int | None:
+        """Checkpoint one acknowledged partition; returns the offset that is safe to commit."""
+        if state.next_offset is None:
+            return None
+        if isinstance(state, LogPartition) and self.store is not None and self.saved.get(tp) != state.next_offset:
+            try:
+                data = checkpoint.dumps(state, self.shared)
+            except Exception as exc:  # state that does not pickle: no checkpoint, commit stays conservative
+                log.warning("checkpoint failed", topic=tp.topic, partition=tp.partition, error=str(exc))
+            else:
+                self.store.save(tp.topic, tp.partition, state.next_offset, data)
+                self.metrics.checkpoints.inc()
+        self.saved[tp] = state.next_offset
+        return min([state.next_offset, *state.open_positions()])
+
+    def _commit_all(self) -> None:
+        from kafka.structs import OffsetAndMetadata
+
+        self.last_commit = time.monotonic()
+        offsets = {}
+        for tp, state in self.states.items():
+            if self.pending.get(tp):
+                continue
+            try:
+                offset = self._save(tp, state)
+            except OpenSearchError as exc:
+                log.warning("checkpoint not saved; offsets not committed", error=str(exc))
+                return
+            if offset is not None:
+                offsets[tp] = OffsetAndMetadata(offset, "", -1)
+        if offsets:
+            try:
+                self.consumer.commit(offsets)
+                self.metrics.commits.inc()
+            except Exception as exc:  # a rebalance under way: the revocation commits instead
+                log.warning("offset commit failed", error=str(exc))
+
+    def _gauges(self) -> None:
+        opened = 0
+        for tp, state in self.states.items():
+            opened += len(state.open_positions())
+            try:
+                high = self.consumer.highwater(tp)
+            except Exception:
+                high = None
+            if high is not None and state.next_offset is not None:
+                self.metrics.lag.labels(tp.topic, str(tp.partition)).set(max(0, high - state.next_offset))
+        self.metrics.open_records.set(opened)
+
+
+def analyse_job(records: list[Record], attempts: list | None) -> list[Record]:
+    """Stragglers and diagnoses of one job from all its records, as `replay` computes them."""
+    from gangscope.pipeline.digest import JobDigest
+
+    records.sort(key=lambda r: (r.time or "", r.seq, r.id))
+    digest = JobDigest()
+    for r in records:
+        if r.kind != "signal" or getattr(r, "signal", None) != "straggler":
+            digest.add(r)
+    out: list[Record] = []
+    try:
+        from gangscope.parsers.progress import find_stragglers
+    except ImportError:
+        find_stragglers = None
+    if find_stragglers is not None:
+        steps = [r for series in digest.steps.values() for r in series]
+        stragglers = [with_derived_id(r) for r in find_stragglers(steps)]
+        for r in stragglers:
+            digest.add(r)
+        out.extend(stragglers)
+    from gangscope.pipeline.diagnose import diagnose
+
+    out.extend(diagnose(digest.all_records(), attempts or None))
+    return out
+
+
+class _Rebalance(AsyncConsumerRebalanceListener):
+    """Revocation: checkpoint and commit what is acknowledged, drop the rest; assignment: adopt later.
+
+    kafka-python runs listeners on its IO thread while `poll()` waits, so they may touch the
+    service's state, but must not call blocking consumer methods: the commit is awaited.
+    """
+
+    def __init__(self, service: Service):
+        self.service = service
+
+    async def on_partitions_revoked(self, revoked):
+        service = self.service
+        try:
+            offsets = service.release(revoked)
+        except Exception as exc:  # OpenSearch gone mid-rebalance: the next owner reads again
+            log.warning("revocation could not checkpoint", error=str(exc))
+            return
+        if offsets:
+            try:
+                await service.consumer.commit_async(offsets)
+                service.metrics.commits.inc()
+            except Exception as exc:
+                log.warning("commit on revocation failed", error=str(exc))
+
+    async def on_partitions_assigned(self, assigned):
+        self.service.new_partitions |= set(assigned)
+
+    async def on_partitions_lost(self, lost):
+        self.service.release(lost, lost=True)
+
+
+def configure_logging(level: str = "info") -> None:
+    """structlog JSON lines on stderr, for ours and for the libraries' (kafka-python's) warnings."""
+    import logging
+    import sys
+
+    shared = [structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True)]
+    structlog.configure(
+        processors=[structlog.contextvars.merge_contextvars, *shared, structlog.processors.format_exc_info,
+                    structlog.processors.JSONRenderer()],
+        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
+        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
+        cache_logger_on_first_use=False,
+    )
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
+        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
+        foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name]))
+    root = logging.getLogger()
+    root.handlers[:] = [handler]
+    root.setLevel(logging.WARNING)
+    # opensearch-py logs every 404 as a warning; a missing checkpoint is one, and normal
+    logging.getLogger("opensearch").setLevel(logging.ERROR)
+
+
+def main(cfg) -> int:
+    """Run the service until SIGTERM/SIGINT; the exit code."""
+    configure_logging(cfg.log_level)
+    return Service(cfg).run()

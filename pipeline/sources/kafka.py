@@ -1,0 +1,241 @@
+"""Kafka as a source: client options from the settings, messages decoded, bad ones dead-lettered.
+
+Pod-log messages are Fluent Bit's Kafka output records (FORMATS.md 1.5: JSON with `log`,
+`stream`, `time` or `@timestamp`, `_p`, the `kubernetes` block); event messages are one
+Kubernetes Event, Kueue Workload or Pod JSON each (parsers/events.py). A message that is
+neither goes to the dead-letter topic with its original key and bytes, and the reason in
+its headers.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import msgspec
+
+from gangscope.parsers import envelopes
+from gangscope.parsers.records import EventRecord
+
+# Header names on a dead-lettered message.
+H_REASON = "gangscope-reason"
+H_DETAIL = "gangscope-detail"
+H_TOPIC = "gangscope-topic"
+H_PARTITION = "gangscope-partition"
+H_OFFSET = "gangscope-offset"
+
+_decoder = msgspec.json.Decoder()
+# Skips of parsers/events.py that are normal traffic, not broken messages.
+BENIGN_EVENT_SKIPS = frozenset(("bookmark", "duplicate"))
+
+
+def client_options(cfg) -> dict[str, Any]:
+    """What every kafka-python client gets from the settings: servers, TLS and SASL."""
+    opts: dict[str, Any] = {
+        "bootstrap_servers": [s.strip() for s in cfg.bootstrap.split(",") if s.strip()],
+        "client_id": cfg.client_id,
+        "security_protocol": cfg.security_protocol,
+    }
+    if cfg.security_protocol in ("SSL", "SASL_SSL"):
+        opts.update(ssl_check_hostname=cfg.ssl_check_hostname, ssl_cafile=cfg.ssl_cafile,
+                    ssl_certfile=cfg.ssl_certfile, ssl_keyfile=cfg.ssl_keyfile)
+    if cfg.security_protocol.startswith("SASL"):
+        opts.update(sasl_mechanism=cfg.sasl_mechanism, sasl_plain_username=cfg.sasl_username,
+                    sasl_plain_password=cfg.sasl_password)
+    return opts
+
+
+def consumer_options(cfg, group: str | None = None) -> dict[str, Any]:
+    """A consumer that commits only when told to (offsets follow the sink's acknowledgements)."""
+    return dict(
+        client_options(cfg),
+        group_id=group if group is not None else cfg.group,
+        enable_auto_commit=False,
+        auto_offset_reset=cfg.start,
+        max_poll_records=cfg.max_poll_records,
+        # a fetch returns as soon as anything is there; long waits only when idle
+        fetch_max_wait_ms=100,
+        max_partition_fetch_bytes=4 << 20,
+    )
+
+
+def producer_options(cfg) -> dict[str, Any]:
+    return dict(client_options(cfg), acks="all", linger_ms=5)
+
+
+# --- decoding -------------------------------------------------------------------------------
+
+
+class Undecodable(Exception):
+    """A message that cannot be read: `reason` is a short id, `detail` says more."""
+
+    def __init__(self, reason: str, detail: str = ""):
+        super().__init__(reason, detail)
+        self.reason = reason
+        self.detail = detail
+
+
+def _json_value(value: bytes | None) -> Any:
+    if not value:
+        raise Undecodable("empty", "message without a value")
+    try:
+        return _decoder.decode(value)
+    except msgspec.DecodeError as exc:
+        raise Undecodable("not_json", str(exc)[:200]) from None
+
+
+def _json_object(value: bytes | None) -> dict[str, Any]:
+    obj = _json_value(value)
+    if not isinstance(obj, dict):
+        raise Undecodable("not_an_object", f"JSON {type(obj).__name__}")
+    return obj
+
+
+def decode_log(value: bytes | None) -> envelopes.Envelope:
+    """One Fluent Bit record as an envelope, or Undecodable."""
+    obj = _json_object(value)
+    env = envelopes.envelope_from_record(obj)
+    if env is None:
+        raise Undecodable("no_log_text", "record has no string 'log' or 'message'")
+    return env
+
+
+@dataclass
+class DecodedEvents:
+    records: list[EventRecord] = field(default_factory=list)
+    skipped: dict[str, int] = field(default_factory=dict)  # benign skips by reason
+
+
+def decode_events(value: bytes | None) -> DecodedEvents:
+    """Event records of one events message; Undecodable when it yields only broken objects."""
+    from gangscope.parsers.events import Skip, decode_object
+
+    obj = _json_value(value)
+    out = DecodedEvents()
+    bad: Skip | None = None
+    for item in decode_object(obj):
+        if isinstance(item, Skip):
+            if item.reason in BENIGN_EVENT_SKIPS:
+                out.skipped[item.reason] = out.skipped.get(item.reason, 0) + 1
+            elif bad is None:
+                bad = item
+            continue
+        out.records.append(item)
+    if bad is not None and not out.records:
+        raise Undecodable(bad.reason, bad.detail)
+    return out
+
+
+# --- dead letters ---------------------------------------------------------------------------
+
+
+class DeadLetters:
+    """Sends undecodable messages to a topic: original key and value, the reason in headers.
+
+    `flush()` returns when the broker has them (called before offsets are committed, so a
+    message is either dead-lettered or read again).
+    """
+
+    def __init__(self, cfg, topic: str):
+        from kafka import KafkaProducer
+
+        self.topic = topic
+        self.producer = KafkaProducer(**producer_options(cfg))
+        self.sent = 0
+        self._futures: list = []
+
+    def send(self, message, reason: str, detail: str = "") -> None:
+        headers = [
+            (H_REASON, reason.encode()),
+            (H_DETAIL, detail.encode("utf-8", "replace")[:1000]),
+            (H_TOPIC, message.topic.encode()),
+            (H_PARTITION, str(message.partition).encode()),
+            (H_OFFSET, str(message.offset).encode()),
+        ]
+        self._futures.append(self.producer.send(self.topic, key=message.key, value=message.value, headers=headers))
+        self.sent += 1
+
+    def flush(self, timeout: float | None = None) -> None:
+        """Wait for the broker's acknowledgement of everything sent; raises if one failed."""
+        if not self._futures:
+            return
+        self.producer.flush(timeout=timeout)
+        futures, self._futures = self._futures, []
+        for f in futures:
+            f.get(timeout=0)
+
+    def close(self, timeout: float = 10) -> None:
+        try:
+            self.producer.close(timeout=timeout)
+        except Exception:  # closing at shutdown: nothing left to lose
+            pass
+
+
+# --- ranges (replay --from-kafka) -----------------------------------------------------------
+
+
+@dataclass
+class Range:
+    """Per partition: the first offset to read and the offset to stop before."""
+
+    start: dict[Any, int]
+    stop: dict[Any, int]
+
+    @property
+    def total(self) -> int:
+        return sum(max(0, self.stop[tp] - self.start[tp]) for tp in self.stop)
+
+
+def resolve_range(consumer, topic: str, since_ms: int | None = None, until_ms: int | None = None,
+                  from_offset: int | None = None, to_offset: int | None = None) -> Range:
+    """The offsets of `topic` that fall in [since, until) (message timestamps) or [from, to) offsets."""
+    from kafka import TopicPartition
+
+    parts = consumer.partitions_for_topic(topic)
+    if not parts:
+        from gangscope.pipeline.errors import UsageError
+
+        raise UsageError(f"--from-kafka {topic}: no such topic on the brokers")
+    tps = [TopicPartition(topic, p) for p in sorted(parts)]
+    first = consumer.beginning_offsets(tps)
+    end = consumer.end_offsets(tps)
+
+    def at(ms: int | None, default: dict) -> dict:
+        if ms is None:
+            return dict(default)
+        found = consumer.offsets_for_times({tp: ms for tp in tps})
+        return {tp: (found[tp].offset if found.get(tp) is not None else end[tp]) for tp in tps}
+
+    start = at(since_ms, first)
+    stop = at(until_ms, end)
+    if from_offset is not None:
+        start = {tp: max(first[tp], from_offset) for tp in tps}
+    if to_offset is not None:
+        stop = {tp: min(end[tp], to_offset) for tp in tps}
+    return Range(start, stop)
+
+
+def read_range(consumer, rng: Range, poll_ms: int = 500) -> Iterator[list]:
+    """Batches of messages of the range, in offset order per partition; ends at the range's end."""
+    tps = [tp for tp in rng.stop if rng.stop[tp] > rng.start[tp]]
+    if not tps:
+        return
+    consumer.assign(tps)
+    for tp in tps:
+        consumer.seek(tp, rng.start[tp])
+    left = set(tps)
+    while left:
+        batch = consumer.poll(timeout_ms=poll_ms)
+        for tp, messages in batch.items():
+            if tp not in left:
+                continue
+            stop = rng.stop[tp]
+            keep = [m for m in messages if m.offset < stop]
+            if keep:
+                yield keep
+            if (messages and messages[-1].offset >= stop - 1) or consumer.position(tp) >= stop:
+                left.discard(tp)
+                consumer.pause(tp)
+        for tp in list(left):
+            if consumer.position(tp) >= rng.stop[tp]:
+                left.discard(tp)

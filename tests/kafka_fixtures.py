@@ -1,0 +1,136 @@
+"""Helpers of the Kafka service tests: fixtures as Fluent Bit records, producing, running the service,
+reading the index back, and the same files replayed by `replay` for comparison."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from gangscope.parsers import envelopes
+from gangscope.pipeline import indices
+from gangscope.pipeline.sources.files import discover
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = [ROOT / "fixtures" / "runs", ROOT / "fixtures" / "dialects"]
+NODE = "gpu-node-7"  # the `host` Fluent Bit's kubernetes filter adds; files do not know it
+
+
+def fluentbit_records(paths=FIXTURES) -> list[tuple[bytes, bytes]]:
+    """(key, value) per log line of the kubelet CRI files under `paths`, as Fluent Bit's Kafka
+    output writes them after `multiline.parser cri` and the kubernetes filter (FORMATS.md 1.4-1.5):
+    P fragments joined into one `_p: F` record with the first fragment's time; keyed by pod uid.
+    Pods are interleaved by time, each pod's lines in file order."""
+    sources, problems = discover([str(p) for p in paths])
+    assert not problems, problems
+    out: list[tuple[float, int, bytes, bytes]] = []
+    n = 0
+    for source in sources:
+        ident = source.identity
+        kube = {"pod_name": ident.pod, "namespace_name": ident.namespace, "pod_id": ident.pod_uid,
+                "labels": {}, "host": NODE, "container_name": ident.container}
+        key = (ident.pod_uid or ident.pod).encode()
+        pending: dict[str, list[str]] = {}
+        for path in source.paths:
+            with open(path, encoding="utf-8", newline="\n") as f:
+                for raw in f:
+                    env = envelopes.decode_cri(raw.rstrip("\n"))
+                    assert env is not None, raw
+                    if env.partial:
+                        pending.setdefault(env.stream, [env.time]).append(env.text)
+                        continue
+                    first = pending.pop(env.stream, None)
+                    ts = first[0] if first else env.time
+                    text = "".join(first[1:]) + env.text if first else env.text
+                    seconds = envelopes.time_seconds(ts)
+                    record = {"@timestamp": seconds, "time": ts, "stream": env.stream, "_p": "F", "log": text,
+                              "kubernetes": kube}
+                    out.append((seconds, n, key, json.dumps(record).encode()))
+                    n += 1
+    out.sort(key=lambda item: (item[0], item[1]))
+    return [(key, value) for _, _, key, value in out]
+
+
+def produce(bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes]]) -> None:
+    from kafka import KafkaProducer
+
+    producer = KafkaProducer(bootstrap_servers=bootstrap, acks="all", linger_ms=20, batch_size=256 * 1024)
+    for key, value in messages:
+        producer.send(topic, key=key, value=value)
+    producer.flush()
+    producer.close()
+
+
+def service_command(bootstrap: str, opensearch: str, topic: str, prefix: str, group: str, *extra: str) -> list[str]:
+    return [sys.executable, "-c", "from gangscope.pipeline.cli import main; raise SystemExit(main())", "consume",
+            "--bootstrap", bootstrap, "--opensearch", opensearch, "--topic", topic, "--index-prefix", prefix,
+            "--group", group, "--metrics-port", "0", "--flush-idle", "1", "--attempt-idle", "3",
+            "--commit-interval", "0.5", "--dead-letter-topic", f"{topic}-dead", *extra]
+
+
+def start_service(cmd: list[str], log_path: Path) -> subprocess.Popen:
+    env = dict(os.environ, PYTHONUNBUFFERED="1")
+    out = open(log_path, "ab")
+    return subprocess.Popen(cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=env)
+
+
+def documents(url: str, prefix: str) -> dict[str, dict[str, dict]]:
+    """kind -> {_id: _source} of every record index of a prefix (refreshed first)."""
+    from opensearchpy.helpers import scan
+
+    client = indices.connect(url)
+    out: dict[str, dict[str, dict]] = {}
+    for kind in indices.KINDS:
+        alias = indices.alias_name(kind, prefix)
+        if not client.indices.exists(index=alias):
+            continue
+        client.indices.refresh(index=alias)
+        out[kind] = {h["_id"]: h["_source"] for h in scan(client, index=alias, query={"query": {"match_all": {}}})}
+    return out
+
+
+def replay_into(url: str, prefix: str, paths=FIXTURES) -> None:
+    """`replay` of the same files, into OpenSearch under another prefix."""
+    from gangscope.pipeline import replay as replay_mod
+    from gangscope.pipeline.sinks.opensearch import OpenSearchSink
+
+    sink = OpenSearchSink(url, prefix=prefix, refresh=True, dead_letter=None)
+    replay_mod.run(replay_mod.ReplayOptions(paths=[str(p) for p in paths]), sink.write)
+    sink.close()
+
+
+def wait_until(check, timeout: float, every: float = 0.5, what: str = "condition"):
+    """Poll `check()` until it returns a truthy value; fail after `timeout` seconds (a deadline, not a speed test)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = check()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout:.0f} s waiting for {what}")
+        time.sleep(every)
+
+
+def committed_offsets(bootstrap: str, group: str, topic: str) -> dict[int, int | None]:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap, group_id=group, enable_auto_commit=False)
+    try:
+        parts = consumer.partitions_for_topic(topic) or set()
+        return {p: consumer.committed(TopicPartition(topic, p)) for p in sorted(parts)}
+    finally:
+        consumer.close(autocommit=False)
+
+
+def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
+    from kafka import KafkaConsumer, TopicPartition
+
+    consumer = KafkaConsumer(bootstrap_servers=bootstrap)
+    try:
+        tps = [TopicPartition(topic, p) for p in sorted(consumer.partitions_for_topic(topic) or ())]
+        return {tp.partition: off for tp, off in consumer.end_offsets(tps).items()}
+    finally:
+        consumer.close()
