@@ -11,10 +11,16 @@ glyphs collapsed. Two segments with the same shape differ only in their numbers,
 so the first parse is kept as a template (which value sits between which number
 tokens) and later segments of that shape are read by slicing their own number
 tokens. Shapes that no dialect accepts are remembered too, so repeated prose
-costs one dictionary lookup after the prefilter.
+costs one dictionary lookup after the prefilter. What each value means (loss,
+learning rate, a throughput and its unit, a step time in ms...) depends on its
+key alone, so it is decided once per key set (`make_plan`).
 
 Every format below comes from the library's source (commit and file cited per
-dialect) or from real output captured in fixtures/dialects/.
+dialect in `Dialect.source`) or from real output captured in fixtures/dialects/:
+hf_trainer (logs dict), tqdm (bars), lightning (TQDMProgressBar), lightning_rich
+(RichProgressBar), keras (Progbar, Keras 2 and 3), megatron, deepspeed, torchtitan,
+nemo (ProgressPrinter), fairseq (SimpleProgressBar), composer (ConsoleLogger),
+generic (plain loops).
 """
 
 from __future__ import annotations
@@ -460,7 +466,6 @@ COMPOSER_HEADER = Dialect(
 # CustomTimeColumn f"{elapsed_delta} • {remaining_delta}" (str(timedelta)); ProcessingSpeedColumn f"{speed:>.2f}it/s";
 # MetricsTextColumn f"{name}: {value:.3f}" joined by " ".
 _RICH_METRIC = pair(pp.Regex(r"[A-Za-z_][\w./-]*"), ":", NUM)
-_RICH_CLOCK = CLOCK | R(r"-:--:--")
 LIGHTNING_RICH_ITEM = Dialect(
     name="lightning_rich",
     source="Lightning-AI/pytorch-lightning@2.6.6:src/lightning/pytorch/callbacks/progress/rich_progress.py MetricsTextColumn",
@@ -646,9 +651,6 @@ def _target(dialect: Dialect, key: str, unit: str) -> tuple:
 
 Op = tuple  # (operation, name, argument)
 Plan = tuple  # (ops, has clocks)
-
-_NO_PLAN = ("reject",)
-
 
 def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
     """What to do with each value of a line of these keys (and units): all decided by the keys.
