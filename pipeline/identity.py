@@ -74,9 +74,11 @@ class Stamper:
 def record_id(record: Record, pod_uid: str | None) -> str:
     """Deterministic: the same log line gives the same id from a file or from Kafka."""
     if isinstance(record, StepRecord) and record.step is not None:
-        who = record.rank if record.rank is not None else f"{record.pod}/{record.container}/{record.local_rank}"
-        # Loops that restart their step counter each epoch print "step 10" once per epoch.
-        return stable_id("step", record.job, record.attempt, who, record.epoch, record.step, record.dialect)
+        # One record per pod, rank, epoch and step: a redraw or a replay overwrites it (a
+        # container restart that re-runs a step too); loops that restart their step
+        # counter each epoch print "step 10" once per epoch.
+        who = (pod_uid or record.pod, record.container, record.rank, record.local_rank)
+        return stable_id("step", record.job, record.attempt, *who, record.epoch, record.step, record.dialect)
     return stable_id(
         record.kind,
         record.namespace,

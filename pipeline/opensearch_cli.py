@@ -1,0 +1,128 @@
+"""The command line's OpenSearch side: connection options, `indices`, `dashboard`, and the
+sink `replay --opensearch` writes through.
+
+Every option also reads an environment variable (SPEC.md): the URL from
+GANGSCOPE_OPENSEARCH_URL, and GANGSCOPE_OPENSEARCH_{USERNAME,PASSWORD,CA_CERTS,
+CLIENT_CERT,CLIENT_KEY,TIMEOUT,PREFIX}, GANGSCOPE_DASHBOARD_TOKEN.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+
+from rich.console import Console
+
+from gangscope.pipeline.errors import UsageError
+
+
+def _env(name: str, default=None):
+    return os.environ.get(f"GANGSCOPE_{name}", default)
+
+
+def add_connection(p: argparse.ArgumentParser, *, url_required: bool = False) -> None:
+    """--opensearch URL and the options a real cluster needs."""
+    group = p.add_argument_group("OpenSearch")
+    group.add_argument(
+        "--opensearch",
+        default=_env("OPENSEARCH_URL"),
+        metavar="URL",
+        help="OpenSearch URL, http[s]://[user:password@]host:port (env GANGSCOPE_OPENSEARCH_URL)"
+        + ("" if url_required else "; with it, records go to OpenSearch instead of --out"),
+    )
+    group.add_argument("--prefix", default=_env("OPENSEARCH_PREFIX", ""), metavar="P", help="prefix of every index and alias name")
+    group.add_argument("--username", default=_env("OPENSEARCH_USERNAME"), help="basic auth user (env GANGSCOPE_OPENSEARCH_USERNAME)")
+    group.add_argument("--password", default=_env("OPENSEARCH_PASSWORD"), help="basic auth password (env GANGSCOPE_OPENSEARCH_PASSWORD)")
+    group.add_argument("--ca-certs", default=_env("OPENSEARCH_CA_CERTS"), metavar="FILE", help="CA bundle for TLS")
+    group.add_argument("--client-cert", default=_env("OPENSEARCH_CLIENT_CERT"), metavar="FILE", help="client certificate")
+    group.add_argument("--client-key", default=_env("OPENSEARCH_CLIENT_KEY"), metavar="FILE", help="client certificate key")
+    group.add_argument(
+        "--timeout", type=float, default=float(_env("OPENSEARCH_TIMEOUT", "30")), metavar="S", help="request timeout (s)"
+    )
+
+
+def connection(args) -> dict:
+    return {
+        "username": args.username,
+        "password": args.password,
+        "ca_certs": args.ca_certs,
+        "client_cert": args.client_cert,
+        "client_key": args.client_key,
+        "timeout": args.timeout,
+    }
+
+
+def _url(args) -> str:
+    if not args.opensearch:
+        raise UsageError("--opensearch URL is required (or set GANGSCOPE_OPENSEARCH_URL)")
+    return args.opensearch
+
+
+def redacted_url(url: str) -> str:
+    from gangscope.pipeline.indices import redact
+
+    return redact(url)
+
+
+def make_sink(args):
+    """The sink of `replay --opensearch` (reindex: fill new index versions, swap aliases at close)."""
+    from gangscope.pipeline.sinks.opensearch import OpenSearchSink
+
+    dead_letter = os.path.join(args.out, "dead-letter.ndjson") if getattr(args, "out", None) else None
+    return OpenSearchSink(
+        _url(args), prefix=args.prefix, reindex=getattr(args, "reindex", False), dead_letter=dead_letter, **connection(args)
+    )
+
+
+def add_parsers(sub) -> None:
+    indices = sub.add_parser(
+        "indices",
+        help="install or upgrade the index templates and aliases in OpenSearch",
+        description="Install or upgrade gangscope's index templates, versioned indices and aliases "
+        "(gangscope-<kind> -> gangscope-<kind>-v<N>). Running it again changes nothing.",
+    )
+    add_connection(indices, url_required=True)
+    indices.add_argument("--shards", type=int, default=1, help="primary shards per index (default 1)")
+    indices.add_argument("--replicas", type=int, default=None, help="replicas (default: 0 on one node, else 1)")
+    indices.add_argument("--retain", default="7d", help="how long retired versions of step/error indices are kept (ISM)")
+    indices.add_argument("--print", action="store_true", help="print the rendered templates instead of installing them")
+
+    dashboard = sub.add_parser(
+        "dashboard",
+        help="serve the dashboard panels from OpenSearch over HTTP",
+        description="Serve the panels (epoch progress, step metrics, errors, stack traces, gang events, "
+        "diagnoses) from OpenSearch. Binds 127.0.0.1 by default.",
+    )
+    add_connection(dashboard, url_required=True)
+    dashboard.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
+    dashboard.add_argument("--port", type=int, default=8050, help="port (default 8050)")
+    dashboard.add_argument(
+        "--token", default=_env("DASHBOARD_TOKEN"), help="bearer token required of every request (env GANGSCOPE_DASHBOARD_TOKEN)"
+    )
+
+
+def cmd_indices(args, err: Console) -> int:
+    from gangscope.pipeline import indices
+
+    settings = indices.IndexSettings(shards=args.shards, replicas=args.replicas, retain=args.retain)
+    if args.print:
+        json.dump(indices.rendered(args.prefix, settings), sys.stdout, indent=2)
+        sys.stdout.write("\n")
+        return 0
+    client = indices.connect(_url(args), **connection(args))
+    report = indices.install(client, args.prefix, settings)
+    for line in report.lines:
+        err.print(line, markup=False, soft_wrap=True)
+    return 0
+
+
+def cmd_dashboard(args, err: Console) -> int:
+    from gangscope.pipeline.dashboard import serve
+
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.token:
+        err.print(f"gangscope: warning: serving on {args.host} without --token: anyone who reaches it can read the logs", markup=False)
+    err.print(f"gangscope dashboard on http://{args.host}:{args.port}/ (Ctrl-C stops it)", markup=False)
+    serve(_url(args), host=args.host, port=args.port, prefix=args.prefix, token=args.token, **connection(args))
+    return 0
