@@ -223,9 +223,10 @@ class RankProgress:
                 if pos is not None:
                     epoch += min(pos[0] / pos[1], 1.0)
         state["epoch"] = epoch if epoch is not None else prev.get("epoch")
-        if not total_epochs and d_name(rec) == "hf_trainer" and epoch and state["step"] and state["total_steps"]:
+        if not total_epochs and d_name(rec) == "hf_trainer" and epoch and rec.step and rec.total_steps:
             # the Trainer's epoch is global step / steps per epoch, its bar's total the last step
-            n = state["total_steps"] * epoch / state["step"]
+            # (a dict numbered by TrainerLogFolder carries both itself)
+            n = rec.total_steps * epoch / rec.step
             if n >= 1 and abs(n - round(n)) < 0.01 * n:
                 total_epochs = state["total_epochs"] = round(n)
         progress = None
