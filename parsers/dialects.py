@@ -904,6 +904,7 @@ class ShapeCache:
         reading, tpl = self._parse(seg, parts, only or self.dialects)
         if len(self._shapes) >= self.max_shapes:
             self._shapes.clear()
+            self._plans.clear()
         if tpl is not None or reading is None:
             self._shapes[key] = tpl
         return reading
