@@ -40,6 +40,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("events_topics", list, [], "Kubernetes/Kueue event topics (one Event, Workload or Pod JSON per message)"),
     Setting("group", str, "gangscope", "consumer group"),
     Setting("client_id", str, "gangscope", "Kafka client id"),
+    Setting("instance_id", str, None, "static group membership id (KIP-345): a restart takes its partitions back "
+            "without a rebalance; unique per instance"),
+    Setting("session_timeout", float, 45.0, "seconds without heartbeats before the group gives this consumer's "
+            "partitions to another"),
     Setting("dead_letter_topic", str, "gangscope-dead-letter", "topic for messages that cannot be decoded ('' = none)"),
     Setting("start", str, "earliest", "where a group without committed offsets starts: earliest or latest"),
     Setting("max_poll_records", int, 5000, "messages per poll"),
@@ -217,7 +221,8 @@ def validate(config: ServiceConfig) -> None:
     for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "opensearch_ca_certs"):
         if v[name] and not Path(v[name]).is_file():
             raise UsageError(f"consume: {name}: no such file: {v[name]}")
-    for name in ("flush_idle", "attempt_idle", "commit_interval", "backoff_initial", "backoff_max", "shutdown_timeout"):
+    for name in ("flush_idle", "attempt_idle", "commit_interval", "backoff_initial", "backoff_max", "shutdown_timeout",
+                 "session_timeout"):
         if v[name] <= 0:
             raise UsageError(f"consume: {name} must be above 0, got {v[name]}")
     if v["max_poll_records"] < 1:

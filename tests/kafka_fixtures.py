@@ -16,10 +16,9 @@ from gangscope.pipeline.sources.files import discover
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = [ROOT / "fixtures" / "runs", ROOT / "fixtures" / "dialects"]
-NODE = "gpu-node-7"  # the `host` Fluent Bit's kubernetes filter adds; files do not know it
 
 
-def fluentbit_records(paths=FIXTURES) -> list[tuple[bytes, bytes]]:
+def fluentbit_records(paths=FIXTURES, host: str | None = None) -> list[tuple[bytes, bytes]]:
     """(key, value) per log line of the kubelet CRI files under `paths`, as Fluent Bit's Kafka
     output writes them after `multiline.parser cri` and the kubernetes filter (FORMATS.md 1.4-1.5):
     P fragments joined into one `_p: F` record with the first fragment's time; keyed by pod uid.
@@ -31,7 +30,9 @@ def fluentbit_records(paths=FIXTURES) -> list[tuple[bytes, bytes]]:
     for source in sources:
         ident = source.identity
         kube = {"pod_name": ident.pod, "namespace_name": ident.namespace, "pod_id": ident.pod_uid,
-                "labels": {}, "host": NODE, "container_name": ident.container}
+                "labels": {}, "container_name": ident.container}
+        if host:
+            kube["host"] = host
         key = (ident.pod_uid or ident.pod).encode()
         pending: dict[str, list[str]] = {}
         for path in source.paths:
@@ -100,6 +101,28 @@ def replay_into(url: str, prefix: str, paths=FIXTURES) -> None:
     sink = OpenSearchSink(url, prefix=prefix, refresh=True, dead_letter=None)
     replay_mod.run(replay_mod.ReplayOptions(paths=[str(p) for p in paths]), sink.write)
     sink.close()
+
+
+def comparable(docs: dict[str, dict[str, dict]]) -> dict[str, dict[str, dict]]:
+    """Documents as both paths must agree on them: all but `source` (the envelope: cri or fluentbit)."""
+    return {kind: {i: {k: v for k, v in d.items() if k != "source"} for i, d in by.items()}
+            for kind, by in docs.items() if by}
+
+
+def difference(want: dict, got: dict, limit: int = 5) -> str:
+    """What differs between two comparable() results, briefly (for assertion messages)."""
+    lines = []
+    for kind in sorted(set(want) | set(got)):
+        w, g = want.get(kind, {}), got.get(kind, {})
+        missing, extra = set(w) - set(g), set(g) - set(w)
+        changed = [i for i in set(w) & set(g) if w[i] != g[i]]
+        if missing or extra or changed:
+            lines.append(f"{kind}: {len(w)} wanted, {len(g)} indexed, {len(missing)} missing, {len(extra)} extra, "
+                         f"{len(changed)} changed")
+            for i in changed[:limit]:
+                fields = sorted(k for k in set(w[i]) | set(g[i]) if w[i].get(k) != g[i].get(k))
+                lines.append(f"  {i}: {fields}")
+    return "\n".join(lines) or "no difference"
 
 
 def wait_until(check, timeout: float, every: float = 0.5, what: str = "condition"):

@@ -47,8 +47,13 @@ def client_options(cfg) -> dict[str, Any]:
 
 def consumer_options(cfg, group: str | None = None) -> dict[str, Any]:
     """A consumer that commits only when told to (offsets follow the sink's acknowledgements)."""
+    session_ms = int(getattr(cfg, "session_timeout", 45.0) * 1000)
+    extra: dict[str, Any] = {"session_timeout_ms": session_ms, "heartbeat_interval_ms": max(100, min(3000, session_ms // 3))}
+    if getattr(cfg, "instance_id", None):
+        extra["group_instance_id"] = cfg.instance_id
     return dict(
         client_options(cfg),
+        **extra,
         group_id=group if group is not None else cfg.group,
         enable_auto_commit=False,
         auto_offset_reset=cfg.start,

@@ -1,0 +1,246 @@
+"""`gangscope consume` against the real Kafka and OpenSearch: the fixtures, shipped as Fluent Bit
+would ship them, end up in OpenSearch exactly as `replay` of the same files puts them there, through
+crashes, rebalances and undecodable messages."""
+
+from __future__ import annotations
+
+import json
+import random
+import signal
+import subprocess
+import time
+import urllib.request
+import uuid
+
+import pytest
+from kafka import KafkaConsumer
+
+from kafka_fixtures import (
+    comparable,
+    committed_offsets,
+    difference,
+    documents,
+    end_offsets,
+    fluentbit_records,
+    produce,
+    replay_into,
+    service_command,
+    start_service,
+    wait_until,
+)
+
+# Deadlines for waiting on the service (not speed assertions: bench/kafka_consume.py measures speed).
+SETTLE_S = 120
+
+
+@pytest.fixture(scope="module")
+def messages():
+    return fluentbit_records()
+
+
+@pytest.fixture(scope="module")
+def wanted(opensearch_url, request, messages):
+    """The documents `replay` makes of the fixture files (indexed once for the module)."""
+    prefix = f"gst-kafka-replay-{uuid.uuid4().hex[:8]}-"
+    replay_into(opensearch_url, prefix)
+    docs = comparable(documents(opensearch_url, prefix))
+    yield docs
+    req = urllib.request.Request(f"{opensearch_url}/{prefix}*?expand_wildcards=all", method="DELETE")
+    urllib.request.urlopen(req, timeout=30).close()
+
+
+def settled(url: str, prefix: str, want: dict, timeout: float = SETTLE_S) -> dict:
+    """Wait until the service's index equals `want`; fail with the difference if it never does."""
+    last = {}
+
+    def same():
+        nonlocal last
+        last = comparable(documents(url, prefix))
+        return last == want
+
+    try:
+        wait_until(same, timeout, every=1.0, what="the index to equal replay's")
+    except AssertionError:
+        raise AssertionError("index differs from replay's:\n" + difference(want, last)) from None
+    return last
+
+
+def stop(proc: subprocess.Popen, sig=signal.SIGTERM, timeout: float = 60) -> int:
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    return proc.wait(timeout)
+
+
+def metrics_url(log_path) -> str:
+    def found():
+        for line in log_path.read_text().splitlines():
+            if line.startswith("{") and '"event": "metrics"' in line:
+                return json.loads(line)["url"]
+        return None
+
+    return wait_until(found, 60, what="the metrics endpoint in the service log")
+
+
+def test_fixtures_through_kafka_index_the_same_documents_as_replay(
+        kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, messages, wanted, tmp_path):
+    topic = kafka_topic(partitions=3)
+    produce(kafka_bootstrap, topic, messages)
+    prefix = index_prefix + "-"
+    proc = start_service(service_command(kafka_bootstrap, opensearch_url, topic, prefix, f"{topic}-g"),
+                         tmp_path / "service.log")
+    try:
+        settled(opensearch_url, prefix, wanted)
+    finally:
+        assert stop(proc) == 0, (tmp_path / "service.log").read_text()[-3000:]
+    assert committed_offsets(kafka_bootstrap, f"{topic}-g", topic) == end_offsets(kafka_bootstrap, topic)
+
+
+def test_kill_9_at_random_moments_then_restart_leaves_the_index_of_a_clean_run(
+        kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, messages, wanted, tmp_path):
+    seed = random.randrange(1 << 30)
+    rng = random.Random(seed)
+    topic = kafka_topic(partitions=2)
+    prefix = index_prefix + "-"
+    cmd = service_command(kafka_bootstrap, opensearch_url, topic, prefix, f"{topic}-g", "--max-poll-records", "100",
+                          "--commit-interval", "0.2", "--instance-id", "crash-1", "--session-timeout", "10")
+    log = tmp_path / "service.log"
+    waves = [messages[i * len(messages) // 4:(i + 1) * len(messages) // 4] for i in range(4)]
+    kills = 0
+    for wave in waves:
+        produce(kafka_bootstrap, topic, wave)
+        proc = start_service(cmd, log)
+        time.sleep(rng.uniform(1.0, 4.0))  # start-up, then somewhere in the middle of the wave
+        if proc.poll() is None:
+            proc.kill()
+            kills += 1
+        proc.wait(30)
+    assert kills >= 3, f"seed {seed}: the service ended by itself"
+    proc = start_service(cmd, log)
+    try:
+        settled(opensearch_url, prefix, wanted)
+    except AssertionError as exc:
+        raise AssertionError(f"seed {seed}: {exc}") from None
+    finally:
+        assert stop(proc) == 0
+
+
+def test_three_consumers_of_six_partitions_one_stopped_mid_run_index_every_record_once(
+        kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, messages, wanted, tmp_path):
+    topic = kafka_topic(partitions=6)
+    prefix = index_prefix + "-"
+    group = f"{topic}-g"
+    procs = [start_service(service_command(kafka_bootstrap, opensearch_url, topic, prefix, group,
+                                           "--max-poll-records", "200", "--session-timeout", "10"),
+                           tmp_path / f"service-{i}.log") for i in range(3)]
+    try:
+        half = len(messages) // 2
+        produce(kafka_bootstrap, topic, messages[:half])
+        wait_until(lambda: sum(v or 0 for v in committed_offsets(kafka_bootstrap, group, topic).values()) > 0,
+                   60, what="a first commit")
+        assert stop(procs[1]) == 0
+        produce(kafka_bootstrap, topic, messages[half:])
+        # Job-level records (a diagnosis, a rank's last progress state) are made by whichever consumer
+        # sees the job end; the line-level records must be there exactly once, as replay has them.
+        got = {}
+
+        def every_record_once():
+            nonlocal got
+            got = comparable(documents(opensearch_url, prefix))
+            return all(set(got.get(k, {})) == set(want) for k, want in wanted.items()) and set(got) == set(wanted)
+
+        try:
+            wait_until(every_record_once, SETTLE_S, every=1.0, what="every record")
+        except AssertionError:
+            raise AssertionError(difference(wanted, got)) from None
+        for kind in ("step", "error", "trace"):
+            assert got[kind] == wanted[kind], difference({kind: wanted[kind]}, {kind: got[kind]})
+    finally:
+        for p in procs:
+            assert stop(p) == 0
+    assert committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic)
+
+
+def test_undecodable_messages_go_to_the_dead_letter_topic_with_reason_and_original_bytes(
+        kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, messages, tmp_path):
+    topic = kafka_topic(partitions=1)
+    dead = f"{topic}-dead"
+    bad = [(b"pod-x", b"{not json"), (b"pod-y", b'["a list"]'), (b"pod-z", b'{"stream": "stdout"}')]
+    produce(kafka_bootstrap, topic, messages[:50] + bad + messages[50:60])
+    log = tmp_path / "service.log"
+    proc = start_service(service_command(kafka_bootstrap, opensearch_url, topic, index_prefix + "-", f"{topic}-g"), log)
+    try:
+        url = metrics_url(log)
+        consumer = KafkaConsumer(dead, bootstrap_servers=kafka_bootstrap, auto_offset_reset="earliest",
+                                 consumer_timeout_ms=30_000)
+        got = []
+        for m in consumer:
+            got.append(m)
+            if len(got) == len(bad):
+                break
+        consumer.close()
+        text = urllib.request.urlopen(url, timeout=10).read().decode()
+    finally:
+        assert stop(proc) == 0
+    assert [(m.key, m.value) for m in got] == bad
+    reasons = [dict(m.headers)["gangscope-reason"] for m in got]
+    assert reasons == [b"not_json", b"not_an_object", b"no_log_text"]
+    assert all(dict(m.headers)["gangscope-topic"] == topic.encode() for m in got)
+    assert 'gangscope_dead_letters_total{reason="not_json"} 1.0' in text
+
+
+def test_sigterm_flushes_commits_and_exits_0_and_metrics_say_what_was_read(
+        kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, messages, tmp_path):
+    topic = kafka_topic(partitions=1)
+    group = f"{topic}-g"
+    produce(kafka_bootstrap, topic, messages[:2000])
+    log = tmp_path / "service.log"
+    proc = start_service(service_command(kafka_bootstrap, opensearch_url, topic, index_prefix + "-", group,
+                                         "--commit-interval", "60"), log)
+    url = metrics_url(log)
+    base = url.rsplit("/", 1)[0]
+
+    def read_all():
+        text = urllib.request.urlopen(url, timeout=10).read().decode()
+        done = f'gangscope_lines_in_total{{topic="{topic}"}} 2000.0' in text and "records_out_total{" in text
+        return text if done else None
+
+    text = wait_until(read_all, 60, what="2000 lines read and their records indexed")
+    health = json.loads(urllib.request.urlopen(base + "/healthz", timeout=10).read())
+    # with commits 60 s apart, only the stop can have committed
+    assert committed_offsets(kafka_bootstrap, group, topic) == {0: None}
+    assert stop(proc) == 0
+    assert health["ok"] is True and health["opensearch"] == "up"
+    assert 'gangscope_records_out_total{kind="step"}' in text
+    assert f'gangscope_consumer_lag{{partition="0",topic="{topic}"}} 0.0' in text
+    assert "gangscope_sink_latency_seconds_count" in text
+    assert "gangscope_open_multiline_records" in text
+    committed = committed_offsets(kafka_bootstrap, group, topic)[0]
+    assert committed is not None and committed <= 2000
+    stopped = [json.loads(line) for line in log.read_text().splitlines() if line.startswith("{")]
+    assert any(e.get("event") == "stopped" for e in stopped)
+
+
+def test_replay_from_kafka_gives_the_records_of_replay_of_the_files(
+        kafka_bootstrap, kafka_topic, messages, tmp_path):
+    from gangscope.pipeline.cli import main
+
+    topic = kafka_topic(partitions=2)
+    produce(kafka_bootstrap, topic, messages)
+    assert main(["replay", "--from-kafka", topic, "--bootstrap", kafka_bootstrap, "--out", str(tmp_path / "k"),
+                 "--no-progress"]) in (0, 1)
+    from kafka_fixtures import FIXTURES
+
+    assert main(["replay", *map(str, FIXTURES), "--out", str(tmp_path / "f"), "--no-progress"]) in (0, 1)
+    for kind in ("step", "epoch", "error", "trace", "signal", "diagnosis"):
+        def read(folder):
+            path = tmp_path / folder / f"{kind}.ndjson"
+            if not path.exists():
+                return {}
+            out = {}
+            for line in path.read_text().splitlines():
+                d = json.loads(line)
+                d.pop("source", None)
+                out[d["id"]] = d
+            return out
+
+        assert read("k") == read("f"), kind
