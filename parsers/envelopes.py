@@ -56,7 +56,7 @@ def _json_object(raw: str) -> dict[str, Any] | None:
         return None
     try:
         obj = _json_decoder.decode(raw)
-    except msgspec.DecodeError:
+    except (msgspec.DecodeError, RecursionError):  # deep nesting raises RecursionError (fuzzing, issue 10)
         return None
     return obj if isinstance(obj, dict) else None
 
@@ -178,6 +178,8 @@ def time_seconds(ts: str | None) -> float | None:
     if utc is None:
         return None
     base, _, frac = utc[:-1].partition(".")
+    if frac and not (frac.isascii() and frac.isdigit()):  # "…:00.abcZ" would break float() below (fuzzing, issue 10)
+        return None
     try:
         dt = datetime.fromisoformat(base).replace(tzinfo=timezone.utc)
     except ValueError:

@@ -23,7 +23,8 @@ class Line(NamedTuple):
 # torch.distributed's excepthook writes f"[rank{rank}]: {line}" (distributed_c10d.py), and c10
 # logging writes "[rank0]:[E1218 ...". torchrun --tee writes f"[{role}{local_rank}]:" with no
 # space (FORMATS.md 4.8). Prefixes stack: "[default0]:[rank0]: Traceback ...".
-_PREFIX = re.compile(r"\[(?:rank ?(\d+)\]: ?|([A-Za-z_][A-Za-z_-]*?)(\d+)\]:)")
+# At most 9 digits: a rank is small, and int() refuses strings of over 4300 digits (issue 10).
+_PREFIX = re.compile(r"\[(?:rank ?(\d{1,9})\]: ?|([A-Za-z_][A-Za-z_-]*?)(\d{1,9})\]:)")
 
 
 def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
