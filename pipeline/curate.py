@@ -49,6 +49,11 @@ def _classify_trace() -> Callable | None:
 
 CLASSIFY_TRACE = _classify_trace()
 
+try:
+    from gangscope.parsers.steps import TrainerLogFolder
+except ImportError:
+    TrainerLogFolder = None
+
 
 @dataclass
 class CurationLimits:
@@ -206,6 +211,7 @@ class ContainerCurator:
         # commits past the first line of a record that is still open.
         self.position = None
         self.deadline: bytes | None = None  # see _set_deadline
+        self.trainer_logs = TrainerLogFolder() if TrainerLogFolder is not None else None
 
     # -- blocks of raw bytes -------------------------------------------------
     def feed_block(self, block: bytes) -> list[Record]:
@@ -455,11 +461,18 @@ class ContainerCurator:
         if records:
             self._emit(records, stream, out)
 
-    def _emit(self, records: list[Record], stream: str, out: list[Record]) -> None:
+    def _emit(self, records: list[Record], stream: str | None, out: list[Record]) -> None:
+        if stream is not None:
+            for record in records:
+                record.stream = stream
+        if self.trainer_logs is not None:
+            # The Trainer's step dicts get their step numbers from its bar (another stream),
+            # so they may be held here until the bar tells; step ids depend on them.
+            records = self.trainer_logs.add(records)
         stamp = self.stamper.stamp
         for record in records:
             redact_record(record)  # issue 10: secrets are masked before any sink sees a record
-            stamp(record, stream)
+            stamp(record, None)
             out.append(record)
             if CLASSIFY_TRACE is not None and isinstance(record, TraceRecord):
                 error = error_of_trace(record)
@@ -486,6 +499,8 @@ class ContainerCurator:
             if records:
                 self._emit(records, stream, out)
         self.open_keys.clear()
+        if self.trainer_logs is not None:
+            self._emit(self.trainer_logs.close(), None, out)
         return out
 
 
