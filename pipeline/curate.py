@@ -104,11 +104,16 @@ class SubStream:
         self.open = any(p.open for p in self.parsers)
         return out
 
-    def feed(self, line: Line) -> list[Record]:
+    def feed(self, line: Line, hints: int = -1) -> list[Record]:
+        """Feed a line to the parsers that are open or want it. `hints` has bit i set when the
+        block scan found parser i's prefilter on the raw line (-1: unknown, test them all)."""
         out: list[Record] = []
         text = line.text
+        bit = 1
         for parser, wants in zip(self.parsers, self.prefilters):
-            if parser.open or wants(text):
+            hinted = hints & bit
+            bit <<= 1
+            if parser.open or (hinted and wants(text)):
                 consumed, records = parser.feed(line)
                 if records:
                     out.extend(records)
@@ -232,7 +237,8 @@ class ContainerCurator:
             _lines, invalid = decode_block(block)
             stats.invalid_utf8_lines += invalid
         out: list[Record] = []
-        starts = self.scanner.line_starts(block)
+        hints = self.scanner.candidates(block)
+        starts = sorted(hints)
         n_starts = len(starts)
         size = len(block)
         pos = 0
@@ -270,7 +276,7 @@ class ContainerCurator:
                 if stream in stale:
                     self._sync_stream(block, pos, stream)
                     stale = stale - {stream}
-            self._cri_line(block[pos:end].decode("utf-8", "replace"), out)
+            self._cri_line(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0))
             pos = end + 1
             open_now = self._open_streams() if (self.open_keys or self.partial) else None
         if pos <= size:
@@ -387,7 +393,7 @@ class ContainerCurator:
         self._note_end(last_time)
         return out
 
-    def _cri_line(self, raw: str, out: list[Record]) -> None:
+    def _cri_line(self, raw: str, out: list[Record], hints: int = -1) -> None:
         """One CRI line: complete lines of streams with nothing pending cost one split,
         two dict look-ups and one regex search."""
         parts = raw.split(" ", 3)
@@ -399,11 +405,11 @@ class ContainerCurator:
                 if raw.strip():
                     self.stats.unreadable_lines += 1
                 return
-            self.feed_envelope(env, out)
+            self.feed_envelope(env, out, hints)
             return
-        self._logical(parts[0], parts[1], parts[3], out)
+        self._logical(parts[0], parts[1], parts[3], out, hints=hints)
 
-    def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> None:
+    def feed_envelope(self, env: envelopes.Envelope, out: list[Record], hints: int = -1) -> None:
         stream = env.stream
         pending = self.partial.get(stream)
         if env.partial:
@@ -423,10 +429,18 @@ class ContainerCurator:
             if len(text) > self.limits.max_partial_bytes:
                 text = text[: self.limits.max_partial_bytes]
                 self.stats.partial_lines_cut += 1
-        self._logical(time, stream, text, out, seq_time=env.time)
+        # The hints of a joined line's last chunk say nothing of its earlier chunks.
+        self._logical(time, stream, text, out, seq_time=env.time, hints=-1 if pending is not None else hints)
 
     def _logical(
-        self, time: str | None, stream: str, text: str, out: list[Record], seq: int | None = None, seq_time=None
+        self,
+        time: str | None,
+        stream: str,
+        text: str,
+        out: list[Record],
+        seq: int | None = None,
+        seq_time=None,
+        hints: int = -1,
     ) -> None:
         """A complete logical line: seq, rank prefixes, then the parsers that want it."""
         if seq is None:
@@ -443,13 +457,13 @@ class ContainerCurator:
         key = (stream, rank, local_rank) if (rank is not None or local_rank is not None) else stream
         sub = self.subs.get(key)
         if sub is None or not sub.open:
-            if not self.wanted(text):
+            if not hints or (hints == -1 and not self.wanted(text)):
                 return
             if sub is None:
                 sub = self.subs[key] = SubStream(self.parser_classes)
         was_open = sub.open
         sub.last_time = time
-        records = sub.feed(Line(time, seq, text, rank, local_rank))
+        records = sub.feed(Line(time, seq, text, rank, local_rank), hints)
         if sub.open:
             if not was_open or records:  # a record (re)started on this line
                 sub.opened_at = self.position
@@ -461,11 +475,11 @@ class ContainerCurator:
         if records:
             self._emit(records, stream, out)
 
-    def _emit(self, records: list[Record], stream: str | None, out: list[Record]) -> None:
+    def _emit(self, records: list[Record], stream: str | None, out: list[Record], fold: bool = True) -> None:
         if stream is not None:
             for record in records:
                 record.stream = stream
-        if self.trainer_logs is not None:
+        if fold and self.trainer_logs is not None:
             # The Trainer's step dicts get their step numbers from its bar (another stream),
             # so they may be held here until the bar tells; step ids depend on them.
             records = self.trainer_logs.add(records)
@@ -500,7 +514,7 @@ class ContainerCurator:
                 self._emit(records, stream, out)
         self.open_keys.clear()
         if self.trainer_logs is not None:
-            self._emit(self.trainer_logs.close(), None, out)
+            self._emit(self.trainer_logs.close(), None, out, fold=False)
         return out
 
 

@@ -84,27 +84,23 @@ class BlockScanner:
         return cls(database)
 
     def line_starts(self, block: bytes) -> list[int]:
-        ends: list[int] = []
-        add = ends.append
+        return sorted(self.candidates(block))
 
-        def on_match(_id, _start, end, _flags, _ctx):
-            add(end)
+    def candidates(self, block: bytes) -> dict[int, int]:
+        """Start offset of each line any pattern hits -> bit mask of the parser patterns that
+        hit it (bit i for the i-th pattern given to `build`; 0 for lines that must be read
+        for another reason)."""
+        hits: list[tuple[int, int]] = []
+        add = hits.append
+
+        def on_match(pattern_id, _start, end, _flags, _ctx):
+            add((end, pattern_id))
 
         self.database.scan(block, match_event_handler=on_match)
-        if not ends:
-            return []
-        starts = set()
-        last_line_end = -1
-        last_start = 0
-        for end in sorted(set(ends)):
-            if end <= last_line_end:
-                continue
-            start = block.rfind(b"\n", 0, end) + 1 if end else 0
-            if end > 0 and block[end - 1 : end] == b"\n":
-                start = block.rfind(b"\n", 0, end - 1) + 1
-            line_end = block.find(b"\n", end)
-            last_line_end = len(block) if line_end < 0 else line_end
-            if start != last_start or not starts:
-                starts.add(start)
-            last_start = start
-        return sorted(starts)
+        found: dict[int, int] = {}
+        for end, pattern_id in hits:
+            # `end` is just past the match; a match may end on the newline itself ($).
+            start = block.rfind(b"\n", 0, end - 1 if end and block[end - 1 : end] == b"\n" else end) + 1
+            bit = 1 << (pattern_id - len(ALWAYS)) if pattern_id >= len(ALWAYS) else 0
+            found[start] = found.get(start, 0) | bit
+        return found

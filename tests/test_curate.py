@@ -173,3 +173,18 @@ def test_open_records_remember_the_position_of_their_first_line():
     cur.position = 103
     cur.feed_lines(["2024-01-01T00:00:00.4Z stderr F done", "2024-01-01T00:00:00.5Z stdout F end of partial"])
     assert cur.open_positions() == []
+
+
+def test_trainer_dicts_without_a_bar_still_become_step_records():
+    from gangscope.pipeline.curate import LINE_PARSERS
+
+    stats = CurationStats()
+    cur = ContainerCurator(POD, "cri", stats, parser_classes=LINE_PARSERS)
+    lines = [
+        f"2024-01-01T00:00:0{i}.1Z stdout F {{'loss': {2.5 - i / 10}, 'grad_norm': 0.5, 'learning_rate': 3e-05, 'epoch': {i / 10}}}"
+        for i in range(1, 4)
+    ]
+    out = cur.feed_lines(lines) + cur.close()
+    steps = [r for r in out if r.kind == "step"]
+    assert [(s.loss, s.dialect) for s in steps] == [(2.4, "hf_trainer"), (2.3, "hf_trainer"), (2.2, "hf_trainer")]
+    assert len({s.id for s in steps}) == 3
