@@ -166,8 +166,5 @@ def from_dict(data: dict[str, Any]) -> AnyRecord:
 
 def stable_id(*parts: object) -> str:
     """A deterministic id from the given coordinates (never from paths or byte offsets)."""
-    h = hashlib.blake2b(digest_size=12)
-    for part in parts:
-        h.update(b"\x1f")
-        h.update(str(part).encode("utf-8", "surrogatepass"))
-    return h.hexdigest()
+    text = "\x1f".join(["" if p is None else str(p) for p in parts])
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()

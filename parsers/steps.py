@@ -350,8 +350,10 @@ class TrainerLogFolder:
     def _decide(self, final: bool) -> float | None:
         """Steps per epoch, when the evidence names one (or, at the end, the best there is)."""
         total = self._total
+        if not total:  # no bar yet: nothing to decide from (and no list to build per record)
+            return None
         epochs = [log.epoch for log in self._logs if log.epoch]
-        if not total or not epochs:
+        if not epochs:
             return None
         candidates = set(_divisors(total))
         for m in self._marks:  # max_steps set explicitly: S need not divide the total
