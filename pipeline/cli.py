@@ -194,10 +194,11 @@ def cmd_diagnose(args, err: Console) -> int:
         json.dump([to_dict(d) for d in result.diagnoses], sys.stdout, indent=2)
         sys.stdout.write("\n")
     else:
-        out = Console(highlight=False)
+        out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
         table = Table(title="gangscope diagnoses")
-        for col in ("job", "attempt", "outcome", "category", "first failure", "summary"):
-            table.add_column(col, overflow="fold")
+        for col in ("job", "attempt", "outcome", "category", "first failure"):
+            table.add_column(col, no_wrap=True)
+        table.add_column("summary", overflow="fold", min_width=40)
         for d in result.diagnoses:
             ff = d.first_failure or {}
             where = " ".join(str(x) for x in (ff.get("pod"), f"rank {ff['rank']}" if ff.get("rank") is not None else None) if x)

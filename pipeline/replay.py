@@ -21,6 +21,7 @@ from gangscope.pipeline.identity import with_derived_id
 from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
 
 SAMPLE_LINES = 20
+BENIGN_SKIPS = frozenset({"duplicate", "bookmark"})
 
 
 @dataclass
@@ -42,6 +43,7 @@ class ReplayResult:
     records: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     skipped_events: int = 0
+    repeated_events: int = 0  # duplicates and watch bookmarks: nothing lost, not an error
     digest: JobDigest = field(default_factory=JobDigest)
     diagnoses: list[Record] = field(default_factory=list)
     attempts: dict = field(default_factory=dict)
@@ -68,6 +70,7 @@ class ReplayResult:
             "partial_lines_cut": self.curation.partial_lines_cut,
             "dangling_partials": self.curation.dangling_partials,
             "skipped_events": self.skipped_events,
+            "repeated_events": self.repeated_events,
             "problems": self.problems + self.read.errors,
         }
 
@@ -180,6 +183,8 @@ class Replay:
                 for item in decode_event_stream(lines):
                     if getattr(item, "kind", None) == "event":
                         events.append(redact_record(item))  # issue 10: secrets masked before any sink
+                    elif getattr(item, "reason", None) in BENIGN_SKIPS:
+                        result.repeated_events += 1
                     else:
                         result.skipped_events += 1
         result.attempts = self.attempts = build_attempts(events)
