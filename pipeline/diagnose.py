@@ -634,6 +634,10 @@ def _event_ids(view: AttemptView) -> list[str]:
 
 
 def _event_verdict(view: AttemptView, end_reason: str) -> tuple[str, str, Any] | None:
+    if end_reason and end_reason.lower() in ("finished", "succeeded"):
+        # The scheduler says the attempt finished: events such as PreemptedWorkload, which Kueue
+        # records on the preemptor, describe what it did to others, not what ended it.
+        return None
     for pattern, category, outcome in EVENT_VERDICTS:
         if end_reason and pattern.search(end_reason):
             return category, outcome, None

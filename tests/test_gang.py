@@ -568,3 +568,21 @@ def test_replay_reads_an_events_list_larger_than_one_read_block(tmp_path):
     res = replay.run(replay.ReplayOptions(paths=[str(GANG / "c_rendezvous_timeout" / "pods")], events=[str(big)]),
                      lambda batch: None)
     assert res.skipped_events == 0 and len(res.attempts["team-b/bert-pretrain"]) == 1
+
+
+def test_the_preemptor_of_a_workload_is_not_diagnosed_as_preempted():
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    scenario = Path(__file__).parent.parent / "fixtures" / "gang" / "d_preemption"
+    proc = subprocess.run(
+        [sys.executable, "-m", "gangscope", "diagnose", str(scenario / "pods"), "--events", str(scenario / "events.ndjson"), "--json"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    verdicts = {(d["job"], d["attempt"]): d["category"] for d in json.loads(proc.stdout)}
+    assert verdicts[("team-d/mistral-sft", 1)] == "preempted"
+    assert verdicts[("team-d/llama-eval", 1)] != "preempted"
