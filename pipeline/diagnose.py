@@ -90,6 +90,7 @@ CONFIDENCE = {
     "clean_end": 0.9,
     "no_error": 0.5,
     "stall": 0.6,
+    "short_of_end": 0.4,  # the log ends before the run's own totals, with no error
     "unknown": 0.2,
 }
 
@@ -737,8 +738,34 @@ def _no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Dia
     if done or re.search(r"succe", end_reason, re.I):
         return DiagnosisRecord(**base, outcome="succeeded", category="success", confidence=CONFIDENCE["clean_end"],
                                summary=f"finished cleanly{(': ' + done) if done else ''}")  # fmt: skip
+    short = _short_of_the_end(view)
+    if short:
+        # The run said how long it is and its log ends before that with no error: a job that
+        # is still running, or one that hung with no later line to show the gap.
+        return DiagnosisRecord(**base, outcome="running", category="hang", confidence=CONFIDENCE["short_of_end"],
+                               summary=f"progress stopped at {short} and the log ends there with no error: "
+                                       "the job is still running or hung")  # fmt: skip
     return DiagnosisRecord(**base, outcome="succeeded", category="success", confidence=CONFIDENCE["no_error"],
                            summary="no error and no stall in the logs (the logs do not show the end of training)")  # fmt: skip
+
+
+def _short_of_the_end(view: AttemptView) -> str | None:
+    """Where the run stopped, when its own totals show it stopped short of the end."""
+    latest: dict[tuple, Any] = {}
+    for e in view.epochs:
+        if e.progress is not None:
+            key = (e.pod, e.rank, e.local_rank)
+            if key not in latest or (e.time or "") >= (latest[key].time or ""):
+                latest[key] = e
+    if not latest or any(e.progress >= 0.999 for e in latest.values()):
+        return None
+    furthest = max(latest.values(), key=lambda e: e.progress)
+    parts = []
+    if furthest.step is not None and furthest.total_steps:
+        parts.append(f"step {furthest.step}/{furthest.total_steps}")
+    if furthest.epoch is not None and furthest.total_epochs:
+        parts.append(f"epoch {min(int(furthest.epoch) + 1, furthest.total_epochs)} of {furthest.total_epochs}")
+    return ", ".join(parts) or f"{furthest.progress:.0%}"
 
 
 def _clean_end(view: AttemptView) -> str | None:
