@@ -45,7 +45,7 @@ def decode_cri(raw: str) -> Envelope | None:
         return None
     if not ts[:4].isdigit() or len(ts) < 20 or ts[10] != "T":
         return None
-    return Envelope(ts, stream, tag[0] == "P", parts[3] if len(parts) == 4 else "")
+    return Envelope(ts, stream, tag[:1] == "P", parts[3] if len(parts) == 4 else "")  # the tag may be empty (fuzzing)
 
 
 _json_decoder = msgspec.json.Decoder()

@@ -160,12 +160,17 @@ def _unbox(lines: list[str]) -> list[Any]:
             continue
         root = _Node(depth=1)
         stack = [root]
+        start = i
         while i < n:
             m = _BOX_TOKEN.match(lines[i])
             if m is None or not m.group("ind"):
                 break
             _box_step(stack, len(m.group("ind")) // 2, m)
             i += 1
+        if i == start:  # a header indented the way no box is (fuzzing, issue 10): text, or this loops forever
+            out.append(lines[i])
+            i += 1
+            continue
         out.append(_Box(root))
     return out
 

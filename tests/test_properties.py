@@ -445,3 +445,46 @@ def test_a_block_that_starts_inside_an_open_traceback_keeps_its_first_line():
     whole, _ = curate_blocks(["\n".join(lines).encode()])
     split, _ = curate_blocks(["\n".join(lines[:2]).encode(), "\n".join(lines[2:]).encode()])
     assert [t.text for t in split if t.kind == "trace"] == [t.text for t in whole if t.kind == "trace"]
+
+
+def test_an_exception_group_header_indented_like_no_box_ends_the_trace():
+    # parse_block looped forever (and grew without bound) on this header before its fix; a
+    # subprocess keeps a regression from hanging the suite
+    import subprocess
+    import sys
+
+    code = (
+        "from gangscope.parsers.traces import TraceParser\n"
+        "from gangscope.parsers.lines import Line\n"
+        "p = TraceParser()\n"
+        "for i, t in enumerate([' + Exception Group Traceback (most recent call last):', '  | ValueError: x']):\n"
+        "    p.feed(Line('2024-05-01T12:00:00Z', i, t))\n"
+        "p.close()\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_a_cri_line_with_an_empty_tag_is_not_a_crash():
+    env = envelopes.decode_cri("2024-05-01T12:00:00.000000001Z stdout  text")
+    assert env is not None and not env.partial
+
+
+CURATE_DECODE_BUG = pytest.mark.xfail(
+    strict=True, reason="pipeline/curate.py decodes raw timestamp bytes with .decode() (strict UTF-8) (issue 10 report)"
+)
+
+
+@CURATE_DECODE_BUG
+def test_a_skipped_line_with_invalid_utf8_in_its_time_is_not_a_crash_when_seq_is_synced():
+    curate_blocks([b"2024-05-01T12:00:00\xffZ stdout F hello\n2024-05-01T12:00:01Z stdout F Traceback (most recent call last):"])
+
+
+@CURATE_DECODE_BUG
+def test_a_line_with_invalid_utf8_in_its_time_is_not_a_crash_when_an_open_record_expires():
+    curate_blocks([
+        b"2024-05-01T12:00:00Z stdout F Traceback (most recent call last):\n"
+        b'2024-05-01T12:00:00Z stdout F   File "a.py", line 1, in f\n'
+        b"2024-05-01T12:00:00Z stdout F KeyError: 'x'\n"
+        b"2024-05-01T12:09:00\xff stdout F more"
+    ])  # fmt: skip
