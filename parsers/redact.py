@@ -229,19 +229,27 @@ class Redactor:
             except re.error as exc:
                 raise ValueError(f"redaction pattern {i + 1} ({source!r}) is not a valid regex: {exc}") from None
             self.rules.append(RedactionRule(f"extra_{i + 1}", pattern, MASK))
-        hints = sorted({h for rule in self.rules for h in rule.hints})
-        parts = []
-        if hints:
-            parts.append("(?i:" + "|".join(re.escape(h) for h in hints) + ")")
-        parts.extend(f"(?:{rule.pattern.pattern})" for rule in self.rules if not rule.hints)
-        self._prefilter = re.compile("|".join(parts)).search if parts else (lambda text: None)
+        # The prefilter: substring tests on the lowercased text (C speed, where one regex
+        # alternation of case-insensitive literals costs tens of microseconds per text),
+        # then the rules that have no hint.
+        self._hints = tuple(sorted({h for rule in self.rules for h in rule.hints}))
+        unhinted = [f"(?:{rule.pattern.pattern})" for rule in self.rules if not rule.hints]
+        self._unhinted = re.compile("|".join(unhinted)).search if unhinted else None
         self.counts: dict[str, int] = {}
+
+    def _may_hold_secret(self, text: str, lower: str) -> bool:
+        for hint in self._hints:
+            if hint in lower:
+                return True
+        return self._unhinted is not None and self._unhinted(text) is not None
 
     def text(self, text: str) -> str:
         """The text with its secrets masked (the same object when there is nothing to mask)."""
-        if not text or self._prefilter(text) is None:
+        if not text:
             return text
         lower = text.lower()
+        if not self._may_hold_secret(text, lower):
+            return text
         counts = self.counts
         for rule in self.rules:
             if rule.hints and not any(h in lower for h in rule.hints):
