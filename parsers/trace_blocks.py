@@ -337,9 +337,12 @@ def _read_message(items: list[Any], i: int, link: _Link) -> int:
         while j < n and isinstance(items[j], str) and not TRIPLE_QUOTE.match(items[j]):
             j += 1
         body = [x for x in items[i + 1 : j] if isinstance(x, str)]
-        link.message_lines.extend([items[i], *body] + ([items[j]] if j < n else []))
+        # items[j] is the closing quote, or an ExceptionGroup box the worker printed (unboxed
+        # above; fuzzing, issue 10): a box is not a message line
+        closing = [items[j]] if j < n and isinstance(items[j], str) else []
+        link.message_lines.extend([items[i], *body, *closing])
         _set_remote(link, body)
-        return j + 1
+        return j + 1 if closing else j
     if rest and kind.endswith("ProcessRaisedException"):
         body = [x for x in items[i:] if isinstance(x, str)]
         while body and blank(body[-1]):

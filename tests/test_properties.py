@@ -488,3 +488,48 @@ def test_a_line_with_invalid_utf8_in_its_time_is_not_a_crash_when_an_open_record
         b"2024-05-01T12:00:00Z stdout F KeyError: 'x'\n"
         b"2024-05-01T12:09:00\xff stdout F more"
     ])  # fmt: skip
+
+
+# Printed by CPython 3.11.7 when a multiprocessing.Pool worker raises an ExceptionGroup
+# (Lib/multiprocessing/pool.py wraps it in RemoteTraceback; run here, paths shortened).
+POOL_EXCEPTION_GROUP = [
+    'multiprocessing.pool.RemoteTraceback: ',
+    '"""',
+    '  + Exception Group Traceback (most recent call last):',
+    '  |   File "/usr/lib/python3.11/multiprocessing/pool.py", line 125, in worker',
+    '  |     result = (True, func(*args, **kwds))',
+    '  |                     ^^^^^^^^^^^^^^^^^^^',
+    '  |   File "/usr/lib/python3.11/multiprocessing/pool.py", line 48, in mapstar',
+    '  |     return list(map(*args))',
+    '  |            ^^^^^^^^^^^^^^^^',
+    '  |   File "/workspace/pool_eg.py", line 3, in f',
+    '  |     raise ExceptionGroup("eg", [ValueError(x)])',
+    '  | ExceptionGroup: eg (1 sub-exception)',
+    '  +-+---------------- 1 ----------------',
+    '    | ValueError: 1',
+    '    +------------------------------------',
+    '"""',
+    '',
+    'The above exception was the direct cause of the following exception:',
+    '',
+    '  + Exception Group Traceback (most recent call last):',
+    '  |   File "/workspace/pool_eg.py", line 6, in <module>',
+    '  |     p.map(f, [1])',
+    '  |   File "/usr/lib/python3.11/multiprocessing/pool.py", line 367, in map',
+    '  |     return self._map_async(func, iterable, mapstar, chunksize).get()',
+    '  |            ^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^^',
+    '  |   File "/usr/lib/python3.11/multiprocessing/pool.py", line 774, in get',
+    '  |     raise self._value',
+    '  | ExceptionGroup: eg (1 sub-exception)',
+    '  +-+---------------- 1 ----------------',
+    '    | ValueError: 1',
+    '    +------------------------------------',
+]
+
+
+def test_a_pool_worker_exception_group_is_one_trace_not_a_crash():
+    parser = TraceParser()
+    out = feed_all(parser, POOL_EXCEPTION_GROUP) + parser.close()
+    (trace,) = out
+    assert trace.exception_type == "ExceptionGroup"
+    assert [c.exception_type for c in trace.chain][0] == "multiprocessing.pool.RemoteTraceback"
