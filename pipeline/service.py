@@ -98,10 +98,18 @@ class LogPartition:
         self.next_offset: int | None = None
         self.last_seen: dict[tuple, float] = {}  # container key -> monotonic time of its last line
         self.flushed: set[tuple] = set()  # containers closed since their last line
+        # Since when everything the partition has was read (None: behind). A container is quiet only
+        # when there is nothing more to read: lines waiting in Kafka (after a pause, under lag) are
+        # not silence.
+        self.caught_up_since: float | None = None
 
     def restored(self, now: float) -> "LogPartition":
         self.last_seen = {key: now for key in self.curator.curators}
+        self.caught_up_since = None
         return self
+
+    def quiet_since(self, last: float) -> float | None:
+        return None if self.caught_up_since is None else max(last, self.caught_up_since)
 
     def feed(self, offset: int, env, out: list[Record]) -> tuple:
         self.curator.position = offset
@@ -146,6 +154,8 @@ class LogPartition:
 
     def flush_idle(self, now: float, idle_s: float, out: list[Record]) -> None:
         """Close the containers quiet for idle_s: what they hold open becomes records."""
+        if self.caught_up_since is None or now - self.caught_up_since < idle_s:
+            return
         for key, seen in self.last_seen.items():
             if key not in self.flushed and now - seen >= idle_s:
                 self.close_container(key, out)
@@ -232,6 +242,7 @@ class Service:
         self.server = None
         self.last_commit = time.monotonic()
         self.lines = 0
+        self._ends: dict[Any, tuple[float, int | None]] = {}
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -286,6 +297,36 @@ class Service:
             self._adopt(batch)
         if batch:
             self._consume(batch)
+        self._note_caught_up(time.monotonic())
+
+    def _highwater(self, tp, now: float) -> int | None:
+        """The partition's end as the last fetch saw it; asked of the broker (at most once a second)
+        when no fetch said it yet (incremental fetch sessions leave quiet partitions out)."""
+        try:
+            high = self.consumer.highwater(tp)
+        except Exception:
+            return None
+        if high is not None:
+            return high
+        asked = self._ends.get(tp)
+        if asked is None or now - asked[0] >= 1.0:
+            try:
+                end = self.consumer.end_offsets([tp]).get(tp)
+            except Exception:
+                end = None
+            asked = self._ends[tp] = (now, end)
+        return asked[1]
+
+    def _note_caught_up(self, now: float) -> None:
+        for tp, state in self.states.items():
+            if not isinstance(state, LogPartition):
+                continue
+            high = self._highwater(tp, now)
+            behind = high is None or state.next_offset is None or state.next_offset < high
+            if behind or self.consumer.paused():
+                state.caught_up_since = None
+            elif state.caught_up_since is None:
+                state.caught_up_since = now
 
     def _shutdown(self) -> int:
         deadline = (self.stop_requested_at or time.monotonic()) + self.cfg.shutdown_timeout
@@ -581,8 +622,18 @@ class Service:
                 state.flush_idle(now, cfg.flush_idle, out)
                 if out and before is None:
                     self.pending[tp] = out
+        holders: dict[str, list[LogPartition]] = {}
+        if self.jobs:
+            for state in self.states.values():
+                if isinstance(state, LogPartition):
+                    for job in state.jobs():
+                        holders.setdefault(job, []).append(state)
         for job, clock in list(self.jobs.items()):
-            due = now - clock.last_line >= cfg.attempt_idle or (clock.finish_at is not None and now >= clock.finish_at)
+            quiet = [s.quiet_since(clock.last_line) for s in holders.get(job, ())]
+            if any(q is None for q in quiet):
+                continue  # lines of the job may still wait in Kafka
+            since = max(quiet, default=clock.last_line)
+            due = now - since >= cfg.attempt_idle or (clock.finish_at is not None and now >= clock.finish_at)
             if due:
                 self._finish_job(job)
                 del self.jobs[job]
@@ -666,10 +717,7 @@ class Service:
         opened = 0
         for tp, state in self.states.items():
             opened += len(state.open_positions())
-            try:
-                high = self.consumer.highwater(tp)
-            except Exception:
-                high = None
+            high = self._highwater(tp, time.monotonic())
             if high is not None and state.next_offset is not None:
                 self.metrics.lag.labels(tp.topic, str(tp.partition)).set(max(0, high - state.next_offset))
         self.metrics.open_records.set(opened)

@@ -157,3 +157,21 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
         return {tp.partition: off for tp, off in consumer.end_offsets(tps).items()}
     finally:
         consumer.close()
+
+
+def split_by_job(messages: list[tuple[bytes, bytes]]) -> tuple[list, list]:
+    """The messages of the first half of the jobs, and the rest (each job's lines stay together, so a
+    pause between the two is a quiet job, not a traceback cut in two)."""
+    from gangscope.pipeline.curate import identity_from_kubernetes
+    from gangscope.pipeline.identity import job_of
+
+    jobs = {}
+    of = []
+    for key, value in messages:
+        job = job_of(identity_from_kubernetes(json.loads(value)["kubernetes"]))
+        jobs.setdefault(job, len(jobs))
+        of.append(jobs[job])
+    cut = len(jobs) // 2
+    first = [m for m, j in zip(messages, of) if j < cut]
+    second = [m for m, j in zip(messages, of) if j >= cut]
+    return first, second

@@ -25,6 +25,7 @@ from kafka_fixtures import (
     produce,
     replay_into,
     service_command,
+    split_by_job,
     start_service,
     wait_until,
 )
@@ -133,12 +134,12 @@ def test_three_consumers_of_six_partitions_one_stopped_mid_run_index_every_recor
                                            "--max-poll-records", "200", "--session-timeout", "10"),
                            tmp_path / f"service-{i}.log") for i in range(3)]
     try:
-        half = len(messages) // 2
-        produce(kafka_bootstrap, topic, messages[:half])
+        first, second = split_by_job(messages)
+        produce(kafka_bootstrap, topic, first)
         wait_until(lambda: sum(v or 0 for v in committed_offsets(kafka_bootstrap, group, topic).values()) > 0,
                    60, what="a first commit")
         assert stop(procs[1]) == 0
-        produce(kafka_bootstrap, topic, messages[half:])
+        produce(kafka_bootstrap, topic, second)
         # Job-level records (a diagnosis, a rank's last progress state) are made by whichever consumer
         # sees the job end; the line-level records must be there exactly once, as replay has them.
         got = {}
