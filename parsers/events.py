@@ -105,7 +105,7 @@ def normalize_time(value: Any, field: str = "time") -> str | None:
     y, mo, d, h, mi, s, frac, off = m.groups()
     try:
         dt = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=timezone.utc)
-    except ValueError:
+    except (ValueError, RecursionError):
         raise _Bad("bad_timestamp", field) from None
     if dt.year <= 1:  # metav1.Time zero value
         return None
@@ -201,7 +201,7 @@ def _parse_quantity(q: Any) -> float | None:
         return None
     try:
         n = float(m.group(1))
-    except ValueError:
+    except (ValueError, RecursionError):
         return None
     mult = {None: 1, "m": 1e-3, "k": 1e3, "Ki": 1024, "M": 1e6, "Mi": 2**20, "G": 1e9, "Gi": 2**30, "T": 1e12, "Ti": 2**40}
     return n * mult[m.group(2)]
@@ -643,7 +643,7 @@ def _documents(lines: Iterable[str]) -> Iterator[tuple[Any, int] | Skip]:
     try:
         yield json.loads(head), lineno
         line_mode = True
-    except ValueError:
+    except (ValueError, RecursionError):
         line_mode = not head.lstrip().startswith(("{", "["))
         if line_mode:
             yield Skip("bad_json", head.strip()[:80], lineno)
@@ -655,7 +655,7 @@ def _documents(lines: Iterable[str]) -> Iterator[tuple[Any, int] | Skip]:
                 continue
             try:
                 yield json.loads(s), lineno
-            except ValueError:
+            except (ValueError, RecursionError):
                 yield Skip("bad_json", s[:80], lineno)
         return
     text = head + "".join(it)
@@ -670,7 +670,7 @@ def _documents(lines: Iterable[str]) -> Iterator[tuple[Any, int] | Skip]:
             return
         try:
             value, end = dec.raw_decode(text, pos)
-        except ValueError:
+        except (ValueError, RecursionError):
             nl = text.find("\n", pos)
             yield Skip("bad_json", text[pos:nl if nl >= 0 else n][:80], at_line)
             if nl < 0:

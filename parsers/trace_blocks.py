@@ -43,6 +43,17 @@ from gangscope.parsers.trace_shapes import (
 )
 
 
+def _num(digits: str | None) -> int | None:
+    """A number printed in a trace; None for absurd ones (a line number of 5000 digits is junk,
+    and int() refuses strings that long)."""
+    if digits is None or len(digits) > 18:
+        return None
+    try:
+        return int(digits)
+    except ValueError:
+        return None
+
+
 @dataclass
 class _Link:
     """One exception of a chain while it is being read."""
@@ -210,7 +221,7 @@ def _sub_exception(node: _Node) -> dict[str, Any]:
     if len(strs) == 1 and len(node.items) == 1:
         more = _MORE.match(strs[0])
         if more:
-            return {"more": int(more.group("n"))}
+            return {"more": _num(more.group("n"))}
         if _MAX_DEPTH.match(strs[0]):
             return {"max_depth": True}
     links = _read_chain(node.items)
@@ -306,7 +317,7 @@ def _read_frames(items: list[Any], i: int, link: _Link) -> int:
             code = []
             func = m.groupdict().get("func")
             func = func.strip() if func else None
-            link.frames.append(Frame(m.group("file"), int(m.group("line")), func))
+            link.frames.append(Frame(m.group("file"), _num(m.group("line")), func))
         elif not CARET.match(t) and not REPEAT.match(t) and link.frames:
             code.append(t.strip())
         i += 1
@@ -353,7 +364,7 @@ def _read_message(items: list[Any], i: int, link: _Link) -> int:
             if intro:
                 _set_remote(link, body[k + 1 :])
                 if link.remote:
-                    link.remote["process"] = int(intro.group("index"))
+                    link.remote["process"] = _num(intro.group("index"))
                 break
         return n
     # free text up to a chain separator (blank lines before it are not the message's)
@@ -429,7 +440,7 @@ class FailureBox:
         if entry or _SECTION.match(t) or BORDER.match(t):
             self._done()
             if entry:
-                self._current = {"index": int(entry.group("index")), "root_cause": self._root}
+                self._current = {"index": _num(entry.group("index")), "root_cause": self._root}
             return
         if self._current is None:
             return
@@ -469,12 +480,12 @@ def _read_failures(box: list[str]) -> dict[str, Any]:
 def _set_field(entry: dict[str, Any], key: str, value: str) -> None:
     if key == "rank":
         m = _RANK.match(value)
-        entry["rank"] = int(m.group("rank")) if m else None
-        entry["local_rank"] = int(m.group("local_rank")) if m else None
+        entry["rank"] = _num(m.group("rank")) if m else None
+        entry["local_rank"] = _num(m.group("local_rank")) if m else None
     elif key == "exitcode":
         m = _EXITCODE.match(value)
-        entry["exitcode"] = int(m.group("code")) if m else None
-        entry["pid"] = int(m.group("pid")) if m else None
+        entry["exitcode"] = _num(m.group("code")) if m else None
+        entry["pid"] = _num(m.group("pid")) if m else None
         if m and m.group("signal"):
             entry["signal"] = m.group("signal")
     elif key == "error_file":
@@ -524,7 +535,7 @@ def _read_dump(lines: list[str]) -> TraceRecord:
         fr = DUMP_FRAME.match(t)
         if fr and current is not None:
             line = fr.group("line")
-            current["frames"].append(Frame(fr.group("file"), int(line) if line.isdigit() else None, fr.group("func").strip()))
+            current["frames"].append(Frame(fr.group("file"), _num(line) if line.isdigit() else None, fr.group("func").strip()))
     crashed = next((th for th in threads if th["current"]), threads[0] if threads else None)
     frames = list(reversed(crashed["frames"])) if crashed else []  # oldest first, like tracebacks
     details: dict[str, Any] = {

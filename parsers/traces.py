@@ -358,6 +358,12 @@ class TraceParser:
         return [record]
 
     def _seconds(self, ts: str) -> float | None:
+        try:
+            return self._seconds_of(ts)
+        except (ValueError, IndexError):
+            return None  # not a time after all (junk in the envelope's time field)
+
+    def _seconds_of(self, ts: str) -> float | None:
         """Seconds of an RFC 3339 time, cheaply; None if unreadable. Lines of one trace
         mostly share their second, so that part is parsed once."""
         if ts[-1:] == "Z" and ts[:19] == self._second:

@@ -244,7 +244,8 @@ class ContainerCurator:
         pos = 0
         i = 0
         stale: set[bytes] = set()  # streams whose last_time/last_seq miss skipped lines
-        open_now = None  # (plain streams, prefixed streams) while something is open
+        # (plain streams, prefixed streams) while something is open, from the previous block too
+        open_now = self._open_streams() if (self.open_keys or self.partial) else None
         while pos <= size:
             while i < n_starts and starts[i] < pos:
                 i += 1
@@ -258,7 +259,7 @@ class ContainerCurator:
             else:
                 end = block.find(b"\n", pos)
                 if self.deadline is not None and block[pos : pos + 19] > self.deadline:
-                    self._expire(block[pos : block.find(b" ", pos)].decode(), out)
+                    self._expire(block[pos : block.find(b" ", pos)].decode("utf-8", "replace"), out)
                     if not (self.open_keys or self.partial):
                         open_now = None
                         continue
@@ -329,7 +330,7 @@ class ContainerCurator:
                 break
         if first_ts is None:
             return  # no line of this stream before `pos` in this block: the state stands
-        name, ts = stream.decode(), first_ts.decode()
+        name, ts = stream.decode(), first_ts.decode("utf-8", "replace")
         if not done and p <= 0 and self.last_time.get(name) == ts:
             run += self.last_seq[name] + 1  # the run goes on from the previous block
         self.last_time[name] = ts

@@ -189,11 +189,7 @@ def test_curator_never_raises_on_cri_shaped_lines_in_any_blocks(lines, points):
     curate_blocks(cut(data, points), block_scan=False)
 
 
-# pipeline/curate.py `_scan_cri_block` starts every block with `open_now = None`, so the lines at the
-# head of a block that continue a record or a CRI partial left open by the previous block are skipped
-# until the scanner's next hit (issue 10 report; the fix is to start from `self._open_streams()`).
-FAST_PATH_BUG = pytest.mark.xfail(strict=True, reason="block fast path skips a block's first lines of an open record")
-BOTH_PATHS = pytest.mark.parametrize("block_scan", [False, pytest.param(True, marks=FAST_PATH_BUG)], ids=["lines", "scan"])
+BOTH_PATHS = pytest.mark.parametrize("block_scan", [False, True], ids=["lines", "scan"])
 
 
 @BOTH_PATHS
@@ -414,13 +410,11 @@ def test_a_rank_prefix_of_thousands_of_digits_is_text_not_a_crash():
     assert strip_rank_prefixes("[rank" + "1" * 5000 + "]: x")[1] is None
 
 
-@pytest.mark.xfail(strict=True, reason="parsers/events.py catches ValueError only; json raises RecursionError (issue 10 report)")
 def test_an_events_file_nested_beyond_the_recursion_limit_is_a_counted_skip():
     items = _decoded(["[" * 100_000 + "]" * 100_000])
     assert items and all(isinstance(i, Skip) for i in items)
 
 
-@pytest.mark.xfail(strict=True, reason="parsers/traces.py _seconds: float() of a non-numeric fraction (issue 10 report)")
 def test_a_trace_line_with_a_non_numeric_time_fraction_is_not_a_crash():
     parser = TraceParser()
     parser.feed(Line("2024-05-01T12:00:00Z", 0, "Traceback (most recent call last):"))
@@ -428,13 +422,11 @@ def test_a_trace_line_with_a_non_numeric_time_fraction_is_not_a_crash():
     assert parser.close()
 
 
-@pytest.mark.xfail(strict=True, reason="parsers/trace_blocks.py int() of a line number over 4300 digits (issue 10 report)")
 def test_a_frame_line_number_of_thousands_of_digits_is_not_a_crash():
     lines = ["Traceback (most recent call last):", '  File "a.py", line ' + "9" * 5000 + ", in f", "KeyError: 'x'"]
     assert parse_block(lines) is not None
 
 
-@FAST_PATH_BUG
 def test_a_block_that_starts_inside_an_open_traceback_keeps_its_first_line():
     lines = [
         "2024-05-01T12:00:00.000000001Z stderr F Traceback (most recent call last):",
@@ -470,17 +462,10 @@ def test_a_cri_line_with_an_empty_tag_is_not_a_crash():
     assert env is not None and not env.partial
 
 
-CURATE_DECODE_BUG = pytest.mark.xfail(
-    strict=True, reason="pipeline/curate.py decodes raw timestamp bytes with .decode() (strict UTF-8) (issue 10 report)"
-)
-
-
-@CURATE_DECODE_BUG
 def test_a_skipped_line_with_invalid_utf8_in_its_time_is_not_a_crash_when_seq_is_synced():
     curate_blocks([b"2024-05-01T12:00:00\xffZ stdout F hello\n2024-05-01T12:00:01Z stdout F Traceback (most recent call last):"])
 
 
-@CURATE_DECODE_BUG
 def test_a_line_with_invalid_utf8_in_its_time_is_not_a_crash_when_an_open_record_expires():
     curate_blocks([
         b"2024-05-01T12:00:00Z stdout F Traceback (most recent call last):\n"
