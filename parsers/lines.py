@@ -23,8 +23,15 @@ class Line(NamedTuple):
 # torch.distributed's excepthook writes f"[rank{rank}]: {line}" (distributed_c10d.py), and c10
 # logging writes "[rank0]:[E1218 ...". torchrun --tee writes f"[{role}{local_rank}]:" with no
 # space (FORMATS.md 4.8). Prefixes stack: "[default0]:[rank0]: Traceback ...".
+# torchrun's --log-line-prefix-template builds its own from ${role_name}, ${local_rank} and
+# ${rank}; the form read here joins such parts with "|" (fixtures/runs/tee_custom_prefix:
+# "[${role_name}${local_rank}|rank${rank}]: " gives "[default1|rank3]: ").
 # At most 9 digits: a rank is small, and int() refuses strings of over 4300 digits (issue 10).
-_PREFIX = re.compile(r"\[(?:rank ?(\d{1,9})\]: ?|([A-Za-z_][A-Za-z_-]*?)(\d{1,9})\]:)")
+_PREFIX = re.compile(
+    r"\[(?:rank ?(\d{1,9})\]: ?|([A-Za-z_][A-Za-z_-]*?)(\d{1,9})\]:"
+    r"|([A-Za-z_][\w-]*?\d{1,9}(?:\|[A-Za-z_][\w-]*?\d{1,9}){1,3})\]: ?)"
+)
+_PART = re.compile(r"([A-Za-z_][\w-]*?)(\d+)$")
 
 
 def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
@@ -39,7 +46,14 @@ def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
             break
         if m.group(1) is not None:
             rank = int(m.group(1))
-        else:
+        elif m.group(3) is not None:
             local_rank = int(m.group(3))
+        else:
+            for i, part in enumerate(m.group(4).split("|")):
+                name, number = _PART.match(part).groups()
+                if name == "rank":
+                    rank = int(number)
+                elif name in ("local_rank", "local") or i == 0:
+                    local_rank = int(number)
         pos = m.end()
     return (text[pos:] if pos else text), rank, local_rank

@@ -188,3 +188,14 @@ def test_trainer_dicts_without_a_bar_still_become_step_records():
     steps = [r for r in out if r.kind == "step"]
     assert [(s.loss, s.dialect) for s in steps] == [(2.4, "hf_trainer"), (2.3, "hf_trainer"), (2.2, "hf_trainer")]
     assert len({s.id for s in steps}) == 3
+
+
+def test_custom_torchrun_prefix_templates_give_rank_and_local_rank():
+    from gangscope.parsers.lines import strip_rank_prefixes
+
+    assert strip_rank_prefixes("[default1|rank3]: [rank3]: Traceback (most recent call last):") == (
+        "Traceback (most recent call last):",
+        3,
+        1,
+    )
+    assert strip_rank_prefixes("[default0]:  indented") == ("  indented", None, 0)

@@ -850,19 +850,9 @@ def traces_of_pod_log(path: Path) -> list[tuple[str, TraceRecord]]:
 
 
 RUN_NAMES = sorted(p.parent.name for p in RUNS.glob("*/manifest.json"))
-# strip_rank_prefixes knows `[rankN]:` and `[<role><N>]:`, not custom --log-line-prefix-template forms
-NEEDS_CUSTOM_PREFIXES = {"tee_custom_prefix"}
 
 
-@pytest.mark.parametrize(
-    "run",
-    [
-        pytest.param(name, marks=pytest.mark.xfail(strict=True, reason="custom log-line prefix templates"))
-        if name in NEEDS_CUSTOM_PREFIXES
-        else name
-        for name in RUN_NAMES
-    ],
-)
+@pytest.mark.parametrize("run", RUN_NAMES)
 def test_every_traceback_of_a_real_run_comes_out_once_with_its_chain_and_rank(run):
     manifest = json.loads((RUNS / run / "manifest.json").read_text())
     got: list[tuple[str, str, TraceRecord]] = []
