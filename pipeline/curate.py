@@ -58,6 +58,9 @@ except ImportError:
 @dataclass
 class CurationLimits:
     max_partial_bytes: int = 1 << 20  # a CRI line re-assembled from P chunks is cut here
+    # Open multi-line records per container (one per rank stream): each holds up to
+    # TraceParser.max_bytes, so past this the quietest is flushed early (counted) (issue 10).
+    max_open_records: int = 1024
 
 
 @dataclass
@@ -67,6 +70,7 @@ class CurationStats:
     invalid_utf8_lines: int = 0
     partial_lines_cut: int = 0
     dangling_partials: int = 0
+    open_records_flushed: int = 0  # flushed before their end: over CurationLimits.max_open_records
     records: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     job_end: dict[str, float] = field(default_factory=dict)  # job -> time of its last line read
@@ -469,12 +473,26 @@ class ContainerCurator:
             if not was_open or records:  # a record (re)started on this line
                 sub.opened_at = self.position
             self.open_keys.add(key)
+            if not was_open and len(self.open_keys) > self.limits.max_open_records:
+                self._flush_quietest(key, out)  # issue 10: bounded memory
             self._set_deadline()
         elif was_open:
             self.open_keys.discard(key)
             self._set_deadline()
         if records:
             self._emit(records, stream, out)
+
+    def _flush_quietest(self, keep: object, out: list[Record]) -> None:
+        """Close the open record whose stream has been quiet the longest (not `keep`'s)."""
+        victims = [k for k in self.open_keys if k != keep]
+        if not victims:
+            return
+        victim = min(victims, key=lambda k: self.subs[k].last_time or "")
+        records = self.subs[victim].close()
+        self.open_keys.discard(victim)
+        self.stats.open_records_flushed += 1
+        if records:
+            self._emit(records, victim if isinstance(victim, str) else victim[0], out)
 
     def _emit(self, records: list[Record], stream: str | None, out: list[Record], fold: bool = True) -> None:
         if stream is not None:

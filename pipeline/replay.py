@@ -69,6 +69,7 @@ class ReplayResult:
             "long_lines_cut": self.read.long_lines_cut,
             "partial_lines_cut": self.curation.partial_lines_cut,
             "dangling_partials": self.curation.dangling_partials,
+            "open_records_flushed": self.curation.open_records_flushed,
             "skipped_events": self.skipped_events,
             "repeated_events": self.repeated_events,
             "problems": self.problems + self.read.errors,

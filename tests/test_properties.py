@@ -518,3 +518,17 @@ def test_a_pool_worker_exception_group_is_one_trace_not_a_crash():
     (trace,) = out
     assert trace.exception_type == "ExceptionGroup"
     assert [c.exception_type for c in trace.chain][0] == "multiprocessing.pool.RemoteTraceback"
+
+
+def test_open_records_past_the_limit_are_flushed_early_and_counted():
+    from gangscope.pipeline.curate import CurationLimits
+
+    lines = [cri_line(f"2024-05-01T12:00:00.{r:09d}Z", "stderr", "F", f"[rank{r}]: Traceback (most recent call last):") for r in range(5)]
+    stats = CurationStats()
+    cur = ContainerCurator(POD, "cri", stats, limits=CurationLimits(max_open_records=3))
+    early = cur.feed_block("\n".join(lines).encode())
+    assert len(cur.open_keys) == 3
+    assert stats.open_records_flushed == 2
+    assert sorted(t.rank for t in early if t.kind == "trace") == [0, 1]  # the quietest streams went first
+    rest = cur.close()
+    assert sorted(t.rank for t in rest if t.kind == "trace") == [2, 3, 4]
