@@ -66,6 +66,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("flush_idle", float, 5.0, "seconds without a line after which a container's open records are flushed"),
     Setting("attempt_idle", float, 300.0, "seconds without a line after which a job's attempt is taken as ended"),
     Setting("attempt_grace", float, 5.0, "seconds after an eviction/finish event before the attempt is diagnosed"),
+    Setting("flush_interval", float, 0.25, "seconds records may wait for the next bulk request while "
+            "there is a backlog (caught up, every poll is flushed)"),
     Setting("commit_interval", float, 2.0, "seconds between checkpoints and offset commits"),
     Setting("checkpoints", bool, True, "keep curation state checkpoints in OpenSearch (exact resume after a crash)"),
     Setting("events_lookback", float, 72.0, "hours of indexed events read at start-up for attempt numbers"),
@@ -221,7 +223,7 @@ def validate(config: ServiceConfig) -> None:
     for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "opensearch_ca_certs"):
         if v[name] and not Path(v[name]).is_file():
             raise UsageError(f"consume: {name}: no such file: {v[name]}")
-    for name in ("flush_idle", "attempt_idle", "commit_interval", "backoff_initial", "backoff_max", "shutdown_timeout",
+    for name in ("flush_idle", "attempt_idle", "commit_interval", "flush_interval", "backoff_initial", "backoff_max", "shutdown_timeout",
                  "session_timeout"):
         if v[name] <= 0:
             raise UsageError(f"consume: {name} must be above 0, got {v[name]}")

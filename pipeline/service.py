@@ -88,6 +88,69 @@ class AttemptOf:
 # --- per partition --------------------------------------------------------------------------
 
 
+class TextScanner:
+    """Which lines of a poll batch any parser could want: one Hyperscan scan over the batch.
+
+    The same idea as the CRI block scan (pipeline/scan.py), over message texts: the parsers'
+    PREFILTER patterns, anchors relaxed, compiled in prefilter mode (a superset of what they
+    match). None when Hyperscan is missing: every line then goes through the parsers' own test.
+    """
+
+    def __init__(self, database):
+        self.database = database
+
+    @classmethod
+    def build(cls, parser_classes) -> "TextScanner | None":
+        try:
+            import hyperscan
+        except ImportError:
+            return None
+        from gangscope.pipeline.scan import relax_anchors
+
+        if not parser_classes:
+            return None
+        expressions = [relax_anchors(c.PREFILTER).encode("utf-8") for c in parser_classes]
+        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+        database = hyperscan.Database()
+        try:
+            database.compile(expressions=expressions, ids=list(range(len(expressions))),
+                             elements=len(expressions), flags=[flags] * len(expressions))
+        except hyperscan.error:
+            return None
+        return cls(database)
+
+    def wanted(self, texts: list[str]) -> set[int]:
+        """Indices of the texts a pattern hits (texts with a newline always count as hit)."""
+        encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+        block = b"\n".join(encoded)
+        index: dict[int, int] = {}
+        pos = 0
+        for i, e in enumerate(encoded):
+            index[pos] = i
+            pos += len(e) + 1
+        ends: list[int] = []
+        self.database.scan(block, match_event_handler=lambda _id, _s, end, _f, _c: ends.append(end))
+        found = {i for i, t in enumerate(texts) if "\n" in t}
+        for end in ends:
+            start = block.rfind(b"\n", 0, end - 1 if block[end - 1:end] == b"\n" else end) + 1
+            i = index.get(start)
+            if i is not None:
+                found.add(i)
+        return found
+
+
+_SCANNER: list = []  # built on first use: [TextScanner | None]
+
+
+def text_scanner() -> TextScanner | None:
+    if not _SCANNER:
+        _SCANNER.append(TextScanner.build(curate.LINE_PARSERS))
+    return _SCANNER[0]
+
+
+_NO_TIME = object()
+
+
 class LogPartition:
     """Curation state of one pod-log partition: what a checkpoint holds."""
 
@@ -119,6 +182,41 @@ class LogPartition:
         if len(out) > start:
             self._progress(out, start)
         return curate._kube_key(env.kubernetes)
+
+    def feed_batch(self, items: list[tuple[int, Any]], out: list[Record], scanner: TextScanner | None) -> set:
+        """(offset, envelope) pairs of one partition, in order. A line no parser wants, of a
+        container with nothing open, costs its `seq` bookkeeping only (as in
+        ContainerCurator._logical, which it would otherwise go through to the same end)."""
+        touched = set()
+        if not items:
+            return touched
+        wanted = scanner.wanted([env.text for _, env in items]) if scanner is not None else None
+        curators = self.curator.curators
+        feed = self.feed
+        kube_key = curate._kube_key
+        for i, (offset, env) in enumerate(items):
+            key = kube_key(env.kubernetes)
+            touched.add(key)
+            c = curators.get(key)
+            if wanted is None or i in wanted or c is None or env.partial:
+                feed(offset, env, out)
+                continue
+            stream, stamp = env.stream, env.time
+            opened = c.open_keys
+            if opened or c.partial:
+                # the line may continue its sub-stream's open record: the plain stream's, or (with a
+                # rank prefix) a prefixed one's, as ContainerCurator's block scan judges it
+                if stream in opened or stream in c.partial or (
+                        env.text[:1] == "[" and any(type(k) is tuple and k[0] == stream for k in opened)):
+                    feed(offset, env, out)
+                    continue
+            if c.last_time.get(stream, _NO_TIME) == stamp:
+                c.last_seq[stream] += 1
+            else:
+                c.last_time[stream] = stamp
+                c.last_seq[stream] = 0
+        self.next_offset = items[-1][0] + 1
+        return touched
 
     def _progress(self, out: list[Record], start: int) -> None:
         derived = []
@@ -241,8 +339,10 @@ class Service:
         self.sink_ok = False
         self.server = None
         self.last_commit = time.monotonic()
+        self.last_flush = 0.0
         self.lines = 0
         self._ends: dict[Any, tuple[float, int | None]] = {}
+        self.scanner = text_scanner()
 
     # -- life cycle ------------------------------------------------------------------------
 
@@ -278,9 +378,14 @@ class Service:
                 self.server.close()
 
     def _cycle(self, poll_ms: int = 200) -> None:
-        self._poll(poll_ms)
+        read = self._poll(poll_ms)
         now = time.monotonic()
         self._idle_work(now)
+        waiting = sum(len(v) for v in self.pending.values())
+        # Under a backlog, a few polls share one bulk request; caught up, every poll is flushed.
+        if read and waiting < 5000 and now - self.last_flush < self.cfg.flush_interval:
+            return
+        self.last_flush = now
         if not self._deliver():
             return
         if self.to_analyse:
@@ -291,13 +396,14 @@ class Service:
             self._commit_all()
         self._gauges()
 
-    def _poll(self, poll_ms: int) -> None:
+    def _poll(self, poll_ms: int) -> int:
         batch = self.consumer.poll(timeout_ms=poll_ms)
         if self.new_partitions:
             self._adopt(batch)
         if batch:
             self._consume(batch)
         self._note_caught_up(time.monotonic())
+        return sum(len(m) for m in batch.values())
 
     def _highwater(self, tp, now: float) -> int | None:
         """The partition's end as the last fetch saw it; asked of the broker (at most once a second)
@@ -570,15 +676,14 @@ class Service:
 
     def _consume_logs(self, state: LogPartition, messages: list, out: list[Record], now: float) -> None:
         decode = ksrc.decode_log
-        touched = set()
+        items = []
         for m in messages:
             try:
-                env = decode(m.value)
+                items.append((m.offset, decode(m.value)))
             except ksrc.Undecodable as bad:
                 self._dead_letter(m, bad)
-                state.next_offset = m.offset + 1
-                continue
-            touched.add(state.feed(m.offset, env, out))
+        touched = state.feed_batch(items, out, self.scanner)
+        state.next_offset = messages[-1].offset + 1
         for job in state.touched(touched, now):
             clock = self.jobs.get(job)
             if clock is None:

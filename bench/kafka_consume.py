@@ -1,0 +1,245 @@
+"""`gangscope consume` end to end against the real Kafka and OpenSearch.
+
+1. throughput: N Fluent Bit records (bench.corpus's default mix: ordinary lines, step lines,
+   tracebacks) are produced first; then ONE consumer process reads them; lines/s from its
+   first line read to the last one acknowledged by OpenSearch (from its /metrics).
+2. delay: with the service caught up, a producer sends R lines/s for D seconds; every 100th
+   line is a probe (an NCCL watchdog line, which makes an error record at once); a poller
+   searches OpenSearch every 50 ms; delay = searchable - produced, p50 / p99.
+
+    eval "$(services/up)"; python -m bench.kafka_consume --lines 300000 --rate 10000 --seconds 20
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import urllib.request
+import uuid
+from pathlib import Path
+from statistics import quantiles
+
+from bench.corpus import generate
+from gangscope.parsers import envelopes
+from gangscope.pipeline import indices
+from gangscope.pipeline.sources.files import discover
+
+PROBE = ("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
+         "OpType=ALLREDUCE, Timeout(ms)=600000) ran for 600039 milliseconds before timing out. probe={k}")
+_PROBE_RE = re.compile(r"probe=(\d+)")
+
+
+def corpus_records(lines: int, pods: int = 16) -> list[tuple[bytes, bytes]]:
+    root = Path(tempfile.mkdtemp(prefix="gangscope-bench-"))
+    generate(root, lines, "default", pods=pods)
+    sources, _ = discover([str(root)])
+    out = []
+    for source in sources:
+        ident = source.identity
+        kube = {"pod_name": ident.pod, "namespace_name": ident.namespace, "pod_id": ident.pod_uid,
+                "container_name": ident.container, "labels": {}}
+        key = (ident.pod_uid or ident.pod).encode()
+        for path in source.paths:
+            with open(path, encoding="utf-8") as f:
+                for raw in f:
+                    env = envelopes.decode_cri(raw.rstrip("\n"))
+                    if env is None:
+                        continue
+                    rec = {"@timestamp": envelopes.time_seconds(env.time), "time": env.time, "stream": env.stream,
+                           "_p": "P" if env.partial else "F", "log": env.text, "kubernetes": kube}
+                    out.append((key, json.dumps(rec).encode()))
+    return out
+
+
+def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap)
+    admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
+    admin.close()
+
+
+def start_service(bootstrap: str, url: str, topic: str, prefix: str, log: Path) -> tuple[subprocess.Popen, str]:
+    cmd = [sys.executable, "-c", "from gangscope.pipeline.cli import main; raise SystemExit(main())", "consume",
+           "--bootstrap", bootstrap, "--opensearch", url, "--topic", topic, "--index-prefix", prefix,
+           "--group", f"{topic}-bench", "--metrics-port", "0", "--max-poll-records", "10000",
+           "--dead-letter-topic", "", "--commit-interval", "1"]
+    proc = subprocess.Popen(cmd, stdout=open(log, "wb"), stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    deadline = time.monotonic() + 60
+    while time.monotonic() < deadline:
+        for line in log.read_text().splitlines():
+            if '"event": "metrics"' in line:
+                return proc, json.loads(line)["url"]
+        time.sleep(0.1)
+    proc.kill()
+    raise SystemExit(f"the service did not start; see {log}")
+
+
+def metric(text: str, name: str) -> float:
+    total = 0.0
+    for line in text.splitlines():
+        if line.startswith(name) and not line.startswith("#"):
+            total += float(line.rsplit(" ", 1)[1])
+    return total
+
+
+def throughput(args, url: str) -> None:
+    from kafka import KafkaProducer
+
+    print(f"corpus: {args.lines:,} lines ...", flush=True)
+    records = corpus_records(args.lines)
+    topic = f"bench-throughput-{uuid.uuid4().hex[:8]}"
+    create_topic(args.bootstrap, topic, args.partitions)
+    producer = KafkaProducer(bootstrap_servers=args.bootstrap, acks=1, linger_ms=50, batch_size=1 << 20)
+    t = time.perf_counter()
+    for key, value in records:
+        producer.send(topic, key=key, value=value)
+    producer.flush()
+    producer.close()
+    print(f"produced {len(records):,} records in {time.perf_counter() - t:.1f} s", flush=True)
+    prefix = f"bench-{uuid.uuid4().hex[:8]}-"
+    log = Path(tempfile.mkdtemp()) / "service.log"
+    proc, murl = start_service(args.bootstrap, url, topic, prefix, log)
+    try:
+        first = None
+        while True:
+            text = urllib.request.urlopen(murl, timeout=10).read().decode()
+            read = metric(text, "gangscope_lines_in_total")
+            now = time.perf_counter()
+            if read and first is None:
+                first = (now, read)
+            lag = metric(text, "gangscope_consumer_lag")
+            if read >= len(records) and lag == 0 and metric(text, "gangscope_sink_latency_seconds_count"):
+                break
+            time.sleep(0.05)
+        seconds = now - first[0]
+        lines = len(records) - first[1]
+        out = metric(text, "gangscope_records_out_total")
+        print(f"throughput: {lines:,.0f} lines in {seconds:.2f} s = {lines / seconds:,.0f} lines/s "
+              f"(one consumer process, {args.partitions} partitions, {out:,.0f} records indexed)", flush=True)
+    finally:
+        proc.terminate()
+        proc.wait(60)
+        _cleanup(url, prefix)
+
+
+def delay(args, url: str) -> None:
+    from kafka import KafkaProducer
+
+    topic = f"bench-delay-{uuid.uuid4().hex[:8]}"
+    create_topic(args.bootstrap, topic, args.partitions)
+    prefix = f"bench-{uuid.uuid4().hex[:8]}-"
+    log = Path(tempfile.mkdtemp()) / "service.log"
+    proc, _murl = start_service(args.bootstrap, url, topic, prefix, log)
+    noise = [json.loads(v)["log"] for _k, v in corpus_records(20_000)]
+    pods = [(f"bench-{i}", str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{i}"))) for i in range(16)]
+    sent: dict[int, float] = {}
+    found: dict[int, float] = {}
+    stop = threading.Event()
+    client = indices.connect(url)
+    alias = indices.alias_name("error", prefix)
+
+    def poll() -> None:
+        while not stop.is_set() or len(found) < len(sent):
+            pending = [k for k in sent if k not in found]
+            if pending:
+                oldest = min(sent[k] for k in pending)
+                since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(oldest - 1)) + "Z"
+                try:
+                    res = client.search(index=alias, body={"query": {"range": {"time": {"gte": since}}},
+                                                           "size": 10000, "_source": ["line"]},
+                                        ignore_unavailable=True)
+                    now = time.time()
+                    for hit in res["hits"]["hits"]:
+                        m = _PROBE_RE.search(hit["_source"].get("line", ""))
+                        if m and int(m.group(1)) not in found:
+                            found[int(m.group(1))] = now
+                except Exception:
+                    pass
+            if stop.is_set() and time.time() - stopped_at > 30:
+                return
+            time.sleep(0.05)
+
+    stopped_at = 0.0
+    poller = threading.Thread(target=poll, daemon=True)
+    producer = KafkaProducer(bootstrap_servers=args.bootstrap, acks=1, linger_ms=5)
+    time.sleep(3)  # the service has joined its group
+    poller.start()
+    start = time.time()
+    n = 0
+    probes = 0
+    try:
+        while time.time() - start < args.seconds:
+            due = int((time.time() - start) * args.rate)  # paced by the clock: catch up after a slow send
+            if n >= due:
+                time.sleep(0.002)
+                continue
+            for _ in range(min(due - n, 1000)):
+                name, uid = pods[n % len(pods)]
+                now = time.time()
+                ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e9):09d}Z"
+                if n % 100 == 0:
+                    text = PROBE.format(k=probes)
+                    sent[probes] = now
+                    probes += 1
+                else:
+                    text = noise[n % len(noise)]
+                rec = {"@timestamp": now, "time": ts, "stream": "stderr", "_p": "F", "log": text,
+                       "kubernetes": {"pod_name": name, "namespace_name": "bench", "pod_id": uid,
+                                      "container_name": "pytorch", "labels": {}}}
+                producer.send(topic, key=uid.encode(), value=json.dumps(rec).encode())
+                n += 1
+        producer.flush()
+        rate = n / (time.time() - start)
+        stopped_at = time.time()
+        stop.set()
+        poller.join(60)
+        delays = sorted(found[k] - sent[k] for k in found)
+        if len(delays) < 2:
+            print(f"delay: only {len(delays)} of {len(sent)} probes became searchable; see {log}")
+            return
+        q = quantiles(delays, n=100)
+        print(f"delay: produced {n:,} lines at {rate:,.0f} lines/s; {len(found)}/{len(sent)} probes searchable; "
+              f"p50 {q[49]:.3f} s, p99 {q[98]:.3f} s, max {delays[-1]:.3f} s", flush=True)
+    finally:
+        producer.close()
+        proc.terminate()
+        proc.wait(60)
+        _cleanup(url, prefix)
+
+
+def _cleanup(url: str, prefix: str) -> None:
+    req = urllib.request.Request(f"{url}/{prefix}*?expand_wildcards=all", method="DELETE")
+    try:
+        urllib.request.urlopen(req, timeout=30).close()
+    except Exception:
+        pass
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bootstrap", default=os.environ.get("GANGSCOPE_KAFKA_BOOTSTRAP"))
+    ap.add_argument("--opensearch", default=os.environ.get("GANGSCOPE_OPENSEARCH_URL"))
+    ap.add_argument("--lines", type=int, default=300_000)
+    ap.add_argument("--partitions", type=int, default=4)
+    ap.add_argument("--rate", type=int, default=10_000, help="lines/s of the delay run")
+    ap.add_argument("--seconds", type=int, default=20, help="length of the delay run")
+    ap.add_argument("--only", choices=("throughput", "delay"))
+    args = ap.parse_args()
+    if not args.bootstrap or not args.opensearch:
+        raise SystemExit("set GANGSCOPE_KAFKA_BOOTSTRAP and GANGSCOPE_OPENSEARCH_URL (eval \"$(services/up)\")")
+    if args.only != "delay":
+        throughput(args, args.opensearch.rstrip("/"))
+    if args.only != "throughput":
+        delay(args, args.opensearch.rstrip("/"))
+
+
+if __name__ == "__main__":
+    main()
