@@ -220,6 +220,7 @@ class ContainerCurator:
         # commits past the first line of a record that is still open.
         self.position = None
         self.deadline: bytes | None = None  # see _set_deadline
+        self._open_cache = None  # see _open_streams
         self.trainer_logs = TrainerLogFolder() if TrainerLogFolder is not None else None
 
     # -- blocks of raw bytes -------------------------------------------------
@@ -305,10 +306,14 @@ class ContainerCurator:
                 job_end[job] = seconds
 
     def _open_streams(self) -> tuple[frozenset, frozenset]:
-        plain = {k.encode() for k in self.open_keys if isinstance(k, str)}
-        plain.update(stream.encode() for stream in self.partial)
-        prefixed = {k[0].encode() for k in self.open_keys if not isinstance(k, str)}
-        return frozenset(plain), frozenset(prefixed)
+        """(streams with an open record or partial, streams with an open rank-prefixed record)."""
+        partial = tuple(self.partial)
+        if self._open_cache is None or self._open_cache[0] != partial:
+            plain = {k.encode() for k in self.open_keys if isinstance(k, str)}
+            plain.update(stream.encode() for stream in partial)
+            prefixed = {k[0].encode() for k in self.open_keys if not isinstance(k, str)}
+            self._open_cache = (partial, (frozenset(plain), frozenset(prefixed)))
+        return self._open_cache[1]
 
     def _sync_stream(self, block: bytes, pos: int, stream: bytes) -> None:
         """Set last_time/last_seq of `stream` as they stand just before offset `pos`,
@@ -351,7 +356,17 @@ class ContainerCurator:
                 self._emit(records, key if isinstance(key, str) else key[0], out)
             if not sub.open:
                 self.open_keys.discard(key)
+                self._open_cache = None
         self._set_deadline()
+
+    def _lower_deadline(self, due: float | None) -> None:
+        """Keep the deadline at or before `due` (it is a lower bound: a deadline that passes
+        with nothing idle costs one `_expire`, which sets it right)."""
+        if due is None:
+            return
+        second = _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(due)).encode()
+        if self.deadline is None or second < self.deadline:
+            self.deadline = second
 
     def _set_deadline(self) -> None:
         """The second (as `YYYY-MM-DDTHH:MM:SS`) after which some open record may be idle."""
@@ -472,13 +487,16 @@ class ContainerCurator:
         if sub.open:
             if not was_open or records:  # a record (re)started on this line
                 sub.opened_at = self.position
-            self.open_keys.add(key)
-            if not was_open and len(self.open_keys) > self.limits.max_open_records:
-                self._flush_quietest(key, out)  # issue 10: bounded memory
-            self._set_deadline()
+            if not was_open:
+                self.open_keys.add(key)
+                self._open_cache = None
+                if len(self.open_keys) > self.limits.max_open_records:
+                    self._flush_quietest(key, out)  # issue 10: bounded memory
+            self._lower_deadline(sub.due())
         elif was_open:
             self.open_keys.discard(key)
-            self._set_deadline()
+            self._open_cache = None
+            # The deadline may now be early: that only costs one _expire that finds nothing.
         if records:
             self._emit(records, stream, out)
 
@@ -490,6 +508,7 @@ class ContainerCurator:
         victim = min(victims, key=lambda k: self.subs[k].last_time or "")
         records = self.subs[victim].close()
         self.open_keys.discard(victim)
+        self._open_cache = None
         self.stats.open_records_flushed += 1
         if records:
             self._emit(records, victim if isinstance(victim, str) else victim[0], out)
@@ -532,6 +551,7 @@ class ContainerCurator:
             if records:
                 self._emit(records, stream, out)
         self.open_keys.clear()
+        self._open_cache = None
         if self.trainer_logs is not None:
             self._emit(self.trainer_logs.close(), None, out, fold=False)
         return out
