@@ -175,6 +175,18 @@ def _may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, f
     return stream in prefixed and parts[3][:1] == b"["
 
 
+# A deadline is compared with the first characters of a line's time, to the hundredth of a
+# second ("2024-05-01T12:00:00.12"). Runtimes trim trailing zeros, so the text comparison can be
+# off by less than that; it only decides when to ask the parsers, which judge exactly.
+DEADLINE_CHARS = 22
+
+
+def _deadline_text(seconds: float) -> bytes:
+    whole = int(seconds)
+    hundredths = int((seconds - whole) * 100)
+    return (_time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(whole)) + f".{hundredths:02d}").encode()
+
+
 # How far back a line looks for earlier lines of its stream with the same time.
 SEQ_LOOKBACK_LINES = 10_000
 
@@ -263,7 +275,7 @@ class ContainerCurator:
                     pos = starts[i]
             else:
                 end = block.find(b"\n", pos)
-                if self.deadline is not None and block[pos : pos + 19] > self.deadline:
+                if self.deadline is not None and block[pos : pos + DEADLINE_CHARS] > self.deadline:
                     self._expire(block[pos : block.find(b" ", pos)].decode("utf-8", "replace"), out)
                     if not (self.open_keys or self.partial):
                         open_now = None
@@ -364,12 +376,12 @@ class ContainerCurator:
         with nothing idle costs one `_expire`, which sets it right)."""
         if due is None:
             return
-        second = _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(due)).encode()
-        if self.deadline is None or second < self.deadline:
-            self.deadline = second
+        when = _deadline_text(due)
+        if self.deadline is None or when < self.deadline:
+            self.deadline = when
 
     def _set_deadline(self) -> None:
-        """The second (as `YYYY-MM-DDTHH:MM:SS`) after which some open record may be idle."""
+        """The time (as `YYYY-MM-DDTHH:MM:SS.ff`) after which some open record may be idle."""
         earliest = None
         for key in self.open_keys:
             due = self.subs[key].due()
@@ -378,8 +390,7 @@ class ContainerCurator:
         if earliest is None:
             self.deadline = None
         else:
-            # Compared with the first 19 characters of a line's time: a line in a later second.
-            self.deadline = _time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(earliest)).encode()
+            self.deadline = _deadline_text(earliest)
 
     # -- lines as text (the reference path) ----------------------------------
     def feed_lines(self, raws: Iterable[str]) -> list[Record]:
@@ -417,7 +428,7 @@ class ContainerCurator:
         """One CRI line: complete lines of streams with nothing pending cost one split,
         two dict look-ups and one regex search."""
         parts = raw.split(" ", 3)
-        if self.deadline is not None and self.open_keys and raw[:19].encode() > self.deadline:
+        if self.deadline is not None and self.open_keys and raw[:DEADLINE_CHARS].encode() > self.deadline:
             self._expire(parts[0], out)
         if len(parts) != 4 or parts[2] != "F" or parts[1] not in _STREAMS or (self.partial and parts[1] in self.partial):
             env = envelopes.decode_cri(raw)
