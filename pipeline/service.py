@@ -52,24 +52,42 @@ class EventBook:
         self.ended: set[tuple[str, int]] = set()
         self._lookup = None
 
-    def add(self, records: list) -> set[str]:
-        """Take new event records (sets their job and attempt); returns jobs with a newly ended attempt."""
+    def fresh(self, records: list) -> list:
+        """The records whose id is new here: one occurrence is one record, the first copy read wins
+        (as parsers.events.decode_event_stream keeps it for a file)."""
+        seen: set[str] = set()
+        out = []
+        for r in records:
+            if r.id not in self.events and r.id not in seen:
+                seen.add(r.id)
+                out.append(r)
+        return out
+
+    def add(self, records: list) -> tuple[list, set[str]]:
+        """Take new event records. Every known event gets its job (linking may need a later
+        Workload) and attempt again, as replay assigns them once all events are read. Returns the
+        records to index (the new ones and those whose job or attempt changed) and the jobs with a
+        newly ended attempt."""
         from gangscope.pipeline.gang import attempt_lookup, build_attempts
 
+        before = {r.id: (r.job, r.attempt) for r in self.events.values()}
         for r in records:
-            self.events[r.id] = r
+            self.events.setdefault(r.id, r)
         if len(self.events) > self.max_events:  # oldest first out
             for key in list(self.events)[: len(self.events) - self.max_events]:
                 del self.events[key]
         self.attempts = build_attempts(list(self.events.values()))
         self._lookup = attempt_lookup(self.attempts)
-        for r in records:
+        changed = []
+        for r in self.events.values():
             if r.job:
                 r.attempt = self._lookup(r.job, r.time)
+            if before.get(r.id) != (r.job, r.attempt):
+                changed.append(r)
         ended = {(job, a.number) for job, attempts in self.attempts.items() for a in attempts if a.end}
         fresh = ended - self.ended
         self.ended |= ended
-        return {job for job, _ in fresh}
+        return changed, {job for job, _ in fresh}
 
     def attempt_of(self, job: str | None, time: str | None) -> int:
         return self._lookup(job, time) if self._lookup is not None else 1
@@ -701,10 +719,11 @@ class Service:
                 self._dead_letter(m, bad)
                 continue
             fresh.extend(decoded.records)
+        fresh = self.book.fresh(fresh)
         if not fresh:
             return
-        ended = self.book.add(fresh)
-        out.extend(fresh)
+        changed, ended = self.book.add(fresh)
+        out.extend(changed)
         for job in ended:
             self.jobs.setdefault(job, JobClock(now)).finish_at = now + self.cfg.attempt_grace
 
@@ -763,7 +782,8 @@ class Service:
                 self.to_analyse.add(job)
                 self.jobs[job] = JobClock(time.monotonic())
                 continue
-            self.pending_free.extend(analyse_job(records, self.book.attempts.get(job)))
+            order = {event_id: i for i, event_id in enumerate(self.book.events)}
+            self.pending_free.extend(analyse_job(records, self.book.attempts.get(job), order))
             self.metrics.diagnoses.inc()
             log.info("attempt diagnosed", job=job, records=len(records))
 
@@ -828,11 +848,16 @@ class Service:
         self.metrics.open_records.set(opened)
 
 
-def analyse_job(records: list[Record], attempts: list | None) -> list[Record]:
-    """Stragglers and diagnoses of one job from all its records, as `replay` computes them."""
+def analyse_job(records: list[Record], attempts: list | None, event_order: dict[str, int] | None = None) -> list[Record]:
+    """Stragglers and diagnoses of one job from all its records, as `replay` computes them.
+
+    Records are taken in the order replay reads them: lines by time, events in the order they
+    were read (`event_order`: id -> position), which is the order a diagnosis lists them in."""
     from gangscope.pipeline.digest import JobDigest
 
-    records.sort(key=lambda r: (r.time or "", r.seq, r.id))
+    order = event_order or {}
+    last = len(order)
+    records.sort(key=lambda r: (order.get(r.id, last) if r.kind == "event" else 0, r.time or "", r.seq, r.id))
     digest = JobDigest()
     for r in records:
         if r.kind != "signal" or getattr(r, "signal", None) != "straggler":

@@ -93,13 +93,13 @@ def documents(url: str, prefix: str) -> dict[str, dict[str, dict]]:
     return out
 
 
-def replay_into(url: str, prefix: str, paths=FIXTURES) -> None:
-    """`replay` of the same files, into OpenSearch under another prefix."""
+def replay_into(url: str, prefix: str, paths=FIXTURES, events=()) -> None:
+    """`replay` of the same files (and event files), into OpenSearch under another prefix."""
     from gangscope.pipeline import replay as replay_mod
     from gangscope.pipeline.sinks.opensearch import OpenSearchSink
 
     sink = OpenSearchSink(url, prefix=prefix, refresh=True, dead_letter=None)
-    replay_mod.run(replay_mod.ReplayOptions(paths=[str(p) for p in paths]), sink.write)
+    replay_mod.run(replay_mod.ReplayOptions(paths=[str(p) for p in paths], events=[str(p) for p in events]), sink.write)
     sink.close()
 
 

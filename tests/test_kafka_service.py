@@ -247,3 +247,32 @@ def test_replay_from_kafka_gives_the_records_of_replay_of_the_files(
             return out
 
         assert read("k") == read("f"), kind
+
+
+@pytest.mark.parametrize("scenario", ["d_preemption", "a_image_pull_backoff"])
+def test_events_topic_gives_the_event_records_attempts_and_diagnoses_of_replay_with_events(
+        kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, tmp_path, scenario):
+    from kafka_fixtures import ROOT
+
+    folder = ROOT / "fixtures" / "gang" / scenario
+    event_files = [p for p in (folder / "events.ndjson", folder / "workloads.json") if p.exists()]
+    replay_prefix = index_prefix + "-replay-"
+    replay_into(opensearch_url, replay_prefix, paths=[folder / "pods"], events=event_files)
+    want = comparable(documents(opensearch_url, replay_prefix))
+    logs, events = kafka_topic(partitions=2), kafka_topic(partitions=1)
+    messages = [(None, line.encode()) for line in (folder / "events.ndjson").read_text().splitlines() if line.strip()]
+    if (folder / "workloads.json").exists():
+        messages.append((None, (folder / "workloads.json").read_bytes()))
+    produce(kafka_bootstrap, events, messages)
+    prefix = index_prefix + "-"
+    cmd = service_command(kafka_bootstrap, opensearch_url, logs, prefix, f"{logs}-g", "--events-topic", events,
+                          "--attempt-grace", "1")
+    proc = start_service(cmd, tmp_path / "service.log")
+    try:
+        # the gang's events first, so that every log line finds its attempt (replay reads them first too)
+        wait_until(lambda: len(documents(opensearch_url, prefix).get("event", {})) >= len(want["event"]), 60,
+                   what="the events indexed")
+        produce(kafka_bootstrap, logs, fluentbit_records([folder / "pods"]))
+        settled(opensearch_url, prefix, want)
+    finally:
+        assert stop(proc) == 0
