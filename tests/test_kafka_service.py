@@ -224,8 +224,10 @@ def test_sigterm_flushes_commits_and_exits_0_and_metrics_say_what_was_read(
 
 
 def test_replay_from_kafka_gives_the_records_of_replay_of_the_files(
-        kafka_bootstrap, kafka_topic, messages, tmp_path):
+        kafka_bootstrap, kafka_topic, messages, tmp_path, monkeypatch):
     from gangscope.pipeline.cli import main
+
+    monkeypatch.delenv("GANGSCOPE_OPENSEARCH_URL", raising=False)  # into folders, to compare
 
     topic = kafka_topic(partitions=2)
     produce(kafka_bootstrap, topic, messages)
@@ -247,6 +249,7 @@ def test_replay_from_kafka_gives_the_records_of_replay_of_the_files(
             return out
 
         assert read("k") == read("f"), kind
+    assert len((tmp_path / "k" / "step.ndjson").read_text().splitlines()) > 100
 
 
 @pytest.mark.parametrize("scenario", ["d_preemption", "a_image_pull_backoff"])
@@ -276,3 +279,30 @@ def test_events_topic_gives_the_event_records_attempts_and_diagnoses_of_replay_w
         settled(opensearch_url, prefix, want)
     finally:
         assert stop(proc) == 0
+
+
+def test_replay_from_kafka_reads_only_the_time_or_offset_range(
+        kafka_bootstrap, kafka_topic, messages, tmp_path, monkeypatch):
+    from kafka import KafkaProducer
+
+    from gangscope.pipeline.cli import main
+
+    monkeypatch.delenv("GANGSCOPE_OPENSEARCH_URL", raising=False)
+
+    topic = kafka_topic(partitions=2)
+    producer = KafkaProducer(bootstrap_servers=kafka_bootstrap)
+    hour = 3_600_000
+    for i, (key, value) in enumerate(messages[:1000]):  # 400 lines at 22:13:20, 600 an hour later
+        producer.send(topic, key=key, value=value, timestamp_ms=1_700_000_000_000 + (0 if i < 400 else hour))
+    producer.flush()
+    producer.close()
+
+    def lines(*flags: str) -> int:
+        out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
+        assert main(["replay", "--from-kafka", topic, "--bootstrap", kafka_bootstrap, "--out", str(out),
+                     "--no-progress", *flags]) == 0
+        return json.loads((out / "summary.json").read_text())["lines"]
+
+    assert lines("--since", "2023-11-14T23:00:00Z") == 600
+    assert lines("--until", "2023-11-14T23:00:00Z") == 400
+    assert lines("--from-offset", "100", "--to-offset", "200") == 200
