@@ -382,10 +382,17 @@ class Service:
                 return 0
             self._load_events()
             from kafka import KafkaConsumer
+            from kafka.errors import KafkaError
 
-            self.consumer = KafkaConsumer(**ksrc.consumer_options(cfg))
-            if cfg.dead_letter_topic:
-                self.dead = ksrc.DeadLetters(cfg, cfg.dead_letter_topic)
+            try:
+                self.consumer = KafkaConsumer(**ksrc.consumer_options(cfg))
+                if cfg.dead_letter_topic:
+                    self.dead = ksrc.DeadLetters(cfg, cfg.dead_letter_topic)
+            except KafkaError as exc:
+                from gangscope.pipeline.errors import UsageError
+
+                reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
+                raise UsageError(f"consume: cannot reach Kafka at {cfg.bootstrap} ({reason})") from None
             self.consumer.subscribe(list(cfg.topics) + list(cfg.events_topics), listener=_Rebalance(self))
             log.info("subscribed", topics=list(cfg.topics), events_topics=list(cfg.events_topics), group=cfg.group)
             while not self.stopping:
