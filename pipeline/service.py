@@ -23,12 +23,14 @@ from dataclasses import dataclass
 from typing import Any
 
 import structlog
+from kafka.errors import KafkaError
+from opensearchpy.exceptions import OpenSearchException
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
 from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline import checkpoint, curate
 from gangscope.pipeline.identity import with_derived_id
-from gangscope.pipeline.indices import OpenSearchError, OpenSearchUnavailable
+from gangscope.pipeline.indices import OpenSearchError
 from gangscope.pipeline.sources import kafka as ksrc
 from gangscope.pipeline.sources.files import PodIdentity
 
@@ -382,7 +384,6 @@ class Service:
                 return 0
             self._load_events()
             from kafka import KafkaConsumer
-            from kafka.errors import KafkaError
 
             try:
                 self.consumer = KafkaConsumer(**ksrc.consumer_options(cfg))
@@ -526,7 +527,7 @@ class Service:
                 self.sink_ok = True
                 self.metrics.sink_down.set(0)
                 return True
-            except OpenSearchUnavailable as exc:
+            except OpenSearchError as exc:
                 self.metrics.sink_down.set(1)
                 log.warning("opensearch unreachable, waiting", error=str(exc), retry_in=wait)
                 time.sleep(wait)
@@ -551,7 +552,7 @@ class Service:
                     self.metrics.sink_latency.observe(time.monotonic() - t0)
                 if self.dead is not None:
                     self.dead.flush(timeout=30)
-            except (OpenSearchError, OSError) as exc:
+            except (OpenSearchError, OpenSearchException, KafkaError, OSError) as exc:
                 if self.sink_ok:
                     log.warning("opensearch unavailable: consumption paused, nothing committed", error=str(exc))
                 self.sink_ok = False
@@ -646,8 +647,10 @@ class Service:
             try:
                 found = self.store.load(tp.topic, tp.partition)
                 break
-            except OpenSearchUnavailable as exc:
+            except OpenSearchError as exc:
                 log.warning("opensearch unreachable while loading a checkpoint", error=str(exc))
+                if self.stopping:
+                    return None, committed  # never started on: nothing of it is lost
                 time.sleep(self.cfg.backoff_initial)
         if found is None:
             return None, committed
@@ -784,9 +787,9 @@ class Service:
         for job in jobs:
             try:
                 records = self._job_records(job)
-            except (OpenSearchError, OSError) as exc:
-                log.warning("cannot read the job's records back; diagnosis later", job=job, error=str(exc))
-                self.to_analyse.add(job)
+            except (OpenSearchError, OpenSearchException, OSError) as exc:
+                # the job ends again (and is diagnosed then) once it has been quiet once more
+                log.warning("cannot read the job's records back; diagnosis later", job=job, error=str(exc)[:300])
                 self.jobs[job] = JobClock(time.monotonic())
                 continue
             order = {event_id: i for i, event_id in enumerate(self.book.events)}
