@@ -583,8 +583,19 @@ def error_of_trace(trace: TraceRecord) -> ErrorRecord | None:
     )
     for name in ("job", "attempt", "namespace", "pod", "container", "node", "rank", "local_rank", "time", "source", "stream", "seq"):
         setattr(error, name, getattr(trace, name))
+    if error.rank is None and error.local_rank is None:
+        error.local_rank = _spawned_process(trace)
     error.id = stable_id("error", trace.id)
     return error
+
+
+def _spawned_process(trace: TraceRecord) -> int | None:
+    """The child named by torch.multiprocessing.spawn's "-- Process N terminated with the
+    following error:" (its process index, i.e. its local rank), for an error the parent printed."""
+    for remote in (trace.details or {}).get("remote") or ():
+        if isinstance(remote, dict) and isinstance(remote.get("process"), int):
+            return remote["process"]
+    return None
 
 
 def _exception_line(trace: TraceRecord) -> str:

@@ -346,6 +346,8 @@ class RankMap:
         self.box: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
         self.extra: set[int] = set()
         self._by_pod: dict[str | None, list[int]] | None = None
+        pods = {r.pod for r in (*view.errors, *view.traces, *view.steps) if r.pod}
+        self.single_pod = len(pods) == 1
         for record in (*view.errors, *view.traces, *view.steps, *view.epochs, *view.signals):
             if record.rank is not None:
                 self._place(record.rank, record.pod, record.node)
@@ -403,7 +405,11 @@ class RankMap:
         if box_rank is not None:
             return box_rank
         pod_ranks = self.ranks_of_pod(error.pod)
-        return pod_ranks[0] if len(pod_ranks) == 1 else None
+        if len(pod_ranks) == 1:
+            return pod_ranks[0]
+        if local is not None and self.single_pod:
+            return local  # one pod: its local ranks are the global ranks
+        return None
 
     def _rank_from_box(self, error: ErrorRecord) -> int | None:
         entries = self.box.get(error.pod) or []

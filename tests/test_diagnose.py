@@ -172,3 +172,14 @@ def test_each_attempt_gets_its_own_diagnosis():
     second.attempt = 2
     ds = diagnose([first, second])
     assert [(d.attempt, d.category) for d in ds] == [(1, "cuda_oom"), (2, "success")]
+
+
+def test_a_child_of_torch_multiprocessing_spawn_is_named_by_its_process_index():
+    from pathlib import Path
+
+    from gangscope.pipeline import replay
+
+    run = Path(__file__).parent.parent / "fixtures" / "runs" / "mp_spawn"
+    result = replay.run(replay.ReplayOptions(paths=[str(run)]), lambda batch: None)
+    (diagnosis,) = result.diagnoses
+    assert (diagnosis.category, diagnosis.first_failure["rank"]) == ("python_exception", 1)
