@@ -19,7 +19,7 @@ import time
 from pathlib import Path
 
 from bench.corpus import generate
-from gangscope.pipeline import replay
+from gangscope.pipeline import curate, replay
 from gangscope.pipeline.sinks.local import LocalFolderSink
 
 
@@ -41,8 +41,11 @@ def floor(root: Path) -> tuple[int, float]:
     return lines, time.perf_counter() - start
 
 
-def run_replay(root: Path) -> tuple[replay.ReplayResult, float]:
+def run_replay(root: Path, without: tuple[str, ...] = ()) -> tuple[replay.ReplayResult, float]:
     out = Path(tempfile.mkdtemp(prefix="gangscope-bench-"))
+    if without:
+        # An A/B of one parser's cost: the same replay with it taken out of the parser table.
+        curate.LINE_PARSERS = tuple(c for c in curate.LINE_PARSERS if c.__name__ not in without)
     try:
         sink = LocalFolderSink(out)
         start = time.perf_counter()
@@ -58,6 +61,7 @@ def main() -> None:
     ap.add_argument("--mix", default="default")
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--corpus", type=Path, help="corpus folder (default bench/.corpus/<mix>-<lines>)")
+    ap.add_argument("--without", nargs="+", default=(), metavar="PARSER", help="leave these parser classes out (e.g. StepParser)")
     args = ap.parse_args()
     corpus = args.corpus or Path(__file__).parent / ".corpus" / f"{args.mix}-{args.lines}"
     if not corpus.exists():
@@ -65,10 +69,12 @@ def main() -> None:
         generate(corpus, args.lines, args.mix)
     size = sum(p.stat().st_size for p in corpus.rglob("*.log"))
     floor_lines, floor_s = floor(corpus)
-    result, replay_s = run_replay(corpus)
+    result, replay_s = run_replay(corpus, tuple(args.without))
     lines = result.curation.lines
     rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"corpus      {corpus} ({lines:,} lines, {size / 1e6:.1f} MB, mix {args.mix})")
+    if args.without:
+        print(f"without     {', '.join(args.without)}")
     print(f"floor       {floor_lines / floor_s:>12,.0f} lines/s  {size / 1e6 / floor_s:8.1f} MB/s")
     print(f"replay      {lines / replay_s:>12,.0f} lines/s  {size / 1e6 / replay_s:8.1f} MB/s  ratio to floor {floor_s / replay_s:.2f}")
     print(f"records     {dict(sorted(result.records.items()))}")

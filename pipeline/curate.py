@@ -208,7 +208,7 @@ class ContainerCurator:
         attempt_of: Callable[[str, str | None], int] | None = None,
         job: str | None = None,
         limits: CurationLimits | None = None,
-        parser_classes: tuple[type, ...] = LINE_PARSERS,
+        parser_classes: tuple[type, ...] | None = None,
         block_scan: bool = True,
     ):
         self.identity = identity
@@ -217,6 +217,7 @@ class ContainerCurator:
         self.stats = stats
         self.limits = limits or CurationLimits()
         self.stamper = Stamper(identity, job or job_of(identity), fmt, attempt_of)
+        parser_classes = parser_classes if parser_classes is not None else LINE_PARSERS
         self.parser_classes = parser_classes
         self.wanted = combined_prefilter(parser_classes)
         self.scanner = scanner_for(parser_classes) if (block_scan and fmt == "cri") else None
