@@ -181,10 +181,8 @@ def cmd_replay(args, err: Console) -> int:
 
 
 def _write_report(sink, result) -> None:
-    try:
-        from gangscope.pipeline.report import render_report
-    except ImportError:
-        return
+    from gangscope.pipeline.report import render_report
+
     sink.write_file("report.html", render_report(result.digest.all_records(), result.diagnoses))
 
 

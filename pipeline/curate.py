@@ -17,42 +17,18 @@ from typing import Callable, Iterable
 from gangscope.parsers import envelopes
 from gangscope.parsers.lines import Line, strip_rank_prefixes
 from gangscope.parsers.redact import redact_record
+from gangscope.parsers.errors import ErrorDetector, classify_trace
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord, stable_id
+from gangscope.parsers.steps import StepParser, TrainerLogFolder
+from gangscope.parsers.traces import TraceParser
 from gangscope.pipeline.identity import Stamper, job_of
 from gangscope.pipeline.scan import BlockScanner
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
 
 
-def _line_parsers() -> tuple[type, ...]:
-    # Order matters: a trace consumes its lines, so step and error detectors never
-    # see the inside of a traceback (the error of a trace comes from classify_trace).
-    found = []
-    for module, name in (("traces", "TraceParser"), ("steps", "StepParser"), ("errors", "ErrorDetector")):
-        try:
-            mod = __import__(f"gangscope.parsers.{module}", fromlist=[name])
-        except ImportError:
-            continue
-        found.append(getattr(mod, name))
-    return tuple(found)
-
-
-LINE_PARSERS = _line_parsers()
-
-
-def _classify_trace() -> Callable | None:
-    try:
-        from gangscope.parsers.errors import classify_trace
-    except ImportError:
-        return None
-    return classify_trace
-
-
-CLASSIFY_TRACE = _classify_trace()
-
-try:
-    from gangscope.parsers.steps import TrainerLogFolder
-except ImportError:
-    TrainerLogFolder = None
+# Order matters: a trace consumes its lines, so step and error detectors never see the
+# inside of a traceback (the error of a trace comes from classify_trace).
+LINE_PARSERS: tuple[type, ...] = (TraceParser, StepParser, ErrorDetector)
 
 
 @dataclass
@@ -234,7 +210,7 @@ class ContainerCurator:
         self.position = None
         self.deadline: bytes | None = None  # see _set_deadline
         self._open_cache = None  # see _open_streams
-        self.trainer_logs = TrainerLogFolder() if TrainerLogFolder is not None else None
+        self.trainer_logs = TrainerLogFolder()
 
     # -- blocks of raw bytes -------------------------------------------------
     def feed_block(self, block: bytes) -> list[Record]:
@@ -529,7 +505,7 @@ class ContainerCurator:
         if stream is not None:
             for record in records:
                 record.stream = stream
-        if fold and self.trainer_logs is not None:
+        if fold:
             # The Trainer's step dicts get their step numbers from its bar (another stream),
             # so they may be held here until the bar tells; step ids depend on them.
             records = self.trainer_logs.add(records)
@@ -538,7 +514,7 @@ class ContainerCurator:
             redact_record(record)  # issue 10: secrets are masked before any sink sees a record
             stamp(record, None)
             out.append(record)
-            if CLASSIFY_TRACE is not None and isinstance(record, TraceRecord):
+            if isinstance(record, TraceRecord):
                 error = error_of_trace(record)
                 if error is not None:
                     out.append(error)
@@ -564,14 +540,13 @@ class ContainerCurator:
                 self._emit(records, stream, out)
         self.open_keys.clear()
         self._open_cache = None
-        if self.trainer_logs is not None:
-            self._emit(self.trainer_logs.close(), None, out, fold=False)
+        self._emit(self.trainer_logs.close(), None, out, fold=False)
         return out
 
 
 def error_of_trace(trace: TraceRecord) -> ErrorRecord | None:
     """The pipeline error a finished trace stands for, linked to it by `trace_id`."""
-    verdict = CLASSIFY_TRACE(trace) if CLASSIFY_TRACE is not None else None
+    verdict = classify_trace(trace)
     if not verdict:
         return None
     category, message = verdict

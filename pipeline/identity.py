@@ -2,47 +2,17 @@
 
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass
 
 from gangscope.parsers.envelopes import to_utc
 from gangscope.parsers.records import Record, StepRecord, stable_id
+from gangscope.pipeline.gang import job_of_pod
 from gangscope.pipeline.sources.files import PodIdentity
-
-_JOB_LABELS = (
-    "training.kubeflow.org/job-name",
-    "jobset.sigs.k8s.io/jobset-name",
-    "batch.kubernetes.io/job-name",
-    "job-name",
-    "kueue.x-k8s.io/pod-group-name",
-    "app.kubernetes.io/instance",
-)
-_KUBEFLOW_POD = re.compile(r"^(?P<job>.+)-(?:master|worker|launcher|ps|chief|evaluator)-\d+$")
-_INDEXED_POD = re.compile(r"^(?P<job>.+?)(?:-\d+)+-[a-z0-9]{5}$")
-_PLAIN_JOB_POD = re.compile(r"^(?P<job>.+)-[a-z0-9]{5}$")
 
 
 def job_of(identity: PodIdentity) -> str:
     """`namespace/name` of the job a pod belongs to: from its labels, else from its name."""
-    try:
-        from gangscope.pipeline.gang import job_of_pod
-    except ImportError:  # the gang module is optional for plain log replay
-        job_of_pod = None
-    labels = dict(identity.labels)
-    if job_of_pod is not None:
-        return job_of_pod(identity.namespace or "default", identity.pod, labels, dict(identity.annotations))
-    ns = identity.namespace or "default"
-    for key in _JOB_LABELS:
-        if labels.get(key):
-            return f"{ns}/{labels[key]}"
-    for pattern in (_KUBEFLOW_POD, _INDEXED_POD, _PLAIN_JOB_POD):
-        m = pattern.match(identity.pod)
-        if m:
-            return f"{ns}/{m['job']}"
-    return f"{ns}/{identity.pod}"
-
-
-AttemptLookup = "Callable[[str, str | None], int]"
+    return job_of_pod(identity.namespace or "default", identity.pod, dict(identity.labels), dict(identity.annotations))
 
 
 @dataclass

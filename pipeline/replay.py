@@ -12,11 +12,15 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes
+from gangscope.parsers.events import decode_event_stream
+from gangscope.parsers.progress import ProgressTracker, find_stragglers
 from gangscope.parsers.records import Record
 from gangscope.parsers.redact import redact_record
 from gangscope.pipeline import curate
+from gangscope.pipeline.diagnose import diagnose
 from gangscope.pipeline.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
+from gangscope.pipeline.gang import attempt_lookup, build_attempts
 from gangscope.pipeline.identity import with_derived_id
 from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
 
@@ -126,8 +130,7 @@ class Replay:
                 work = GroupWork(group, self.options, attempt_of, result.curation, result.read, self.progress)
                 for batch in work.batches():
                     self._deliver(batch)
-                if work.tracker is not None:
-                    self.trackers.append(work.tracker)
+                self.trackers.append(work.tracker)
         self._finish()
         return result
 
@@ -168,12 +171,6 @@ class Replay:
         if not paths:
             return
         result = self.result
-        try:
-            from gangscope.parsers.events import decode_event_stream
-            from gangscope.pipeline.gang import attempt_lookup, build_attempts
-        except ImportError:
-            result.problems.append("--events given, but this build cannot read events yet")
-            return
         sources, problems = discover(paths)
         result.problems.extend(problems)
         events = []
@@ -200,17 +197,8 @@ class Replay:
         result = self.result
         for tracker in self.trackers:
             self._deliver([with_derived_id(r) for r in finish_progress(tracker, result.curation.job_end)])
-        try:
-            from gangscope.parsers.progress import find_stragglers
-        except ImportError:
-            find_stragglers = None
-        if find_stragglers is not None:
-            steps = [r for series in result.digest.steps.values() for r in series]
-            self._deliver([with_derived_id(r) for r in find_stragglers(steps)])
-        try:
-            from gangscope.pipeline.diagnose import diagnose
-        except ImportError:
-            return
+        steps = [r for series in result.digest.steps.values() for r in series]
+        self._deliver([with_derived_id(r) for r in find_stragglers(steps)])
         attempts = [a for job_attempts in result.attempts.values() for a in job_attempts] or None
         result.diagnoses = list(diagnose(result.digest.all_records(), attempts))
         self._deliver(result.diagnoses)
@@ -237,7 +225,7 @@ class GroupWork:
         self.curation = curation
         self.read = read
         self.progress = progress
-        self.tracker = _new_tracker()
+        self.tracker = ProgressTracker()
 
     def batches(self):
         """The pod's records. The progress tracker's last word (final epoch states, a stall
@@ -272,7 +260,7 @@ class GroupWork:
         )
 
     def _with_progress_records(self, batch: list[Record]) -> list[Record]:
-        if self.tracker is None or not batch:
+        if not batch:
             return batch
         derived = []
         for record in batch:
@@ -333,11 +321,7 @@ def _merge_stats(into, other) -> None:
 
 
 def _attempt_lookup(attempts: dict):
-    if not attempts:
-        return None
-    from gangscope.pipeline.gang import attempt_lookup
-
-    return attempt_lookup(attempts)
+    return attempt_lookup(attempts) if attempts else None
 
 
 def finish_progress(tracker, job_end: dict[str, float]) -> list[Record]:
@@ -349,14 +333,6 @@ def finish_progress(tracker, job_end: dict[str, float]) -> list[Record]:
     for key, rank in ranks.items():
         out.extend(rank.finish(job_end.get(key[0])))
     return out
-
-
-def _new_tracker():
-    try:
-        from gangscope.parsers.progress import ProgressTracker
-    except ImportError:
-        return None
-    return ProgressTracker()
 
 
 def total_bytes(paths: list[str]) -> int | None:
