@@ -63,7 +63,12 @@ class OpenSearch:
         for folder in (data, logs, conf, tmp):
             folder.mkdir(parents=True, exist_ok=True)
         template = Template((CONF_DIR / "opensearch" / "opensearch.yml").read_text())
-        (conf / "opensearch.yml").write_text(template.substitute(data_dir=data, logs_dir=logs, **self.ports))
+        settings = template.substitute(data_dir=data, logs_dir=logs, **self.ports)
+        # Extra opensearch.yml lines (a test's node with tiny thread pools, say), `;` or newline apart.
+        extra = [s.strip() for s in os.environ.get("GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS", "").replace(";", "\n").splitlines()]
+        if any(extra):
+            settings += "# GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS\n" + "".join(f"{s}\n" for s in extra if s)
+        (conf / "opensearch.yml").write_text(settings)
         shutil.copyfile(CONF_DIR / "opensearch" / "log4j2.properties", conf / "log4j2.properties")
         self.server_log = logs / "opensearch.log"
         self.log_offset = file_size(self.server_log)
