@@ -37,6 +37,8 @@ from typing import Any, Callable, Iterable
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, EventRecord, Frame, Record, SignalRecord, TraceRecord
 
 MASK = "[REDACTED]"
+# Passes of the rule table over one text at most (see Redactor.text).
+MAX_PASSES = 4
 
 Replacement = str | Callable[[re.Match[str]], str]
 
@@ -250,6 +252,17 @@ class Redactor:
         lower = text.lower()
         if not self._may_hold_secret(text, lower):
             return text
+        # A mask can remove what stopped an earlier rule (a `/` ending a URL password), so the
+        # table runs again until nothing changes: masking a masked text changes nothing.
+        for _ in range(MAX_PASSES):
+            masked = self._pass(text, lower)
+            if masked is text:
+                break
+            text = masked
+            lower = text.lower()
+        return text
+
+    def _pass(self, text: str, lower: str) -> str:
         counts = self.counts
         for rule in self.rules:
             if rule.hints and not any(h in lower for h in rule.hints):
