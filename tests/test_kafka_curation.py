@@ -76,6 +76,25 @@ def test_an_event_message_becomes_an_event_record():
     assert [r.reason for r in decoded.records] == ["Admitted"]
 
 
+def test_an_event_message_is_redacted_as_replay_redacts_an_event_file():
+    from gangscope.parsers.events import decode_event_stream
+    from gangscope.parsers.redact import redact_record
+
+    password = "S3cr3tPa55w0rd"
+    event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "llama-train-worker-0.17b", "namespace": "team-a",
+                                                                "uid": "u-2"},
+             "involvedObject": {"kind": "Pod", "name": "llama-train-worker-0", "namespace": "team-a"},
+             "reason": "Failed", "type": "Warning", "count": 1, "firstTimestamp": "2026-03-02T10:00:05Z",
+             "lastTimestamp": "2026-03-02T10:00:05Z",
+             "message": f'Failed to pull image "registry.example.com/team/trainer:1.4": pull from '
+                        f'https://robot:{password}@registry.example.com/v2/team/trainer/manifests/1.4: unauthorized'}  # fmt: skip
+    value = json.dumps(event).encode()
+    consumed = ksrc.decode_events(value).records
+    replayed = [redact_record(r) for r in decode_event_stream([value.decode()]) if getattr(r, "kind", None) == "event"]
+    assert password not in encode(consumed[0]).decode()
+    assert [encode(r) for r in consumed] == [encode(r) for r in replayed]
+
+
 def test_an_event_message_of_an_unknown_kind_is_undecodable():
     with pytest.raises(ksrc.Undecodable) as bad:
         ksrc.decode_events(b'{"kind": "ConfigMap", "metadata": {"name": "x"}}')

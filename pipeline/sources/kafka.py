@@ -117,8 +117,10 @@ class DecodedEvents:
 
 
 def decode_events(value: bytes | None) -> DecodedEvents:
-    """Event records of one events message; Undecodable when it yields only broken objects."""
+    """Event records of one events message, their secrets masked as replay masks those of event
+    files; Undecodable when it yields only broken objects."""
     from gangscope.parsers.events import Skip, decode_object
+    from gangscope.parsers.redact import redact_record
 
     obj = _json_value(value)
     out = DecodedEvents()
@@ -130,7 +132,7 @@ def decode_events(value: bytes | None) -> DecodedEvents:
             elif bad is None:
                 bad = item
             continue
-        out.records.append(item)
+        out.records.append(redact_record(item))  # issue 10: before the sink, as pipeline/replay.py does
     if bad is not None and not out.records:
         raise Undecodable(bad.reason, bad.detail)
     return out
