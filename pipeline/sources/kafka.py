@@ -87,6 +87,8 @@ def _json_value(value: bytes | None) -> Any:
         return _decoder.decode(value)
     except msgspec.DecodeError as exc:
         raise Undecodable("not_json", str(exc)[:200]) from None
+    except RecursionError:  # msgspec's guard against deep nesting: hostile, not a crash
+        raise Undecodable("too_deep", "JSON nested deeper than the decoder follows") from None
 
 
 def _json_object(value: bytes | None) -> dict[str, Any]:
@@ -100,14 +102,23 @@ def decode_log(value: bytes | None, _decode=_decoder.decode, _envelope=envelopes
     """One Fluent Bit record as an envelope, or Undecodable. (The hot path: one call per line.)"""
     try:
         obj = _decode(value)
-    except (msgspec.DecodeError, TypeError):
+    except (msgspec.DecodeError, TypeError, RecursionError):
         obj = _json_value(value)  # raises with the reason
     if type(obj) is not dict:
         raise Undecodable("not_an_object", f"JSON {type(obj).__name__}")
     env = _envelope(obj)
     if env is None:
         raise Undecodable("no_log_text", "record has no string 'log' or 'message'")
+    kube = env.kubernetes
+    if kube is not None:
+        for name in _KUBE_KEY_FIELDS:  # they key the curation state: a list or object there cannot
+            v = kube.get(name)
+            if v is not None and type(v) is not str:
+                raise Undecodable("bad_kubernetes", f"kubernetes.{name} is a JSON {type(v).__name__}, not a string")
     return env
+
+
+_KUBE_KEY_FIELDS = ("namespace_name", "pod_id", "pod_name", "container_name")
 
 
 @dataclass
