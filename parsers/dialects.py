@@ -25,6 +25,7 @@ generic (plain loops).
 
 from __future__ import annotations
 
+import operator
 import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -762,6 +763,7 @@ class CompiledPlan(NamedTuple):
     fixed: dict  # fields every line of the plan has (dialect, throughput unit)
     ops: tuple
     clocks: bool
+    measures: bool  # a line of the plan carries a measurement (see is_step)
 
 
 def compile_plan(d: Dialect, plan: Plan) -> CompiledPlan:
@@ -788,7 +790,12 @@ def compile_plan(d: Dialect, plan: Plan) -> CompiledPlan:
             out.append((True, name, _divided(arg)))
         elif op == "last_epoch":
             out.append((False, name, _plus_one))
-    return CompiledPlan(fixed, tuple(out), clocks)
+    measures = any(
+        name in _MEASUREMENTS if not into_metrics else name not in _CLOCK_METRICS
+        for into_metrics, name, conv in out
+        if conv is not None
+    )
+    return CompiledPlan(fixed, tuple(out), clocks, measures)
 
 
 def apply_plan(d: Dialect, plan: CompiledPlan, texts: list[str]) -> dict | None:
@@ -807,12 +814,22 @@ def apply_plan(d: Dialect, plan: CompiledPlan, texts: list[str]) -> dict | None:
     if plan.clocks:
         _bar_clocks(out, metrics)
     out["metrics"] = metrics
-    if d.kind in ("step", "bar") and not is_step(out, d):
+    if d.kind in ("step", "bar") and not (plan.measures and _numbered(out.get("step"), d)):
         return None
     return out
 
 
 _NOT_METRICS = frozenset({"elapsed_s", "eta_s"})
+_MEASUREMENTS = ("loss", "learning_rate", "grad_norm", "throughput", "step_time_s")
+# metrics a bar's clocks become (_bar_clocks): times, not measurements
+_CLOCK_METRICS = frozenset({"_elapsed", "_remaining", "_clock", "_duration"}) | _NOT_METRICS
+
+
+def _numbered(step, d: Dialect) -> bool:
+    """The step-number half of `is_step`."""
+    if step is None:
+        return d is HF_TRAINER
+    return step > 0 or (step == 0 and d.kind != "bar")
 
 
 def is_step(out: dict, d: Dialect) -> bool:
@@ -820,12 +837,9 @@ def is_step(out: dict, d: Dialect) -> bool:
 
     A bar at 0 has done no step yet (its reset at an epoch start is drawn with the rate of the last epoch).
     """
-    step = out.get("step")
-    if step is None and d is not HF_TRAINER:
+    if not _numbered(out.get("step"), d):
         return False
-    if step is not None and (step < 0 or (step == 0 and d.kind == "bar")):
-        return False
-    for f in ("loss", "learning_rate", "grad_norm", "throughput", "step_time_s"):
+    for f in _MEASUREMENTS:
         if out.get(f) is not None:
             return True
     return any(k not in _NOT_METRICS for k in out["metrics"])
@@ -873,16 +887,33 @@ def build(reading: Reading) -> dict | None:
 
 
 class ShapeCache:
-    """Shape -> Template (or a remembered miss). Bounded: cleared when full."""
+    """Shape -> Template (or a remembered miss). Bounded: cleared when full.
+
+    Two levels. A segment's *layout* is its UTF-8 bytes with every digit made a 0: two
+    segments with one layout tokenize alike (number tokens are told apart by character
+    classes, never by which digit), so a layout seen before gives each value's text by
+    slicing at remembered offsets, with no tokenizing at all. A new layout is tokenized and
+    its *shape* (the text between numbers, padding squeezed) looked up; pyparsing runs
+    only for a shape never seen.
+    """
 
     def __init__(self, dialects: tuple[Dialect, ...] = DIALECTS, max_shapes: int = 20000):
         self.dialects = dialects
         self.max_shapes = max_shapes
+        self._layouts: dict[bytes, tuple | None] = {}  # layout -> (dialect, plan, value offsets) or a miss
         self._shapes: dict[str, Template | None] = {}
         self._plans: dict[tuple, Plan | None] = {}
         self.parses = 0  # pyparsing runs, for tests and benchmarks
 
     def read(self, seg: str, only: tuple[Dialect, ...] | None = None) -> Reading | None:
+        if only is None:
+            layout = seg.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
+            known = self._layouts.get(layout, _UNSEEN)
+            if known is None:
+                return None
+            if known is not _UNSEEN:
+                d, plan, pick = known
+                return Reading(d, plan, pick(seg))
         # text, number, text, number, ..., text
         if ("nan" in seg or "inf" in seg) and _NAN_VALUE(seg):
             parts = _NUMBER_SPLIT(seg)
@@ -894,8 +925,12 @@ class ShapeCache:
         key = shape if only is None else shape + "\x01" + only[0].name
         tpl = self._shapes.get(key, _UNSEEN)
         if tpl is None:
+            if only is None:
+                self._remember(layout, None)
             return None
         if tpl is not _UNSEEN:
+            if only is None:
+                self._remember(layout, (tpl.dialect, tpl.plan, _picker(tpl.spans, parts)))
             return Reading(
                 tpl.dialect,
                 tpl.plan,
@@ -907,7 +942,14 @@ class ShapeCache:
             self._plans.clear()
         if tpl is not None or reading is None:
             self._shapes[key] = tpl
+            if only is None:
+                self._remember(layout, None if tpl is None else (tpl.dialect, tpl.plan, _picker(tpl.spans, parts)))
         return reading
+
+    def _remember(self, layout: bytes, known: tuple | None) -> None:
+        if len(self._layouts) >= self.max_shapes:
+            self._layouts.clear()
+        self._layouts[layout] = known
 
     def _parse(self, seg: str, parts: list[str], dialects) -> tuple[Reading | None, Template | None]:
         for d in dialects:
@@ -929,6 +971,22 @@ class ShapeCache:
 
 
 _UNSEEN = object()
+_DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
+
+
+def _picker(spans: tuple[tuple[int, int], ...], parts: list[str]) -> Callable[[str], tuple[str, ...]]:
+    """A function that slices each value's text (its first to its last number token) out of
+    any segment with the layout of the one `parts` came from."""
+    starts = [0]
+    for part in parts:
+        starts.append(starts[-1] + len(part))
+    slices = [slice(starts[2 * a + 1], starts[2 * b + 2]) for a, b in spans]
+    if len(slices) == 1:
+        only = slices[0]
+        return lambda seg: (seg[only],)
+    return operator.itemgetter(*slices) if slices else (lambda seg: ())
+
+
 _NUMBER_SPLIT = re.compile(f"({NUMBER})").split
 _PLAIN_SPLIT = re.compile(f"({_PLAIN_NUMBER})").split
 # nan/inf where a value sits ("grad norm: nan", "'loss': nan", "loss=inf"); Megatron's

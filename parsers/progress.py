@@ -74,7 +74,7 @@ class ProgressTracker:
         rp = self._ranks.get(key)
         if rp is None:
             rp = self._ranks[key] = RankProgress(**self.params)
-        t = seconds(rec.time)
+        t = rp.time_of(rec)
         if t is not None:
             jk = (rec.job, rec.attempt)
             if t > self._job_end.get(jk, float("-inf")):
@@ -119,7 +119,6 @@ class RankProgress:
         self.every_steps = every_steps
         self._last: StepRecord | None = None
         self._state: dict = {}
-        self._emitted: dict | None = None
         self._points: deque[tuple[float, float]] = deque(maxlen=rate_window)
         self._intervals: deque[float] = deque(maxlen=50)
         self._last_step_at: float | None = None
@@ -130,14 +129,26 @@ class RankProgress:
         # steps per epoch, learnt where global steps cross an epoch boundary
         self._epoch_len: float | None = None
         self._time: tuple[str | None, float | None] = (None, None)  # the last time read
+        # the dialect of the last record and its facts (looked up once per change, not per step)
+        self._dialect: str | None = None
+        self._facts = None
+        # what the next record must reach to be emitted (see _should_emit)
+        self._next: tuple | None = None
+
+    def time_of(self, rec: StepRecord) -> float | None:
+        """The record's time in seconds (remembered: a bar's states share their line's time)."""
+        if rec.time == self._time[0]:
+            return self._time[1]
+        t = seconds(rec.time)
+        self._time = (rec.time, t)
+        return t
 
     def add(self, rec: StepRecord) -> list[EpochRecord | SignalRecord]:
         out: list[EpochRecord | SignalRecord] = []
-        if rec.time == self._time[0]:
-            t = self._time[1]  # a bar's states share their line's time
-        else:
-            t = seconds(rec.time)
-            self._time = (rec.time, t)
+        t = self.time_of(rec)
+        if rec.dialect != self._dialect:
+            self._dialect = rec.dialect
+            self._facts = FACTS.get(rec.dialect or "")
         self._watch_stall(rec, t, out)
         self._learn_scope(rec)
         self._last = rec
@@ -184,7 +195,7 @@ class RankProgress:
                     self._epoch_len = prev.step / (index + 1)
 
     def _epoch_base(self, rec: StepRecord) -> int:
-        d = FACTS.get(rec.dialect or "")
+        d = self._facts if rec.dialect == self._dialect else FACTS.get(rec.dialect or "")
         if d is not None and d.epoch_base is not None:
             return d.epoch_base  # type: ignore[return-value]
         # plain loops: "epoch 0" is 0-based; anything else is taken as counting from 1
@@ -195,7 +206,7 @@ class RankProgress:
         m = rec.metrics
         if "epoch_step" in m and m.get("epoch_steps"):
             return m["epoch_step"], m["epoch_steps"]
-        d = FACTS.get(rec.dialect or "")
+        d = self._facts
         if d is not None and d.step_scope == "auto" and rec.step is not None and rec.total_steps:
             in_epoch = self._in_epoch if self._in_epoch is not None else rec.total_epochs is not None
             if in_epoch:
@@ -214,16 +225,17 @@ class RankProgress:
             "total_epochs": total_epochs,
         }
         pos = self._position(rec)
+        trainer = self._facts is not None and self._facts.name == "hf_trainer"
         epoch = None
         if rec.epoch is not None:
-            if d_name(rec) == "hf_trainer":
+            if trainer:
                 epoch = float(rec.epoch)  # the Trainer prints epochs elapsed
             else:
                 epoch = float(int(rec.epoch) - self._epoch_base(rec))
                 if pos is not None:
                     epoch += min(pos[0] / pos[1], 1.0)
         state["epoch"] = epoch if epoch is not None else prev.get("epoch")
-        if not total_epochs and d_name(rec) == "hf_trainer" and epoch and rec.step and rec.total_steps:
+        if not total_epochs and trainer and epoch and rec.step and rec.total_steps:
             # the Trainer's epoch is global step / steps per epoch, its bar's total the last step
             # (a dict numbered by TrainerLogFolder carries both itself)
             n = rec.total_steps * epoch / rec.step
@@ -249,30 +261,44 @@ class RankProgress:
             (t0, p0), (t1, p1) = self._points[0], self._points[-1]
             if t1 > t0 and p1 > p0:
                 return (1.0 - progress) * (t1 - t0) / (p1 - p0)
-        d = FACTS.get(rec.dialect or "")
+        d = self._facts
         if "eta_s" in rec.metrics and d is not None and d.step_scope == "global":
             return rec.metrics["eta_s"]  # a global bar's own estimate
         return None
 
     def _should_emit(self, state: dict) -> bool:
-        """Only when the run went forward enough: a value going back and forth does not count."""
-        last = self._emitted
-        if last is None:
+        """Only when the run went forward enough: a value going back and forth does not count.
+
+        The thresholds are worked out when a record is emitted (`_thresholds`), so a step that
+        changes nothing worth a record costs a few comparisons."""
+        nxt = self._next
+        if nxt is None:
             return True
-        e0, e1 = last.get("epoch"), state.get("epoch")
-        if e1 is not None and (e0 is None or math.floor(e1) > math.floor(e0)):
+        next_epoch, totals, p0, next_step = nxt
+        e1 = state["epoch"]
+        if e1 is not None and (next_epoch is None or e1 >= next_epoch):
             return True
-        for k in ("total_steps", "total_epochs"):
-            if state.get(k) is not None and state.get(k) != last.get(k):
-                return True
-        p0, p1 = last.get("progress"), state.get("progress")
+        t, te = state["total_steps"], state["total_epochs"]
+        if (t is not None and t != totals[0]) or (te is not None and te != totals[1]):
+            return True
+        p1 = state["progress"]
         if p1 is not None:
             return p0 is None or p1 - p0 >= self.progress_step - 1e-9 or (p1 >= 1.0 > p0)
-        s0, s1 = last.get("step"), state.get("step")
-        return s1 is not None and (s0 is None or s1 - s0 >= self.every_steps)
+        s1 = state["step"]
+        return s1 is not None and (next_step is None or s1 >= next_step)
+
+    def _thresholds(self, state: dict) -> tuple:
+        """(epoch that starts a new record, totals, progress, step that starts a new record) after `state`."""
+        e0, p0, s0 = state.get("epoch"), state.get("progress"), state.get("step")
+        return (
+            None if e0 is None else math.floor(e0) + 1,
+            (state.get("total_steps"), state.get("total_epochs")),
+            p0,
+            None if s0 is None else s0 + self.every_steps,
+        )
 
     def _record(self, state: dict) -> EpochRecord:
-        self._emitted = dict(state)
+        self._next = self._thresholds(state)
         rec = self._last
         assert rec is not None
         return EpochRecord(

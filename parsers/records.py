@@ -166,5 +166,11 @@ def from_dict(data: dict[str, Any]) -> AnyRecord:
 
 def stable_id(*parts: object) -> str:
     """A deterministic id from the given coordinates (never from paths or byte offsets)."""
+    return id_hasher(*parts).hexdigest()
+
+
+def id_hasher(*parts: object):
+    """The hash behind `stable_id`, to be copied and continued by callers that share a prefix
+    (pass "" last to end the prefix with its separator)."""
     text = "\x1f".join(["" if p is None else str(p) for p in parts])
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12).hexdigest()
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12)

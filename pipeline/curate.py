@@ -37,6 +37,9 @@ class CurationLimits:
     # Open multi-line records per container (one per rank stream): each holds up to
     # TraceParser.max_bytes, so past this the quietest is flushed early (counted) (issue 10).
     max_open_records: int = 1024
+    # Containers a Fluent Bit stream keeps curators for (FluentBitCurator): past this, the least
+    # recently fed are closed (their open records flushed) and forgotten, counted (issue 10).
+    max_containers: int = 20_000
 
 
 @dataclass
@@ -46,7 +49,8 @@ class CurationStats:
     invalid_utf8_lines: int = 0
     partial_lines_cut: int = 0
     dangling_partials: int = 0
-    open_records_flushed: int = 0  # flushed before their end: over CurationLimits.max_open_records
+    open_records_flushed: int = 0  # flushed before their end: over CurationLimits.max_open_records / max_containers
+    containers_evicted: int = 0  # curators closed as the least recently fed: over CurationLimits.max_containers
     records: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     job_end: dict[str, float] = field(default_factory=dict)  # job -> time of its last line read
@@ -56,16 +60,32 @@ _STREAMS = frozenset(("stdout", "stderr"))
 
 
 class SubStream:
-    """The parsers of one stream of one rank, and whether any of them holds an open record."""
+    """The parsers of one stream of one rank, and whether any of them holds an open record.
 
-    __slots__ = ("parsers", "prefilters", "open", "opened_at", "last_time")
+    `open_bits` has bit i set while parser i holds an open record; a parser's state changes
+    only when it is fed, expired or closed, so it is read back only then."""
+
+    __slots__ = ("parsers", "prefilters", "open_bits", "opened_at", "last_time")
 
     def __init__(self, parser_classes: tuple[type, ...]):
         self.parsers = [cls() for cls in parser_classes]
         self.prefilters = [re.compile(cls.PREFILTER).search for cls in parser_classes]
-        self.open = False
+        self.open_bits = 0
         self.opened_at = None  # the source position of the line that opened the current record
         self.last_time = None  # the time of the last line fed
+
+    @property
+    def open(self) -> bool:
+        return self.open_bits != 0
+
+    def _read_open_bits(self) -> None:
+        bits = 0
+        bit = 1
+        for parser in self.parsers:
+            if parser.open:
+                bits |= bit
+            bit <<= 1
+        self.open_bits = bits
 
     def due(self) -> float | None:
         """When (seconds) the earliest open record of this stream may be over if no line comes."""
@@ -81,7 +101,7 @@ class SubStream:
         for parser in self.parsers:
             if parser.open and hasattr(parser, "expire"):
                 out.extend(parser.expire(now))
-        self.open = any(p.open for p in self.parsers)
+        self._read_open_bits()
         return out
 
     def feed(self, line: Line, hints: int = -1) -> list[Record]:
@@ -89,24 +109,28 @@ class SubStream:
         block scan found parser i's prefilter on the raw line (-1: unknown, test them all)."""
         out: list[Record] = []
         text = line.text
+        open_bits = self.open_bits
         bit = 1
         for parser, wants in zip(self.parsers, self.prefilters):
-            hinted = hints & bit
-            bit <<= 1
-            if parser.open or (hinted and wants(text)):
+            if open_bits & bit or (hints & bit and wants(text)):
                 consumed, records = parser.feed(line)
+                if parser.open:
+                    open_bits |= bit
+                else:
+                    open_bits &= ~bit
                 if records:
                     out.extend(records)
                 if consumed:
                     break
-        self.open = any(p.open for p in self.parsers)
+            bit <<= 1
+        self.open_bits = open_bits
         return out
 
     def close(self) -> list[Record]:
         out: list[Record] = []
         for parser in self.parsers:
             out.extend(parser.close())
-        self.open = False
+        self.open_bits = 0
         return out
 
 
@@ -174,6 +198,8 @@ class ContainerCurator:
     time) is what makes ids unique when a runtime stamps several lines alike; both
     paths below compute it the same way.
     """
+
+    last_used = 0  # FluentBitCurator's tick at this container's last line (a class default: checkpoints)
 
     def __init__(
         self,
@@ -464,15 +490,15 @@ class ContainerCurator:
             text, rank, local_rank = strip_rank_prefixes(text)
         key = (stream, rank, local_rank) if (rank is not None or local_rank is not None) else stream
         sub = self.subs.get(key)
-        if sub is None or not sub.open:
+        if sub is None or not sub.open_bits:
             if not hints or (hints == -1 and not self.wanted(text)):
                 return
             if sub is None:
                 sub = self.subs[key] = SubStream(self.parser_classes)
-        was_open = sub.open
+        was_open = sub.open_bits != 0
         sub.last_time = time
         records = sub.feed(Line(time, seq, text, rank, local_rank), hints)
-        if sub.open:
+        if sub.open_bits:
             if not was_open or records:  # a record (re)started on this line
                 sub.opened_at = self.position
             if not was_open:
@@ -581,12 +607,19 @@ def _exception_line(trace: TraceRecord) -> str:
 
 
 class FluentBitCurator:
-    """Fluent Bit records carry their pod in each record: one ContainerCurator per container."""
+    """Fluent Bit records carry their pod in each record: one ContainerCurator per container,
+    at most `limits.max_containers` of them (the least recently fed go first)."""
+
+    # Class defaults: a curator restored from a checkpoint of an older build lacks them.
+    tick = 0  # lines fed; a curator's `last_used` is the tick of its last line
+    evictions = 0  # eviction rounds (an owner keeping per-container state compares it)
+    limits = CurationLimits()
 
     def __init__(self, stats: CurationStats, fallback: PodIdentity, **kwargs):
         self.stats = stats
         self.fallback = fallback
         self.kwargs = kwargs
+        self.limits = kwargs.get("limits") or self.limits
         self.curators: dict[tuple, ContainerCurator] = {}
         self.position = None  # see ContainerCurator.position
 
@@ -614,10 +647,30 @@ class FluentBitCurator:
         key = _kube_key(kube)
         curator = self.curators.get(key)
         if curator is None:
+            if len(self.curators) >= self.limits.max_containers:
+                self.evict(out)
             identity = identity_from_kubernetes(kube) if kube else self.fallback
             curator = self.curators[key] = ContainerCurator(identity, "fluentbit", self.stats, **self.kwargs)
+        self.tick += 1
+        curator.last_used = self.tick
         curator.position = self.position
         curator.feed_envelope(env, out)
+
+    def evict(self, out: list[Record]) -> None:
+        """Close the least recently fed eighth of the curators: what they hold open becomes
+        records in `out` (counted as flushed early), then they are forgotten. A container that
+        speaks again gets a new curator. In rounds, so that the sort is paid once per many new
+        containers."""
+        cap = self.limits.max_containers
+        n = max(1, len(self.curators) - cap + 1, cap // 8)
+        by_age = sorted(self.curators.items(), key=lambda kv: kv[1].last_used)[:n]
+        for key, curator in by_age:
+            self.stats.open_records_flushed += len(curator.open_keys)
+            out.extend(curator.close())
+            curator._note_latest()
+            del self.curators[key]
+        self.stats.containers_evicted += len(by_age)
+        self.evictions += 1
 
     def open_positions(self) -> list:
         """Where the records still open in any container started."""

@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from gangscope.parsers.envelopes import to_utc
-from gangscope.parsers.records import Record, StepRecord, stable_id
+from gangscope.parsers.records import Record, StepRecord, id_hasher, stable_id
 from gangscope.pipeline.gang import job_of_pod
 from gangscope.pipeline.sources.files import PodIdentity
 
@@ -23,6 +23,9 @@ class Stamper:
     job: str
     source: str
     attempt_of: object = None  # callable(job, utc_time) -> attempt number
+    # Step ids of one rank share every coordinate but epoch, step and dialect: the hash of that
+    # common prefix is kept per (attempt, rank, local rank) and copied, not recomputed.
+    _step_prefixes: dict = field(default_factory=dict, repr=False)
 
     def stamp(self, record: Record, stream: str | None) -> Record:
         ident = self.identity
@@ -37,8 +40,26 @@ class Stamper:
         record.time = to_utc(record.time) if record.time else None
         if self.attempt_of is not None:
             record.attempt = self.attempt_of(self.job, record.time)  # type: ignore[operator]
-        record.id = record_id(record, ident.pod_uid)
+        if type(record) is StepRecord and record.step is not None:
+            record.id = self._step_id(record)
+        else:
+            record.id = record_id(record, ident.pod_uid)
         return record
+
+    def _step_id(self, record: StepRecord) -> str:
+        """record_id of a numbered step, from the hash of its rank's common prefix."""
+        who = (record.attempt, record.rank, record.local_rank)
+        prefix = self._step_prefixes.get(who)
+        if prefix is None:
+            if len(self._step_prefixes) >= 4096:
+                self._step_prefixes.clear()
+            ident = self.identity
+            head = ("step", record.job, record.attempt, ident.pod_uid or record.pod, record.container, record.rank, record.local_rank)
+            prefix = self._step_prefixes[who] = id_hasher(*head, "")
+        h = prefix.copy()
+        epoch, dialect = record.epoch, record.dialect
+        h.update(f"{'' if epoch is None else epoch}\x1f{record.step}\x1f{'' if dialect is None else dialect}".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
 
 
 def record_id(record: Record, pod_uid: str | None) -> str:

@@ -584,3 +584,26 @@ def test_fixture_steps_match_what_the_run_logged(dialect_dir):
             assert recs[-1].step == expected["last_step"], key
             assert recs[-1].loss == expected["last_loss"], key
         assert [(r.step, r.loss) for r in recs] == [tuple(s[:2]) for s in expected["steps"]], key
+
+
+def test_layout_cache_reads_what_a_cold_cache_reads_for_every_fixture_line():
+    """A layout seen before is sliced at remembered offsets: the values must be those the
+    tokenizer and the dialect grammars give a cache that never saw the layout."""
+    warm = ShapeCache()
+    lines = []
+    for path in sorted((Path(__file__).parent.parent / "fixtures" / "dialects").rglob("*.log")):
+        for raw in path.read_text(errors="replace").splitlines():
+            text = raw.split(" ", 3)[-1]
+            lines.extend(seg for seg in text.split("\r") if seg.strip())
+    lines.append("epoch 1/3 step 17/5000 loss 2.5388")
+    lines.append("epoch 2/3 step 99/5000 loss 1.0000")  # same layout, other digits
+    compared = 0
+    for seg in lines:
+        warm.read(seg)
+        again = warm.read(seg)  # from the layout level now
+        cold = ShapeCache().read(seg)
+        assert (again is None) == (cold is None), seg
+        if cold is not None:
+            assert again.dialect is cold.dialect and list(again.texts) == list(cold.texts), seg
+            compared += 1
+    assert compared > 300
