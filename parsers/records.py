@@ -138,6 +138,11 @@ AnyRecord = TraceRecord | StepRecord | EpochRecord | ErrorRecord | EventRecord |
 
 RECORD_KINDS = ("step", "epoch", "error", "trace", "event", "signal", "diagnosis")
 
+# `kind` as a plain class attribute of each kind: read for every record on the hot path,
+# where the base class's property costs a Python call.
+for _cls in (TraceRecord, StepRecord, EpochRecord, ErrorRecord, EventRecord, SignalRecord, DiagnosisRecord):
+    _cls.kind = _cls.__struct_config__.tag  # type: ignore[misc,assignment]
+
 _encoder = msgspec.json.Encoder()
 _decoder = msgspec.json.Decoder(AnyRecord)
 
