@@ -16,6 +16,7 @@ or None when the line is not of that format. Formats (FORMATS.md section 1):
 
 from __future__ import annotations
 
+import functools
 import re
 from datetime import datetime, timezone
 from typing import Any, NamedTuple
@@ -180,8 +181,16 @@ def time_seconds(ts: str | None) -> float | None:
     base, _, frac = utc[:-1].partition(".")
     if frac and not (frac.isascii() and frac.isdigit()):  # "…:00.abcZ" would break float() below (fuzzing, issue 10)
         return None
+    whole = _whole_seconds(base)
+    if whole is None:
+        return None
+    return whole + (float("0." + frac) if frac else 0.0)
+
+
+@functools.lru_cache(maxsize=4096)
+def _whole_seconds(base: str) -> float | None:
+    """`YYYY-MM-DDTHH:MM:SS` (UTC) -> seconds; remembered, since lines come many to a second."""
     try:
-        dt = datetime.fromisoformat(base).replace(tzinfo=timezone.utc)
+        return datetime.fromisoformat(base).replace(tzinfo=timezone.utc).timestamp()
     except ValueError:
         return None
-    return dt.timestamp() + (float("0." + frac) if frac else 0.0)

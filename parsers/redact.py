@@ -312,13 +312,18 @@ def _frames(r: Redactor, frames: list[Frame]) -> None:
 
 
 def _trace(r: Redactor, rec: TraceRecord) -> None:
+    # Every frame's code is a line of the trace's text: a text with no hint of a secret
+    # spares the look at each frame (tracebacks are mostly frames).
+    frames_may_hold = bool(rec.text) and r._may_hold_secret(rec.text, rec.text.lower())
     if rec.message:
         rec.message = r.text(rec.message)
     rec.text = r.text(rec.text)
-    _frames(r, rec.frames)
+    if frames_may_hold:
+        _frames(r, rec.frames)
     for link in rec.chain:
         link.message = r.text(link.message)
-        _frames(r, link.frames)
+        if frames_may_hold:
+            _frames(r, link.frames)
     if rec.details:
         rec.details = r.value(rec.details)
 
