@@ -26,9 +26,12 @@ SKIP_ENV = "GANGSCOPE_SKIP_SERVERS"
 
 # server name -> (its address variable, the fixtures that need it)
 SERVERS = {
-    "kafka": ("GANGSCOPE_KAFKA_BOOTSTRAP", {"kafka_bootstrap", "kafka_topic"}),
+    "kafka": ("GANGSCOPE_KAFKA_BOOTSTRAP", {"kafka_bootstrap", "kafka_topic", "kafka_sasl"}),
     "opensearch": ("GANGSCOPE_OPENSEARCH_URL", {"opensearch_url", "index_prefix"}),
 }
+SASL_ENV = "GANGSCOPE_KAFKA_SASL_BOOTSTRAP"
+# services/up's test-only SASL/PLAIN user (services/conf/kafka/server.properties), not a secret
+SASL_TEST_USER = ("gangscope", "gangscope-test-only")
 # A cold first start fetches the jars with Maven: give it time, but not forever.
 UP_TIMEOUT_S = 900
 
@@ -70,6 +73,7 @@ class _LocalServers:
         self.addresses: dict[str, str] = {}
         self.errors: dict[str, str] = {}
         self.started: list[str] = []
+        self.sasl: str | None = None  # the Kafka SASL/PLAIN listener, when services/up started one
 
     def address(self, name: str) -> str:
         env_name = SERVERS[name][0]
@@ -105,6 +109,7 @@ class _LocalServers:
                 self._start(rest)
             return
         lines = dict(line.partition("=")[::2] for line in up.stdout.splitlines() if "=" in line)
+        self.sasl = lines.get(SASL_ENV) or self.sasl
         for n in names:
             self.addresses[n] = lines[SERVERS[n][0]]
             if n not in already_up:
@@ -133,6 +138,23 @@ def kafka_bootstrap(_local_servers) -> str:
 def opensearch_url(_local_servers) -> str:
     """http://host:port of a real OpenSearch node."""
     return _local_servers.address("opensearch").rstrip("/")
+
+
+@pytest.fixture(scope="session")
+def kafka_sasl(_local_servers, kafka_bootstrap) -> tuple[str, str, str]:
+    """(bootstrap, user, password) of the broker's SASL_PLAINTEXT listener, mechanism PLAIN
+    (services/README.md: a test-only user). With GANGSCOPE_KAFKA_BOOTSTRAP set, only
+    GANGSCOPE_KAFKA_SASL_BOOTSTRAP (and _USER / _PASSWORD) says where one is."""
+    user = os.environ.get("GANGSCOPE_KAFKA_SASL_USER", SASL_TEST_USER[0])
+    password = os.environ.get("GANGSCOPE_KAFKA_SASL_PASSWORD", SASL_TEST_USER[1])
+    if os.environ.get(SASL_ENV):
+        return os.environ[SASL_ENV], user, password
+    if os.environ.get(SERVERS["kafka"][0]):
+        pytest.skip(f"the Kafka in use is not services/up's: set {SASL_ENV} to test SASL against it")
+    if not _local_servers.sasl:
+        pytest.fail("the running Kafka has no SASL listener (started by an older services/up): "
+                    "services/down kafka, then run again", pytrace=False)
+    return _local_servers.sasl, user, password
 
 
 def _unique(request, prefix: str, keep: int) -> str:

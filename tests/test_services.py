@@ -61,8 +61,9 @@ def test_opensearch_finds_an_indexed_document(opensearch_url, index_prefix):
     assert [h["_id"] for h in found["hits"]["hits"]] == ["rec-1"]
 
 
-def test_up_again_reports_already_up_with_the_same_lines(kafka_bootstrap, opensearch_url):
-    expected = [f"GANGSCOPE_KAFKA_BOOTSTRAP={kafka_bootstrap}", f"GANGSCOPE_OPENSEARCH_URL={opensearch_url}"]
+def test_up_again_reports_already_up_with_the_same_lines(kafka_bootstrap, kafka_sasl, opensearch_url):
+    expected = [f"GANGSCOPE_KAFKA_BOOTSTRAP={kafka_bootstrap}", f"GANGSCOPE_KAFKA_SASL_BOOTSTRAP={kafka_sasl[0]}",
+                f"GANGSCOPE_OPENSEARCH_URL={opensearch_url}"]
     if _run("status").stdout.splitlines() != expected:
         pytest.skip("the servers in use are not the ones services/up runs here")
     again = _run("up")
@@ -99,6 +100,7 @@ def test_down_stops_the_server_up_started(tmp_path):
         "GANGSCOPE_SERVICES_RUN": str(tmp_path),
         "GANGSCOPE_KAFKA_PORT": str(_free_port()),
         "GANGSCOPE_KAFKA_CONTROLLER_PORT": str(_free_port()),
+        "GANGSCOPE_KAFKA_SASL_PORT": str(_free_port()),
         "GANGSCOPE_KAFKA_HEAP": "256m",
     }
     up = _run("up", "kafka", env=env)

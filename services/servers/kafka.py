@@ -27,22 +27,27 @@ class Kafka:
     def __init__(self) -> None:
         self.port = env_port("GANGSCOPE_KAFKA_PORT", 9092)
         self.controller_port = env_port("GANGSCOPE_KAFKA_CONTROLLER_PORT", 9093)
-        if self.port == self.controller_port:
-            raise ServiceError("kafka: GANGSCOPE_KAFKA_PORT and GANGSCOPE_KAFKA_CONTROLLER_PORT must differ", code=2)
+        # the SASL/PLAIN listener (test user in conf/kafka/server.properties)
+        self.sasl_port = env_port("GANGSCOPE_KAFKA_SASL_PORT", 9094)
+        if len({self.port, self.controller_port, self.sasl_port}) < 3:
+            raise ServiceError("kafka: GANGSCOPE_KAFKA_PORT, GANGSCOPE_KAFKA_CONTROLLER_PORT and "
+                               "GANGSCOPE_KAFKA_SASL_PORT must differ", code=2)
         self.heap = env_heap("GANGSCOPE_KAFKA_HEAP", "512m")
         self.run = run_dir() / "kafka"
         self.mark = procs.marker(self.name, self.run)
 
     @property
     def ports(self) -> dict[str, int]:
-        return {"port": self.port, "controller_port": self.controller_port}
+        return {"port": self.port, "controller_port": self.controller_port, "sasl_port": self.sasl_port}
 
     def address_line(self) -> str:
-        return f"{self.env_name}={HOST}:{self.port}"
+        # two lines: the plain listener, then the SASL/PLAIN one
+        return f"{self.env_name}={HOST}:{self.port}\nGANGSCOPE_KAFKA_SASL_BOOTSTRAP={HOST}:{self.sasl_port}"
 
     def check_ports(self) -> None:
         require_free(self.name, self.port, "GANGSCOPE_KAFKA_PORT", "client")
         require_free(self.name, self.controller_port, "GANGSCOPE_KAFKA_CONTROLLER_PORT", "controller")
+        require_free(self.name, self.sasl_port, "GANGSCOPE_KAFKA_SASL_PORT", "SASL client")
 
     def prepare(self) -> list[str]:
         """Fetch, write the config, format storage on first start; returns the command."""
@@ -80,7 +85,8 @@ class Kafka:
         cluster_id = base64.urlsafe_b64encode(os.urandom(16)).rstrip(b"=").decode()
         log(f"kafka: formatting storage in {self.run / 'data'} (first start)")
         cmd = [c for c in jvm if not c.startswith(procs.MARKER)]
-        cmd += ["kafka.tools.StorageTool", "format", "-t", cluster_id, "-c", str(properties)]
+        # --cluster-id=ID in one word: one id in 64 starts with "-", which the tool's parser takes for an option
+        cmd += ["kafka.tools.StorageTool", "format", f"--cluster-id={cluster_id}", "-c", str(properties)]
         done = subprocess.run(cmd, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         if done.returncode != 0:
             detail = (done.stderr or done.stdout).strip().splitlines()[-1:] or ["no output"]
@@ -109,11 +115,12 @@ class Kafka:
 
     def wait_ready(self, pid: int, deadline: float) -> None:
         """Our JVM listening first (cheap), then a real create-topic/produce/consume round trip."""
-        while not procs.listens(pid, self.port):
-            self._check_alive(pid)
-            if time.monotonic() > deadline:
-                raise ServiceError(f"kafka: port {self.port} not listening in time (logs: {self.run / 'logs'})")
-            time.sleep(0.2)
+        for port in (self.port, self.sasl_port):
+            while not procs.listens(pid, port):
+                self._check_alive(pid)
+                if time.monotonic() > deadline:
+                    raise ServiceError(f"kafka: port {port} not listening in time (logs: {self.run / 'logs'})")
+                time.sleep(0.2)
         budget = max(5, int(deadline - time.monotonic()))
         cmd = [
             self.java, "-Xmx128m", "-XX:TieredStopAtLevel=1", "-XX:+UseSerialGC",
