@@ -338,16 +338,19 @@ class ContainerCurator:
         run = 0
         done = False
         steps = 0
+        marker = b" " + stream + b" F"  # between the time and the text of a complete line
+        find, rfind, startswith = block.find, block.rfind, block.startswith
         while p > 0 and steps < SEQ_LOOKBACK_LINES:
-            start = block.rfind(b"\n", 0, p) + 1
-            parts = block[start:p].split(b" ", 3)
-            p = start - 1
+            start = rfind(b"\n", 0, p) + 1
+            space = find(b" ", start, p)
+            end, p = p, start - 1
             steps += 1
-            if len(parts) < 3 or parts[1] != stream or parts[2][:1] != b"F":
+            if space < 0 or not startswith(marker, space, end):  # not a complete line of this stream
                 continue
+            ts = block[start:space]
             if first_ts is None:
-                first_ts = parts[0]
-            elif parts[0] == first_ts:
+                first_ts = ts
+            elif ts == first_ts:
                 run += 1
             else:
                 done = True
