@@ -34,6 +34,7 @@ import math
 from collections import deque
 from datetime import datetime
 from statistics import median
+from typing import NamedTuple
 
 from gangscope.parsers.dialects import FACTS
 from gangscope.parsers.records import EpochRecord, SignalRecord, StepRecord
@@ -52,6 +53,19 @@ def seconds(time: str | None) -> float | None:
         return datetime.fromisoformat(time).timestamp()
     except ValueError:
         return None
+
+
+class DialectFacts(NamedTuple):
+    """What progress needs to know of a dialect (plain data: trackers travel between processes)."""
+
+    name: str
+    epoch_base: int | None
+    step_scope: str
+
+
+def _facts(dialect: str | None) -> DialectFacts | None:
+    d = FACTS.get(dialect or "")
+    return None if d is None else DialectFacts(d.name, d.epoch_base, d.step_scope)
 
 
 _IDENTITY = ("job", "attempt", "namespace", "pod", "container", "node", "rank", "local_rank", "source")
@@ -148,7 +162,7 @@ class RankProgress:
         t = self.time_of(rec)
         if rec.dialect != self._dialect:
             self._dialect = rec.dialect
-            self._facts = FACTS.get(rec.dialect or "")
+            self._facts = _facts(rec.dialect)
         self._watch_stall(rec, t, out)
         self._learn_scope(rec)
         self._last = rec
@@ -195,7 +209,7 @@ class RankProgress:
                     self._epoch_len = prev.step / (index + 1)
 
     def _epoch_base(self, rec: StepRecord) -> int:
-        d = self._facts if rec.dialect == self._dialect else FACTS.get(rec.dialect or "")
+        d = self._facts if rec.dialect == self._dialect else _facts(rec.dialect)
         if d is not None and d.epoch_base is not None:
             return d.epoch_base  # type: ignore[return-value]
         # plain loops: "epoch 0" is 0-based; anything else is taken as counting from 1
