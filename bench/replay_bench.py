@@ -5,6 +5,9 @@ line into its four fields and run one compiled regex over the message.
 
     python -m bench.replay_bench                 # makes bench/.corpus/default (1M lines) if missing
     python -m bench.replay_bench --mix crash --lines 200000
+
+Then the reference path (every line decoded and read as text, no block scan) replays the
+same corpus and the two outputs must hold the same records (`--no-check` skips it).
 """
 
 from __future__ import annotations
@@ -41,19 +44,28 @@ def floor(root: Path) -> tuple[int, float]:
     return lines, time.perf_counter() - start
 
 
-def run_replay(root: Path, without: tuple[str, ...] = ()) -> tuple[replay.ReplayResult, float]:
-    out = Path(tempfile.mkdtemp(prefix="gangscope-bench-"))
+def run_replay(root: Path, out: Path, without: tuple[str, ...] = (), block_scan: bool = True) -> tuple[replay.ReplayResult, float]:
     if without:
         # An A/B of one parser's cost: the same replay with it taken out of the parser table.
         curate.LINE_PARSERS = tuple(c for c in curate.LINE_PARSERS if c.__name__ not in without)
-    try:
-        sink = LocalFolderSink(out)
-        start = time.perf_counter()
-        result = replay.run(replay.ReplayOptions(paths=[str(root)]), sink.write)
-        sink.close(result.summary())
-        return result, time.perf_counter() - start
-    finally:
-        shutil.rmtree(out, ignore_errors=True)
+    sink = LocalFolderSink(out)
+    start = time.perf_counter()
+    result = replay.run(replay.ReplayOptions(paths=[str(root)], block_scan=block_scan), sink.write)
+    sink.close(result.summary())
+    return result, time.perf_counter() - start
+
+
+def same_records(a: Path, b: Path) -> tuple[int, list[str]]:
+    """(records compared, kinds whose records differ) between two output folders."""
+    compared, differ = 0, []
+    for path in sorted(a.glob("*.ndjson")):
+        mine = sorted(path.read_bytes().splitlines())
+        other_path = b / path.name
+        other = sorted(other_path.read_bytes().splitlines()) if other_path.exists() else []
+        compared += len(mine)
+        if mine != other:
+            differ.append(f"{path.stem} ({len(mine)} vs {len(other)} records)")
+    return compared, differ
 
 
 def main() -> None:
@@ -62,6 +74,8 @@ def main() -> None:
     ap.add_argument("--lines", type=int, default=1_000_000)
     ap.add_argument("--corpus", type=Path, help="corpus folder (default bench/.corpus/<mix>-<lines>)")
     ap.add_argument("--without", nargs="+", default=(), metavar="PARSER", help="leave these parser classes out (e.g. StepParser)")
+    ap.add_argument("--no-check", dest="check", action="store_false",
+                    help="skip the check that the reference path (every line read as text) gives the same records")
     args = ap.parse_args()
     corpus = args.corpus or Path(__file__).parent / ".corpus" / f"{args.mix}-{args.lines}"
     if not corpus.exists():
@@ -69,16 +83,28 @@ def main() -> None:
         generate(corpus, args.lines, args.mix)
     size = sum(p.stat().st_size for p in corpus.rglob("*.log"))
     floor_lines, floor_s = floor(corpus)
-    result, replay_s = run_replay(corpus, tuple(args.without))
+    work = Path(tempfile.mkdtemp(prefix="gangscope-bench-"))
+    try:
+        result, replay_s = run_replay(corpus, work / "fast", tuple(args.without))
+        rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+        if args.check:
+            _ref, ref_s = run_replay(corpus, work / "reference", block_scan=False)
+            compared, differ = same_records(work / "fast", work / "reference")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     lines = result.curation.lines
-    rss_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(f"corpus      {corpus} ({lines:,} lines, {size / 1e6:.1f} MB, mix {args.mix})")
     if args.without:
         print(f"without     {', '.join(args.without)}")
     print(f"floor       {floor_lines / floor_s:>12,.0f} lines/s  {size / 1e6 / floor_s:8.1f} MB/s")
     print(f"replay      {lines / replay_s:>12,.0f} lines/s  {size / 1e6 / replay_s:8.1f} MB/s  ratio to floor {floor_s / replay_s:.2f}")
     print(f"records     {dict(sorted(result.records.items()))}")
-    print(f"peak RSS    {rss_mb:.0f} MB (pid {os.getpid()})")
+    print(f"peak RSS    {rss_mb:.0f} MB (pid {os.getpid()}, the fast path's run)")
+    if args.check:
+        verdict = "identical" if not differ else "DIFFERENT: " + ", ".join(differ)
+        print(f"reference   {lines / ref_s:>12,.0f} lines/s  every line read as text; records {verdict} ({compared:,} compared)")
+        if differ:
+            raise SystemExit(1)
 
 
 if __name__ == "__main__":

@@ -1,0 +1,94 @@
+"""A sampling profile of `replay` on a benchmark corpus, kept under bench/profiles/.
+
+py-spy samples the replay of one corpus (one process, local-folder sink) from outside
+the process, so the profile costs the replay nothing; the raw stacks are folded into
+two tables per function: self time (where the CPU is) and inclusive time (what a
+call costs with everything under it).
+
+    python -m bench.profile_replay                     # default mix, 1M lines
+    python -m bench.profile_replay --mix steps --lines 200000
+
+Writes bench/profiles/<mix>-<lines>.txt (the tables) and prints the top entries.
+Needs py-spy (`pip install -e '.[bench]'`) and permission to ptrace (root, or
+kernel.yama.ptrace_scope=0).
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections import Counter
+from pathlib import Path
+
+from bench.corpus import generate
+
+HERE = Path(__file__).resolve().parent
+_LINE_NO = re.compile(r":\d+\)$")
+
+
+def fold(raw: Path) -> tuple[int, Counter, Counter]:
+    """py-spy's raw output (one `frame;frame;... count` per line) -> (samples, self, inclusive)."""
+    self_time: Counter = Counter()
+    inclusive: Counter = Counter()
+    total = 0
+    for line in raw.read_text().splitlines():
+        stack, _, count = line.rpartition(" ")
+        if not stack or not count.isdigit():
+            continue
+        n = int(count)
+        total += n
+        frames = [_LINE_NO.sub(")", f) for f in stack.split(";")]
+        self_time[frames[-1]] += n
+        for frame in set(frames):
+            inclusive[frame] += n
+    return total, self_time, inclusive
+
+
+def table(title: str, counts: Counter, total: int, top: int) -> list[str]:
+    lines = [title, "-" * len(title)]
+    for frame, n in counts.most_common(top):
+        lines.append(f"{100 * n / total:6.1f}%  {frame}")
+    return lines + [""]
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--mix", default="default")
+    ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--rate", type=int, default=250, help="samples per second")
+    ap.add_argument("--top", type=int, default=30)
+    ap.add_argument("--out", type=Path, help="where to write the tables (default bench/profiles/<mix>-<lines>.txt)")
+    args = ap.parse_args()
+    spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
+    if not Path(spy).exists():
+        raise SystemExit("py-spy is not installed: pip install -e '.[bench]'")
+    corpus = HERE / ".corpus" / f"{args.mix}-{args.lines}"
+    if not corpus.exists():
+        print(f"generating {corpus} ...")
+        generate(corpus, args.lines, args.mix)
+    work = Path(tempfile.mkdtemp(prefix="gangscope-profile-"))
+    try:
+        raw = work / "stacks.txt"
+        command = [sys.executable, "-m", "gangscope", "replay", str(corpus), "--out", str(work / "out"), "--no-progress"]
+        done = subprocess.run([spy, "record", "--format", "raw", "--rate", str(args.rate), "--output", str(raw), "--", *command],
+                              capture_output=True, text=True)
+        if not raw.exists():
+            raise SystemExit(f"py-spy failed: {done.stderr.strip()[-500:]}")
+        total, self_time, inclusive = fold(raw)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    header = [f"replay of {corpus.name} ({args.lines:,} lines, mix {args.mix}), {total} samples at {args.rate}/s (py-spy)", ""]
+    text = "\n".join(header + table("self time", self_time, total, args.top) + table("inclusive time", inclusive, total, args.top))
+    out = args.out or HERE / "profiles" / f"{args.mix}-{args.lines}.txt"
+    out.parent.mkdir(parents=True, exist_ok=True)
+    out.write_text(text)
+    print(text)
+    print(f"written to {out}")
+
+
+if __name__ == "__main__":
+    main()
