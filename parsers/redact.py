@@ -329,6 +329,12 @@ def _trace(r: Redactor, rec: TraceRecord) -> None:
 
 
 def _error(r: Redactor, rec: ErrorRecord) -> None:
+    # One look at both texts (hints never span the newline between them): most errors hold no
+    # secret. Patterns without hints (configured extras) may be anchored: they see each text.
+    if r._unhinted is None:
+        both = f"{rec.message or ''}\n{rec.line or ''}"
+        if not r._may_hold_secret(both, both.lower()):
+            return
     rec.message = r.text(rec.message)
     rec.line = r.text(rec.line)
 
