@@ -314,7 +314,8 @@ def _frames(r: Redactor, frames: list[Frame]) -> None:
 def _trace(r: Redactor, rec: TraceRecord) -> None:
     # Every frame's code is a line of the trace's text: a text with no hint of a secret
     # spares the look at each frame (tracebacks are mostly frames).
-    frames_may_hold = bool(rec.text) and r._may_hold_secret(rec.text, rec.text.lower())
+    # (Patterns without hints, configured extras, may be anchored: they see every frame.)
+    frames_may_hold = r._unhinted is not None or (bool(rec.text) and r._may_hold_secret(rec.text, rec.text.lower()))
     if rec.message:
         rec.message = r.text(rec.message)
     rec.text = r.text(rec.text)
