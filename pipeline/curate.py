@@ -235,6 +235,7 @@ class ContainerCurator:
         # commits past the first line of a record that is still open.
         self.position = None
         self.deadline: bytes | None = None  # see _set_deadline
+        self._deadline_due: float | None = None  # the seconds the deadline was made from
         self._open_cache = None  # see _open_streams
         self.trainer_logs = TrainerLogFolder()
 
@@ -380,11 +381,12 @@ class ContainerCurator:
     def _lower_deadline(self, due: float | None) -> None:
         """Keep the deadline at or before `due` (it is a lower bound: a deadline that passes
         with nothing idle costs one `_expire`, which sets it right)."""
-        if due is None:
+        if due is None or (self.deadline is not None and due >= self._deadline_due):  # type: ignore[operator]
             return
         when = _deadline_text(due)
         if self.deadline is None or when < self.deadline:
             self.deadline = when
+            self._deadline_due = due
 
     def _set_deadline(self) -> None:
         """The time (as `YYYY-MM-DDTHH:MM:SS.ff`) after which some open record may be idle."""
@@ -393,10 +395,8 @@ class ContainerCurator:
             due = self.subs[key].due()
             if due is not None:
                 earliest = due if earliest is None else min(earliest, due)
-        if earliest is None:
-            self.deadline = None
-        else:
-            self.deadline = _deadline_text(earliest)
+        self._deadline_due = earliest
+        self.deadline = None if earliest is None else _deadline_text(earliest)
 
     # -- lines as text (the reference path) ----------------------------------
     def feed_lines(self, raws: Iterable[str]) -> list[Record]:
@@ -633,6 +633,7 @@ class FluentBitCurator:
 
     def feed_lines(self, raws: Iterable[str]) -> list[Record]:
         out: list[Record] = []
+        fed: dict[int, ContainerCurator] = {}  # the containers of these lines (not all: thousands may be kept)
         for raw in raws:
             self.stats.lines += 1
             env = envelopes.decode_fluentbit(raw)
@@ -640,12 +641,13 @@ class FluentBitCurator:
                 if raw.strip():
                     self.stats.unreadable_lines += 1
                 continue
-            self.feed_envelope(env, out)
-        for curator in self.curators.values():
+            curator = self.feed_envelope(env, out)
+            fed[id(curator)] = curator
+        for curator in fed.values():
             curator._note_latest()
         return out
 
-    def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> None:
+    def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> "ContainerCurator":
         kube = env.kubernetes
         key = _kube_key(kube)
         curator = self.curators.get(key)
@@ -658,6 +660,7 @@ class FluentBitCurator:
         curator.last_used = self.tick
         curator.position = self.position
         curator.feed_envelope(env, out)
+        return curator
 
     def evict(self, out: list[Record]) -> None:
         """Close the least recently fed eighth of the curators: what they hold open becomes
