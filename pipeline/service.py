@@ -16,6 +16,8 @@ are paused and nothing is committed; the flush is retried with backoff until it 
 
 from __future__ import annotations
 
+import functools
+import inspect
 import signal
 import threading
 import time
@@ -31,6 +33,7 @@ from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline import checkpoint, curate
 from gangscope.pipeline.identity import with_derived_id
 from gangscope.pipeline.indices import OpenSearchError
+from gangscope.pipeline.sinks.opensearch import OpenSearchBusy
 from gangscope.pipeline.sources import kafka as ksrc
 from gangscope.pipeline.sources.files import PodIdentity
 
@@ -357,6 +360,8 @@ class Service:
         self.consumer = None
         self.dead: ksrc.DeadLetters | None = None
         self.sink_ok = False
+        self.kafka_ok = True  # False from a failed offset commit to the next one that goes through
+        self._throttled = (0, 0)  # the sink's 429 counts already in the metrics
         self.server = None
         self.last_commit = time.monotonic()
         self.last_flush = 0.0
@@ -503,7 +508,8 @@ class Service:
     def health(self) -> dict:
         joined = self.consumer is not None and bool(self.states)
         return {"ok": self.sink_ok and self.consumer is not None and not self.stopping,
-                "opensearch": "up" if self.sink_ok else "unreachable", "partitions": len(self.states),
+                "opensearch": "up" if self.sink_ok else "unreachable", "kafka": "up" if self.kafka_ok else "unreachable",
+                "partitions": len(self.states),
                 "joined": joined, "stopping": self.stopping}
 
     # -- OpenSearch ------------------------------------------------------------------------
@@ -553,8 +559,10 @@ class Service:
                 if self.dead is not None:
                     self.dead.flush(timeout=30)
             except (OpenSearchError, OpenSearchException, KafkaError, OSError) as exc:
+                self._count_throttled()
                 if self.sink_ok:
-                    log.warning("opensearch unavailable: consumption paused, nothing committed", error=str(exc))
+                    what = "busy (429)" if isinstance(exc, OpenSearchBusy) else "unavailable"
+                    log.warning(f"opensearch {what}: consumption paused, nothing committed", error=str(exc))
                 self.sink_ok = False
                 self.metrics.sink_down.set(1)
                 self.metrics.sink_retries.inc()
@@ -571,6 +579,7 @@ class Service:
                     time.sleep(wait)
                 wait = min(self.cfg.backoff_max, wait * 2)
                 continue
+            self._count_throttled()
             kinds: dict[str, int] = {}
             for r in records:
                 kinds[r.kind] = kinds.get(r.kind, 0) + 1
@@ -585,6 +594,15 @@ class Service:
             if paused and self.consumer is not None:
                 self.consumer.resume(*self.consumer.assignment())
             return True
+
+    def _count_throttled(self) -> None:
+        """The sink's 429 retries since the last look, into the metrics."""
+        stats = self.sink.stats
+        now = (stats.throttled_requests, stats.throttled_documents)
+        for level, n, before in zip(("request", "document"), now, self._throttled):
+            if n > before:
+                self.metrics.sink_throttled.labels(level).inc(n - before)
+        self._throttled = now
 
     # -- partitions ------------------------------------------------------------------------
 
@@ -843,10 +861,31 @@ class Service:
                 offsets[tp] = OffsetAndMetadata(offset, "", -1)
         if offsets:
             try:
-                self.consumer.commit(offsets)
-                self.metrics.commits.inc()
-            except Exception as exc:  # a rebalance under way: the revocation commits instead
-                log.warning("offset commit failed", error=str(exc))
+                self.consumer.commit(offsets, **self._commit_timeout)
+            except Exception as exc:  # a rebalance under way (the revocation commits instead), or no broker
+                self.metrics.commit_failures.inc()
+                self.metrics.kafka_down.set(1)
+                if self.kafka_ok:
+                    log.warning("offset commit failed: offsets stay uncommitted until one goes through",
+                                error=str(exc) or type(exc).__name__)
+                self.kafka_ok = False
+                return
+            self.metrics.commits.inc()
+            if not self.kafka_ok:
+                log.info("offsets committed again")
+                self.metrics.kafka_reconnects.inc()
+                self.metrics.kafka_down.set(0)
+                self.kafka_ok = True
+
+    @functools.cached_property
+    def _commit_timeout(self) -> dict:
+        """A bounded wait for the commit (kafka-python >= 2.1 takes one): with no broker the loop goes
+        on (polling, acknowledging, answering /healthz) and tries again at the next interval."""
+        from kafka import KafkaConsumer
+
+        if "timeout_ms" not in inspect.signature(KafkaConsumer.commit).parameters:
+            return {}
+        return {"timeout_ms": int(1000 * max(1.0, 2 * self.cfg.commit_interval))}
 
     def _gauges(self) -> None:
         opened = 0

@@ -31,6 +31,17 @@ class ServiceMetrics:
         self.sink_down = Gauge("gangscope_sink_unavailable", "1 while OpenSearch cannot be reached", registry=r)
         self.sink_retries = Counter("gangscope_sink_retries", "flushes tried again after OpenSearch failed",
                                     registry=r)
+        self.sink_throttled = Counter(
+            "gangscope_sink_throttled", "documents sent to OpenSearch again after it answered 429 (too many "
+            "requests), for the whole bulk request (level=request) or for the document (level=document)", ["level"],
+            registry=r)
+        self.commit_failures = Counter("gangscope_offset_commit_failures",
+                                       "offset commits that failed (broker or group coordinator unreachable)",
+                                       registry=r)
+        self.kafka_down = Gauge("gangscope_kafka_unavailable", "1 from a failed offset commit to the next one that "
+                                "goes through", registry=r)
+        self.kafka_reconnects = Counter("gangscope_kafka_reconnects",
+                                        "times offsets could be committed again after commits had failed", registry=r)
         self.diagnoses = Counter("gangscope_diagnoses", "attempt diagnoses indexed", registry=r)
         self.partitions = Gauge("gangscope_assigned_partitions", "partitions this consumer owns", registry=r)
 

@@ -4,8 +4,9 @@ Each record is indexed with its `id` as `_id` into the alias `<prefix>gangscope-
 or a retry overwrites instead of duplicating. Records are batched by count and bytes; a batch that
 meets 429 or 5xx (whole request or single documents) is retried with exponential backoff; a document
 the server rejects for good is counted and written, with the reason, to a dead-letter NDJSON file.
-A server that stays unreachable raises `OpenSearchUnavailable` (one line) — nothing is dropped
-silently.
+A server that stays unreachable raises `OpenSearchUnavailable`, one that still answers 429 after
+every retry `OpenSearchBusy` (one line each, saying how much is unsent) — a busy server is not a
+rejection, so a 429 is never dead-lettered. Nothing is dropped silently.
 """
 
 from __future__ import annotations
@@ -24,9 +25,13 @@ from gangscope.parsers.records import Record, encode
 from gangscope.pipeline import indices
 from gangscope.pipeline.indices import IndexSettings, OpenSearchError, OpenSearchUnavailable
 
-__all__ = ["OpenSearchSink", "SinkStats", "OpenSearchError", "OpenSearchUnavailable"]
+__all__ = ["OpenSearchSink", "SinkStats", "OpenSearchError", "OpenSearchUnavailable", "OpenSearchBusy"]
 
 DEFAULT_DEAD_LETTER = "gangscope-dead-letter.ndjson"
+
+
+class OpenSearchBusy(OpenSearchError):
+    """The server still answered 429 (too many requests) after every retry; the documents are unsent."""
 
 
 @dataclass
@@ -38,6 +43,9 @@ class SinkStats:
     updated: int = 0
     failed: int = 0
     retries: int = 0
+    # documents sent again because the server answered 429: for the whole request, or for the document
+    throttled_requests: int = 0
+    throttled_documents: int = 0
     batches: int = 0
     bytes: int = 0
     dead_letter: str | None = None
@@ -54,6 +62,8 @@ class SinkStats:
         line = f"opensearch: {self.total} documents ({kinds}); {self.created} new, {self.updated} overwritten"
         if self.retries:
             line += f"; {self.retries} retried"
+        if self.throttled_requests or self.throttled_documents:
+            line += f" ({self.throttled_requests + self.throttled_documents} after a 429)"
         if self.failed:
             reasons = ", ".join(f"{r} x{n}" for r, n in sorted(self.failure_reasons.items()))
             line += f"; {self.failed} FAILED ({reasons}) -> {self.dead_letter}"
@@ -280,6 +290,8 @@ class OpenSearchSink:
         mine.updated += part.updated
         mine.failed += part.failed
         mine.retries += part.retries
+        mine.throttled_requests += part.throttled_requests
+        mine.throttled_documents += part.throttled_documents
         mine.batches += part.batches
         mine.bytes += part.bytes
         if part.dead_letter and Path(part.dead_letter).exists():
@@ -319,12 +331,15 @@ class OpenSearchSink:
                 continue
             except os_exc.TransportError as exc:
                 if _retryable(exc.status_code) and not last:
+                    if exc.status_code == 429:
+                        self.stats.throttled_requests += len(pending)
                     attempt += 1
                     continue
-                raise OpenSearchError(
-                    f"{indices.describe(exc, self.url)}; {len(pending)} documents unsent") from None
+                error = OpenSearchBusy if exc.status_code == 429 else OpenSearchError
+                raise error(f"{indices.describe(exc, self.url)}; {len(pending)} documents unsent") from None
             self.stats.batches += 1
             retry: list[_Doc] = []
+            busy = 0
             for doc, (ok, item) in zip(pending, results):
                 info = next(iter(item.values()))
                 if ok:
@@ -336,8 +351,16 @@ class OpenSearchSink:
                         self.stats.updated += 1
                 elif _retryable(info.get("status")) and not last:
                     retry.append(doc)
+                    if info.get("status") == 429:
+                        self.stats.throttled_documents += 1
+                elif info.get("status") == 429:
+                    busy += 1
                 else:
                     self._reject(doc, info)
+            if busy:
+                raise OpenSearchBusy(
+                    f"OpenSearch at {indices.redact(self.url)} still answers 429 (too many requests) after "
+                    f"{attempt + 1} tries; {busy} documents unsent")
             pending = retry
             attempt += 1
 
