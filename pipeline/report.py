@@ -3,9 +3,8 @@
 `render_report(records, diagnoses)` builds a plain view model per job here (trace
 groups, errors by category, epoch progress, chart geometry) and renders
 templates/report.html.j2 with autoescape on: every string that came from a log is
-escaped by Jinja. The gang timeline is a hook: templates/timeline.html.j2, when it
-exists, is included per job with the variable `timeline` (`job.timeline`, filled by
-`timeline_of` when pipeline.gang provides one).
+escaped by Jinja. Jobs with gang events get templates/timeline.html.j2 (`job.timeline`, from
+`pipeline.gang.timeline`): attempts, events and each diagnosed first failure from the logs.
 """
 
 from __future__ import annotations
@@ -20,6 +19,7 @@ import jinja2
 
 from gangscope.parsers.envelopes import time_seconds
 from gangscope.parsers.records import Record, from_dict
+from gangscope.pipeline import gang
 from gangscope.pipeline.diagnose import job_key
 
 TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
@@ -71,7 +71,7 @@ def build_jobs(records: list[Record], diagnoses: list[Record]) -> list[dict[str,
                 line_chart(kinds.get("step", []), "step_time_s", "step time (s)"),
             ) if c],  # fmt: skip
             "events": sorted(kinds.get("event", []), key=lambda e: e.time or "")[:200],
-            "timeline": timeline_of(name, kinds.get("event", [])),
+            "timeline": timeline_of(name, kinds.get("event", []), diag_by_job.get(name, [])),
         })
     return jobs
 
@@ -214,16 +214,12 @@ def _ranks_text(ranks: list[int]) -> str:
     return ",".join(runs)
 
 
-def timeline_of(job: str, events: list[Record]) -> Any:
-    """The gang timeline for the include hook, when pipeline.gang offers one."""
+def timeline_of(job: str, events: list[Record], diagnoses: list[Record] = ()) -> Any:
+    """The job's gang timeline: its attempts and events, and each diagnosed attempt's first
+    failure from the logs (a log-derived failure drawn beside the scheduler's)."""
+    # only beside gang events: a job without them has no scheduler's side to compare with
+    failures = [d for d in diagnoses if getattr(d, "first_failure", None)] if events else []
     try:
-        from gangscope.pipeline import gang  # optional: another module's view of the events
-    except ImportError:
-        return None
-    builder = getattr(gang, "timeline", None)
-    if builder is None:
-        return None
-    try:
-        return builder(job, events)
+        return gang.timeline(job, events, failures=failures)
     except Exception:  # the report must render even if the timeline cannot be built
         return None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import re
 import shutil
+from pathlib import Path
 import subprocess
 
 import pytest
@@ -80,3 +82,19 @@ def test_browser_renders_the_report_with_the_script_line_as_text(tmp_path):
     # The DOM (as parsed by the browser) holds the log line as text, not as an element.
     assert "&lt;script&gt;alert" in dom
     assert "<script>" not in dom
+
+
+def test_gang_timeline_shows_the_failure_diagnosed_from_the_logs(tmp_path):
+    """Scenario c: the gang never became ready because a pod's rendezvous timed out; the
+    timeline draws that log-derived failure beside Kueue's events."""
+    from gangscope.pipeline.cli import main
+
+    root = Path(__file__).resolve().parents[1] / "fixtures" / "gang" / "c_rendezvous_timeout"
+    out = tmp_path / "out"
+    main(["replay", str(root / "pods"), "--events", str(root / "events.ndjson"), "--out", str(out), "--no-progress"])
+    html = (out / "report.html").read_text()
+    timeline = html[html.index("Failures on the timeline"):]
+    timeline = timeline[: timeline.index("</details>")]
+    from_logs = [row for row in re.findall(r"<tr><td>.*?</tr>", timeline, re.S) if row.endswith("<td>logs</td></tr>")]
+    assert len(from_logs) == 1
+    assert "gpt-neox-node-0-0-bz7m5" in from_logs[0] and "RendezvousTimeoutError" in from_logs[0]
