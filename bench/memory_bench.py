@@ -9,6 +9,9 @@ the whole command's: interpreter, curation, digest, sink and report.
   still open (N sub-streams, N open records at once);
 - pods-N: Fluent Bit records of N pods, each with a traceback still open (the consumer's path:
   one curator per container);
+- containers-N: Fluent Bit records of N distinct containers (default 100,000), each with a
+  traceback still open, with the default cap on curators (--max-containers, the least recently
+  fed closed first), with the cap above N, and with a small diagnosis digest (--digest-max-bytes);
 - fat-ranks-N: N ranks, each with an open traceback of about 256 KiB (the per-trace bound,
   TraceParser.max_bytes), all open at once;
 - line-100MB: one 100 MB line (the exception message of an open traceback), with the
@@ -155,19 +158,24 @@ def report(name: str, inputs: Path, result: dict, baseline: float | None) -> Non
         extra += f", long lines cut {s['long_lines_cut']}"
     if s.get("open_records_flushed"):
         extra += f", open records flushed early {s['open_records_flushed']:,}"
+    if s.get("containers_evicted"):
+        extra += f", containers evicted {s['containers_evicted']:,}"
+    if s.get("digest_records_dropped") or s.get("digest_records_summarized"):
+        extra += f", digest dropped {s['digest_records_dropped']:,} summarized {s['digest_records_summarized']:,}"
     over = f"{result['rss_mb'] - baseline:+8.0f}" if baseline is not None else " " * 8
-    print(f"{name:<24} {input_mb(inputs):>9.1f} {result['rss_mb']:>9.0f} {over} {result['wall_s']:>7.1f}  exit {result['exit']}  {extra}")
+    print(f"{name:<30} {input_mb(inputs):>9.1f} {result['rss_mb']:>9.0f} {over} {result['wall_s']:>7.1f}  exit {result['exit']}  {extra}")
     if result["exit"] not in (0, 1):
         print(f"    stderr: {result['stderr']}")
 
 
-SCENARIOS = ("baseline", "ranks", "pods", "fat", "line", "corpus")
+SCENARIOS = ("baseline", "ranks", "pods", "containers", "fat", "line", "corpus")
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--only", nargs="+", choices=SCENARIOS, default=list(SCENARIOS))
     ap.add_argument("--streams", type=int, nargs="+", default=[1_000, 2_000, 10_000], help="sub-streams / pods (default 1000 2000 10000)")
+    ap.add_argument("--containers", type=int, default=100_000, help="distinct containers of the containers scenario")
     ap.add_argument("--fat-ranks", type=int, default=200, help="open fat traces (each line costs a pass over all open ones: keep it small)")
     ap.add_argument("--line-mb", type=int, default=100)
     ap.add_argument("--corpus-lines", type=int, default=1_000_000)
@@ -175,7 +183,7 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     WORK.mkdir(parents=True, exist_ok=True)
 
-    print(f"{'scenario':<24} {'input MB':>9} {'peak MB':>9} {'over base':>8} {'wall s':>7}")
+    print(f"{'scenario':<30} {'input MB':>9} {'peak MB':>9} {'over base':>8} {'wall s':>7}")
     base = replay_peak(make_baseline(WORK / "baseline"))
     baseline = base["rss_mb"]
     if "baseline" in args.only:
@@ -196,6 +204,16 @@ def main(argv: list[str] | None = None) -> int:
                 root = WORK / f"pods-{n}"
                 shutil.rmtree(root, ignore_errors=True)
                 report(f"pods-{n}", root, replay_peak(make_pods(root, n)), baseline)
+        elif scenario == "containers":
+            n = args.containers
+            root = WORK / f"containers-{n}"
+            shutil.rmtree(root, ignore_errors=True)
+            make_pods(root, n)
+            report(f"containers-{n}", root, replay_peak(root), baseline)
+            report(f"containers-{n} uncapped", root, replay_peak(root, "--max-containers", str(n + 1)), baseline)
+            # the diagnosis digest keeps every trace and error under its default budget (256 MiB of JSON)
+            report(f"containers-{n} digest 32M", root, replay_peak(root, "--digest-max-bytes", str(32 << 20)), baseline)
+            shutil.rmtree(root, ignore_errors=True)
         elif scenario == "fat":
             n = args.fat_ranks
             root = WORK / f"fat-ranks-{n}"

@@ -103,6 +103,12 @@ def _inputs(p: argparse.ArgumentParser, paths_required: bool = True) -> None:
     p.add_argument(
         "--max-line-bytes", type=int, default=1 << 20, metavar="N", help="cut longer lines here (default 1 MiB)"
     )
+    p.add_argument("--digest-max-bytes", type=int, default=replay_mod.ReplayOptions.digest_max_bytes, metavar="N",
+                   help="what the diagnosis keeps in memory, as JSON; past it long records are summarized, then the "
+                        "least useful records dropped, counted (default 256 MiB)")
+    p.add_argument("--max-containers", type=int, default=replay_mod.ReplayOptions.max_containers, metavar="N",
+                   help="Fluent Bit input: containers curated at once; past it the least recently fed are "
+                        "closed, counted (default 20000)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -128,7 +134,8 @@ def _options(args) -> replay_mod.ReplayOptions:
     if workers == 0:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return replay_mod.ReplayOptions(
-        paths=args.paths, events=args.events, fmt=args.fmt, max_line_bytes=args.max_line_bytes, workers=workers
+        paths=args.paths, events=args.events, fmt=args.fmt, max_line_bytes=args.max_line_bytes, workers=workers,
+        digest_max_bytes=args.digest_max_bytes, max_containers=args.max_containers,
     )
 
 
@@ -215,7 +222,8 @@ def _print_summary(err: Console, result, out_dir: str) -> None:
         table.add_row(key, f"{summary[key]:,}")
     for kind, count in summary["records"].items():
         table.add_row(f"{kind} records", f"{count:,}")
-    for key in ("unreadable_lines", "invalid_utf8_lines", "long_lines_cut", "dangling_partials", "skipped_events"):
+    for key in ("unreadable_lines", "invalid_utf8_lines", "long_lines_cut", "dangling_partials", "skipped_events",
+                "open_records_flushed", "containers_evicted", "digest_records_dropped", "digest_records_summarized"):
         if summary[key]:
             table.add_row(key.replace("_", " "), f"{summary[key]:,}")
     err.print(table)

@@ -251,17 +251,20 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
 # ----------------------------------------------------------------------------- failures and the root
 
 
-def _failure(error: ErrorRecord, ranks: RankMap) -> Failure | None:
+def failure_tier(error: ErrorRecord) -> int | None:
+    """The tier of the failure an error record stands for (module doc); None for a warning."""
     role = rule_role(error.pattern)
     if role == WARNING:
         return None
-    launcher = role == SUMMARY or _is_box(error)
-    if launcher:
-        tier = 1 if error.category in INFORMATIVE_SUMMARY else 3
-    elif error.category in EFFECTS:
-        tier = 2
-    else:
-        tier = 0
+    if role == SUMMARY or _is_box(error):
+        return 1 if error.category in INFORMATIVE_SUMMARY else 3
+    return 2 if error.category in EFFECTS else 0
+
+
+def _failure(error: ErrorRecord, ranks: RankMap) -> Failure | None:
+    tier = failure_tier(error)
+    if tier is None:
+        return None
     t = time_seconds(error.time)
     return Failure(error, tier, t if t is not None else math.inf, ranks.rank_of(error))
 

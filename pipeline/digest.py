@@ -1,29 +1,66 @@
 """What a run keeps in memory about each job for diagnosis and the report, bounded.
 
-Everything but step records is kept (up to a cap per kind); step records are
-thinned to a bounded series per job (for the charts) plus the last step of each
-rank (for the summaries), so that memory does not grow with the input.
+Step records are thinned to a bounded series per job (for the charts) plus the last step of
+each rank (for the summaries). Every other record is kept up to a count per kind and within a
+byte budget for all of them together (their JSON size, an estimate of what they hold). Past
+the budget, long records are cut down to what the diagnosis reads of them (`summarized`), then
+records are dropped (`dropped`, by kind) from the job attempt that holds the most bytes, the
+least telling first (see `_class_of`) and within a class the latest in time first, since the
+diagnosis looks for the earliest failure. The sink gets every record whole either way: only
+the copy kept here is cut.
 """
 
 from __future__ import annotations
 
+import heapq
+import itertools
+import math
 from collections import defaultdict
 from dataclasses import dataclass, field
 
-from gangscope.parsers.records import Record, StepRecord
+import msgspec
+
+from gangscope.parsers.envelopes import time_seconds
+from gangscope.parsers.records import Record, StepRecord, TraceRecord, encode
+from gangscope.pipeline.diagnose import failure_tier
+
+# A record longer than this (as JSON) is summarized once the budget is reached.
+SUMMARY_BYTES = 4096
+# What a summarized record keeps: the first and last lines of a trace, the lines after torchrun's
+# "Root Cause" header (parsers/errors.py child_failures reads them), the frames at both ends, and
+# the head and tail of a long string (the diagnosis reads the start of a message and searches
+# a line for a rank, an exit code, an allocation size).
+HEAD_LINES, TAIL_LINES, ROOT_CAUSE_LINES = 2, 24, 12
+HEAD_FRAMES, TAIL_FRAMES = 2, 8
+HEAD_CHARS, TAIL_CHARS = 1500, 500
+# Drop order, first out first: warnings (never a failure), traces (their errors are kept apart:
+# a trace is evidence; a ChildFailedError box also maps ranks, so it stays with the causes),
+# launcher summaries that say nothing new, effects of another rank's failure, the causes
+# (and signals, divergence warnings, boxes), events (the scheduler's verdict).
+_WARNINGS, _TRACES, _SUMMARIES, _EFFECTS, _CAUSES, _EVENTS = range(6)
+_BY_TIER = {3: _SUMMARIES, 2: _EFFECTS, 1: _CAUSES, 0: _CAUSES}
 
 
 @dataclass
 class JobDigest:
     max_records_per_kind: int = 200_000
     max_steps_per_job: int = 4_000
-    records: dict[str, list[Record]] = field(default_factory=lambda: defaultdict(list))
+    max_bytes: int = 256 << 20  # the non-step records kept, as JSON
+    records: dict[str, dict[int, Record]] = field(default_factory=lambda: defaultdict(dict))  # kind -> {entry: record}
     latest: dict[str, Record] = field(default_factory=dict)  # epoch records by id
     steps: dict[str, list[StepRecord]] = field(default_factory=lambda: defaultdict(list))
     step_stride: dict[str, int] = field(default_factory=lambda: defaultdict(lambda: 1))
     step_seen: dict[str, int] = field(default_factory=lambda: defaultdict(int))
     last_steps: dict[tuple, StepRecord] = field(default_factory=dict)
-    dropped: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    dropped: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # over the count or the byte budget
+    summarized: int = 0  # records cut down to what the diagnosis reads
+    bytes: int = 0
+    _sizes: dict[int, tuple[int, tuple]] = field(default_factory=dict, init=False, repr=False)  # entry -> (bytes, attempt)
+    _attempts: dict[tuple, "_AttemptBytes"] = field(default_factory=dict, init=False, repr=False)
+    _entries: itertools.count = field(default_factory=itertools.count, init=False, repr=False)
+    # The budget was reached once: from then on, long records are summarized as they come and every
+    # record kept has its place in its attempt's drop order (until then, only bytes are counted).
+    _over: bool = field(default=False, init=False, repr=False)
 
     def add(self, record: Record) -> None:
         kind = record.kind
@@ -33,10 +70,77 @@ class JobDigest:
             self.latest[record.id] = record
         else:
             bucket = self.records[kind]
-            if len(bucket) < self.max_records_per_kind:
-                bucket.append(record)
-            else:
+            if len(bucket) >= self.max_records_per_kind:
                 self.dropped[kind] += 1
+                return
+            self._keep(bucket, record)
+            if self.bytes > self.max_bytes:
+                self._make_room()
+
+    def _keep(self, bucket: dict[int, Record], record: Record) -> None:
+        entry = next(self._entries)
+        size = len(encode(record))
+        if self._over and size > SUMMARY_BYTES:
+            record = self._summary_of(record)
+            size = len(encode(record))
+        key = (record.job or record.pod, record.attempt)
+        bucket[entry] = record
+        self._sizes[entry] = (size, key)
+        self.bytes += size
+        attempt = self._attempts.get(key)
+        if attempt is None:
+            attempt = self._attempts[key] = _AttemptBytes()
+        attempt.bytes += size
+        if self._over:
+            attempt.push(entry, record)
+
+    def _make_room(self) -> None:
+        if not self._over:
+            self._over = True
+            self._summarize_kept()
+            for bucket in self.records.values():
+                for entry, record in bucket.items():
+                    self._attempts[self._sizes[entry][1]].push(entry, record)
+        while self.bytes > self.max_bytes and self._attempts:
+            key = max(self._attempts, key=lambda k: self._attempts[k].bytes)
+            attempt = self._attempts[key]
+            found = attempt.pop()
+            if found is None:
+                del self._attempts[key]
+                continue
+            entry, kind = found
+            size, _ = self._sizes.pop(entry)
+            del self.records[kind][entry]
+            attempt.bytes -= size
+            self.bytes -= size
+            self.dropped[kind] += 1
+
+    def _summarize_kept(self) -> None:
+        for bucket in self.records.values():
+            for entry, record in bucket.items():
+                size, key = self._sizes[entry]
+                if size <= SUMMARY_BYTES:
+                    continue
+                short = self._summary_of(record)
+                smaller = len(encode(short))
+                bucket[entry] = short
+                self._sizes[entry] = (smaller, key)
+                self._attempts[key].bytes -= size - smaller
+                self.bytes -= size - smaller
+
+    def _summary_of(self, record: Record) -> Record:
+        """A copy of the record with what the diagnosis and the report read of it: the ends of
+        long texts (a trace's first and last lines, its Root Cause box), of frame lists and of
+        the strings in its details."""
+        self.summarized += 1
+        cut = {name: _cut(getattr(record, name)) for name in ("message", "line") if isinstance(getattr(record, name, None), str)}
+        if getattr(record, "details", None):
+            cut["details"] = _cut_value(record.details)  # type: ignore[attr-defined]
+        if isinstance(record, TraceRecord):
+            cut.update(text=_text_excerpt(record.text), frames=_ends(record.frames), truncated=True,
+                       chain=[msgspec.structs.replace(link, message=_cut(link.message), frames=_ends(link.frames))
+                              for link in _ends(record.chain)])  # fmt: skip
+        return msgspec.structs.replace(record, **cut)
 
     def _add_step(self, step: StepRecord) -> None:
         job = step.job or ""
@@ -52,11 +156,17 @@ class JobDigest:
             self.steps[job] = series[::2]
             self.step_stride[job] = stride * 2
 
+    def absorb_counts(self, dropped: dict[str, int], summarized: int) -> None:
+        """What another digest (a worker's) dropped and summarized before handing its records over."""
+        for kind, n in dropped.items():
+            self.dropped[kind] += n
+        self.summarized += summarized
+
     def all_records(self) -> list[Record]:
         """Everything kept, steps included (the thinned series and each rank's last step)."""
         out: list[Record] = []
         for bucket in self.records.values():
-            out.extend(bucket)
+            out.extend(bucket.values())
         out.extend(r for r in self.latest.values() if r.kind == "epoch")
         seen = set()
         for series in self.steps.values():
@@ -65,3 +175,78 @@ class JobDigest:
                 out.append(step)
         out.extend(s for s in self.last_steps.values() if id(s) not in seen)
         return out
+
+
+class _AttemptBytes:
+    """The bytes one job attempt holds, and its records in the order they would be dropped."""
+
+    __slots__ = ("bytes", "heaps")
+
+    def __init__(self):
+        self.bytes = 0
+        self.heaps: tuple[list, ...] = tuple([] for _ in range(_EVENTS + 1))
+
+    def push(self, entry: int, record: Record) -> None:
+        t = time_seconds(record.time)
+        # max-heaps on (time, arrival): the latest first; a record without a time before any other
+        latest_first = (-(t if t is not None else math.inf), -entry)
+        heapq.heappush(self.heaps[_class_of(record)], (latest_first, entry, record.kind))
+
+    def pop(self) -> tuple[int, str] | None:
+        for heap in self.heaps:
+            if heap:
+                _order, entry, kind = heapq.heappop(heap)
+                return entry, kind
+        return None
+
+
+def _class_of(record: Record) -> int:
+    kind = record.kind
+    if kind == "error":
+        tier = failure_tier(record)  # type: ignore[arg-type]
+        if tier is None:
+            # fp16 overflow warnings count towards a divergence verdict: kept with the causes
+            return _CAUSES if record.category == "nan_loss" else _WARNINGS  # type: ignore[attr-defined]
+        return _BY_TIER[tier]
+    if kind == "trace":
+        box = record.form == "child_failed" or (record.exception_type or "").endswith("ChildFailedError")  # type: ignore[attr-defined]
+        return _CAUSES if box else _TRACES
+    return _EVENTS if kind == "event" else _CAUSES
+
+
+def _ends(items: list, head: int = HEAD_FRAMES, tail: int = TAIL_FRAMES) -> list:
+    return items if len(items) <= head + tail else items[:head] + items[-tail:]
+
+
+def _text_excerpt(text: str) -> str:
+    lines = text.splitlines()
+    if len(lines) <= HEAD_LINES + TAIL_LINES:
+        keep = lines
+    else:
+        keep = lines[:HEAD_LINES] + ["  ..."]
+        for i, line in enumerate(lines):
+            if line.startswith("Root Cause") and HEAD_LINES <= i < len(lines) - TAIL_LINES:
+                keep += lines[i : min(i + ROOT_CAUSE_LINES, len(lines) - TAIL_LINES)] + ["  ..."]
+                break
+        keep += lines[-TAIL_LINES:]
+    return "\n".join(_cut(line) for line in keep)
+
+
+def _cut(text: str) -> str:
+    if len(text) <= HEAD_CHARS + TAIL_CHARS + 5:
+        return text
+    return text[:HEAD_CHARS] + " ... " + text[-TAIL_CHARS:]
+
+
+def _cut_value(value, depth: int = 0):
+    """A JSON-like value with its long strings and lists cut to their ends."""
+    if isinstance(value, str):
+        return _cut(value)
+    if depth > 16:
+        return None
+    if isinstance(value, dict):
+        return {k: _cut_value(v, depth + 1) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_cut_value(v, depth + 1) for v in _ends(value, HEAD_FRAMES, TAIL_FRAMES * 4)]
+    return value
+

@@ -13,6 +13,7 @@ import uuid
 from datetime import datetime, timezone
 
 from gangscope.pipeline import replay as replay_mod
+from gangscope.pipeline.curate import CurationLimits
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.service import LogPartition
 from gangscope.pipeline.sources import kafka as ksrc
@@ -83,7 +84,8 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
             tp = (messages[0].topic, messages[0].partition)
             part = parts.get(tp)
             if part is None:
-                part = parts[tp] = LogPartition(attempt_of, result.curation)
+                limits = CurationLimits(max_containers=options.max_containers)
+                part = parts[tp] = LogPartition(attempt_of, result.curation, limits)
             out: list = []
             touched = set()
             for m in messages:

@@ -36,6 +36,8 @@ class ReplayOptions:
     max_line_bytes: int = 1 << 20
     block_scan: bool = True  # False: the reference path, every line read as text
     workers: int = 1  # processes; work is split by pod, never inside a pod's log
+    digest_max_bytes: int = JobDigest.max_bytes  # what diagnosis keeps in memory (see pipeline/digest.py)
+    max_containers: int = curate.CurationLimits.max_containers  # curators of a Fluent Bit file
 
 
 @dataclass
@@ -74,6 +76,9 @@ class ReplayResult:
             "partial_lines_cut": self.curation.partial_lines_cut,
             "dangling_partials": self.curation.dangling_partials,
             "open_records_flushed": self.curation.open_records_flushed,
+            "containers_evicted": self.curation.containers_evicted,
+            "digest_records_dropped": sum(self.digest.dropped.values()),
+            "digest_records_summarized": self.digest.summarized,
             "skipped_events": self.skipped_events,
             "repeated_events": self.repeated_events,
             "problems": self.problems + self.read.errors,
@@ -99,6 +104,10 @@ def run(
         raise UsageError(f"--format must be one of auto, {', '.join(envelopes.FORMATS)}; got {options.fmt!r}")
     if options.workers < 1:
         raise UsageError(f"--workers must be at least 1; got {options.workers}")
+    if options.max_containers < 1:
+        raise UsageError(f"--max-containers must be at least 1; got {options.max_containers}")
+    if options.digest_max_bytes < 0:
+        raise UsageError(f"--digest-max-bytes must not be negative; got {options.digest_max_bytes}")
     return Replay(options, write, progress, sink).run()
 
 
@@ -110,7 +119,7 @@ class Replay:
         self.sink = sink
         self.write = write
         self.progress = progress
-        self.result = ReplayResult()
+        self.result = ReplayResult(digest=JobDigest(max_bytes=options.digest_max_bytes))
         self.attempts: dict = {}
         self.trackers: list = []
 
@@ -146,6 +155,7 @@ class Replay:
                 _merge_stats(result.read, done.read)
                 for kind, count in done.counts.items():
                     result.records[kind] = result.records.get(kind, 0) + count
+                result.digest.absorb_counts(done.dropped, done.summarized)
                 for record in done.kept:
                     result.digest.add(record)
                 if done.tracker is not None:
@@ -254,7 +264,8 @@ class GroupWork:
 
     def _curator_for(self, identity: PodIdentity, fmt: str):
         if fmt == "fluentbit":
-            return curate.FluentBitCurator(self.curation, identity, attempt_of=self.attempt_of)
+            limits = curate.CurationLimits(max_containers=self.options.max_containers)
+            return curate.FluentBitCurator(self.curation, identity, attempt_of=self.attempt_of, limits=limits)
         return curate.ContainerCurator(
             identity, fmt, self.curation, attempt_of=self.attempt_of, block_scan=self.options.block_scan
         )
@@ -281,13 +292,15 @@ class GroupDone:
     kept: list[Record]
     part: object
     tracker: object = None
+    dropped: dict[str, int] = field(default_factory=dict)  # by the worker's digest
+    summarized: int = 0
 
 
 def _curate_group_in_worker(task) -> GroupDone:
     index, group, options, attempts, make_part = task
     part = make_part() if make_part is not None else None
     curation, read = curate.CurationStats(), ReadStats()
-    digest = JobDigest()
+    digest = JobDigest(max_bytes=options.digest_max_bytes)
     counts: dict[str, int] = {}
     work = GroupWork(group, options, _attempt_lookup(attempts), curation, read)
     for batch in work.batches():
@@ -299,7 +312,8 @@ def _curate_group_in_worker(task) -> GroupDone:
     if part is not None:
         part.close()
     return GroupDone(
-        counts, curation, read, digest.all_records(), part.handoff() if part is not None else None, work.tracker
+        counts, curation, read, digest.all_records(), part.handoff() if part is not None else None, work.tracker,
+        dict(digest.dropped), digest.summarized,
     )
 
 

@@ -177,9 +177,11 @@ _NO_TIME = object()
 class LogPartition:
     """Curation state of one pod-log partition: what a checkpoint holds."""
 
-    def __init__(self, attempt_of, stats: curate.CurationStats | None = None):
+    _evictions_seen = 0  # the curator's eviction rounds last pruned for (a class default: checkpoints)
+
+    def __init__(self, attempt_of, stats: curate.CurationStats | None = None, limits: curate.CurationLimits | None = None):
         self.stats = stats if stats is not None else curate.CurationStats()
-        self.curator = curate.FluentBitCurator(self.stats, FALLBACK, attempt_of=attempt_of)
+        self.curator = curate.FluentBitCurator(self.stats, FALLBACK, attempt_of=attempt_of, limits=limits)
         self.trackers: dict[tuple, Any] = {}  # per pod, as replay keeps one per pod
         self.next_offset: int | None = None
         self.last_seen: dict[tuple, float] = {}  # container key -> monotonic time of its last line
@@ -264,13 +266,22 @@ class LogPartition:
     def touched(self, keys: set, now: float) -> set[str]:
         """Note the containers that got lines; returns their jobs."""
         jobs = set()
+        curators = self.curator.curators
+        tick = self.curator.tick
         for key in keys:
             self.last_seen[key] = now
             self.flushed.discard(key)
-            c = self.curator.curators.get(key)
+            c = curators.get(key)
             if c is not None:
+                c.last_used = tick  # lines feed_batch counted without the curator are use too
                 c._note_latest()  # the job's last line time (judging a stall at its end)
                 jobs.add(c.stamper.job)
+        if self.curator.evictions != self._evictions_seen:
+            # containers evicted by the curator (closed, records out): forget them here too
+            self._evictions_seen = self.curator.evictions
+            for key in [k for k in self.last_seen if k not in curators]:
+                del self.last_seen[key]
+                self.flushed.discard(key)
         return jobs
 
     def flush_idle(self, now: float, idle_s: float, out: list[Record]) -> None:

@@ -3,8 +3,10 @@
 These tests use a small line-recording parser so that they test the router, not a parser.
 """
 
+import json
+
 from gangscope.parsers.records import ErrorRecord
-from gangscope.pipeline.curate import ContainerCurator, CurationStats, FluentBitCurator
+from gangscope.pipeline.curate import ContainerCurator, CurationLimits, CurationStats, FluentBitCurator
 from gangscope.pipeline.sources.files import PodIdentity
 
 UID = "0c6d1111-2222-3333-4444-555566667777"
@@ -199,3 +201,34 @@ def test_custom_torchrun_prefix_templates_give_rank_and_local_rank():
         1,
     )
     assert strip_rank_prefixes("[default0]:  indented") == ("  indented", None, 0)
+
+
+def _fluentbit_line(pod: int, text: str, t: str = "2024-01-01T00:00:00.1Z") -> str:
+    return json.dumps({"time": t, "stream": "stderr", "_p": "F", "log": text,
+                       "kubernetes": {"pod_name": f"train-worker-{pod}", "namespace_name": "team-a",
+                                      "pod_id": f"uid-{pod}", "container_name": "pytorch"}})  # fmt: skip
+
+
+def test_fluent_bit_curators_are_capped_and_the_least_recently_fed_go_first():
+    stats = CurationStats()
+    fb = FluentBitCurator(stats, POD, parser_classes=(Recorder,), limits=CurationLimits(max_containers=64))
+    busy = None
+    for pod in range(1, 2_001):
+        fb.feed_lines([_fluentbit_line(0, "WANT busy"), _fluentbit_line(pod, "WANT x")])
+        busy = busy or fb.curators[("team-a", "uid-0", "pytorch")]
+        assert len(fb.curators) <= 64
+    assert fb.curators[("team-a", "uid-0", "pytorch")] is busy  # fed all along: never evicted
+    assert stats.containers_evicted == 2_001 - len(fb.curators)
+
+
+def test_an_evicted_containers_open_record_is_flushed_not_lost():
+    stats = CurationStats()
+    fb = FluentBitCurator(stats, POD, limits=CurationLimits(max_containers=50))
+    out = []
+    for pod in range(1_000):
+        out += fb.feed_lines([_fluentbit_line(pod, "Traceback (most recent call last):"),
+                              _fluentbit_line(pod, '  File "/workspace/train.py", line 9, in <module>')])  # fmt: skip
+    out += fb.close()
+    traces = [r for r in out if r.kind == "trace"]
+    assert sorted(t.pod for t in traces) == sorted(f"train-worker-{p}" for p in range(1_000))
+    assert stats.open_records_flushed >= 1_000 - 50

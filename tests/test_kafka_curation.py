@@ -99,3 +99,20 @@ def test_an_event_message_of_an_unknown_kind_is_undecodable():
     with pytest.raises(ksrc.Undecodable) as bad:
         ksrc.decode_events(b'{"kind": "ConfigMap", "metadata": {"name": "x"}}')
     assert bad.value.reason == "unknown_kind"
+
+
+def test_a_partition_forgets_the_containers_its_curator_evicted():
+    from gangscope.pipeline.curate import CurationLimits
+
+    state = service.LogPartition(service.AttemptOf(service.EventBook()), limits=CurationLimits(max_containers=16))
+    out = []
+    for pod in range(500):
+        value = json.dumps({"time": "2024-05-01T12:00:00.5Z", "stream": "stderr", "log": "Traceback (most recent call last):",
+                            "kubernetes": {"namespace_name": "team-a", "pod_name": f"train-worker-{pod}",
+                                           "container_name": "pytorch"}}).encode()  # fmt: skip
+        touched = state.feed_batch([(pod, ksrc.decode_log(value))], out, None)
+        state.touched(touched, now=float(pod))
+    assert len(state.curator.curators) <= 16
+    assert set(state.last_seen) == set(state.curator.curators)
+    assert sorted(t.pod for t in out if t.kind == "trace") == sorted(
+        f"train-worker-{p}" for p in range(500) if ("team-a", f"train-worker-{p}", "pytorch") not in state.curator.curators)

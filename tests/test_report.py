@@ -97,4 +97,4 @@ def test_gang_timeline_shows_the_failure_diagnosed_from_the_logs(tmp_path):
     timeline = timeline[: timeline.index("</details>")]
     from_logs = [row for row in re.findall(r"<tr><td>.*?</tr>", timeline, re.S) if row.endswith("<td>logs</td></tr>")]
     assert len(from_logs) == 1
-    assert "gpt-neox-node-0-0-bz7m5" in from_logs[0] and "RendezvousTimeoutError" in from_logs[0]
+    assert "gpt-neox-node-0-0-bz7m5" in from_logs[0] and "pods_ready_timeout" in from_logs[0]

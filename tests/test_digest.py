@@ -1,0 +1,54 @@
+"""The digest a run keeps for diagnosis: bounded by bytes, and the diagnosis still right past the bound."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+import msgspec
+import pytest
+
+from gangscope.parsers.envelopes import time_seconds
+from gangscope.parsers.records import stable_id
+from gangscope.pipeline import replay
+from gangscope.pipeline.diagnose import diagnose
+from gangscope.pipeline.digest import JobDigest
+
+RUN = Path(__file__).resolve().parent.parent / "fixtures" / "public" / "oom_then_watchdog"  # label: cuda_oom, rank 11
+
+
+@pytest.fixture(scope="module")
+def run_records():
+    """Every record replay makes of the run (the sink's view), in the order it makes them."""
+    records = []
+    replay.run(replay.ReplayOptions(paths=[str(RUN / "pods")]), records.extend)
+    return [r for r in records if r.kind != "diagnosis"]
+
+
+def _later(record, hours: int):
+    """The record again, as if printed `hours` later (a new id: another occurrence)."""
+    t = time.gmtime(time_seconds(record.time) + hours * 3600)
+    when = time.strftime("%Y-%m-%dT%H:%M:%S", t) + record.time[19:]
+    return msgspec.structs.replace(record, time=when, id=stable_id(record.id, hours))
+
+
+def test_a_digest_fed_far_past_its_budget_stays_within_it_and_still_names_the_first_failure(run_records):
+    digest = JobDigest(max_bytes=128 << 10)
+    flood = [_later(r, h) for h in range(1, 301) for r in run_records if r.kind in ("error", "trace")]
+    fed = flood[: len(flood) // 2] + run_records + flood[len(flood) // 2 :]
+    for record in fed:
+        digest.add(record)
+    [verdict] = diagnose(digest.all_records())
+    assert sum(len(msgspec.json.encode(r)) for r in fed) > 100 * digest.max_bytes
+    assert digest.bytes <= digest.max_bytes
+    assert sum(digest.dropped.values()) > 0 and digest.summarized > 0
+    assert (verdict.category, verdict.first_failure["rank"], verdict.first_failure["pod"]) == (
+        "cuda_oom", 11, "embed-train-worker-2")
+
+
+def test_a_replay_over_its_digest_budget_counts_what_it_dropped_and_summarized():
+    small = replay.run(replay.ReplayOptions(paths=[str(RUN / "pods")], digest_max_bytes=16 << 10), lambda batch: None)
+    summary = small.summary()
+    assert small.digest.bytes <= 16 << 10
+    assert summary["digest_records_dropped"] == sum(small.digest.dropped.values()) > 0
+    assert summary["digest_records_summarized"] == small.digest.summarized > 0
