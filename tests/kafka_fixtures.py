@@ -72,10 +72,10 @@ def service_command(bootstrap: str, opensearch: str, topic: str, prefix: str, gr
             "--commit-interval", "0.5", "--dead-letter-topic", f"{topic}-dead", *extra]
 
 
-def start_service(cmd: list[str], log_path: Path) -> subprocess.Popen:
+def start_service(cmd: list[str], log_path: Path, cwd: Path | None = None) -> subprocess.Popen:
     env = dict(os.environ, PYTHONUNBUFFERED="1")
     out = open(log_path, "ab")
-    return subprocess.Popen(cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=env)
+    return subprocess.Popen(cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=env, cwd=cwd)
 
 
 def documents(url: str, prefix: str) -> dict[str, dict[str, dict]]:
@@ -175,3 +175,64 @@ def split_by_job(messages: list[tuple[bytes, bytes]]) -> tuple[list, list]:
     first = [m for m, j in zip(messages, of) if j < cut]
     second = [m for m, j in zip(messages, of) if j >= cut]
     return first, second
+
+
+# --- servers of a test's own, and the service's metrics (tests/test_faults.py) ----------------
+
+
+def free_port() -> int:
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class PrivateServer:
+    """A Kafka broker or OpenSearch node of one test's own: services/up with ports and a run folder
+    of its own, so the test may stop, restart or starve it without touching the shared servers.
+    `settings`: more services/up environment (GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS, say)."""
+
+    PORTS = {"kafka": ("GANGSCOPE_KAFKA_PORT", "GANGSCOPE_KAFKA_CONTROLLER_PORT", "GANGSCOPE_KAFKA_SASL_PORT"),
+             "opensearch": ("GANGSCOPE_OPENSEARCH_PORT", "GANGSCOPE_OPENSEARCH_TRANSPORT_PORT")}
+    ADDRESS = {"kafka": "GANGSCOPE_KAFKA_BOOTSTRAP", "opensearch": "GANGSCOPE_OPENSEARCH_URL"}
+
+    def __init__(self, name: str, **settings: str):
+        import tempfile
+
+        self.name = name
+        self.run_dir = Path(tempfile.mkdtemp(prefix=f"gangscope-private-{name}-"))
+        self.env = dict(os.environ, GANGSCOPE_SERVICES_RUN=str(self.run_dir),
+                        **{var: str(free_port()) for var in self.PORTS[name]}, **settings)
+        self.env.pop(self.ADDRESS[name], None)
+        self.address: str | None = None
+
+    def _script(self, *args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([str(ROOT / "services" / args[0]), *args[1:]], env=self.env, capture_output=True,
+                              text=True, stdin=subprocess.DEVNULL, timeout=900)
+
+    def up(self) -> str:
+        done = self._script("up", self.name)
+        if done.returncode != 0:
+            raise AssertionError(f"services/up {self.name} (private) failed:\n{done.stderr[-2000:]}")
+        lines = dict(line.partition("=")[::2] for line in done.stdout.splitlines())
+        self.address = lines[self.ADDRESS[self.name]]
+        return self.address
+
+    def down(self) -> None:
+        done = self._script("down", self.name)
+        assert done.returncode == 0, done.stderr
+
+    def remove(self) -> None:
+        import shutil
+
+        self._script("down", "--wipe", self.name)
+        shutil.rmtree(self.run_dir, ignore_errors=True)
+
+
+def metric_values(text: str, name: str) -> dict[tuple, float]:
+    """Samples of one metric in a /metrics page: sorted label pairs -> value."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    return {tuple(sorted(s.labels.items())): s.value for family in text_string_to_metric_families(text)
+            for s in family.samples if s.name == name}

@@ -2,9 +2,11 @@
 leaves a file that looks complete.
 
 Each kind is written to `<kind>.ndjson.partial` and renamed to `<kind>.ndjson` only when
-the run closes the sink; `summary.json` is written last. Kinds whose records are
-updated as a stream advances (epoch progress, diagnoses) keep only the newest
-record per id, as an index would.
+the run closes the sink; `summary.json` is written last. Everything that takes disk space
+(the files, the report, the summary) is written and synced under a `.partial` name before
+the first rename, so a full disk or a failed write leaves no final-named file: the folder
+never looks complete when it is not. Kinds whose records are updated as a stream advances
+(epoch progress, diagnoses) keep only the newest record per id, as an index would.
 """
 
 from __future__ import annotations
@@ -34,13 +36,16 @@ class LocalFolderSink:
         self.files: dict[str, IO[bytes]] = {}
         self.latest: dict[str, dict[str, bytes]] = {kind: {} for kind in UPDATED_IN_PLACE}
         self.counts: dict[str, int] = {kind: 0 for kind in self.kinds}
-        # Remove a previous run's "complete" markers first: until this run closes,
-        # the folder must not look complete.
-        for name in ("summary.json",):
+        self.extras: list[str] = []  # files of write_file, published at close
+        # Remove a previous run's finished files first (this run replaces them): until this
+        # run closes, the folder must not look complete, not even in part.
+        for name in ("summary.json", "report.html", *(f"{kind}.ndjson" for kind in RECORD_KINDS)):
             try:
                 (self.out / name).unlink()
             except FileNotFoundError:
                 pass
+            except OSError as exc:
+                raise SinkError(f"{self.out / name}: cannot remove the previous run's file: {exc.strerror or exc}") from None
         for kind in self.kinds:
             if kind not in UPDATED_IN_PLACE:
                 self.files[kind] = self._open(self.out / f"{kind}.ndjson.partial")
@@ -77,17 +82,28 @@ class LocalFolderSink:
         return SinkError(f"{self.out}: write failed: {exc.strerror or exc}; the output is incomplete")
 
     def write_file(self, name: str, text: str) -> None:
-        """An extra file (the report), written atomically."""
-        target = self.out / name
-        tmp = self.out / f".{name}.partial"
+        """An extra file (the report): written now as `.<name>.partial`, named `<name>` at close."""
         try:
-            tmp.write_text(text, encoding="utf-8")
-            os.replace(tmp, target)
+            self._write_synced(self.out / f".{name}.partial", text)
         except OSError as exc:
             raise self._failure(exc) from None
+        if name not in self.extras:
+            self.extras.append(name)
+
+    @staticmethod
+    def _write_synced(path: Path, text: str) -> None:
+        with open(path, "w", encoding="utf-8") as f:
+            f.write(text)
+            f.flush()
+            os.fsync(f.fileno())
 
     def close(self, summary: dict | None = None) -> dict[str, int]:
-        """Flush everything and make the files visible under their final names."""
+        """Flush and sync everything under `.partial` names, then give the files their final
+        names, `summary.json` last. A failure on the way takes back the names already given."""
+        renames = [(self.out / f"{kind}.ndjson.partial", self.out / f"{kind}.ndjson")
+                   for kind in (*self.files, *(k for k in self.latest if k not in self.files))]
+        renames += [(self.out / f".{name}.partial", self.out / name) for name in self.extras]
+        done: list[tuple[Path, Path]] = []
         try:
             for kind, bucket in self.latest.items():
                 handle = self._open(self.out / f"{kind}.ndjson.partial")
@@ -99,11 +115,19 @@ class LocalFolderSink:
                 handle.flush()
                 os.fsync(handle.fileno())
                 handle.close()
-            for kind in self.files:
-                os.replace(self.out / f"{kind}.ndjson.partial", self.out / f"{kind}.ndjson")
             if summary is not None:
-                self.write_file("summary.json", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+                self._write_synced(self.out / ".summary.json.partial",
+                                   json.dumps(summary, indent=2, sort_keys=True) + "\n")
+                renames.append((self.out / ".summary.json.partial", self.out / "summary.json"))
+            for partial, final in renames:
+                os.replace(partial, final)
+                done.append((partial, final))
         except OSError as exc:
+            for partial, final in reversed(done):
+                try:
+                    os.replace(final, partial)
+                except OSError:
+                    pass
             raise self._failure(exc) from None
         return dict(self.counts)
 

@@ -1,0 +1,419 @@
+"""Faults against the real Kafka and OpenSearch (issue 10): a broker restarted mid-run, OpenSearch
+answering 429 under a bulk flood, poison messages, a disk that fills up under `replay --out`.
+
+For each, what ends up indexed equals a clean run (`replay` of the same fixtures: same ids, same
+documents) and the service's /metrics say what happened. Servers a test stops or starves are its
+own (services/up with other ports and run folder), never the shared ones. Each test prints its
+figures (`-s` shows them); deadlines are limits for waiting, not speed assertions.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import pytest
+
+from kafka_fixtures import (
+    ROOT,
+    PrivateServer,
+    comparable,
+    committed_offsets,
+    difference,
+    documents,
+    end_offsets,
+    fluentbit_records,
+    metric_values,
+    produce,
+    replay_into,
+    service_command,
+    split_by_job,
+    start_service,
+    wait_until,
+)
+
+SETTLE_S = 180
+BROKER_DOWN_S = 5
+
+
+@pytest.fixture(scope="module")
+def messages():
+    return fluentbit_records()
+
+
+@pytest.fixture(scope="module")
+def wanted(opensearch_url):
+    """The documents a clean `replay` of the fixtures indexes (once for the module)."""
+    prefix = f"gst-faults-replay-{uuid.uuid4().hex[:8]}-"
+    replay_into(opensearch_url, prefix)
+    docs = comparable(documents(opensearch_url, prefix))
+    yield docs
+    req = urllib.request.Request(f"{opensearch_url}/{prefix}*?expand_wildcards=all", method="DELETE")
+    urllib.request.urlopen(req, timeout=30).close()
+
+
+@pytest.fixture
+def private_kafka():
+    broker = PrivateServer("kafka")
+    try:
+        broker.up()
+        yield broker
+    finally:
+        broker.remove()
+
+
+def figures(fault: str, **numbers) -> None:
+    """One line per fault for the README's table (shown with -s)."""
+    print(f"\nFAULT {fault}: " + json.dumps(numbers, sort_keys=True))
+
+
+def metrics_url(log_path) -> str:
+    def found():
+        for line in log_path.read_text().splitlines():
+            if line.startswith("{") and '"event": "metrics"' in line:
+                return json.loads(line)["url"]
+        return None
+
+    return wait_until(found, 60, what="the metrics endpoint in the service log")
+
+
+def scrape(url: str) -> str:
+    return urllib.request.urlopen(url, timeout=10).read().decode()
+
+
+def healthz(url: str) -> dict:
+    try:
+        return json.loads(urllib.request.urlopen(url.rsplit("/", 1)[0] + "/healthz", timeout=10).read())
+    except urllib.error.HTTPError as e:
+        return json.loads(e.read())
+
+
+def total(text: str, name: str) -> float:
+    return sum(metric_values(text, name).values())
+
+
+def settle(url: str, prefix: str, want: dict, timeout: float = SETTLE_S) -> None:
+    """Wait until the index of `prefix` equals `want`; fail with the difference if it never does."""
+    last: dict = {}
+
+    def same():
+        nonlocal last
+        last = comparable(documents(url, prefix))
+        return last == want
+
+    try:
+        wait_until(same, timeout, every=1.0, what="the index to equal a clean run's")
+    except AssertionError:
+        raise AssertionError("index differs from a clean run's:\n" + difference(want, last)) from None
+
+
+def stop(proc: subprocess.Popen, timeout: float = 60) -> int:
+    if proc.poll() is None:
+        proc.send_signal(signal.SIGTERM)
+    return proc.wait(timeout)
+
+
+def events(log_path) -> list[str]:
+    return [json.loads(line).get("event") for line in log_path.read_text().splitlines() if line.startswith("{")]
+
+
+def create_topic(bootstrap: str, name: str, partitions: int) -> None:
+    from kafka.admin import KafkaAdminClient, NewTopic
+
+    admin = KafkaAdminClient(bootstrap_servers=bootstrap, client_id="gangscope-tests")
+    try:
+        admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
+    finally:
+        admin.close()
+
+
+# --- the broker restarted ------------------------------------------------------------------------
+
+
+@pytest.mark.servers
+def test_broker_stopped_and_started_mid_run_leaves_the_index_of_a_clean_run(
+        opensearch_url, index_prefix, private_kafka, messages, wanted, tmp_path):
+    bootstrap = private_kafka.address
+    topic, group, prefix = "faults-broker", "faults-broker-g", index_prefix + "-"
+    create_topic(bootstrap, topic, 2)
+    first, second = split_by_job(messages)
+    produce(bootstrap, topic, first)
+    log = tmp_path / "service.log"
+    proc = start_service(service_command(bootstrap, opensearch_url, topic, prefix, group, "--max-poll-records", "200",
+                                         "--session-timeout", "10"), log)
+    try:
+        url = metrics_url(log)
+        wait_until(lambda: total(scrape(url), "gangscope_lines_in_total") > 0, 60, every=0.1,
+                   what="the first lines read")
+        read_before = total(scrape(url), "gangscope_lines_in_total")
+        t0 = time.monotonic()
+        private_kafka.down()
+        time.sleep(BROKER_DOWN_S)
+        assert proc.poll() is None, log.read_text()[-3000:]
+        during = scrape(url)
+        health_during = healthz(url)
+        private_kafka.up()
+        down_s = time.monotonic() - t0
+        produce(bootstrap, topic, second)
+        t1 = time.monotonic()
+        settle(opensearch_url, prefix, wanted)
+        recovered_s = time.monotonic() - t1
+        wait_until(lambda: committed_offsets(bootstrap, group, topic) == end_offsets(bootstrap, topic),
+                   60, what="every offset committed")
+        after = scrape(url)
+    finally:
+        assert stop(proc) == 0, log.read_text()[-3000:]
+    # while the broker was away: commits failed and the service said so; afterwards they went through again
+    assert total(during, "gangscope_offset_commit_failures_total") >= 1
+    assert total(during, "gangscope_kafka_unavailable") == 1
+    assert health_during["kafka"] == "unreachable"
+    assert total(after, "gangscope_kafka_unavailable") == 0
+    assert total(after, "gangscope_kafka_reconnects_total") >= 1
+    assert set(metric_values(after, "gangscope_consumer_lag").values()) == {0.0}
+    assert total(after, "gangscope_lines_in_total") >= len(messages)
+    figures("broker restarted", messages=len(messages), read_before_stop=read_before, broker_down_s=round(down_s, 1),
+            settle_after_restart_s=round(recovered_s, 1), lines_in=total(after, "gangscope_lines_in_total"),
+            commit_failures=total(after, "gangscope_offset_commit_failures_total"),
+            kafka_reconnects=total(after, "gangscope_kafka_reconnects_total"))
+
+
+# --- OpenSearch answering 429 under a bulk flood --------------------------------------------------
+
+# One write thread with a queue of one, and 4 MB of indexing memory (more than the service's largest
+# bulk request here, ~2.7 MB, but less than the flood keeps in flight): the flood makes the node
+# reject documents (per item) and whole bulk requests with 429, as a busy cluster does.
+THROTTLED_NODE = "thread_pool.write.size: 1;thread_pool.write.queue_size: 1;indexing_pressure.memory.limit: 4mb"
+
+
+class BulkFlood:
+    """Threads sending bulk requests to an index of their own as fast as the node answers."""
+
+    def __init__(self, url: str, threads: int = 4, docs: int = 800):
+        import collections
+        import threading
+
+        self.url = url
+        self.body = "".join(json.dumps({"index": {"_index": "flood"}}) + "\n" + json.dumps({"n": i, "pad": "x" * 200})
+                            + "\n" for i in range(docs)).encode()
+        self.answers: collections.Counter = collections.Counter()
+        self._stop = threading.Event()
+        self._threads = [threading.Thread(target=self._run, daemon=True) for _ in range(threads)]
+
+    def _run(self) -> None:
+        while not self._stop.is_set():
+            req = urllib.request.Request(f"{self.url}/_bulk", data=self.body,
+                                         headers={"Content-Type": "application/x-ndjson"})
+            try:
+                with urllib.request.urlopen(req, timeout=60) as answer:
+                    items = json.load(answer)["items"]
+                self.answers["documents rejected (429)"] += sum(1 for i in items if i["index"].get("status") == 429)
+            except urllib.error.HTTPError as e:
+                self.answers[f"requests answered {e.code}"] += 1
+            except OSError:
+                self.answers["requests failed"] += 1
+
+    def __enter__(self) -> "BulkFlood":
+        for t in self._threads:
+            t.start()
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._stop.set()
+        for t in self._threads:
+            t.join(60)
+
+
+@pytest.fixture
+def throttled_opensearch():
+    node = PrivateServer("opensearch", GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS=THROTTLED_NODE)
+    try:
+        node.up()
+        yield node.address
+    finally:
+        node.remove()
+
+
+@pytest.mark.servers
+def test_opensearch_answering_429_under_a_bulk_flood_is_retried_and_loses_nothing(
+        kafka_bootstrap, kafka_topic, throttled_opensearch, messages, wanted, tmp_path):
+    url = throttled_opensearch
+    topic = kafka_topic(partitions=2)
+    group, prefix = f"{topic}-g", "faults-429-"
+    produce(kafka_bootstrap, topic, messages)
+    log = tmp_path / "service.log"
+    with BulkFlood(url) as flood:
+        t0 = time.monotonic()
+        proc = start_service(service_command(kafka_bootstrap, url, topic, prefix, group, "--backoff-max", "1",
+                                             "--max-poll-records", "1000"), log, cwd=tmp_path)
+        try:
+            metrics = metrics_url(log)
+            wait_until(lambda: total(scrape(metrics), "gangscope_sink_throttled_total") > 0, 120, every=0.2,
+                       what="the service's first 429")
+        except BaseException:
+            stop(proc)
+            raise
+    flooded_s = time.monotonic() - t0
+    try:
+        settle(url, prefix, wanted)
+        wait_until(lambda: committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic),
+                   60, what="every offset committed")
+        done_s = time.monotonic() - t0
+        text = scrape(metrics)
+    finally:
+        assert stop(proc) == 0, log.read_text()[-3000:]
+    throttled = metric_values(text, "gangscope_sink_throttled_total")
+    assert sum(throttled.values()) > 0
+    # a 429 is never a rejection: nothing went to the sink's dead-letter file
+    assert not (tmp_path / "gangscope-dead-letter.ndjson").exists()
+    figures("OpenSearch 429 under a bulk flood", messages=len(messages), flood_s=round(flooded_s, 1),
+            until_complete_s=round(done_s, 1), flood=dict(flood.answers),
+            service_429_retries={dict(k)["level"]: v for k, v in throttled.items()},
+            flush_retries=total(text, "gangscope_sink_retries_total"),
+            records_out=total(text, "gangscope_records_out_total"))
+
+
+# --- poison messages -------------------------------------------------------------------------------
+
+POISON_EVERY = 250
+# (reason the service gives, the message's value): broken bytes, JSON of the wrong shape, a
+# kubernetes block whose names are not strings, nesting deeper than any decoder follows, a tombstone,
+# and a 900 kB message whose log is an object
+POISON = [
+    ("not_json", b"\x00\xff\xfe\x80 not json \xc3\x28"),
+    ("not_an_object", b'["log", "kubernetes"]'),
+    ("no_log_text", b'{"log": 42, "stream": "stderr", "kubernetes": {"pod_name": "x"}}'),
+    ("bad_kubernetes", b'{"log": "Traceback (most recent call last):", '
+                       b'"kubernetes": {"namespace_name": ["team-a"], "pod_name": {"name": "x"}}}'),
+    ("too_deep", b"[" * 100_000),
+    ("empty", None),
+    ("no_log_text", b'{"log": {"text": "' + b"A" * 900_000 + b'"}}'),
+]
+
+
+def with_poison(messages: list) -> tuple[list, list]:
+    """The messages with a poison one after every POISON_EVERY, and the poison ones (key, value, reason)."""
+    out, poison = [], []
+    for i, message in enumerate(messages, 1):
+        out.append(message)
+        if i % POISON_EVERY == 0:
+            reason, value = POISON[len(poison) % len(POISON)]
+            bad = (f"poison-{len(poison)}".encode(), value)
+            out.append(bad)
+            poison.append((*bad, reason))
+    return out, poison
+
+
+@pytest.mark.servers
+def test_a_poison_message_every_250_goes_to_the_dead_letter_topic_and_the_index_is_a_clean_runs(
+        kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, messages, wanted, tmp_path):
+    from kafka import KafkaConsumer
+
+    topic = kafka_topic(partitions=2)
+    group, prefix, dead = f"{topic}-g", index_prefix + "-", f"{topic}-dead"
+    mixed, poison = with_poison(messages)
+    produce(kafka_bootstrap, topic, mixed)
+    log = tmp_path / "service.log"
+    t0 = time.monotonic()
+    proc = start_service(service_command(kafka_bootstrap, opensearch_url, topic, prefix, group), log)
+    try:
+        metrics = metrics_url(log)
+        settle(opensearch_url, prefix, wanted)
+        done_s = time.monotonic() - t0
+        wait_until(lambda: committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic),
+                   60, what="every offset committed")
+        text = scrape(metrics)
+        assert proc.poll() is None
+    finally:
+        assert stop(proc) == 0, log.read_text()[-3000:]
+    consumer = KafkaConsumer(dead, bootstrap_servers=kafka_bootstrap, auto_offset_reset="earliest",
+                             consumer_timeout_ms=30_000)
+    got = []
+    for m in consumer:
+        got.append((m.key, m.value, dict(m.headers)["gangscope-reason"].decode()))
+        if len(got) == len(poison):
+            break
+    consumer.close()
+    assert sorted(got) == sorted(poison)
+    reasons = {dict(k)["reason"]: v for k, v in metric_values(text, "gangscope_dead_letters_total").items()}
+    wanted_reasons: dict[str, float] = {}
+    for _, _, reason in poison:
+        wanted_reasons[reason] = wanted_reasons.get(reason, 0) + 1
+    assert reasons == wanted_reasons
+    figures("poison message every 250", messages=len(mixed), poison=len(poison), dead_letters=reasons,
+            until_complete_s=round(done_s, 1))
+
+
+# --- disk full under `replay --out` ----------------------------------------------------------------
+
+FIXTURE_PATHS = [str(p) for p in (ROOT / "fixtures" / "runs", ROOT / "fixtures" / "dialects")]
+
+
+@pytest.fixture
+def small_disk(tmp_path):
+    """A 2 MiB tmpfs of the test's own (the fixtures' output needs ~3.3 MB), or None where mounting
+    is not allowed: then the test makes its ENOSPC with /dev/full instead."""
+    mount_point = tmp_path / "disk"
+    mount_point.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m", "tmpfs", str(mount_point)],
+                             capture_output=True).returncode == 0
+    try:
+        yield mount_point if mounted else None
+    finally:
+        if mounted:
+            subprocess.run(["umount", str(mount_point)], capture_output=True)
+
+
+def replay_out(out) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", "from gangscope.pipeline.cli import main; raise SystemExit(main())",
+                           "replay", *FIXTURE_PATHS, "--out", str(out), "--no-progress"],
+                          capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
+
+
+def fill_disk(small_disk, out) -> str:
+    """Make the next writes into `out` fail with ENOSPC, for real: the tmpfs is full enough (or a
+    file the sink writes is /dev/full). Returns how."""
+    if small_disk is None:
+        (out / "trace.ndjson.partial").unlink(missing_ok=True)
+        (out / "trace.ndjson.partial").symlink_to("/dev/full")
+        return "/dev/full"
+    return f"tmpfs {small_disk.stat().st_dev}"
+
+
+def looks_finished(out) -> list[str]:
+    """Files of the folder under a final name (everything but .partial ones)."""
+    return sorted(p.name for p in out.iterdir() if not p.name.endswith(".partial"))
+
+
+def test_disk_full_under_replay_out_leaves_no_summary_and_no_finished_looking_file(small_disk, tmp_path):
+    out = (small_disk or tmp_path) / "out"
+    out.mkdir()
+    how = fill_disk(small_disk, out)
+    t0 = time.monotonic()
+    done = replay_out(out)
+    took = time.monotonic() - t0
+    assert done.returncode == 2, done.stderr
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("gangscope: ") and "disk full" in lines[0], done.stderr
+    assert "Traceback" not in done.stderr
+    assert looks_finished(out) == []
+    partial = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
+    figures("disk full under replay --out", how=how, exit_code=done.returncode, stderr=lines[0],
+            bytes_left_as_partial=partial, seconds_to_fail=round(took, 1))
+
+
+def test_disk_full_on_a_rerun_takes_the_previous_runs_finished_files_away_first(tmp_path):
+    out = tmp_path / "out"
+    first = replay_out(out)
+    assert first.returncode == 0, first.stderr
+    assert "summary.json" in looks_finished(out)
+    fill_disk(None, out)  # the rerun frees what the first run took: its ENOSPC comes from /dev/full
+    done = replay_out(out)
+    assert done.returncode == 2, done.stderr
+    assert "disk full" in done.stderr
+    assert looks_finished(out) == []
