@@ -161,6 +161,19 @@ def decode(data: bytes | str) -> AnyRecord:
     return _decoder.decode(data)
 
 
+_packer = msgspec.msgpack.Encoder()
+_unpacker = msgspec.msgpack.Decoder(list[AnyRecord])
+
+
+def pack(records: list[Record]) -> bytes:
+    """Records for another process (MessagePack: several times faster than pickling structs)."""
+    return _packer.encode(records)
+
+
+def unpack(data: bytes) -> list[Record]:
+    return _unpacker.decode(data)  # type: ignore[return-value]
+
+
 def to_dict(record: Record) -> dict[str, Any]:
     return msgspec.json.decode(_encoder.encode(record))
 

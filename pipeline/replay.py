@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 from gangscope.parsers import envelopes
 from gangscope.parsers.events import decode_event_stream
 from gangscope.parsers.progress import ProgressTracker, find_stragglers
-from gangscope.parsers.records import Record
+from gangscope.parsers.records import Record, pack, unpack
 from gangscope.parsers.redact import redact_record
 from gangscope.pipeline import curate
 from gangscope.pipeline.diagnose import diagnose
@@ -156,7 +156,7 @@ class Replay:
                 for kind, count in done.counts.items():
                     result.records[kind] = result.records.get(kind, 0) + count
                 result.digest.absorb_counts(done.dropped, done.summarized)
-                for record in done.kept:
+                for record in unpack(done.kept):
                     result.digest.add(record)
                 if done.tracker is not None:
                     self.trackers.append(done.tracker)
@@ -289,7 +289,7 @@ class GroupDone:
     counts: dict[str, int]
     curation: curate.CurationStats
     read: ReadStats
-    kept: list[Record]
+    kept: bytes  # the records its digest kept, packed (records.pack)
     part: object
     tracker: object = None
     dropped: dict[str, int] = field(default_factory=dict)  # by the worker's digest
@@ -312,7 +312,7 @@ def _curate_group_in_worker(task) -> GroupDone:
     if part is not None:
         part.close()
     return GroupDone(
-        counts, curation, read, digest.all_records(), part.handoff() if part is not None else None, work.tracker,
+        counts, curation, read, pack(digest.all_records()), part.handoff() if part is not None else None, work.tracker,
         dict(digest.dropped), digest.summarized,
     )
 
