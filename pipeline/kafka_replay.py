@@ -17,6 +17,7 @@ from gangscope.pipeline.curate import CurationLimits
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.service import LogPartition
 from gangscope.pipeline.sources import kafka as ksrc
+from gangscope.pipeline.sources import kafka_auth
 
 
 def parse_time(text: str | None, flag: str) -> int | None:
@@ -69,6 +70,7 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
     from kafka.errors import KafkaError
     from kafka.structs import OffsetAndMetadata
 
+    kafka_auth.check(settings, "--from-kafka")
     try:
         consumer = KafkaConsumer(**ksrc.consumer_options(settings))
     except KafkaError as exc:

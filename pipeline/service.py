@@ -35,6 +35,7 @@ from gangscope.pipeline.identity import with_derived_id
 from gangscope.pipeline.indices import OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchBusy
 from gangscope.pipeline.sources import kafka as ksrc
+from gangscope.pipeline.sources import kafka_auth
 from gangscope.pipeline.sources.files import PodIdentity
 
 log = structlog.get_logger("gangscope.consume")
@@ -396,6 +397,8 @@ class Service:
         self._start_http()
         log.info("starting", **{k: v for k, v in cfg.public().items() if v not in (None, "", [])})
         try:
+            # refused Kafka credentials are a configuration error: said at once, before any waiting
+            kafka_auth.check(cfg, "consume")
             if not self._connect_sink():
                 return 0
             self._load_events()
