@@ -45,6 +45,7 @@ _BY_TIER = {3: _SUMMARIES, 2: _EFFECTS, 1: _CAUSES, 0: _CAUSES}
 class JobDigest:
     max_records_per_kind: int = 200_000
     max_steps_per_job: int = 4_000
+    max_steps: int = 100_000  # in the series of all jobs together
     max_bytes: int = 256 << 20  # the non-step records kept, as JSON
     records: dict[str, dict[int, Record]] = field(default_factory=lambda: defaultdict(dict))  # kind -> {entry: record}
     latest: dict[str, Record] = field(default_factory=dict)  # epoch records by id
@@ -54,6 +55,7 @@ class JobDigest:
     last_steps: dict[tuple, StepRecord] = field(default_factory=dict)
     dropped: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # over the count or the byte budget
     summarized: int = 0  # records cut down to what the diagnosis reads
+    series_steps: int = 0  # step records in `steps`
     bytes: int = 0
     _sizes: dict[int, tuple[int, tuple]] = field(default_factory=dict, init=False, repr=False)  # entry -> (bytes, attempt)
     _attempts: dict[tuple, "_AttemptBytes"] = field(default_factory=dict, init=False, repr=False)
@@ -152,9 +154,19 @@ class JobDigest:
             return
         series = self.steps[job]
         series.append(step)
+        self.series_steps += 1
         if len(series) >= self.max_steps_per_job:
-            self.steps[job] = series[::2]
-            self.step_stride[job] = stride * 2
+            self._thin(job)
+        elif self.series_steps > self.max_steps:
+            # many jobs, each under its own limit: thin the longest series (memory stays flat)
+            self._thin(max(self.steps, key=lambda j: len(self.steps[j])))
+
+    def _thin(self, job: str) -> None:
+        """Every other step of the job's series, and half as many kept from now on."""
+        series = self.steps[job]
+        self.steps[job] = series[::2]
+        self.series_steps -= len(series) - len(self.steps[job])
+        self.step_stride[job] *= 2
 
     def absorb_counts(self, dropped: dict[str, int], summarized: int) -> None:
         """What another digest (a worker's) dropped and summarized before handing its records over."""

@@ -9,7 +9,7 @@ import msgspec
 import pytest
 
 from gangscope.parsers.envelopes import time_seconds
-from gangscope.parsers.records import stable_id
+from gangscope.parsers.records import StepRecord, stable_id
 from gangscope.pipeline import replay
 from gangscope.pipeline.diagnose import diagnose
 from gangscope.pipeline.digest import JobDigest
@@ -52,3 +52,17 @@ def test_a_replay_over_its_digest_budget_counts_what_it_dropped_and_summarized()
     assert small.digest.bytes <= 16 << 10
     assert summary["digest_records_dropped"] == sum(small.digest.dropped.values()) > 0
     assert summary["digest_records_summarized"] == small.digest.summarized > 0
+
+
+def test_step_series_of_many_jobs_stay_within_the_total_budget():
+    """Each job under its own limit, but thousands of jobs: the series of all of them together
+    stay bounded, and every job keeps its latest steps spread over its run."""
+    digest = JobDigest(max_steps_per_job=1_000, max_steps=5_000)
+    for job in range(200):
+        for step in range(1, 301):
+            digest.add(StepRecord(job=f"team-a/job-{job}", pod=f"job-{job}-worker-0", rank=0, step=step, loss=1.0))
+    kept = sum(len(series) for series in digest.steps.values())
+    assert kept <= 5_000
+    assert digest.series_steps == kept
+    assert len(digest.steps) == 200 and all(series for series in digest.steps.values())
+    assert len(digest.last_steps) == 200  # every rank's last step is kept whatever the thinning
