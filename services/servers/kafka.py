@@ -145,5 +145,5 @@ class Kafka:
             raise ServiceError(f"kafka: up but not usable: {last} (logs: {self.run / 'logs'})")
 
     def _check_alive(self, pid: int) -> None:
-        if not procs.alive(pid, self.mark):
+        if not procs.child_alive(pid, self.mark):
             raise exited_during_startup(self.name, self.run, self.server_log, self.log_offset)

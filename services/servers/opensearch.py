@@ -128,7 +128,7 @@ class OpenSearch:
         url = f"http://{HOST}:{self.port}/_cluster/health?wait_for_status=yellow&timeout=2s"
         last = "no answer yet"
         while time.monotonic() < deadline:
-            if not procs.alive(pid, self.mark):
+            if not procs.child_alive(pid, self.mark):
                 raise exited_during_startup(self.name, self.run, self.server_log, self.log_offset)
             if not procs.listens(pid, self.port):
                 last = f"not listening on port {self.port} yet"

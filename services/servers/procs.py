@@ -118,6 +118,17 @@ def alive(pid: int, mark: str) -> bool:
     return is_ours(pid, mark)
 
 
+def child_alive(pid: int, mark: str) -> bool:
+    """For a server this process started: running until it exits. Its pid cannot be reused before
+    we reap it, so no marker test is needed; and that test can miss a JVM caught mid-exec (its
+    /proc/PID/cmdline is empty for a moment), which made `up` report a start-up exit that was not."""
+    try:
+        done, _ = os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:  # not (or no longer) our child: judge it as any other process
+        return is_ours(pid, mark)
+    return done == 0
+
+
 def stop(pid: int, mark: str, grace_s: float) -> str:
     """SIGTERM, wait up to grace_s, then SIGKILL; returns how it ended."""
     if not alive(pid, mark):
