@@ -60,6 +60,9 @@ class JobDigest:
     _sizes: dict[int, tuple[int, tuple]] = field(default_factory=dict, init=False, repr=False)  # entry -> (bytes, attempt)
     _attempts: dict[tuple, "_AttemptBytes"] = field(default_factory=dict, init=False, repr=False)
     _entries: itertools.count = field(default_factory=itertools.count, init=False, repr=False)
+    # Attempts by bytes, the biggest first: (-bytes, tie, key), one entry pushed per change; an entry
+    # whose bytes are no longer its attempt's is stale and skipped (see _biggest).
+    _by_size: list = field(default_factory=list, init=False, repr=False)
     # The budget was reached once: from then on, long records are summarized as they come and every
     # record kept has its place in its attempt's drop order (until then, only bytes are counted).
     _over: bool = field(default=False, init=False, repr=False)
@@ -95,6 +98,7 @@ class JobDigest:
         attempt.bytes += size
         if self._over:
             attempt.push(entry, record)
+            self._note_size(key, attempt)
 
     def _make_room(self) -> None:
         if not self._over:
@@ -103,8 +107,12 @@ class JobDigest:
             for bucket in self.records.values():
                 for entry, record in bucket.items():
                     self._attempts[self._sizes[entry][1]].push(entry, record)
-        while self.bytes > self.max_bytes and self._attempts:
-            key = max(self._attempts, key=lambda k: self._attempts[k].bytes)
+            for key, attempt in self._attempts.items():
+                self._note_size(key, attempt)
+        while self.bytes > self.max_bytes:
+            key = self._biggest()
+            if key is None:
+                break
             attempt = self._attempts[key]
             found = attempt.pop()
             if found is None:
@@ -116,6 +124,25 @@ class JobDigest:
             attempt.bytes -= size
             self.bytes -= size
             self.dropped[kind] += 1
+            self._note_size(key, attempt)
+
+    def _note_size(self, key: tuple, attempt: "_AttemptBytes") -> None:
+        heapq.heappush(self._by_size, (-attempt.bytes, next(self._entries), key))
+        if len(self._by_size) > 4 * len(self._attempts) + 1024:  # mostly stale: start again
+            self._by_size = [(-a.bytes, next(self._entries), k) for k, a in self._attempts.items()]
+            heapq.heapify(self._by_size)
+
+    def _biggest(self) -> tuple | None:
+        """The attempt holding the most bytes (O(log n), where a scan of all attempts per record
+        dropped made a run of many small jobs quadratic)."""
+        heap = self._by_size
+        while heap:
+            neg, _tie, key = heap[0]
+            attempt = self._attempts.get(key)
+            if attempt is not None and attempt.bytes == -neg:
+                return key
+            heapq.heappop(heap)
+        return None
 
     def _summarize_kept(self) -> None:
         for bucket in self.records.values():
