@@ -105,10 +105,10 @@ def _inputs(p: argparse.ArgumentParser, paths_required: bool = True) -> None:
     )
     p.add_argument("--digest-max-bytes", type=int, default=replay_mod.ReplayOptions.digest_max_bytes, metavar="N",
                    help="what the diagnosis keeps in memory, as JSON; past it long records are summarized, then the "
-                        "least useful records dropped, counted (default 256 MiB)")
+                        f"least useful records dropped, counted (default {replay_mod.ReplayOptions.digest_max_bytes >> 20} MiB)")
     p.add_argument("--max-containers", type=int, default=replay_mod.ReplayOptions.max_containers, metavar="N",
                    help="Fluent Bit input: containers curated at once; past it the least recently fed are "
-                        "closed, counted (default 20000)")
+                        f"closed, counted (default {replay_mod.ReplayOptions.max_containers})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
