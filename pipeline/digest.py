@@ -45,8 +45,8 @@ _BY_TIER = {3: _SUMMARIES, 2: _EFFECTS, 1: _CAUSES, 0: _CAUSES}
 class JobDigest:
     max_records_per_kind: int = 200_000
     max_steps_per_job: int = 4_000
-    max_steps: int = 100_000  # in the series of all jobs together
-    max_bytes: int = 256 << 20  # the non-step records kept, as JSON
+    max_steps: int = 50_000  # in the series of all jobs together
+    max_bytes: int = 32 << 20  # the non-step records kept, as JSON (about twice that in memory)
     records: dict[str, dict[int, Record]] = field(default_factory=lambda: defaultdict(dict))  # kind -> {entry: record}
     latest: dict[str, Record] = field(default_factory=dict)  # epoch records by id
     steps: dict[str, list[StepRecord]] = field(default_factory=lambda: defaultdict(list))
