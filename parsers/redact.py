@@ -36,6 +36,11 @@ from typing import Any, Callable, Iterable
 
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, EventRecord, Frame, Record, SignalRecord, TraceRecord
 
+try:
+    import hyperscan
+except ImportError:  # the substring loop does the same job, slower on long texts
+    hyperscan = None
+
 MASK = "[REDACTED]"
 # Passes of the rule table over one text at most (see Redactor.text).
 MAX_PASSES = 4
@@ -235,11 +240,16 @@ class Redactor:
         # alternation of case-insensitive literals costs tens of microseconds per text),
         # then the rules that have no hint.
         self._hints = tuple(sorted({h for rule in self.rules for h in rule.hints}))
+        self._hint_scan = _hint_scanner(self._hints)
         unhinted = [f"(?:{rule.pattern.pattern})" for rule in self.rules if not rule.hints]
         self._unhinted = re.compile("|".join(unhinted)).search if unhinted else None
         self.counts: dict[str, int] = {}
 
     def _may_hold_secret(self, text: str, lower: str) -> bool:
+        if self._hint_scan is not None and text.isascii():
+            found = self._hint_scan(text)
+            if found is not None:
+                return found or (self._unhinted is not None and self._unhinted(text) is not None)
         for hint in self._hints:
             if hint in lower:
                 return True
@@ -303,6 +313,36 @@ class Redactor:
         if redact is not None:
             redact(self, record)
         return record
+
+
+def _hint_scanner(hints: tuple[str, ...]) -> Callable[[str], bool | None] | None:
+    """Whether an ASCII text holds any of the hints (caseless), in one Hyperscan pass: a
+    traceback of 2 KB costs about 1 microsecond instead of one substring search per hint.
+    Returns None where it cannot tell (the caller then searches substring by substring).
+    Non-ASCII texts are left to the caller: `str.lower` folds some of them into ASCII."""
+    if hyperscan is None or not hints:
+        return None
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH
+    try:
+        database.compile(expressions=[h.encode() for h in hints], ids=list(range(len(hints))),
+                         elements=len(hints), flags=[flags] * len(hints))
+    except hyperscan.error:
+        return None
+
+    def stop(*_match) -> bool:
+        return True  # one hint is enough: stop the scan
+
+    def scan(text: str) -> bool | None:
+        try:
+            database.scan(text.encode("ascii"), match_event_handler=stop)
+        except hyperscan.ScanTerminated:
+            return True
+        except hyperscan.error:
+            return None
+        return False
+
+    return scan
 
 
 def _frames(r: Redactor, frames: list[Frame]) -> None:

@@ -6,6 +6,8 @@ Every secret below is a made-up value with the real shape of its kind.
 import json
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gangscope.parsers import redact
 from gangscope.parsers.records import ChainLink, ErrorRecord, EventRecord, Frame, TraceRecord
@@ -267,3 +269,13 @@ def test_replay_output_holds_no_secret_anywhere(tmp_path):
     for secret in SECRETS:
         leaks = [name for name, text in written.items() if secret in text]
         assert not leaks, f"{secret[:8]}... leaked into {leaks}"
+
+
+@settings(max_examples=300, derandomize=True)
+@given(st.lists(st.sampled_from(list(redact._active._hints) + ["loss", "step", "Tok", "KEY", "Pass", " ", "\n", "x"]), max_size=12))
+def test_the_one_pass_hint_scan_agrees_with_the_substring_search(pieces):
+    """Hyperscan (caseless literals) and `in` on the lowercased text find the same hints."""
+    r = redact._active
+    text = "".join(pieces)
+    by_substring = any(h in text.lower() for h in r._hints)
+    assert r._may_hold_secret(text, text.lower()) == by_substring
