@@ -65,14 +65,16 @@ class SubStream:
     `open_bits` has bit i set while parser i holds an open record; a parser's state changes
     only when it is fed, expired or closed, so it is read back only then."""
 
-    __slots__ = ("parsers", "prefilters", "open_bits", "opened_at", "last_time")
+    __slots__ = ("parsers", "prefilters", "expiring", "open_bits", "opened_at", "last_time", "_seconds")
 
     def __init__(self, parser_classes: tuple[type, ...]):
         self.parsers = [cls() for cls in parser_classes]
         self.prefilters = [re.compile(cls.PREFILTER).search for cls in parser_classes]
+        self.expiring = [p for p in self.parsers if hasattr(p, "expire")]  # parsers whose records can go idle
         self.open_bits = 0
         self.opened_at = None  # the source position of the line that opened the current record
         self.last_time = None  # the time of the last line fed
+        self._seconds = (None, None)  # last_time in seconds, as last worked out
 
     @property
     def open(self) -> bool:
@@ -89,17 +91,21 @@ class SubStream:
 
     def due(self) -> float | None:
         """When (seconds) the earliest open record of this stream may be over if no line comes."""
-        last = envelopes.time_seconds(self.last_time) if self.last_time else None
-        if last is None:
+        if not self.last_time:
             return None
-        quiet = [p.quiet_s for p in self.parsers if p.open and hasattr(p, "expire")]
-        return last + min(quiet) if quiet else None
+        quiet = [p.quiet_s for p in self.expiring if p.open]
+        if not quiet:
+            return None
+        if self._seconds[0] != self.last_time:
+            self._seconds = (self.last_time, envelopes.time_seconds(self.last_time))
+        last = self._seconds[1]
+        return None if last is None else last + min(quiet)
 
     def expire(self, now: str) -> list[Record]:
         """Records of parsers whose open record has been idle since before `now`."""
         out: list[Record] = []
-        for parser in self.parsers:
-            if parser.open and hasattr(parser, "expire"):
+        for parser in self.expiring:
+            if parser.open:
                 out.extend(parser.expire(now))
         self._read_open_bits()
         return out
