@@ -56,7 +56,12 @@ def build_jobs(records: list[Record], diagnoses: list[Record]) -> list[dict[str,
     diag_by_job: dict[str, list[Record]] = defaultdict(list)
     for d in diagnoses:
         diag_by_job[d.job or job_key(d)].append(d)
-    names = sorted(set(by_job) | set(diag_by_job))
+    # jobs whose latest attempt failed or was evicted first: they are what the reader came for
+    def trouble_first(name: str) -> tuple:
+        latest = max(diag_by_job.get(name, []), key=lambda d: d.attempt, default=None)
+        return (getattr(latest, "outcome", None) not in ("failed", "evicted"), name)
+
+    names = sorted(set(by_job) | set(diag_by_job), key=trouble_first)
     jobs = []
     for name in names:
         kinds = by_job.get(name, {})

@@ -98,3 +98,17 @@ def test_gang_timeline_shows_the_failure_diagnosed_from_the_logs(tmp_path):
     from_logs = [row for row in re.findall(r"<tr><td>.*?</tr>", timeline, re.S) if row.endswith("<td>logs</td></tr>")]
     assert len(from_logs) == 1
     assert "gpt-neox-node-0-0-bz7m5" in from_logs[0] and "pods_ready_timeout" in from_logs[0]
+
+
+def test_jobs_whose_latest_attempt_failed_come_first():
+    from gangscope.parsers.records import DiagnosisRecord
+
+    diagnoses = [
+        DiagnosisRecord(job="team-a/aaa-fine", attempt=1, outcome="succeeded", category="success", summary="ok"),
+        DiagnosisRecord(job="team-a/zzz-broken", attempt=1, outcome="failed", category="cuda_oom", summary="oom"),
+        DiagnosisRecord(job="team-a/mmm-recovered", attempt=1, outcome="failed", category="cuda_oom", summary="oom"),
+        DiagnosisRecord(job="team-a/mmm-recovered", attempt=2, outcome="succeeded", category="success", summary="ok"),
+    ]
+    html = render_report([], diagnoses)
+    order = sorted(("team-a/aaa-fine", "team-a/zzz-broken", "team-a/mmm-recovered"), key=html.index)
+    assert order == ["team-a/zzz-broken", "team-a/aaa-fine", "team-a/mmm-recovered"]
