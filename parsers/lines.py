@@ -40,20 +40,49 @@ def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
         return text, None, None
     rank = local_rank = None
     pos = 0
-    while True:
-        m = _PREFIX.match(text, pos)
-        if m is None:
+    while text.startswith("[", pos):
+        end = text.find("]:", pos)
+        if end < 0:
             break
-        if m.group(1) is not None:
-            rank = int(m.group(1))
-        elif m.group(3) is not None:
-            local_rank = int(m.group(3))
-        else:
-            for i, part in enumerate(m.group(4).split("|")):
-                name, number = _PART.match(part).groups()
-                if name == "rank":
-                    rank = int(number)
-                elif name in ("local_rank", "local") or i == 0:
-                    local_rank = int(number)
-        pos = m.end()
+        # A prefix ends at the first "]:" (no part of one can hold a "]"), and its optional
+        # space follows: the head up to there decides, and the same heads come back line
+        # after line, so what each says is remembered.
+        head = text[pos : end + 3]
+        known = _HEADS.get(head)
+        if known is None:
+            known = _read_head(head)
+            if len(_HEADS) >= 4096:
+                _HEADS.clear()
+            _HEADS[head] = known
+        size, r, lr = known
+        if not size:
+            break
+        if r is not None:
+            rank = r
+        if lr is not None:
+            local_rank = lr
+        pos += size
     return (text[pos:] if pos else text), rank, local_rank
+
+
+_HEADS: dict[str, tuple[int, int | None, int | None]] = {}
+
+
+def _read_head(head: str) -> tuple[int, int | None, int | None]:
+    """(length of the prefix at the start of `head`, 0 if none; its rank; its local rank)."""
+    m = _PREFIX.match(head)
+    if m is None:
+        return 0, None, None
+    rank = local_rank = None
+    if m.group(1) is not None:
+        rank = int(m.group(1))
+    elif m.group(3) is not None:
+        local_rank = int(m.group(3))
+    else:
+        for i, part in enumerate(m.group(4).split("|")):
+            name, number = _PART.match(part).groups()
+            if name == "rank":
+                rank = int(number)
+            elif name in ("local_rank", "local") or i == 0:
+                local_rank = int(number)
+    return m.end(), rank, local_rank
