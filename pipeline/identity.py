@@ -27,6 +27,10 @@ class Stamper:
     # common prefix is kept per (attempt, rank, local rank) and copied, not recomputed.
     _step_prefixes: dict = field(default_factory=dict, repr=False)
 
+    def __getstate__(self) -> dict:
+        # The prefix hashes are a cache (and hash objects do not pickle): checkpoints leave them out.
+        return {**self.__dict__, "_step_prefixes": {}}
+
     def stamp(self, record: Record, stream: str | None) -> Record:
         ident = self.identity
         record.namespace = ident.namespace

@@ -34,3 +34,15 @@ def test_step_ids_differ_by_rank_epoch_and_step():
         for r in (0, 1) for e in (1, 2) for s in (1, 2)
     }
     assert len(ids) == 8
+
+
+def test_a_stamper_that_made_step_ids_pickles_and_goes_on_making_the_same_ids():
+    """Checkpoints pickle curators (and their stamper): the prefix hashes are left out and rebuilt."""
+    import pickle
+
+    ident = PodIdentity(namespace="team-a", pod="llama-worker-0", pod_uid="0f1e", container="pytorch")
+    stamper = Stamper(ident, "team-a/llama", "cri")
+    first = stamper.stamp(StepRecord(time="2024-05-01T12:00:00Z", rank=1, epoch=1, step=9, dialect="generic"), None)
+    restored = pickle.loads(pickle.dumps(stamper))
+    again = restored.stamp(StepRecord(time="2024-05-01T12:00:00Z", rank=1, epoch=1, step=9, dialect="generic"), None)
+    assert again.id == first.id
