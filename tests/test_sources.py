@@ -2,6 +2,9 @@
 
 import gzip
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from gangscope.pipeline.sources.files import ReadStats, discover, identify, read_lines
 
 UID = "0c6d1111-2222-3333-4444-555566667777"
@@ -96,3 +99,12 @@ def test_truncated_gzip_keeps_what_was_read_and_names_the_file(tmp_path):
     assert lines[0] == "line 0"
     assert len(lines) > 100
     assert stats.errors and "cut.log.gz" in stats.errors[0] and "byte" in stats.errors[0]
+
+
+@settings(max_examples=300, derandomize=True)
+@given(st.lists(st.integers(0, 40), max_size=12), st.integers(1, 30))
+def test_the_long_line_check_agrees_with_splitting_the_block(lengths, limit):
+    from gangscope.pipeline.sources.files import _has_long_line
+
+    data = b"\n".join(b"x" * n for n in lengths)
+    assert _has_long_line(data, limit) == any(n > limit for n in lengths)

@@ -204,7 +204,7 @@ def read_blocks(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) -
             carry = block[last_nl + 1 :]
             if len(carry) > max_line_bytes:
                 carry, carry_cut = carry[:max_line_bytes], True
-            if len(head) > max_line_bytes:
+            if len(head) > max_line_bytes and _has_long_line(head, max_line_bytes):
                 head = _cut_long_lines(head, stats, max_line_bytes)
             yield head
         if carry:
@@ -214,6 +214,18 @@ def read_blocks(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) -
     finally:
         if path != "-":
             stream.close()
+
+
+def _has_long_line(data: bytes, max_line_bytes: int) -> bool:
+    """Whether a line of `data` is longer than `max_line_bytes`: a jump to the last newline
+    within reach at a time, so a block of ordinary lines costs a few searches, not a split."""
+    pos, size = 0, len(data)
+    while size - pos > max_line_bytes:
+        newline = data.rfind(b"\n", pos, pos + max_line_bytes + 1)
+        if newline < 0:
+            return True
+        pos = newline + 1
+    return False
 
 
 def _cut_long_lines(data: bytes, stats: ReadStats, max_line_bytes: int) -> bytes:
