@@ -156,15 +156,26 @@ def scanner_for(parser_classes: tuple[type, ...]) -> BlockScanner | None:
     return _SCANNERS[parser_classes]
 
 
-_BOTH_STREAMS = frozenset((b"stdout", b"stderr"))
 
 
-def _stream_of(block: bytes, pos: int, end: int) -> bytes | None:
+def _skipped_from(stale: dict[bytes, int], pos: int) -> dict[bytes, int]:
+    """Both streams stale from `pos` on, unless one already was from an earlier line."""
+    if len(stale) == 2:
+        return stale
+    return {b"stdout": stale.get(b"stdout", pos), b"stderr": stale.get(b"stderr", pos)}
+
+
+def _time_and_stream_of(block: bytes, pos: int, end: int) -> tuple[bytes | None, bytes | None]:
+    """(time, stream) of the CRI line at pos; the time only for a complete (F) line, the
+    only kind whose time sets its stream's seq."""
     first = block.find(b" ", pos, end)
     if first < 0:
-        return None
+        return None, None
     second = block.find(b" ", first + 1, end)
-    return block[first + 1 : second] if second > 0 else None
+    if second < 0:
+        return None, None
+    complete = block.startswith(b"F", second + 1, end)
+    return (block[pos:first] if complete else None), block[first + 1 : second]
 
 
 def _may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, frozenset]) -> bool:
@@ -270,7 +281,8 @@ class ContainerCurator:
         size = len(block)
         pos = 0
         i = 0
-        stale: set[bytes] = set()  # streams whose last_time/last_seq miss skipped lines
+        # streams whose last_time/last_seq miss skipped lines -> where the first such line starts
+        stale: dict[bytes, int] = {}
         # (plain streams, prefixed streams) while something is open, from the previous block too
         open_now = self._open_streams() if (self.open_keys or self.partial) else None
         while pos <= size:
@@ -281,7 +293,7 @@ class ContainerCurator:
                 if i == n_starts:
                     break
                 if starts[i] != pos:
-                    stale = _BOTH_STREAMS
+                    stale = _skipped_from(stale, pos)
                     pos = starts[i]
             else:
                 end = block.find(b"\n", pos)
@@ -292,7 +304,7 @@ class ContainerCurator:
                         continue
                     open_now = self._open_streams()
                 if (i == n_starts or starts[i] != pos) and not _may_continue(block, pos, end, open_now):
-                    stale = _BOTH_STREAMS
+                    stale = _skipped_from(stale, pos)
                     pos = size + 1 if end < 0 else end + 1
                     continue
             if end < 0:
@@ -300,17 +312,16 @@ class ContainerCurator:
                 if end < 0:
                     end = size
             if stale:
-                stream = _stream_of(block, pos, end)
+                time, stream = _time_and_stream_of(block, pos, end)
                 if stream in stale:
-                    self._sync_stream(block, pos, stream)
-                    stale = stale - {stream}
+                    self._sync_stream(block, pos, stream, stale.pop(stream), time)
             self._cri_line(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0))
             pos = end + 1
             open_now = self._open_streams() if (self.open_keys or self.partial) else None
         if pos <= size:
-            stale = _BOTH_STREAMS
-        for stream in stale:
-            self._sync_stream(block, size + 1, stream)
+            stale = _skipped_from(stale, pos)
+        for stream, skipped_from in stale.items():
+            self._sync_stream(block, size + 1, stream, skipped_from)
         self._note_latest()
         return out
 
@@ -337,17 +348,22 @@ class ContainerCurator:
             self._open_cache = (partial, (frozenset(plain), frozenset(prefixed)))
         return self._open_cache[1]
 
-    def _sync_stream(self, block: bytes, pos: int, stream: bytes) -> None:
-        """Set last_time/last_seq of `stream` as they stand just before offset `pos`,
-        looking back over the lines the fast path skipped."""
+    def _sync_stream(self, block: bytes, pos: int, stream: bytes, skipped_from: int, time: bytes | None = None) -> None:
+        """Set last_time/last_seq of `stream` as they stand just before offset `pos`, looking
+        back over the lines the fast path skipped since offset `skipped_from` (the state counts
+        every line before it). With the `time` of the line at `pos`: a previous line of another
+        time is all that line's seq needs to know (0)."""
         p = pos - 1  # the newline before `pos`, or the end of the block
         first_ts = None
         run = 0
-        done = False
+        done = reached = False
         steps = 0
         marker = b" " + stream + b" F"  # between the time and the text of a complete line
         find, rfind, startswith = block.find, block.rfind, block.startswith
-        while p > 0 and steps < SEQ_LOOKBACK_LINES:
+        while steps < SEQ_LOOKBACK_LINES:
+            if p < skipped_from:
+                reached = True  # back where the state stands
+                break
             start = rfind(b"\n", 0, p) + 1
             space = find(b" ", start, p)
             end, p = p, start - 1
@@ -357,6 +373,9 @@ class ContainerCurator:
             ts = block[start:space]
             if first_ts is None:
                 first_ts = ts
+                if time is not None and ts != time:
+                    done = True  # the line at `pos` starts a run of its own: seq 0
+                    break
             elif ts == first_ts:
                 run += 1
             else:
@@ -365,8 +384,8 @@ class ContainerCurator:
         if first_ts is None:
             return  # no line of this stream before `pos` in this block: the state stands
         name, ts = stream.decode(), first_ts.decode("utf-8", "replace")
-        if not done and p <= 0 and self.last_time.get(name) == ts:
-            run += self.last_seq[name] + 1  # the run goes on from the previous block
+        if not done and reached and self.last_time.get(name) == ts:
+            run += self.last_seq[name] + 1  # the run goes on from the lines already counted
         self.last_time[name] = ts
         self.last_seq[name] = run
 

@@ -532,3 +532,42 @@ def test_open_records_past_the_limit_are_flushed_early_and_counted():
     assert sorted(t.rank for t in early if t.kind == "trace") == [0, 1]  # the quietest streams went first
     rest = cur.close()
     assert sorted(t.rank for t in rest if t.kind == "trace") == [2, 3, 4]
+
+
+SHARED_TIME_TEXTS = [
+    "noise line", "epoch 1/3 step 7/50 loss 2.31", "Traceback (most recent call last):", '  File "a.py", line 3, in f',
+    "    x()", "ValueError: bad value", "[rank1]: Traceback (most recent call last):", "[rank1]: ValueError: x",
+    "RuntimeError: NCCL error", "other text",
+]
+
+
+@PROPS
+@given(
+    lines=st.lists(st.tuples(st.booleans(), st.sampled_from(["stdout", "stderr"]), st.sampled_from(["F", "F", "F", "P"]),
+                             st.sampled_from(SHARED_TIME_TEXTS)), min_size=1, max_size=80),
+    points=st.lists(st.integers(0, 6000), max_size=6),
+)
+def test_lines_sharing_their_time_get_the_same_seq_on_both_paths(lines, points):
+    """seq counts a stream's lines of equal time: the block scan skips lines and looks back
+    for them; it must count each line once, whatever was skipped or read before (a line read
+    earlier in the block was once counted twice)."""
+    t, raw = 0, []
+    for advance, stream, tag, text in lines:
+        t += advance
+        raw.append(cri_line(f"2024-05-01T12:00:00.{t:09d}Z", stream, tag, text))
+    data = "\n".join(raw).encode()
+    scanned, _ = curate_blocks(cut(data, points), block_scan=True)
+    read, _ = curate_blocks([data], block_scan=False)
+    assert encoded(scanned) == encoded(read)
+
+
+def test_a_line_read_before_a_skipped_line_is_not_counted_again():
+    raw = [
+        cri_line("2024-05-01T12:00:00.010000000Z", "stdout", "F", "[rank1]: Traceback (most recent call last):"),
+        cri_line("2024-05-01T12:00:00.010000000Z", "stderr", "F", "ValueError: bad 1"),
+        cri_line("2024-05-01T12:00:00.010000000Z", "stdout", "F", "Traceback (most recent call last):"),
+    ]
+    data = "\n".join(raw).encode()
+    scanned, _ = curate_blocks([data], block_scan=True)
+    read, _ = curate_blocks([data], block_scan=False)
+    assert encoded(scanned) == encoded(read)
