@@ -413,6 +413,10 @@ class Service:
 
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise UsageError(f"consume: cannot reach Kafka at {cfg.bootstrap} ({reason})") from None
+            for topic in (*cfg.topics, *cfg.events_topics):
+                # Metadata first: kafka-python may join the group before it has the topics' metadata,
+                # assign nothing, and (its refresh request lost in a race) wait minutes to rebalance.
+                self.consumer.partitions_for_topic(topic)
             self.consumer.subscribe(list(cfg.topics) + list(cfg.events_topics), listener=_Rebalance(self))
             log.info("subscribed", topics=list(cfg.topics), events_topics=list(cfg.events_topics), group=cfg.group)
             while not self.stopping:
@@ -462,7 +466,7 @@ class Service:
         asked = self._ends.get(tp)
         if asked is None or now - asked[0] >= 1.0:
             try:
-                end = self.consumer.end_offsets([tp]).get(tp)
+                end = self.consumer.end_offsets([tp], **_bounded(type(self.consumer).end_offsets, 1.0)).get(tp)
             except Exception:
                 end = None
             asked = self._ends[tp] = (now, end)
@@ -875,7 +879,8 @@ class Service:
                 offsets[tp] = OffsetAndMetadata(offset, "", -1)
         if offsets:
             try:
-                self.consumer.commit(offsets, **self._commit_timeout)
+                wait = max(1.0, 2 * self.cfg.commit_interval)
+                self.consumer.commit(offsets, **_bounded(type(self.consumer).commit, wait))
             except Exception as exc:  # a rebalance under way (the revocation commits instead), or no broker
                 self.metrics.commit_failures.inc()
                 self.metrics.kafka_down.set(1)
@@ -891,16 +896,6 @@ class Service:
                 self.metrics.kafka_down.set(0)
                 self.kafka_ok = True
 
-    @functools.cached_property
-    def _commit_timeout(self) -> dict:
-        """A bounded wait for the commit (kafka-python >= 2.1 takes one): with no broker the loop goes
-        on (polling, acknowledging, answering /healthz) and tries again at the next interval."""
-        from kafka import KafkaConsumer
-
-        if "timeout_ms" not in inspect.signature(KafkaConsumer.commit).parameters:
-            return {}
-        return {"timeout_ms": int(1000 * max(1.0, 2 * self.cfg.commit_interval))}
-
     def _gauges(self) -> None:
         opened = 0
         for tp, state in self.states.items():
@@ -909,6 +904,18 @@ class Service:
             if high is not None and state.next_offset is not None:
                 self.metrics.lag.labels(tp.topic, str(tp.partition)).set(max(0, high - state.next_offset))
         self.metrics.open_records.set(opened)
+
+
+@functools.lru_cache(maxsize=None)
+def _takes_timeout(method) -> bool:
+    return "timeout_ms" in inspect.signature(method).parameters
+
+
+def _bounded(method, seconds: float) -> dict:
+    """A bounded wait for a blocking consumer call (kafka-python >= 2.1 takes one; older ones wait as
+    before): with no broker the loop goes on (polling, acknowledging, answering /metrics) and tries
+    again later, instead of standing still until the broker is back."""
+    return {"timeout_ms": int(seconds * 1000)} if _takes_timeout(method) else {}
 
 
 def analyse_job(records: list[Record], attempts: list | None, event_order: dict[str, int] | None = None) -> list[Record]:
@@ -964,6 +971,7 @@ class _Rebalance(AsyncConsumerRebalanceListener):
                 await service.consumer.commit_async(offsets)
                 service.metrics.commits.inc()
             except Exception as exc:
+                service.metrics.commit_failures.inc()
                 log.warning("commit on revocation failed", error=str(exc))
 
     async def on_partitions_assigned(self, assigned):

@@ -214,7 +214,9 @@ class PrivateServer:
     def up(self) -> str:
         done = self._script("up", self.name)
         if done.returncode != 0:
-            raise AssertionError(f"services/up {self.name} (private) failed:\n{done.stderr[-2000:]}")
+            logs = "".join(f"\n--- {p}:\n" + p.read_text(errors="replace")[-3000:]
+                           for p in sorted(self.run_dir.glob(f"{self.name}/**/*.log")))
+            raise AssertionError(f"services/up {self.name} (private) failed:\n{done.stderr[-2000:]}{logs}")
         lines = dict(line.partition("=")[::2] for line in done.stdout.splitlines())
         self.address = lines[self.ADDRESS[self.name]]
         return self.address
