@@ -113,7 +113,8 @@ class LocalFolderSink:
                 self.files[kind] = handle
             for kind, handle in self.files.items():
                 handle.flush()
-                os.fsync(handle.fileno())
+                if not self.is_part:  # a worker's part is copied into the run's files, which are synced
+                    os.fsync(handle.fileno())
                 handle.close()
             if summary is not None:
                 self._write_synced(self.out / ".summary.json.partial",
