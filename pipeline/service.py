@@ -362,6 +362,7 @@ class Service:
         self.shared = {**checkpoint.module_constants(), "attempt_of": self.attempt_of}
         self.states: dict[Any, LogPartition | EventsPartition] = {}
         self.saved: dict[Any, int] = {}  # tp -> offset of its last checkpoint/commit
+        self.first_read: dict[Any, int] = {}  # tp -> the first offset this consumer read of it
         self.pending: dict[Any, list[Record]] = {}
         self.pending_free: list[Record] = []  # job-level records (diagnoses, stragglers)
         self.new_partitions: set = set()
@@ -413,11 +414,11 @@ class Service:
 
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise UsageError(f"consume: cannot reach Kafka at {cfg.bootstrap} ({reason})") from None
-            for topic in (*cfg.topics, *cfg.events_topics):
-                # Metadata first: kafka-python may join the group before it has the topics' metadata,
-                # assign nothing, and (its refresh request lost in a race) wait minutes to rebalance.
-                self.consumer.partitions_for_topic(topic)
             self.consumer.subscribe(list(cfg.topics) + list(cfg.events_topics), listener=_Rebalance(self))
+            for topic in (*cfg.topics, *cfg.events_topics):
+                # The topics' metadata before the first poll joins the group: a join without it assigns
+                # nothing and waits for a metadata refresh to rebalance (kafka-python).
+                self.consumer.partitions_for_topic(topic)
             log.info("subscribed", topics=list(cfg.topics), events_topics=list(cfg.events_topics), group=cfg.group)
             while not self.stopping:
                 self._cycle()
@@ -659,6 +660,11 @@ class Service:
             state, start = None, committed
             if not self._is_events(tp) and self.store is not None:
                 state, start = self._restore(tp, committed, now)
+            if start is None:
+                # Never committed: from the first offset this consumer read, if it read any. kafka-python
+                # (3.x) keeps the fetch position of a partition revoked and assigned back, but the
+                # revocation dropped what was read without an acknowledgement: it must be read again.
+                start = self.first_read.get(tp)
             if state is None:
                 state = EventsPartition() if self._is_events(tp) else LogPartition(self.attempt_of)
             self.states[tp] = state
@@ -669,7 +675,7 @@ class Service:
                 self.saved[tp] = start
                 state.next_offset = start
                 messages = batch.get(tp)
-                if messages and messages[-1].offset >= start:
+                if messages and messages[0].offset <= start <= messages[-1].offset:
                     batch[tp] = [m for m in messages if m.offset >= start]
                 else:
                     batch.pop(tp, None)
@@ -731,6 +737,7 @@ class Service:
             if state is None or not messages:
                 continue
             self.metrics.lines_in.labels(tp.topic).inc(len(messages))
+            self.first_read.setdefault(tp, messages[0].offset)
             self.lines += len(messages)
             out = self.pending.setdefault(tp, [])
             if isinstance(state, EventsPartition):
