@@ -450,7 +450,7 @@ def fill_disk(small_disk, out) -> str:
         (out / "trace.ndjson.partial").unlink(missing_ok=True)
         (out / "trace.ndjson.partial").symlink_to("/dev/full")
         return "/dev/full"
-    return f"tmpfs {small_disk.stat().st_dev}"
+    return "a 2 MiB tmpfs"
 
 
 def looks_finished(out) -> list[str]:
