@@ -527,7 +527,8 @@ class Service:
     def health(self) -> dict:
         joined = self.consumer is not None and bool(self.states)
         return {"ok": self.sink_ok and self.consumer is not None and not self.stopping,
-                "opensearch": "up" if self.sink_ok else "unreachable", "kafka": "up" if self.kafka_ok else "unreachable",
+                "opensearch": "up" if self.sink_ok else "unreachable",
+                "kafka": "up" if self.kafka_ok else "unreachable",
                 "partitions": len(self.states),
                 "joined": joined, "stopping": self.stopping}
 

@@ -119,10 +119,6 @@ def stop(proc: subprocess.Popen, timeout: float = 60) -> int:
     return proc.wait(timeout)
 
 
-def events(log_path) -> list[str]:
-    return [json.loads(line).get("event") for line in log_path.read_text().splitlines() if line.startswith("{")]
-
-
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
     from kafka.admin import KafkaAdminClient, NewTopic
 

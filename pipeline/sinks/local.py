@@ -45,7 +45,8 @@ class LocalFolderSink:
             except FileNotFoundError:
                 pass
             except OSError as exc:
-                raise SinkError(f"{self.out / name}: cannot remove the previous run's file: {exc.strerror or exc}") from None
+                raise SinkError(f"{self.out / name}: cannot remove the previous run's file: "
+                                f"{exc.strerror or exc}") from None
         for kind in self.kinds:
             if kind not in UPDATED_IN_PLACE:
                 self.files[kind] = self._open(self.out / f"{kind}.ndjson.partial")

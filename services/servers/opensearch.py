@@ -65,7 +65,8 @@ class OpenSearch:
         template = Template((CONF_DIR / "opensearch" / "opensearch.yml").read_text())
         settings = template.substitute(data_dir=data, logs_dir=logs, **self.ports)
         # Extra opensearch.yml lines (a test's node with tiny thread pools, say), `;` or newline apart.
-        extra = [s.strip() for s in os.environ.get("GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS", "").replace(";", "\n").splitlines()]
+        extra = os.environ.get("GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS", "").replace(";", "\n").splitlines()
+        extra = [s.strip() for s in extra]
         if any(extra):
             settings += "# GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS\n" + "".join(f"{s}\n" for s in extra if s)
         (conf / "opensearch.yml").write_text(settings)
