@@ -46,7 +46,7 @@ class JobDigest:
     max_records_per_kind: int = 200_000
     max_steps_per_job: int = 4_000
     max_steps: int = 50_000  # in the series of all jobs together
-    max_bytes: int = 32 << 20  # the non-step records kept, as JSON (about twice that in memory)
+    max_bytes: int = 16 << 20  # the non-step records kept, as JSON (2-4 times that in memory)
     records: dict[str, dict[int, Record]] = field(default_factory=lambda: defaultdict(dict))  # kind -> {entry: record}
     latest: dict[str, Record] = field(default_factory=dict)  # epoch records by id
     steps: dict[str, list[StepRecord]] = field(default_factory=lambda: defaultdict(list))

@@ -8,6 +8,7 @@ digest per job is kept -> diagnose -> report.
 from __future__ import annotations
 
 import os
+import threading
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
@@ -147,10 +148,19 @@ class Replay:
         import multiprocessing
 
         result = self.result
-        tasks = [(i, group, self.options, self.attempts, self.sink.part(i) if self.sink else None) for i, group in enumerate(groups)]
+        # At most two tasks per worker handed out ahead of the parent: results wait for it in
+        # pod order, and each holds its records, so memory stays flat when the parent is slower.
+        ahead = threading.BoundedSemaphore(2 * self.options.workers)
+
+        def tasks():
+            for i, group in enumerate(groups):
+                ahead.acquire()
+                yield (i, group, self.options, self.attempts, self.sink.part(i) if self.sink else None)
+
         context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
         with context.Pool(self.options.workers) as pool:
-            for done in pool.imap(_curate_group_in_worker, tasks):
+            for done in pool.imap(_curate_group_in_worker, tasks()):
+                ahead.release()
                 _merge_stats(result.curation, done.curation)
                 _merge_stats(result.read, done.read)
                 for kind, count in done.counts.items():
