@@ -681,6 +681,10 @@ class Service:
                 else:
                     batch.pop(tp, None)
                     self.consumer.seek(tp, start)
+            if self.sink_ok:
+                # kafka-python (3.x) keeps the paused flag of a partition revoked while OpenSearch was
+                # away and assigned back after it returned: nothing would resume it.
+                self.consumer.resume(tp)
             log.info("partition assigned", topic=tp.topic, partition=tp.partition, start=start, committed=committed)
         self.new_partitions.clear()
         self.metrics.partitions.set(len(self.states))
