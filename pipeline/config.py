@@ -48,7 +48,7 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("start", str, "earliest", "where a group without committed offsets starts: earliest or latest"),
     Setting("max_poll_records", int, 5000, "messages per poll"),
     Setting("security_protocol", str, "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
-    Setting("sasl_mechanism", str, None, "PLAIN, SCRAM-SHA-256, SCRAM-SHA-512 or OAUTHBEARER"),
+    Setting("sasl_mechanism", str, None, "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
     Setting("sasl_username", str, None, "SASL user"),
     Setting("sasl_password", str, None, "SASL password (prefer GANGSCOPE_SASL_PASSWORD)", secret=True),
     Setting("ssl_cafile", str, None, "CA bundle that signed the brokers' certificates"),
@@ -220,6 +220,9 @@ def validate(config: ServiceConfig) -> None:
         raise UsageError(f"consume: security_protocol must be one of {', '.join(protocols)}")
     if v["security_protocol"].startswith("SASL") and not v["sasl_mechanism"]:
         raise UsageError("consume: SASL needs sasl_mechanism (and usually sasl_username / sasl_password)")
+    mechanisms = ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512")  # what a username and password can do
+    if v["sasl_mechanism"] and v["sasl_mechanism"] not in mechanisms:
+        raise UsageError(f"consume: sasl_mechanism must be one of {', '.join(mechanisms)}, got {v['sasl_mechanism']!r}")
     for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "opensearch_ca_certs"):
         if v[name] and not Path(v[name]).is_file():
             raise UsageError(f"consume: {name}: no such file: {v[name]}")

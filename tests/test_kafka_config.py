@@ -53,6 +53,7 @@ def test_kafka_client_options_carry_tls_and_sasl(tmp_path):
     ({"start": "middle"}, "start must be earliest or latest"),
     ({"flush_idle": "soon"}, "flush_idle = 'soon'"),
     ({"security_protocol": "SASL_SSL"}, "SASL needs sasl_mechanism"),
+    ({"security_protocol": "SASL_SSL", "sasl_mechanism": "OAUTHBEARER"}, "sasl_mechanism must be one of PLAIN"),
     ({"ssl_cafile": "/nonexistent/ca.pem"}, "no such file"),
 ])
 def test_bad_settings_are_one_line_usage_errors(flags, says):
