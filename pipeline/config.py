@@ -70,6 +70,10 @@ SETTINGS: tuple[Setting, ...] = (
             "there is a backlog (caught up, every poll is flushed)"),
     Setting("commit_interval", float, 2.0, "seconds between checkpoints and offset commits"),
     Setting("checkpoints", bool, True, "keep curation state checkpoints in OpenSearch (exact resume after a crash)"),
+    Setting("max_containers", int, 20_000, "containers curated at once per partition; past it the least recently "
+            "fed are closed (their open records flushed, counted)"),
+    Setting("digest_max_bytes", int, 16 << 20, "what the diagnosis of one job keeps in memory, as JSON; past it long "
+            "records are summarized, then the least useful dropped"),
     Setting("events_lookback", float, 72.0, "hours of indexed events read at start-up for attempt numbers"),
     Setting("backoff_initial", float, 0.5, "first wait (s) when OpenSearch is unreachable; doubles"),
     Setting("backoff_max", float, 10.0, "longest wait (s) between tries while OpenSearch is unreachable"),
@@ -232,6 +236,10 @@ def validate(config: ServiceConfig) -> None:
             raise UsageError(f"consume: {name} must be above 0, got {v[name]}")
     if v["max_poll_records"] < 1:
         raise UsageError("consume: max_poll_records must be at least 1")
+    if v["max_containers"] < 1:
+        raise UsageError("consume: max_containers must be at least 1")
+    if v["digest_max_bytes"] < 0:
+        raise UsageError("consume: digest_max_bytes must not be negative")
     if v["log_level"].lower() not in ("debug", "info", "warning", "error"):
         raise UsageError(f"consume: log_level must be debug, info, warning or error, got {v['log_level']!r}")
     overlap = set(v["topics"]) & set(v["events_topics"])

@@ -667,7 +667,8 @@ class Service:
                 # revocation dropped what was read without an acknowledgement: it must be read again.
                 start = self.first_read.get(tp)
             if state is None:
-                state = EventsPartition() if self._is_events(tp) else LogPartition(self.attempt_of)
+                state = EventsPartition() if self._is_events(tp) else LogPartition(
+                    self.attempt_of, limits=curate.CurationLimits(max_containers=self.cfg.max_containers))
             self.states[tp] = state
             if isinstance(state, LogPartition):
                 for job in state.jobs():  # restored containers end like any others, when quiet
@@ -841,7 +842,7 @@ class Service:
                 self.jobs[job] = JobClock(time.monotonic())
                 continue
             order = {event_id: i for i, event_id in enumerate(self.book.events)}
-            self.pending_free.extend(analyse_job(records, self.book.attempts.get(job), order))
+            self.pending_free.extend(analyse_job(records, self.book.attempts.get(job), order, self.cfg.digest_max_bytes))
             self.metrics.diagnoses.inc()
             log.info("attempt diagnosed", job=job, records=len(records))
 
@@ -930,7 +931,8 @@ def _bounded(method, seconds: float) -> dict:
     return {"timeout_ms": int(seconds * 1000)} if _takes_timeout(method) else {}
 
 
-def analyse_job(records: list[Record], attempts: list | None, event_order: dict[str, int] | None = None) -> list[Record]:
+def analyse_job(records: list[Record], attempts: list | None, event_order: dict[str, int] | None = None,
+                digest_max_bytes: int | None = None) -> list[Record]:
     """Stragglers and diagnoses of one job from all its records, as `replay` computes them.
 
     Records are taken in the order replay reads them: lines by time, events in the order they
@@ -940,7 +942,7 @@ def analyse_job(records: list[Record], attempts: list | None, event_order: dict[
     order = event_order or {}
     last = len(order)
     records.sort(key=lambda r: (order.get(r.id, last) if r.kind == "event" else 0, r.time or "", r.seq, r.id))
-    digest = JobDigest()
+    digest = JobDigest() if digest_max_bytes is None else JobDigest(max_bytes=digest_max_bytes)
     for r in records:
         if r.kind != "signal" or getattr(r, "signal", None) != "straggler":
             digest.add(r)

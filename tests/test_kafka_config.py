@@ -54,6 +54,8 @@ def test_kafka_client_options_carry_tls_and_sasl(tmp_path):
     ({"flush_idle": "soon"}, "flush_idle = 'soon'"),
     ({"security_protocol": "SASL_SSL"}, "SASL needs sasl_mechanism"),
     ({"security_protocol": "SASL_SSL", "sasl_mechanism": "OAUTHBEARER"}, "sasl_mechanism must be one of PLAIN"),
+    ({"max_containers": 0}, "max_containers must be at least 1"),
+    ({"digest_max_bytes": -1}, "digest_max_bytes must not be negative"),
     ({"ssl_cafile": "/nonexistent/ca.pem"}, "no such file"),
 ])
 def test_bad_settings_are_one_line_usage_errors(flags, says):
@@ -79,3 +81,13 @@ def test_consume_without_a_broker_exits_2_with_one_line(monkeypatch, capsys):
 def test_replay_needs_paths_or_a_topic(capsys):
     assert main(["replay"]) == 2
     assert "--from-kafka" in capsys.readouterr().err
+
+
+def test_memory_bounds_of_the_service_are_settings_with_replays_defaults():
+    from gangscope.pipeline.curate import CurationLimits
+    from gangscope.pipeline.digest import JobDigest
+
+    cfg = config.load({}, None, BASE)
+    assert cfg.max_containers == CurationLimits.max_containers and cfg.digest_max_bytes == JobDigest.max_bytes
+    cfg = config.load({"max_containers": 500, "digest_max_bytes": 1 << 20}, None, BASE)
+    assert (cfg.max_containers, cfg.digest_max_bytes) == (500, 1 << 20)
