@@ -29,8 +29,11 @@ from kafka.errors import KafkaError
 from opensearchpy.exceptions import OpenSearchException
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
+from gangscope.parsers.progress import ProgressTracker, find_stragglers
 from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline import checkpoint, curate
+from gangscope.pipeline.diagnose import diagnose
+from gangscope.pipeline.digest import JobDigest
 from gangscope.pipeline.identity import with_derived_id
 from gangscope.pipeline.indices import OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchBusy
@@ -257,10 +260,6 @@ class LogPartition:
         key = (record.namespace, record.pod)
         tracker = self.trackers.get(key)
         if tracker is None:
-            try:
-                from gangscope.parsers.progress import ProgressTracker
-            except ImportError:
-                return None
             tracker = self.trackers[key] = ProgressTracker()
         return tracker
 
@@ -937,8 +936,6 @@ def analyse_job(records: list[Record], attempts: list | None, event_order: dict[
 
     Records are taken in the order replay reads them: lines by time, events in the order they
     were read (`event_order`: id -> position), which is the order a diagnosis lists them in."""
-    from gangscope.pipeline.digest import JobDigest
-
     order = event_order or {}
     last = len(order)
     records.sort(key=lambda r: (order.get(r.id, last) if r.kind == "event" else 0, r.time or "", r.seq, r.id))
@@ -947,17 +944,11 @@ def analyse_job(records: list[Record], attempts: list | None, event_order: dict[
         if r.kind != "signal" or getattr(r, "signal", None) != "straggler":
             digest.add(r)
     out: list[Record] = []
-    try:
-        from gangscope.parsers.progress import find_stragglers
-    except ImportError:
-        find_stragglers = None
-    if find_stragglers is not None:
-        steps = [r for series in digest.steps.values() for r in series]
-        stragglers = [with_derived_id(r) for r in find_stragglers(steps)]
-        for r in stragglers:
-            digest.add(r)
-        out.extend(stragglers)
-    from gangscope.pipeline.diagnose import diagnose
+    steps = [r for series in digest.steps.values() for r in series]
+    stragglers = [with_derived_id(r) for r in find_stragglers(steps)]
+    for r in stragglers:
+        digest.add(r)
+    out.extend(stragglers)
 
     out.extend(diagnose(digest.all_records(), attempts or None))
     return out
