@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -238,3 +239,27 @@ def metric_values(text: str, name: str) -> dict[tuple, float]:
 
     return {tuple(sorted(s.labels.items())): s.value for family in text_string_to_metric_families(text)
             for s in family.samples if s.name == name}
+
+
+def settled(url: str, prefix: str, want: dict, timeout: float, against: str = "replay's") -> dict:
+    """Wait until the index of `prefix` equals `want` (what `against` made); fail with the
+    difference if it never does. Returns the index's documents."""
+    last: dict = {}
+
+    def same():
+        nonlocal last
+        last = comparable(documents(url, prefix))
+        return last == want
+
+    try:
+        wait_until(same, timeout, every=1.0, what=f"the index to equal {against}")
+    except AssertionError:
+        raise AssertionError(f"index differs from {against}:\n" + difference(want, last)) from None
+    return last
+
+
+def stop(proc: subprocess.Popen, sig=signal.SIGTERM, timeout: float = 60) -> int:
+    """Ask the service to stop (SIGTERM) and wait for its exit code."""
+    if proc.poll() is None:
+        proc.send_signal(sig)
+    return proc.wait(timeout)

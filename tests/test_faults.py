@@ -10,7 +10,6 @@ figures (`-s` shows them); deadlines are limits for waiting, not speed assertion
 from __future__ import annotations
 
 import json
-import signal
 import subprocess
 import sys
 import time
@@ -23,9 +22,8 @@ import pytest
 from kafka_fixtures import (
     ROOT,
     PrivateServer,
-    comparable,
     committed_offsets,
-    difference,
+    comparable,
     documents,
     end_offsets,
     fluentbit_records,
@@ -33,8 +31,10 @@ from kafka_fixtures import (
     produce,
     replay_into,
     service_command,
+    settled,
     split_by_job,
     start_service,
+    stop,
     wait_until,
 )
 
@@ -96,27 +96,6 @@ def healthz(url: str) -> dict:
 
 def total(text: str, name: str) -> float:
     return sum(metric_values(text, name).values())
-
-
-def settle(url: str, prefix: str, want: dict, timeout: float = SETTLE_S) -> None:
-    """Wait until the index of `prefix` equals `want`; fail with the difference if it never does."""
-    last: dict = {}
-
-    def same():
-        nonlocal last
-        last = comparable(documents(url, prefix))
-        return last == want
-
-    try:
-        wait_until(same, timeout, every=1.0, what="the index to equal a clean run's")
-    except AssertionError:
-        raise AssertionError("index differs from a clean run's:\n" + difference(want, last)) from None
-
-
-def stop(proc: subprocess.Popen, timeout: float = 60) -> int:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    return proc.wait(timeout)
 
 
 def create_topic(bootstrap: str, name: str, partitions: int) -> None:
@@ -187,7 +166,7 @@ def test_broker_stopped_and_started_mid_run_leaves_the_index_of_a_clean_run(
         down_s = time.monotonic() - t0
         produce(bootstrap, topic, second)
         t1 = time.monotonic()
-        settle(opensearch_url, prefix, wanted)
+        settled(opensearch_url, prefix, wanted, SETTLE_S, against="a clean run's")
         recovered_s = time.monotonic() - t1
         wait_until(lambda: committed_offsets(bootstrap, group, topic) == end_offsets(bootstrap, topic),
                    60, what="every offset committed")
@@ -291,7 +270,7 @@ def test_opensearch_answering_429_under_a_bulk_flood_is_retried_and_loses_nothin
             raise
     flooded_s = time.monotonic() - t0
     try:
-        settle(url, prefix, wanted)
+        settled(url, prefix, wanted, SETTLE_S, against="a clean run's")
         wait_until(lambda: committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic),
                    60, what="every offset committed")
         done_s = time.monotonic() - t0
@@ -387,7 +366,7 @@ def test_a_poison_message_every_250_goes_to_the_dead_letter_topic_and_the_index_
     proc = start_service(service_command(kafka_bootstrap, opensearch_url, topic, prefix, group), log)
     try:
         metrics = metrics_url(log)
-        settle(opensearch_url, prefix, wanted)
+        settled(opensearch_url, prefix, wanted, SETTLE_S, against="a clean run's")
         done_s = time.monotonic() - t0
         wait_until(lambda: committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic),
                    60, what="every offset committed")

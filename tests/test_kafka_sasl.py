@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import json
 import os
-import signal
 import subprocess
 import sys
 import urllib.request
@@ -31,6 +30,7 @@ from kafka_fixtures import (
     fluentbit_records,
     replay_into,
     service_command,
+    stop,
     wait_until,
 )
 
@@ -70,12 +70,6 @@ def _start(cmd: list[str], env: dict, log: Path) -> subprocess.Popen:
     return subprocess.Popen(cmd, stdout=out, stderr=out, stdin=subprocess.DEVNULL, env=env)
 
 
-def _stop(proc: subprocess.Popen) -> int:
-    if proc.poll() is None:
-        proc.send_signal(signal.SIGTERM)
-    return proc.wait(60)
-
-
 @pytest.fixture(scope="module")
 def wanted(opensearch_url):
     """What `replay` indexes of the run's files."""
@@ -110,7 +104,7 @@ def test_consume_over_sasl_plain_indexes_the_fluent_bit_records_as_replay_does(
         wait_until(lambda: committed_offsets(kafka_bootstrap, f"{topic}-g", topic) == end_offsets(kafka_bootstrap, topic),
                    60, what="every offset committed")
     finally:
-        assert _stop(proc) == 0, log.read_text()[-3000:]
+        assert stop(proc) == 0, log.read_text()[-3000:]
 
 
 def test_the_dead_letter_producer_authenticates_with_the_same_settings(
@@ -128,7 +122,7 @@ def test_the_dead_letter_producer_authenticates_with_the_same_settings(
         got = next(iter(consumer), None)
         consumer.close()
     finally:
-        assert _stop(proc) == 0, log.read_text()[-3000:]
+        assert stop(proc) == 0, log.read_text()[-3000:]
     assert got is not None, log.read_text()[-3000:]
     assert (got.key, got.value, dict(got.headers)["gangscope-reason"]) == (b"pod-x", b"{not json", b"not_json")
 
@@ -185,7 +179,7 @@ def test_the_password_is_never_in_the_service_log_even_at_debug(
         wait_until(lambda: '"event": "partition assigned"' in log.read_text(), SETTLE_S, what="the partition")
         wait_until(lambda: documents(opensearch_url, index_prefix + "-"), SETTLE_S, what="records indexed")
     finally:
-        assert _stop(proc) == 0, log.read_text()[-3000:]
+        assert stop(proc) == 0, log.read_text()[-3000:]
     text = log.read_text()
     starting = next(json.loads(line) for line in text.splitlines() if '"event": "starting"' in line)
     assert starting["sasl_password"] == "***" and starting["sasl_username"] == user

@@ -6,8 +6,6 @@ from __future__ import annotations
 
 import json
 import random
-import signal
-import subprocess
 import time
 import urllib.request
 import uuid
@@ -16,8 +14,8 @@ import pytest
 from kafka import KafkaConsumer
 
 from kafka_fixtures import (
-    comparable,
     committed_offsets,
+    comparable,
     difference,
     documents,
     end_offsets,
@@ -25,8 +23,10 @@ from kafka_fixtures import (
     produce,
     replay_into,
     service_command,
+    settled,
     split_by_job,
     start_service,
+    stop,
     wait_until,
 )
 
@@ -50,28 +50,6 @@ def wanted(opensearch_url, request, messages):
     urllib.request.urlopen(req, timeout=30).close()
 
 
-def settled(url: str, prefix: str, want: dict, timeout: float = SETTLE_S) -> dict:
-    """Wait until the service's index equals `want`; fail with the difference if it never does."""
-    last = {}
-
-    def same():
-        nonlocal last
-        last = comparable(documents(url, prefix))
-        return last == want
-
-    try:
-        wait_until(same, timeout, every=1.0, what="the index to equal replay's")
-    except AssertionError:
-        raise AssertionError("index differs from replay's:\n" + difference(want, last)) from None
-    return last
-
-
-def stop(proc: subprocess.Popen, sig=signal.SIGTERM, timeout: float = 60) -> int:
-    if proc.poll() is None:
-        proc.send_signal(sig)
-    return proc.wait(timeout)
-
-
 def metrics_url(log_path) -> str:
     def found():
         for line in log_path.read_text().splitlines():
@@ -90,7 +68,7 @@ def test_fixtures_through_kafka_index_the_same_documents_as_replay(
     proc = start_service(service_command(kafka_bootstrap, opensearch_url, topic, prefix, f"{topic}-g"),
                          tmp_path / "service.log")
     try:
-        settled(opensearch_url, prefix, wanted)
+        settled(opensearch_url, prefix, wanted, SETTLE_S)
     finally:
         assert stop(proc) == 0, (tmp_path / "service.log").read_text()[-3000:]
     assert committed_offsets(kafka_bootstrap, f"{topic}-g", topic) == end_offsets(kafka_bootstrap, topic)
@@ -118,7 +96,7 @@ def test_kill_9_at_random_moments_then_restart_leaves_the_index_of_a_clean_run(
     assert kills >= 3, f"seed {seed}: the service ended by itself"
     proc = start_service(cmd, log)
     try:
-        settled(opensearch_url, prefix, wanted)
+        settled(opensearch_url, prefix, wanted, SETTLE_S)
     except AssertionError as exc:
         raise AssertionError(f"seed {seed}: {exc}") from None
     finally:
@@ -276,7 +254,7 @@ def test_events_topic_gives_the_event_records_attempts_and_diagnoses_of_replay_w
         wait_until(lambda: len(documents(opensearch_url, prefix).get("event", {})) >= len(want["event"]), 60,
                    what="the events indexed")
         produce(kafka_bootstrap, logs, fluentbit_records([folder / "pods"]))
-        settled(opensearch_url, prefix, want)
+        settled(opensearch_url, prefix, want, SETTLE_S)
     finally:
         assert stop(proc) == 0
 
