@@ -22,7 +22,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.corpus import generate
+from bench.corpus import cached
 
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
@@ -79,10 +79,7 @@ def main() -> None:
     ap.add_argument("--rounds", type=int, default=2, help="base/this pairs, in turns")
     ap.add_argument("--repeat", type=int, default=1, help="replays per measurement (the best counts)")
     args = ap.parse_args()
-    corpus = HERE / ".corpus" / f"{args.mix}-{args.lines}"
-    if not corpus.exists():
-        print(f"generating {corpus} ...")
-        generate(corpus, args.lines, args.mix)
+    corpus = cached(args.mix, args.lines)
     work = Path(tempfile.mkdtemp(prefix="gangscope-ab-"))
     try:
         path = base_package(args.base, work)

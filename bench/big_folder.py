@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.corpus import generate
+from bench.corpus import cached
 
 HERE = Path(__file__).resolve().parent
 _MEASURE = (
@@ -76,10 +76,7 @@ def main() -> None:
     ap.add_argument("--gb", type=float, nargs="+", default=[10.0])
     ap.add_argument("--workers", type=int, default=1)
     args = ap.parse_args()
-    seed = HERE / ".corpus" / "default-1000000"
-    if not seed.exists():
-        print(f"generating {seed} ...")
-        generate(seed, 1_000_000, "default")
+    seed = cached("default", 1_000_000)
     for gb in args.gb:
         work = Path(tempfile.mkdtemp(prefix="gangscope-bigfolder-", dir=HERE / ".corpus"))
         try:

@@ -102,6 +102,18 @@ def generate(out: Path, lines: int, mix: str = "default", pods: int = 16, seed: 
     return written
 
 
+CACHE = Path(__file__).resolve().parent / ".corpus"  # git-ignored
+
+
+def cached(mix: str = "default", lines: int = 1_000_000, pods: int | None = None) -> Path:
+    """The corpus of that mix and size under bench/.corpus/, generated the first time it is asked for."""
+    path = CACHE / (f"{mix}-{lines}" if pods is None else f"{mix}-{lines}-{pods}pods")
+    if not path.exists():
+        print(f"generating {path} ...", flush=True)
+        generate(path, lines, mix, **({} if pods is None else {"pods": pods}))
+    return path
+
+
 def _flush(path: Path, chunks: list[str]) -> int:
     data = "".join(chunks).encode()
     with open(path, "ab") as fh:

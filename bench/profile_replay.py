@@ -24,7 +24,7 @@ import tempfile
 from collections import Counter
 from pathlib import Path
 
-from bench.corpus import generate
+from bench.corpus import cached
 
 HERE = Path(__file__).resolve().parent
 _LINE_NO = re.compile(r":\d+\)$")
@@ -66,10 +66,7 @@ def main() -> None:
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
         raise SystemExit("py-spy is not installed: pip install -e '.[bench]'")
-    corpus = HERE / ".corpus" / f"{args.mix}-{args.lines}"
-    if not corpus.exists():
-        print(f"generating {corpus} ...")
-        generate(corpus, args.lines, args.mix)
+    corpus = cached(args.mix, args.lines)
     work = Path(tempfile.mkdtemp(prefix="gangscope-profile-"))
     try:
         raw = work / "stacks.txt"

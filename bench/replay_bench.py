@@ -21,7 +21,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.corpus import generate
+from bench.corpus import cached
 from gangscope.pipeline import curate, replay
 from gangscope.pipeline.sinks.local import LocalFolderSink
 
@@ -77,10 +77,7 @@ def main() -> None:
     ap.add_argument("--no-check", dest="check", action="store_false",
                     help="skip the check that the reference path (every line read as text) gives the same records")
     args = ap.parse_args()
-    corpus = args.corpus or Path(__file__).parent / ".corpus" / f"{args.mix}-{args.lines}"
-    if not corpus.exists():
-        print(f"generating {corpus} ...")
-        generate(corpus, args.lines, args.mix)
+    corpus = args.corpus or cached(args.mix, args.lines)
     size = sum(p.stat().st_size for p in corpus.rglob("*.log"))
     floor_lines, floor_s = floor(corpus)
     work = Path(tempfile.mkdtemp(prefix="gangscope-bench-"))

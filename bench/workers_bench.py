@@ -24,7 +24,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from bench.corpus import generate
+from bench.corpus import cached
 
 HERE = Path(__file__).resolve().parent
 
@@ -54,10 +54,7 @@ def main() -> None:
     ap.add_argument("--cores", type=int, nargs="+", default=[None], help="pin to the first C cores (taskset)")
     ap.add_argument("--repeat", type=int, default=2)
     args = ap.parse_args()
-    corpus = HERE / ".corpus" / f"{args.mix}-{args.lines}-{args.pods}pods"
-    if not corpus.exists():
-        print(f"generating {corpus} ...")
-        generate(corpus, args.lines, args.mix, pods=args.pods)
+    corpus = cached(args.mix, args.lines, pods=args.pods)
     size = sum(p.stat().st_size for p in corpus.rglob("*.log"))
     print(f"corpus {corpus.name}: {size / 1e6:.1f} MB, {os.cpu_count()} cores on this machine")
     work = Path(tempfile.mkdtemp(prefix="gangscope-workers-"))
