@@ -358,8 +358,8 @@ def _trace(r: Redactor, rec: TraceRecord) -> None:
     frames_may_hold = r._unhinted is not None or (bool(rec.text) and r._may_hold_secret(rec.text, rec.text.lower()))
     if rec.message:
         rec.message = r.text(rec.message)
-    rec.text = r.text(rec.text)
-    if frames_may_hold:
+    if frames_may_hold:  # else the text itself was just found clean: no second look
+        rec.text = r.text(rec.text)
         _frames(r, rec.frames)
     for link in rec.chain:
         link.message = r.text(link.message)
