@@ -31,7 +31,7 @@ ROOT = HERE.parent
 _CHILD = """
 import sys, time, tempfile, shutil
 from pathlib import Path
-from gangscope.pipeline import replay
+from gangscope.pipeline.run import replay
 from gangscope.pipeline.sinks.local import LocalFolderSink
 best = None
 for _ in range(int(sys.argv[2])):

@@ -19,7 +19,7 @@ import random
 import time
 
 from gangscope.parsers.records import EpochRecord, ErrorRecord, Record, StepRecord, TraceRecord, encode, stable_id
-from gangscope.pipeline import indices
+from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.sinks.opensearch import OpenSearchSink
 
 TRACE = """Traceback (most recent call last):

@@ -79,7 +79,7 @@ def _imports():
     from gangscope.parsers import envelopes, events, redact, trace_blocks, traces
     from gangscope.parsers.lines import Line
     from gangscope.parsers.records import encode
-    from gangscope.pipeline import curate
+    from gangscope.pipeline.curate import curators as curate
     from gangscope.pipeline.sources.files import PodIdentity, decode_block
 
     return dict(msgspec=msgspec, envelopes=envelopes, events=events, redact=redact, trace_blocks=trace_blocks,

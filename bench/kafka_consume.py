@@ -28,7 +28,7 @@ from statistics import quantiles
 
 from bench.corpus import generate
 from gangscope.parsers import envelopes
-from gangscope.pipeline import indices
+from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.sources.files import discover
 
 PROBE = ("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=1, "
@@ -67,7 +67,7 @@ def create_topic(bootstrap: str, name: str, partitions: int) -> None:
 
 
 def start_service(bootstrap: str, url: str, topic: str, prefix: str, log: Path) -> tuple[subprocess.Popen, str]:
-    cmd = [sys.executable, "-c", "from gangscope.pipeline.cli import main; raise SystemExit(main())", "consume",
+    cmd = [sys.executable, "-c", "from gangscope.pipeline.run.cli import main; raise SystemExit(main())", "consume",
            "--bootstrap", bootstrap, "--opensearch", url, "--topic", topic, "--index-prefix", prefix,
            "--group", f"{topic}-bench", "--metrics-port", "0", "--max-poll-records", "10000",
            "--dead-letter-topic", "", "--commit-interval", "1"]

@@ -22,7 +22,8 @@ import time
 from pathlib import Path
 
 from bench.corpus import cached
-from gangscope.pipeline import curate, replay
+from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.run import replay
 from gangscope.pipeline.sinks.local import LocalFolderSink
 
 

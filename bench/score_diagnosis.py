@@ -28,7 +28,7 @@ from pathlib import Path
 
 from gangscope.parsers.errors import child_failures, classify_trace, failure_category, root_failure
 from gangscope.parsers.records import TraceRecord
-from gangscope.pipeline import replay
+from gangscope.pipeline.run import replay
 
 ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_SETS = (ROOT / "fixtures" / "runs", ROOT / "fixtures" / "public")

@@ -1,3 +1,3 @@
-from gangscope.pipeline.cli import main
+from gangscope.pipeline.run.cli import main
 
 raise SystemExit(main())

@@ -12,7 +12,7 @@ import time
 from pathlib import Path
 
 from gangscope.parsers import envelopes
-from gangscope.pipeline import indices
+from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.sources.files import discover
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -67,7 +67,7 @@ def produce(bootstrap: str, topic: str, messages: list[tuple[bytes | None, bytes
 
 
 def service_command(bootstrap: str, opensearch: str, topic: str, prefix: str, group: str, *extra: str) -> list[str]:
-    return [sys.executable, "-c", "from gangscope.pipeline.cli import main; raise SystemExit(main())", "consume",
+    return [sys.executable, "-c", "from gangscope.pipeline.run.cli import main; raise SystemExit(main())", "consume",
             "--bootstrap", bootstrap, "--opensearch", opensearch, "--topic", topic, "--index-prefix", prefix,
             "--group", group, "--metrics-port", "0", "--flush-idle", "1", "--attempt-idle", "3",
             "--commit-interval", "0.5", "--dead-letter-topic", f"{topic}-dead", *extra]
@@ -96,7 +96,7 @@ def documents(url: str, prefix: str) -> dict[str, dict[str, dict]]:
 
 def replay_into(url: str, prefix: str, paths=FIXTURES, events=()) -> None:
     """`replay` of the same files (and event files), into OpenSearch under another prefix."""
-    from gangscope.pipeline import replay as replay_mod
+    from gangscope.pipeline.run import replay as replay_mod
     from gangscope.pipeline.sinks.opensearch import OpenSearchSink
 
     sink = OpenSearchSink(url, prefix=prefix, refresh=True, dead_letter=None)
@@ -163,8 +163,8 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 def split_by_job(messages: list[tuple[bytes, bytes]]) -> tuple[list, list]:
     """The messages of the first half of the jobs, and the rest (each job's lines stay together, so a
     pause between the two is a quiet job, not a traceback cut in two)."""
-    from gangscope.pipeline.curate import identity_from_kubernetes
-    from gangscope.pipeline.identity import job_of
+    from gangscope.pipeline.curate.curators import identity_from_kubernetes
+    from gangscope.pipeline.curate.identity import job_of
 
     jobs = {}
     of = []

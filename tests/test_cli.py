@@ -5,7 +5,7 @@ import json
 import subprocess
 import sys
 
-from gangscope.pipeline.cli import main
+from gangscope.pipeline.run.cli import main
 
 UID = "0c6d1111-2222-3333-4444-555566667777"
 TRACE = [

@@ -6,7 +6,7 @@ These tests use a small line-recording parser so that they test the router, not 
 import json
 
 from gangscope.parsers.records import ErrorRecord
-from gangscope.pipeline.curate import ContainerCurator, CurationLimits, CurationStats, FluentBitCurator
+from gangscope.pipeline.curate.curators import ContainerCurator, CurationLimits, CurationStats, FluentBitCurator
 from gangscope.pipeline.sources.files import PodIdentity
 
 UID = "0c6d1111-2222-3333-4444-555566667777"
@@ -143,7 +143,7 @@ def test_block_scan_gives_the_same_records_as_reading_every_line():
     from pathlib import Path
 
     from gangscope.parsers.records import encode
-    from gangscope.pipeline import replay
+    from gangscope.pipeline.run import replay
 
     fixtures = [str(p) for p in (Path(__file__).parent.parent / "fixtures").iterdir() if p.is_dir()]
 
@@ -178,7 +178,7 @@ def test_open_records_remember_the_position_of_their_first_line():
 
 
 def test_trainer_dicts_without_a_bar_still_become_step_records():
-    from gangscope.pipeline.curate import LINE_PARSERS
+    from gangscope.pipeline.curate.curators import LINE_PARSERS
 
     stats = CurationStats()
     cur = ContainerCurator(POD, "cri", stats, parser_classes=LINE_PARSERS)

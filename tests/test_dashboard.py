@@ -26,7 +26,7 @@ from gangscope.parsers.records import (
     TraceRecord,
     stable_id,
 )
-from gangscope.pipeline import indices
+from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.dashboard import create_app
 from gangscope.pipeline.sinks.opensearch import OpenSearchSink
 

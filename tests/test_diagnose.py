@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gangscope.parsers.records import ErrorRecord, SignalRecord, StepRecord, TraceRecord, from_dict, to_dict
-from gangscope.pipeline.diagnose import diagnose
+from gangscope.pipeline.diagnose.diagnosis import diagnose
 
 JOB = "team-a/llama"
 
@@ -177,7 +177,7 @@ def test_each_attempt_gets_its_own_diagnosis():
 def test_a_child_of_torch_multiprocessing_spawn_is_named_by_its_process_index():
     from pathlib import Path
 
-    from gangscope.pipeline import replay
+    from gangscope.pipeline.run import replay
 
     run = Path(__file__).parent.parent / "fixtures" / "runs" / "mp_spawn"
     result = replay.run(replay.ReplayOptions(paths=[str(run)]), lambda batch: None)

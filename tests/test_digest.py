@@ -10,9 +10,9 @@ import pytest
 
 from gangscope.parsers.envelopes import time_seconds
 from gangscope.parsers.records import StepRecord, stable_id
-from gangscope.pipeline import replay
-from gangscope.pipeline.diagnose import diagnose
-from gangscope.pipeline.digest import JobDigest
+from gangscope.pipeline.run import replay
+from gangscope.pipeline.diagnose.diagnosis import diagnose
+from gangscope.pipeline.diagnose.digest import JobDigest
 
 RUN = Path(__file__).resolve().parent.parent / "fixtures" / "public" / "oom_then_watchdog"  # label: cuda_oom, rank 11
 

@@ -413,7 +413,7 @@ def small_disk(tmp_path):
 
 
 def replay_out(out) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", "from gangscope.pipeline.cli import main; raise SystemExit(main())",
+    return subprocess.run([sys.executable, "-c", "from gangscope.pipeline.run.cli import main; raise SystemExit(main())",
                            "replay", *FIXTURE_PATHS, "--out", str(out), "--no-progress"],
                           capture_output=True, text=True, stdin=subprocess.DEVNULL, timeout=300)
 

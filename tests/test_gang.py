@@ -13,7 +13,7 @@ import pytest
 
 from gangscope.parsers.events import count_skips, decode_event_stream
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, EventRecord, StepRecord, TraceRecord, stable_id
-from gangscope.pipeline.gang import (
+from gangscope.pipeline.correlate.gang import (
     Attempt,
     GangConfig,
     accelerator_time_lost,
@@ -200,7 +200,7 @@ def test_next_retry_follows_kueues_backoff():
 
 def replay_records(name: str) -> list:
     """The scenario's pod logs curated by the real pipeline (traces and errors with their attempts)."""
-    from gangscope.pipeline import replay
+    from gangscope.pipeline.run import replay
 
     out: list = []
     events = [str(GANG / name / f) for f in INPUTS if (GANG / name / f).exists()]
@@ -496,7 +496,7 @@ def test_timeline_template_renders_nothing_without_a_timeline():
 
 
 def test_replay_diagnosis_of_an_evicted_attempt_is_the_gang_verdict():
-    from gangscope.pipeline import replay
+    from gangscope.pipeline.run import replay
 
     out: list = []
     events = [str(GANG / "a_image_pull_backoff" / "events.ndjson")]
@@ -513,7 +513,8 @@ def test_times_with_an_offset_find_the_same_attempt():
 
 
 def test_the_report_shows_the_gang_timeline():
-    from gangscope.pipeline import replay, report
+    from gangscope.pipeline.run import replay
+    from gangscope.pipeline.report import render as report
 
     out: list = []
     events = [str(GANG / "a_image_pull_backoff" / "events.ndjson")]
@@ -555,7 +556,7 @@ def test_a_lost_nodes_own_event_is_linked_to_the_job_it_took_down():
 
 
 def test_replay_reads_an_events_list_larger_than_one_read_block(tmp_path):
-    from gangscope.pipeline import replay
+    from gangscope.pipeline.run import replay
 
     doc = json.loads((GANG / "b_unschedulable_gpu" / "events.json").read_text())
     pad = [copy.deepcopy(doc["items"][0]) for _ in range(4000)]  # >1 MiB of pretty JSON

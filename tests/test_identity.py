@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from gangscope.parsers.records import StepRecord
-from gangscope.pipeline.identity import Stamper, record_id
+from gangscope.pipeline.curate.identity import Stamper, record_id
 from gangscope.pipeline.sources.files import PodIdentity
 
 

@@ -7,9 +7,9 @@ import threading
 import pytest
 
 from gangscope.parsers.records import EpochRecord, StepRecord, TraceRecord, stable_id
-from gangscope.pipeline import indices
+from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.dashboard import create_app
-from gangscope.pipeline.indices import IndexSettings, OpenSearchError
+from gangscope.pipeline.sinks.indices import IndexSettings, OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchSink
 
 JOB = "team-a/llama-train"

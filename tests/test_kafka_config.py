@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from gangscope.pipeline import config
-from gangscope.pipeline.cli import main
+from gangscope.pipeline.run import config
+from gangscope.pipeline.run.cli import main
 from gangscope.pipeline.errors import UsageError
 
 BASE = {"GANGSCOPE_KAFKA_BOOTSTRAP": "env-broker:9092", "GANGSCOPE_OPENSEARCH_URL": "http://env-os:9200"}
@@ -84,8 +84,8 @@ def test_replay_needs_paths_or_a_topic(capsys):
 
 
 def test_memory_bounds_of_the_service_are_settings_with_replays_defaults():
-    from gangscope.pipeline.curate import CurationLimits
-    from gangscope.pipeline.digest import JobDigest
+    from gangscope.pipeline.curate.curators import CurationLimits
+    from gangscope.pipeline.diagnose.digest import JobDigest
 
     cfg = config.load({}, None, BASE)
     assert cfg.max_containers == CurationLimits.max_containers and cfg.digest_max_bytes == JobDigest.max_bytes

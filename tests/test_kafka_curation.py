@@ -8,7 +8,8 @@ import random
 import pytest
 
 from gangscope.parsers.records import encode
-from gangscope.pipeline import checkpoint, service
+from gangscope.pipeline.run import checkpoint
+from gangscope.pipeline.run import service
 from gangscope.pipeline.sources import kafka as ksrc
 
 from kafka_fixtures import fluentbit_records
@@ -102,7 +103,7 @@ def test_an_event_message_of_an_unknown_kind_is_undecodable():
 
 
 def test_a_partition_forgets_the_containers_its_curator_evicted():
-    from gangscope.pipeline.curate import CurationLimits
+    from gangscope.pipeline.curate.curators import CurationLimits
 
     state = service.LogPartition(service.AttemptOf(service.EventBook()), limits=CurationLimits(max_containers=16))
     out = []

@@ -36,7 +36,7 @@ from kafka_fixtures import (
 
 RUN = ROOT / "fixtures" / "runs" / "rank_raises"  # one small run: steps, a traceback, a diagnosis
 SETTLE_S = 120  # deadlines for the service, not speed assertions
-CLI = [sys.executable, "-c", "from gangscope.pipeline.cli import main; raise SystemExit(main())"]
+CLI = [sys.executable, "-c", "from gangscope.pipeline.run.cli import main; raise SystemExit(main())"]
 
 
 def _sasl_flags(user: str) -> list[str]:
@@ -190,7 +190,7 @@ def test_the_password_is_never_in_the_service_log_even_at_debug(
 
 
 def test_opensearch_basic_auth_and_tls_settings_reach_the_client(tmp_path):
-    from gangscope.pipeline import indices
+    from gangscope.pipeline.sinks import indices
 
     ca = tmp_path / "ca.pem"
     ca.write_text("-----BEGIN CERTIFICATE-----\n")
@@ -202,7 +202,7 @@ def test_opensearch_basic_auth_and_tls_settings_reach_the_client(tmp_path):
 
 
 def test_opensearch_credentials_in_the_url_are_used_and_kept_out_of_messages():
-    from gangscope.pipeline import indices
+    from gangscope.pipeline.sinks import indices
 
     client = indices.connect("https://gs:pw@search.example:9201")
     assert client.transport.connection_pool.connection.headers["authorization"] == "Basic Z3M6cHc="
@@ -210,7 +210,7 @@ def test_opensearch_credentials_in_the_url_are_used_and_kept_out_of_messages():
 
 
 def test_consume_reads_the_opensearch_credentials_from_the_environment(tmp_path):
-    from gangscope.pipeline import config
+    from gangscope.pipeline.run import config
 
     ca = tmp_path / "ca.pem"
     ca.write_text("-----BEGIN CERTIFICATE-----\n")

@@ -203,7 +203,7 @@ def test_sigterm_flushes_commits_and_exits_0_and_metrics_say_what_was_read(
 
 def test_replay_from_kafka_gives_the_records_of_replay_of_the_files(
         kafka_bootstrap, kafka_topic, messages, tmp_path, monkeypatch):
-    from gangscope.pipeline.cli import main
+    from gangscope.pipeline.run.cli import main
 
     monkeypatch.delenv("GANGSCOPE_OPENSEARCH_URL", raising=False)  # into folders, to compare
 
@@ -263,7 +263,7 @@ def test_replay_from_kafka_reads_only_the_time_or_offset_range(
         kafka_bootstrap, kafka_topic, messages, tmp_path, monkeypatch):
     from kafka import KafkaProducer
 
-    from gangscope.pipeline.cli import main
+    from gangscope.pipeline.run.cli import main
 
     monkeypatch.delenv("GANGSCOPE_OPENSEARCH_URL", raising=False)
 

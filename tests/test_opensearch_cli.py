@@ -5,8 +5,8 @@ from pathlib import Path
 import pytest
 from opensearchpy.helpers import scan
 
-from gangscope.pipeline import indices
-from gangscope.pipeline.cli import main
+from gangscope.pipeline.sinks import indices
+from gangscope.pipeline.run.cli import main
 
 RUNS = Path(__file__).parent.parent / "fixtures" / "runs"
 

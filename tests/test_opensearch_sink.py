@@ -11,7 +11,7 @@ import pytest
 from opensearchpy.helpers import scan
 
 from gangscope.parsers.records import StepRecord, TraceRecord, stable_id
-from gangscope.pipeline import indices
+from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.errors import SinkError
 from gangscope.pipeline.sinks.opensearch import OpenSearchSink, OpenSearchUnavailable
 
@@ -279,7 +279,7 @@ FIXTURE_RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
 
 
 def replay_into(url: str, prefix: str, workers: int = 1):
-    from gangscope.pipeline import replay
+    from gangscope.pipeline.run import replay
 
     with OpenSearchSink(url, prefix=prefix, refresh=True) as sink:
         result = replay.run(replay.ReplayOptions(paths=[str(FIXTURE_RUNS)], workers=workers), sink.write, sink=sink)

@@ -10,8 +10,8 @@ import subprocess
 import pytest
 
 from gangscope.parsers.records import ErrorRecord, StepRecord, TraceRecord, to_dict
-from gangscope.pipeline.diagnose import diagnose
-from gangscope.pipeline.report import render_report
+from gangscope.pipeline.diagnose.diagnosis import diagnose
+from gangscope.pipeline.report.render import render_report
 
 JOB = "team-a/web"
 HOSTILE = '<script>alert("x")</script> KeyError: \'<b>col</b>\''
@@ -87,7 +87,7 @@ def test_browser_renders_the_report_with_the_script_line_as_text(tmp_path):
 def test_gang_timeline_shows_the_failure_diagnosed_from_the_logs(tmp_path):
     """Scenario c: the gang never became ready because a pod's rendezvous timed out; the
     timeline draws that log-derived failure beside Kueue's events."""
-    from gangscope.pipeline.cli import main
+    from gangscope.pipeline.run.cli import main
 
     root = Path(__file__).resolve().parents[1] / "fixtures" / "gang" / "c_rendezvous_timeout"
     out = tmp_path / "out"

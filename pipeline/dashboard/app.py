@@ -20,10 +20,10 @@ import jinja2
 from flask import Flask, Response, abort, jsonify, redirect, request
 
 import gangscope.templates
-from gangscope.pipeline import indices
+from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.dashboard.panels import PANELS
 from gangscope.pipeline.dashboard.query import Filters, Search, iso_ms, jobs
-from gangscope.pipeline.indices import OpenSearchError
+from gangscope.pipeline.sinks.indices import OpenSearchError
 
 DEFAULT_REFRESH_S = 30
 TOKEN_COOKIE = "gangscope_token"

@@ -11,8 +11,8 @@ from typing import Any, Mapping
 from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
-from gangscope.pipeline import indices
-from gangscope.pipeline.indices import OpenSearchError, OpenSearchUnavailable
+from gangscope.pipeline.sinks import indices
+from gangscope.pipeline.sinks.indices import OpenSearchError, OpenSearchUnavailable
 
 # "now-6h", "now-15m/m", or an ISO date/datetime as an <input type=datetime-local> sends it.
 _TIME_RE = re.compile(r"^(now(-\d+[smhdw])?(/[smhd])?|\d{4}-\d\d-\d\d([T ]\d\d:\d\d(:\d\d(\.\d{1,9})?)?)?(Z|[+-]\d\d:\d\d)?)$")

@@ -22,8 +22,8 @@ from opensearchpy import exceptions as os_exc
 from opensearchpy.helpers import streaming_bulk
 
 from gangscope.parsers.records import Record, encode
-from gangscope.pipeline import indices
-from gangscope.pipeline.indices import IndexSettings, OpenSearchError, OpenSearchUnavailable
+from gangscope.pipeline.sinks import indices
+from gangscope.pipeline.sinks.indices import IndexSettings, OpenSearchError, OpenSearchUnavailable
 
 __all__ = ["OpenSearchSink", "SinkStats", "OpenSearchError", "OpenSearchUnavailable", "OpenSearchBusy"]
 

@@ -21,8 +21,8 @@ from gangscope.parsers.errors import ErrorDetector, classify_trace
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord, stable_id
 from gangscope.parsers.steps import StepParser, TrainerLogFolder
 from gangscope.parsers.traces import TraceParser
-from gangscope.pipeline.identity import Stamper, job_of
-from gangscope.pipeline.scan import BlockScanner
+from gangscope.pipeline.curate.identity import Stamper, job_of
+from gangscope.pipeline.curate.scan import BlockScanner
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
 
 

@@ -23,8 +23,8 @@ from typing import Any
 from opensearchpy import exceptions as os_exc
 
 from gangscope import __version__
-from gangscope.pipeline import indices
-from gangscope.pipeline.indices import OpenSearchError, OpenSearchUnavailable
+from gangscope.pipeline.sinks import indices
+from gangscope.pipeline.sinks.indices import OpenSearchError, OpenSearchUnavailable
 
 SCHEMA = 1
 TEMPLATE = "checkpoint.json.j2"
@@ -51,7 +51,7 @@ class _Unpickler(pickle.Unpickler):
 
 
 _SCALARS = (str, bytes, int, float, bool, type(None))
-PARSER_MODULES = ("gangscope.parsers", "gangscope.pipeline.curate", "gangscope.pipeline.identity")
+PARSER_MODULES = ("gangscope.parsers", "gangscope.pipeline.curate.curators", "gangscope.pipeline.curate.identity")
 
 
 def module_constants(prefixes: tuple[str, ...] = PARSER_MODULES) -> dict[str, Any]:

@@ -17,12 +17,14 @@ from typing import Any, Iterable
 
 import jinja2
 
+import gangscope.templates
+
 from gangscope.parsers.envelopes import time_seconds
 from gangscope.parsers.records import Record, from_dict
-from gangscope.pipeline import gang
-from gangscope.pipeline.diagnose import job_key
+from gangscope.pipeline.correlate import gang
+from gangscope.pipeline.diagnose.diagnosis import job_key
 
-TEMPLATES = Path(__file__).resolve().parent.parent / "templates"
+TEMPLATES = Path(gangscope.templates.__file__).parent
 
 CHART_W, CHART_H, PAD = 640, 180, 36
 SERIES_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")

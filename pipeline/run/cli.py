@@ -14,8 +14,8 @@ from rich.table import Table
 
 from gangscope import __version__
 from gangscope.parsers.records import to_dict
-from gangscope.pipeline import opensearch_cli
-from gangscope.pipeline import replay as replay_mod
+from gangscope.pipeline.run import opensearch_cli
+from gangscope.pipeline.run import replay as replay_mod
 from gangscope.pipeline.errors import GangscopeError, UsageError
 
 FORMAT_HELP = "log envelope: auto (detect per file, the default), cri, docker, fluentbit or text"
@@ -77,7 +77,7 @@ def build_parser() -> argparse.ArgumentParser:
         "committing offsets only after OpenSearch acknowledged what they produced. Settings: flags > --config "
         "file > GANGSCOPE_* environment variables > defaults.",
     )
-    from gangscope.pipeline import config as service_config
+    from gangscope.pipeline.run import config as service_config
 
     service_config.add_arguments(consume)
     opensearch_cli.add_parsers(sub)
@@ -164,7 +164,7 @@ def cmd_replay(args, err: Console) -> int:
         with progress:
             task = progress.add_task("replay", total=total)
             if args.from_kafka:
-                from gangscope.pipeline import kafka_replay
+                from gangscope.pipeline.run import kafka_replay
 
                 result = kafka_replay.run(
                     options, sink.write, topic=args.from_kafka, bootstrap=args.bootstrap, group=args.group,
@@ -188,7 +188,7 @@ def cmd_replay(args, err: Console) -> int:
 
 
 def _write_report(sink, result) -> None:
-    from gangscope.pipeline.report import render_report
+    from gangscope.pipeline.report.render import render_report
 
     sink.write_file("report.html", render_report(result.digest.all_records(), result.diagnoses))
 
@@ -238,8 +238,8 @@ def _print_problems(err: Console, result) -> None:
 
 
 def cmd_consume(args, err: Console) -> int:
-    from gangscope.pipeline import config as service_config
-    from gangscope.pipeline import service
+    from gangscope.pipeline.run import config as service_config
+    from gangscope.pipeline.run import service
 
     return service.main(service_config.from_args(args))
 

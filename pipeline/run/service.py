@@ -31,11 +31,12 @@ from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
 from gangscope.parsers.progress import ProgressTracker, find_stragglers
 from gangscope.parsers.records import Record, from_dict
-from gangscope.pipeline import checkpoint, curate
-from gangscope.pipeline.diagnose import diagnose
-from gangscope.pipeline.digest import JobDigest
-from gangscope.pipeline.identity import with_derived_id
-from gangscope.pipeline.indices import OpenSearchError
+from gangscope.pipeline.run import checkpoint
+from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.diagnose.diagnosis import diagnose
+from gangscope.pipeline.diagnose.digest import JobDigest
+from gangscope.pipeline.curate.identity import with_derived_id
+from gangscope.pipeline.sinks.indices import OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchBusy
 from gangscope.pipeline.sources import kafka as ksrc
 from gangscope.pipeline.sources import kafka_auth
@@ -77,7 +78,7 @@ class EventBook:
         Workload) and attempt again, as replay assigns them once all events are read. Returns the
         records to index (the new ones and those whose job or attempt changed) and the jobs with a
         newly ended attempt."""
-        from gangscope.pipeline.gang import attempt_lookup, build_attempts
+        from gangscope.pipeline.correlate.gang import attempt_lookup, build_attempts
 
         before = {r.id: (r.job, r.attempt) for r in self.events.values()}
         for r in records:
@@ -132,7 +133,7 @@ class TextScanner:
             import hyperscan
         except ImportError:
             return None
-        from gangscope.pipeline.scan import relax_anchors
+        from gangscope.pipeline.curate.scan import relax_anchors
 
         if not parser_classes:
             return None
@@ -352,7 +353,7 @@ class Service:
         self.install_signals = install_signals
         self.stopping = False
         self.stop_requested_at: float | None = None
-        from gangscope.pipeline.service_metrics import ServiceMetrics
+        from gangscope.pipeline.run.service_metrics import ServiceMetrics
 
         self.metrics = ServiceMetrics()
         self.book = EventBook()
@@ -512,7 +513,7 @@ class Service:
     def _start_http(self) -> None:
         if self.cfg.metrics_port < 0:
             return
-        from gangscope.pipeline.service_metrics import MetricsServer
+        from gangscope.pipeline.run.service_metrics import MetricsServer
 
         try:
             self.server = MetricsServer(self.metrics, self.health, self.cfg.metrics_host, self.cfg.metrics_port)
@@ -630,7 +631,7 @@ class Service:
         for log lines whose events this consumer did not read itself."""
         from opensearchpy.helpers import scan
 
-        from gangscope.pipeline import indices
+        from gangscope.pipeline.sinks import indices
 
         if self.cfg.events_lookback <= 0:
             return
@@ -848,7 +849,7 @@ class Service:
     def _job_records(self, job: str) -> list[Record]:
         from opensearchpy.helpers import scan
 
-        from gangscope.pipeline import indices
+        from gangscope.pipeline.sinks import indices
 
         client = self.sink.client
         names = ",".join(indices.alias_name(k, self.cfg.index_prefix) for k in ANALYSED_KINDS)

@@ -27,6 +27,10 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from gangscope.pipeline.curate.naming import (
+    JOB_KINDS, JOB_LABELS, WORKLOAD_ANNOTATION, label_value, qualified, job_of_pod, job_of_workload, pod_role,
+)
+
 # ---------------------------------------------------------------------------
 # Configuration
 
@@ -128,99 +132,6 @@ def _iso(t: float) -> str:
     return base + (f"{frac:.6f}"[1:].rstrip("0") if frac > 1e-6 else "") + "Z"
 
 
-# ---------------------------------------------------------------------------
-# Linking: pods, workloads and events to jobs
-
-# k8s.io/apimachinery pkg/util/rand: generated name suffixes use this alphabet (no vowels, no 0 1 3).
-_RAND = "[bcdfghjklmnpqrstvwxz2456789]"
-_KUBEFLOW_POD = re.compile(r"^(?P<job>.+)-(?:master|worker|launcher|chief|ps|evaluator|server|scheduler)-\d+$")
-_JOBSET_POD_INIT = re.compile(rf"^(?P<job>.+)-(?:dataset|model)-initializer-\d+-\d+-{_RAND}{{5}}$")
-_JOBSET_POD = re.compile(rf"^(?P<job>.+)-[a-z0-9]+-\d+-\d+-{_RAND}{{5}}$")
-_INDEXED_JOB_POD = re.compile(rf"^(?P<job>.+)-\d+-{_RAND}{{5}}$")
-_REPLICASET_POD = re.compile(rf"^(?P<job>.+)-{_RAND}{{6,10}}-{_RAND}{{5}}$")
-_MPI_LAUNCHER_POD = re.compile(rf"^(?P<job>.+)-launcher-{_RAND}{{5}}$")
-_JOB_POD = re.compile(rf"^(?P<job>.+)-{_RAND}{{5}}$")
-_POD_PATTERNS = (_KUBEFLOW_POD, _JOBSET_POD_INIT, _JOBSET_POD, _MPI_LAUNCHER_POD, _INDEXED_JOB_POD,
-                 _REPLICASET_POD, _JOB_POD)
-_RAND_SUFFIX = re.compile(rf"-{_RAND}{{5}}$")
-
-# Labels that name the job a pod belongs to, most specific first (FORMATS.md 2.5).
-JOB_LABELS = (
-    "training.kubeflow.org/job-name",
-    "jobset.sigs.k8s.io/jobset-name",
-    "kueue.x-k8s.io/pod-group-name",
-    "leaderworkerset.sigs.k8s.io/name",
-    "volcano.sh/job-name",
-    "batch.kubernetes.io/job-name",
-    "job-name",
-    "ray.io/cluster",
-)
-WORKLOAD_ANNOTATION = "kueue.x-k8s.io/workload"
-
-# pkg/controller/jobframework/workload_names.go: strings.ToLower(Kind) + "-" + owner, truncated, + "-" + 5 hex.
-_WORKLOAD_NAME = re.compile(r"^(?P<kind>[a-z0-9]+)-(?P<owner>.+)-(?P<hash>[0-9a-f]{5})$")
-WORKLOAD_OWNER_KINDS = {
-    "job", "pytorchjob", "tfjob", "mpijob", "xgboostjob", "paddlejob", "jaxjob", "jobset", "trainjob",
-    "rayjob", "raycluster", "pod", "leaderworkerset", "statefulset", "deployment", "appwrapper",
-    "sparkapplication",
-}
-JOB_KINDS = {
-    "Job", "PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "JAXJob", "JobSet", "TrainJob",
-    "RayJob", "RayCluster", "LeaderWorkerSet", "AppWrapper", "PodGroup",
-}
-
-
-def _label(labels: Mapping[str, str] | None, key: str) -> str | None:
-    if not labels:
-        return None
-    v = labels.get(key)
-    if v is None:  # kubernetes-event-exporter's Elasticsearch sink de-dots keys
-        v = labels.get(key.replace(".", "_"))
-    return v or None
-
-
-def _qualify(namespace: str | None, name: str) -> str:
-    return f"{namespace}/{name}" if namespace else name
-
-
-def job_of_pod(namespace: str | None, pod_name: str, labels: Mapping[str, str] | None = None,
-               annotations: Mapping[str, str] | None = None) -> str:
-    """The job ("ns/name") a pod belongs to: its job labels, Kueue's workload annotation, else its name.
-
-    Name conventions, when no label says: Kubeflow `<job>-master-0` / `<job>-worker-N`,
-    JobSet `<jobset>-<rjob>-<jobidx>-<podidx>-<5 rand>`, indexed Job `<job>-<idx>-<5 rand>`,
-    MPI launcher `<job>-launcher-<5 rand>`, ReplicaSet `<name>-<hash>-<5 rand>`, Job
-    `<job>-<5 rand>`; anything else is a job of its own.
-    """
-    for key in JOB_LABELS:
-        v = _label(labels, key)
-        if v:
-            return _qualify(namespace, v)
-    wl = _label(annotations, WORKLOAD_ANNOTATION) or _label(labels, WORKLOAD_ANNOTATION)
-    if wl:
-        return job_of_workload(namespace, wl)
-    for pat in _POD_PATTERNS:
-        m = pat.match(pod_name)
-        if m:
-            return _qualify(namespace, m.group("job"))
-    return _qualify(namespace, pod_name)
-
-
-def job_of_workload(namespace: str | None, workload_name: str, owner: Mapping[str, Any] | None = None) -> str:
-    """The job ("ns/name") of a Kueue Workload: its owner reference, else the name convention."""
-    if owner and isinstance(owner.get("name"), str) and owner["name"]:
-        return _qualify(namespace, owner["name"])
-    m = _WORKLOAD_NAME.match(workload_name)
-    if m and m.group("kind") in WORKLOAD_OWNER_KINDS:
-        return _qualify(namespace, m.group("owner"))
-    return _qualify(namespace, workload_name)
-
-
-def pod_role(pod_name: str) -> str:
-    """A pod's name without its random suffix: the same gang member across attempts."""
-    return _RAND_SUFFIX.sub("", pod_name)
-
-
 def _details(rec: Any) -> dict:
     d = _get(rec, "details")
     return d if isinstance(d, dict) else {}
@@ -260,7 +171,7 @@ class _Index:
             if kind in JOB_KINDS and name:
                 self.known_jobs.setdefault(ns or "", set()).add(name)
                 if obj.get("uid"):
-                    self.job_by_uid[obj["uid"]] = _qualify(ns, name)
+                    self.job_by_uid[obj["uid"]] = qualified(ns, name)
             if kind == "Pod" and name:
                 pod = d.get("pod") if d.get("from") == "pod" else None
                 labels = (pod or {}).get("labels") or d.get("labels")
@@ -273,10 +184,10 @@ class _Index:
             if owner.get("name"):
                 self.known_jobs.setdefault(ns or "", set()).add(owner["name"])
                 if owner.get("uid"):
-                    self.job_by_uid[owner["uid"]] = _qualify(ns, owner["name"])
+                    self.job_by_uid[owner["uid"]] = qualified(ns, owner["name"])
         for (ns, _pod), labels in self.pod_labels.items():
             for key in JOB_LABELS:
-                v = _label(labels, key)
+                v = label_value(labels, key)
                 if v:
                     self.known_jobs.setdefault(ns or "", set()).add(v)
                     break
@@ -294,7 +205,7 @@ class _Index:
             # A long owner name is truncated in the workload name: take the one known job it prefixes.
             cands = [k for k in known if k.startswith(short)]
             if len(cands) == 1:
-                return _qualify(ns, cands[0])
+                return qualified(ns, cands[0])
         return job
 
     def job_of(self, rec: Any) -> str | None:
@@ -311,7 +222,7 @@ class _Index:
             labels = pod.get("labels") or d.get("labels") or self.pod_labels.get((ns, name))
             return job_of_pod(ns, name, labels, pod.get("annotations") or d.get("annotations"))
         if kind in JOB_KINDS:
-            return _qualify(ns, name)
+            return qualified(ns, name)
         return None
 
 

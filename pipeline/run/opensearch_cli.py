@@ -61,7 +61,7 @@ def _url(args) -> str:
 
 
 def redacted_url(url: str) -> str:
-    from gangscope.pipeline.indices import redact
+    from gangscope.pipeline.sinks.indices import redact
 
     return redact(url)
 
@@ -104,7 +104,7 @@ def add_parsers(sub) -> None:
 
 
 def cmd_indices(args, err: Console) -> int:
-    from gangscope.pipeline import indices
+    from gangscope.pipeline.sinks import indices
 
     settings = indices.IndexSettings(shards=args.shards, replicas=args.replicas, retain=args.retain)
     if args.print:

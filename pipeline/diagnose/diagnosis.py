@@ -691,7 +691,7 @@ def _gang_verdict(view: AttemptView, failures: list[Failure]) -> DiagnosisRecord
     the pod that held the gang back and why (with its own log lines), the preemptor, the node, requeues."""
     if view.meta is None or not hasattr(view.meta, "details"):
         return None
-    from gangscope.pipeline.gang import diagnosis_record, scheduler_verdict
+    from gangscope.pipeline.correlate.gang import diagnosis_record, scheduler_verdict
 
     verdict = scheduler_verdict(view.meta, [*view.errors, *view.traces])
     if verdict is None:

@@ -12,10 +12,10 @@ from __future__ import annotations
 import uuid
 from datetime import datetime, timezone
 
-from gangscope.pipeline import replay as replay_mod
-from gangscope.pipeline.curate import CurationLimits
+from gangscope.pipeline.run import replay as replay_mod
+from gangscope.pipeline.curate.curators import CurationLimits
 from gangscope.pipeline.errors import UsageError
-from gangscope.pipeline.service import LogPartition
+from gangscope.pipeline.run.service import LogPartition
 from gangscope.pipeline.sources import kafka as ksrc
 from gangscope.pipeline.sources import kafka_auth
 

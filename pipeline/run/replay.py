@@ -17,12 +17,12 @@ from gangscope.parsers.events import decode_event_stream
 from gangscope.parsers.progress import ProgressTracker, find_stragglers
 from gangscope.parsers.records import Record, pack, unpack
 from gangscope.parsers.redact import redact_record
-from gangscope.pipeline import curate
-from gangscope.pipeline.diagnose import diagnose
-from gangscope.pipeline.digest import JobDigest
+from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.diagnose.diagnosis import diagnose
+from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
-from gangscope.pipeline.gang import attempt_lookup, build_attempts
-from gangscope.pipeline.identity import with_derived_id
+from gangscope.pipeline.correlate.gang import attempt_lookup, build_attempts
+from gangscope.pipeline.curate.identity import with_derived_id
 from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
 
 SAMPLE_LINES = 20

@@ -1,0 +1,1 @@
+"""Correlation: jobs, attempts from gang events, progress, stalls and stragglers."""

@@ -1,0 +1,1 @@
+"""Curation: envelope -> logical lines -> parsers -> records, stamped and redacted."""

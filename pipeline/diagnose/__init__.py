@@ -1,0 +1,1 @@
+"""Diagnosis: one verdict per job attempt (root cause, first failing rank, evidence)."""

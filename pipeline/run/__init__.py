@@ -1,0 +1,1 @@
+"""Drivers: replay, the consumer service, Kafka ranges and the command line."""
