@@ -9,7 +9,8 @@ import pytest
 
 from gangscope.parsers.records import encode
 from gangscope.pipeline.run import checkpoint
-from gangscope.pipeline.run import service
+from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
+from gangscope.pipeline.curate import partition
 from gangscope.pipeline.sources import kafka as ksrc
 
 from kafka_fixtures import fluentbit_records
@@ -22,9 +23,9 @@ def items():
 
 def curate_all(items, *, scanner=None, batch=500, cut=()):
     """Records of the items fed in batches; at each offset in `cut` the state goes through a checkpoint."""
-    attempt_of = service.AttemptOf(service.EventBook())
+    attempt_of = AttemptOf(EventBook())
     shared = {**checkpoint.module_constants(), "attempt_of": attempt_of}
-    state = service.LogPartition(attempt_of)
+    state = partition.LogPartition(attempt_of)
     out = []
     bounds = sorted({0, len(items), *range(0, len(items), batch), *cut})
     for a, b in zip(bounds, bounds[1:]):
@@ -37,7 +38,7 @@ def curate_all(items, *, scanner=None, batch=500, cut=()):
 
 
 def test_the_batch_scan_skips_only_lines_no_parser_would_take(items):
-    scanner = service.text_scanner()
+    scanner = partition.text_scanner()
     if scanner is None:
         pytest.skip("Hyperscan is not installed")
     assert curate_all(items, scanner=scanner) == curate_all(items)
@@ -105,7 +106,7 @@ def test_an_event_message_of_an_unknown_kind_is_undecodable():
 def test_a_partition_forgets_the_containers_its_curator_evicted():
     from gangscope.pipeline.curate.curators import CurationLimits
 
-    state = service.LogPartition(service.AttemptOf(service.EventBook()), limits=CurationLimits(max_containers=16))
+    state = partition.LogPartition(AttemptOf(EventBook()), limits=CurationLimits(max_containers=16))
     out = []
     for pod in range(500):
         value = json.dumps({"time": "2024-05-01T12:00:00.5Z", "stream": "stderr", "log": "Traceback (most recent call last):",

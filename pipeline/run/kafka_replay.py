@@ -15,7 +15,7 @@ from datetime import datetime, timezone
 from gangscope.pipeline.run import replay as replay_mod
 from gangscope.pipeline.curate.curators import CurationLimits
 from gangscope.pipeline.errors import UsageError
-from gangscope.pipeline.run.service import LogPartition
+from gangscope.pipeline.curate.partition import LogPartition
 from gangscope.pipeline.sources import kafka as ksrc
 from gangscope.pipeline.sources import kafka_auth
 

@@ -1,0 +1,230 @@
+"""Curation state of one Fluent Bit pod-log partition (a Kafka partition, or a range of one).
+
+A partition feeds its envelopes, in offset order, through one FluentBitCurator and derives each
+pod's progress records from the steps it curates; it knows which containers went quiet, closes
+them, and finishes a job's containers and ranks when the job's attempt is over. The consumer
+service keeps one per assigned partition (and checkpoints it); `replay --from-kafka` one per
+partition of its range.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from gangscope.parsers.progress import ProgressTracker
+from gangscope.parsers.records import Record
+from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.curate.identity import with_derived_id
+from gangscope.pipeline.sources.files import PodIdentity
+
+FALLBACK = PodIdentity(namespace=None, pod="unknown")
+
+
+class TextScanner:
+    """Which lines of a poll batch any parser could want: one Hyperscan scan over the batch.
+
+    The same idea as the CRI block scan (pipeline/scan.py), over message texts: the parsers'
+    PREFILTER patterns, anchors relaxed, compiled in prefilter mode (a superset of what they
+    match). None when Hyperscan is missing: every line then goes through the parsers' own test.
+    """
+
+    def __init__(self, database):
+        self.database = database
+
+    @classmethod
+    def build(cls, parser_classes) -> "TextScanner | None":
+        try:
+            import hyperscan
+        except ImportError:
+            return None
+        from gangscope.pipeline.curate.scan import relax_anchors
+
+        if not parser_classes:
+            return None
+        expressions = [relax_anchors(c.PREFILTER).encode("utf-8") for c in parser_classes]
+        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+        database = hyperscan.Database()
+        try:
+            database.compile(expressions=expressions, ids=list(range(len(expressions))),
+                             elements=len(expressions), flags=[flags] * len(expressions))
+        except hyperscan.error:
+            return None
+        return cls(database)
+
+    def wanted(self, texts: list[str]) -> set[int]:
+        """Indices of the texts a pattern hits (texts with a newline always count as hit)."""
+        encoded = [t.encode("utf-8", "surrogatepass") for t in texts]
+        block = b"\n".join(encoded)
+        index: dict[int, int] = {}
+        pos = 0
+        for i, e in enumerate(encoded):
+            index[pos] = i
+            pos += len(e) + 1
+        ends: list[int] = []
+        self.database.scan(block, match_event_handler=lambda _id, _s, end, _f, _c: ends.append(end))
+        found = {i for i, t in enumerate(texts) if "\n" in t}
+        for end in ends:
+            start = block.rfind(b"\n", 0, end - 1 if block[end - 1:end] == b"\n" else end) + 1
+            i = index.get(start)
+            if i is not None:
+                found.add(i)
+        return found
+
+
+_SCANNER: list = []  # built on first use: [TextScanner | None]
+
+
+def text_scanner() -> TextScanner | None:
+    if not _SCANNER:
+        _SCANNER.append(TextScanner.build(curate.LINE_PARSERS))
+    return _SCANNER[0]
+
+
+_NO_TIME = object()
+
+
+class LogPartition:
+    """Curation state of one pod-log partition: what a checkpoint holds."""
+
+    _evictions_seen = 0  # the curator's eviction rounds last pruned for (a class default: checkpoints)
+
+    def __init__(self, attempt_of, stats: curate.CurationStats | None = None, limits: curate.CurationLimits | None = None):
+        self.stats = stats if stats is not None else curate.CurationStats()
+        self.curator = curate.FluentBitCurator(self.stats, FALLBACK, attempt_of=attempt_of, limits=limits)
+        self.trackers: dict[tuple, Any] = {}  # per pod, as replay keeps one per pod
+        self.next_offset: int | None = None
+        self.last_seen: dict[tuple, float] = {}  # container key -> monotonic time of its last line
+        self.flushed: set[tuple] = set()  # containers closed since their last line
+        # Since when everything the partition has was read (None: behind). A container is quiet only
+        # when there is nothing more to read: lines waiting in Kafka (after a pause, under lag) are
+        # not silence.
+        self.caught_up_since: float | None = None
+
+    def restored(self, now: float) -> "LogPartition":
+        self.last_seen = {key: now for key in self.curator.curators}
+        self.caught_up_since = None
+        return self
+
+    def quiet_since(self, last: float) -> float | None:
+        return None if self.caught_up_since is None else max(last, self.caught_up_since)
+
+    def feed(self, offset: int, env, out: list[Record]) -> tuple:
+        self.curator.position = offset
+        start = len(out)
+        self.curator.feed_envelope(env, out)
+        self.next_offset = offset + 1
+        if len(out) > start:
+            self._progress(out, start)
+        return curate._kube_key(env.kubernetes)
+
+    def feed_batch(self, items: list[tuple[int, Any]], out: list[Record], scanner: TextScanner | None) -> set:
+        """(offset, envelope) pairs of one partition, in order. A line no parser wants, of a
+        container with nothing open, costs its `seq` bookkeeping only (as in
+        ContainerCurator._logical, which it would otherwise go through to the same end)."""
+        touched = set()
+        if not items:
+            return touched
+        wanted = scanner.wanted([env.text for _, env in items]) if scanner is not None else None
+        curators = self.curator.curators
+        feed = self.feed
+        kube_key = curate._kube_key
+        for i, (offset, env) in enumerate(items):
+            key = kube_key(env.kubernetes)
+            touched.add(key)
+            c = curators.get(key)
+            if wanted is None or i in wanted or c is None or env.partial:
+                feed(offset, env, out)
+                continue
+            stream, stamp = env.stream, env.time
+            opened = c.open_keys
+            if opened or c.partial:
+                # the line may continue its sub-stream's open record: the plain stream's, or (with a
+                # rank prefix) a prefixed one's, as ContainerCurator's block scan judges it
+                if stream in opened or stream in c.partial or (
+                        env.text[:1] == "[" and any(type(k) is tuple and k[0] == stream for k in opened)):
+                    feed(offset, env, out)
+                    continue
+            if c.last_time.get(stream, _NO_TIME) == stamp:
+                c.last_seq[stream] += 1
+            else:
+                c.last_time[stream] = stamp
+                c.last_seq[stream] = 0
+        self.next_offset = items[-1][0] + 1
+        return touched
+
+    def _progress(self, out: list[Record], start: int) -> None:
+        derived = []
+        for record in out[start:]:
+            if record.kind == "step":
+                tracker = self._tracker(record)
+                if tracker is not None:
+                    derived.extend(tracker.add(record))
+        out.extend(with_derived_id(r) for r in derived)
+
+    def _tracker(self, record: Record):
+        key = (record.namespace, record.pod)
+        tracker = self.trackers.get(key)
+        if tracker is None:
+            tracker = self.trackers[key] = ProgressTracker()
+        return tracker
+
+    def touched(self, keys: set, now: float) -> set[str]:
+        """Note the containers that got lines; returns their jobs."""
+        jobs = set()
+        curators = self.curator.curators
+        tick = self.curator.tick
+        for key in keys:
+            self.last_seen[key] = now
+            self.flushed.discard(key)
+            c = curators.get(key)
+            if c is not None:
+                c.last_used = tick  # lines feed_batch counted without the curator are use too
+                c._note_latest()  # the job's last line time (judging a stall at its end)
+                jobs.add(c.stamper.job)
+        if self.curator.evictions != self._evictions_seen:
+            # containers evicted by the curator (closed, records out): forget them here too
+            self._evictions_seen = self.curator.evictions
+            for key in [k for k in self.last_seen if k not in curators]:
+                del self.last_seen[key]
+                self.flushed.discard(key)
+        return jobs
+
+    def flush_idle(self, now: float, idle_s: float, out: list[Record]) -> None:
+        """Close the containers quiet for idle_s: what they hold open becomes records."""
+        if self.caught_up_since is None or now - self.caught_up_since < idle_s:
+            return
+        for key, seen in self.last_seen.items():
+            if key not in self.flushed and now - seen >= idle_s:
+                self.close_container(key, out)
+
+    def close_container(self, key: tuple, out: list[Record]) -> None:
+        c = self.curator.curators.get(key)
+        self.flushed.add(key)
+        if c is None:
+            return
+        start = len(out)
+        out.extend(c.close())
+        if len(out) > start:
+            self._progress(out, start)
+
+    def finish_job(self, job: str, job_end: float | None, out: list[Record]) -> None:
+        """The job's attempt is over here: close its containers, give each rank's last progress state."""
+        for key, c in list(self.curator.curators.items()):
+            if c.stamper.job == job:
+                if key not in self.flushed:
+                    self.close_container(key, out)
+                del self.curator.curators[key]
+                self.last_seen.pop(key, None)
+                self.flushed.discard(key)
+        for pod_key, tracker in list(self.trackers.items()):
+            ranks = getattr(tracker, "_ranks", {})
+            for key in [k for k in ranks if k[0] == job]:
+                out.extend(with_derived_id(r) for r in ranks.pop(key).finish(job_end))
+            if not ranks:
+                del self.trackers[pod_key]
+
+    def jobs(self) -> set[str]:
+        return {c.stamper.job for c in self.curator.curators.values()}
+
+    def open_positions(self) -> list[int]:
+        return self.curator.open_positions()
