@@ -241,7 +241,9 @@ class ContainerCurator:
         self.wanted = combined_prefilter(parser_classes)
         self.scanner = scanner_for(parser_classes) if (block_scan and fmt == "cri") else None
         self.subs: dict[object, SubStream] = {}
-        self.open_keys: set = set()
+        # keys of sub-streams with an open record; a dict, not a set: records closed by idle
+        # time or at the end come out in the order they opened, whatever the hash seed
+        self.open_keys: dict = {}
         self.partial: dict[str, list] = {}  # stream -> [first_time, size, chunks...]
         self.partial_at: dict[str, object] = {}  # stream -> position of its first chunk
         self.last_time: dict[str, str | None] = {}  # per stream: time and seq of the last complete line
@@ -399,7 +401,7 @@ class ContainerCurator:
             if records:
                 self._emit(records, key if isinstance(key, str) else key[0], out)
             if not sub.open:
-                self.open_keys.discard(key)
+                self.open_keys.pop(key, None)
                 self._open_cache = None
         self._set_deadline()
 
@@ -530,13 +532,13 @@ class ContainerCurator:
             if not was_open or records:  # a record (re)started on this line
                 sub.opened_at = self.position
             if not was_open:
-                self.open_keys.add(key)
+                self.open_keys[key] = None
                 self._open_cache = None
                 if len(self.open_keys) > self.limits.max_open_records:
                     self._flush_quietest(key, out)  # issue 10: bounded memory
             self._lower_deadline(sub.due())
         elif was_open:
-            self.open_keys.discard(key)
+            self.open_keys.pop(key, None)
             self._open_cache = None
             # The deadline may now be early: that only costs one _expire that finds nothing.
         if records:
@@ -549,7 +551,7 @@ class ContainerCurator:
             return
         victim = min(victims, key=lambda k: self.subs[k].last_time or "")
         records = self.subs[victim].close()
-        self.open_keys.discard(victim)
+        self.open_keys.pop(victim, None)
         self._open_cache = None
         self.stats.open_records_flushed += 1
         if records:
