@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import BinaryIO, Iterator
 
 from gangscope.pipeline.errors import InputError
+from gangscope.pipeline.isolation import StageFailures, failures_of
 
 _POD_DIR = re.compile(r"^(?P<namespace>[^_/]+)_(?P<pod>[^_/]+)_(?P<uid>[0-9a-fA-F-]{8,})$")
 _RESTART_FILE = re.compile(r"^(?P<restart>\d+)\.log(?:\.(?P<rotated>\d{8}-\d{6}(?:\.\d+)?))?(?P<gz>\.gz)?$")
@@ -154,6 +155,7 @@ class ReadStats:
     invalid_utf8_lines: int = 0
     long_lines_cut: int = 0
     errors: list[str] = field(default_factory=list)
+    failures: StageFailures = field(default_factory=StageFailures)  # files that failed (stage "sources")
 
 
 BLOCK = 1 << 20
@@ -166,7 +168,19 @@ def read_blocks(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) -
     Lines end at b"\\n" only (a bare \\r is part of the line, as containerd keeps it). A line
     longer than `max_line_bytes` is cut there and counted; a truncated gzip keeps what was
     read and records an error naming the file and the offset.
+
+    The file is one unit of work: when it cannot be opened, or reading it fails on the way,
+    what was read stays, the failure is counted in `stats.failures` (stage "sources", with the
+    file and the byte offset) and the blocks end there; the caller goes on with the next file.
     """
+    start = stats.bytes
+    try:
+        yield from _blocks(path, stats, max_line_bytes)
+    except Exception as exc:
+        failures_of(stats).add("sources", exc, file=path, position=f"byte {stats.bytes - start}")
+
+
+def _blocks(path: str, stats: ReadStats, max_line_bytes: int) -> Iterator[bytes]:
     stream = open_binary(path)
     # read1 hands over what was decompressed so far, so a truncated gzip loses only its tail.
     read = stream.read1 if isinstance(stream, gzip.GzipFile) else stream.read
@@ -179,6 +193,7 @@ def read_blocks(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) -
             except (EOFError, OSError, zlib.error, gzip.BadGzipFile) as exc:
                 offset = _compressed_offset(stream)
                 stats.errors.append(f"{path}: unreadable after byte {offset}: {exc}")
+                failures_of(stats).add("sources", exc, file=path, position=f"byte {offset}")
                 block = b""
             if not block:
                 break
