@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from gangscope.parsers.records import ErrorRecord, SignalRecord, StepRecord, TraceRecord, from_dict, to_dict
-from gangscope.pipeline.diagnose.diagnosis import diagnose
+from gangscope.pipeline.diagnose.attempt import diagnose
 
 JOB = "team-a/llama"
 
@@ -143,7 +143,7 @@ def test_stall_without_error_is_a_hang():
 
 
 @dataclass
-class Attempt:  # the shape of pipeline/gang.py's Attempt, duck-typed by diagnose
+class Attempt:  # the shape of pipeline/correlate/model.py's Attempt, duck-typed by diagnose
     job: str
     number: int
     start: str | None = None

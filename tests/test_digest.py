@@ -11,7 +11,7 @@ import pytest
 from gangscope.parsers.envelopes import time_seconds
 from gangscope.parsers.records import StepRecord, stable_id
 from gangscope.pipeline.run import replay
-from gangscope.pipeline.diagnose.diagnosis import diagnose
+from gangscope.pipeline.diagnose.attempt import diagnose
 from gangscope.pipeline.diagnose.digest import JobDigest
 
 RUN = Path(__file__).resolve().parent.parent / "fixtures" / "public" / "oom_then_watchdog"  # label: cuda_oom, rank 11

@@ -1,4 +1,5 @@
-"""pipeline/gang.py: linking, attempts, the scheduler's verdict and the timeline, on the fixtures/gang scenarios."""
+"""Gang correlation (pipeline/correlate: linking, attempts, the timeline) and the scheduler's verdict
+(pipeline/diagnose/gang_verdict.py), on the fixtures/gang scenarios."""
 
 from __future__ import annotations
 
@@ -13,20 +14,14 @@ import pytest
 
 from gangscope.parsers.events import count_skips, decode_event_stream
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, EventRecord, StepRecord, TraceRecord, stable_id
-from gangscope.pipeline.correlate.gang import (
-    Attempt,
-    GangConfig,
-    accelerator_time_lost,
-    assign_attempts,
-    attempt_lookup,
-    backoff_s,
-    build_attempts,
-    diagnosis_record,
-    job_of_pod,
-    job_of_workload,
-    scheduler_verdict,
-    timeline,
-)
+from gangscope.pipeline.correlate.attempts import build_attempts
+from gangscope.pipeline.correlate.gang_view import accelerator_time_lost
+from gangscope.pipeline.correlate.model import Attempt, GangConfig
+from gangscope.pipeline.correlate.requeues import backoff_s
+from gangscope.pipeline.correlate.stamping import assign_attempts, attempt_lookup
+from gangscope.pipeline.correlate.timeline import timeline
+from gangscope.pipeline.curate.naming import job_of_pod, job_of_workload
+from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler_verdict
 
 ROOT = Path(__file__).resolve().parent.parent
 GANG = ROOT / "fixtures" / "gang"

@@ -10,7 +10,7 @@ import subprocess
 import pytest
 
 from gangscope.parsers.records import ErrorRecord, StepRecord, TraceRecord, to_dict
-from gangscope.pipeline.diagnose.diagnosis import diagnose
+from gangscope.pipeline.diagnose.attempt import diagnose
 from gangscope.pipeline.report.render import render_report
 
 JOB = "team-a/web"

@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gangscope.pipeline.correlate.gang import attempt_lookup, build_attempts
+from gangscope.pipeline.correlate.attempts import build_attempts
+from gangscope.pipeline.correlate.stamping import attempt_lookup
 
 
 class EventBook:

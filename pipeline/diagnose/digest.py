@@ -22,7 +22,7 @@ import msgspec
 
 from gangscope.parsers.envelopes import time_seconds
 from gangscope.parsers.records import Record, StepRecord, TraceRecord, encode
-from gangscope.pipeline.diagnose.diagnosis import failure_tier
+from gangscope.pipeline.diagnose.root_cause import failure_tier
 
 # A record longer than this (as JSON) is summarized once the budget is reached.
 SUMMARY_BYTES = 4096

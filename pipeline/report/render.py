@@ -4,7 +4,7 @@
 groups, errors by category, epoch progress, chart geometry) and renders
 templates/report.html.j2 with autoescape on: every string that came from a log is
 escaped by Jinja. Jobs with gang events get templates/timeline.html.j2 (`job.timeline`, from
-`pipeline.gang.timeline`): attempts, events and each diagnosed first failure from the logs.
+`pipeline.correlate.timeline`): attempts, events and each diagnosed first failure from the logs.
 """
 
 from __future__ import annotations
@@ -21,8 +21,8 @@ import gangscope.templates
 
 from gangscope.parsers.envelopes import time_seconds
 from gangscope.parsers.records import Record, from_dict
-from gangscope.pipeline.correlate import gang
-from gangscope.pipeline.diagnose.diagnosis import job_key
+from gangscope.pipeline.correlate.timeline import timeline
+from gangscope.pipeline.diagnose.views import job_key
 
 TEMPLATES = Path(gangscope.templates.__file__).parent
 
@@ -227,6 +227,6 @@ def timeline_of(job: str, events: list[Record], diagnoses: list[Record] = ()) ->
     # only beside gang events: a job without them has no scheduler's side to compare with
     failures = [d for d in diagnoses if getattr(d, "first_failure", None)] if events else []
     try:
-        return gang.timeline(job, events, failures=failures)
+        return timeline(job, events, failures=failures)
     except Exception:  # the report must render even if the timeline cannot be built
         return None

@@ -14,14 +14,16 @@ from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes
 from gangscope.parsers.events import decode_event_stream
-from gangscope.parsers.progress import ProgressTracker, find_stragglers
+from gangscope.parsers.progress import find_stragglers
 from gangscope.parsers.records import Record, pack, unpack
 from gangscope.parsers.redact import redact_record
+from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate import curators as curate
-from gangscope.pipeline.diagnose.diagnosis import diagnose
+from gangscope.pipeline.diagnose.attempt import diagnose
 from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
-from gangscope.pipeline.correlate.gang import attempt_lookup, build_attempts
+from gangscope.pipeline.correlate.attempts import build_attempts
+from gangscope.pipeline.correlate.stamping import attempt_lookup
 from gangscope.pipeline.curate.identity import with_derived_id
 from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
 
@@ -122,7 +124,7 @@ class Replay:
         self.progress = progress
         self.result = ReplayResult(digest=JobDigest(max_bytes=options.digest_max_bytes))
         self.attempts: dict = {}
-        self.trackers: list = []
+        self.progress: list[DerivedProgress] = []  # one per pod group, finished at the end
 
     def run(self) -> ReplayResult:
         result = self.result
@@ -140,7 +142,7 @@ class Replay:
                 work = GroupWork(group, self.options, attempt_of, result.curation, result.read, self.progress)
                 for batch in work.batches():
                     self._deliver(batch)
-                self.trackers.append(work.tracker)
+                self.progress.append(work.progress)
         self._finish()
         return result
 
@@ -168,8 +170,8 @@ class Replay:
                 result.digest.absorb_counts(done.dropped, done.summarized)
                 for record in unpack(done.kept):
                     result.digest.add(record)
-                if done.tracker is not None:
-                    self.trackers.append(done.tracker)
+                if done.progress is not None:
+                    self.progress.append(done.progress)
                 if self.sink is not None:
                     self.sink.absorb(done.part)
                 if self.progress is not None:
@@ -215,8 +217,8 @@ class Replay:
     # -- the end ---------------------------------------------------------------
     def _finish(self) -> None:
         result = self.result
-        for tracker in self.trackers:
-            self._deliver([with_derived_id(r) for r in finish_progress(tracker, result.curation.job_end)])
+        for progress in self.progress:
+            self._deliver(progress.finish(result.curation.job_end))
         steps = [r for series in result.digest.steps.values() for r in series]
         self._deliver([with_derived_id(r) for r in find_stragglers(steps)])
         attempts = [a for job_attempts in result.attempts.values() for a in job_attempts] or None
@@ -245,7 +247,7 @@ class GroupWork:
         self.curation = curation
         self.read = read
         self.progress = progress
-        self.tracker = ProgressTracker()
+        self.progress = DerivedProgress()
 
     def batches(self):
         """The pod's records. The progress tracker's last word (final epoch states, a stall
@@ -281,15 +283,8 @@ class GroupWork:
         )
 
     def _with_progress_records(self, batch: list[Record]) -> list[Record]:
-        if not batch:
-            return batch
-        derived = []
-        for record in batch:
-            if record.kind == "step":
-                derived.extend(self.tracker.add(record))
-        if derived:
-            return batch + [with_derived_id(r) for r in derived]
-        return batch
+        derived = self.progress.derive(batch) if batch else None
+        return batch + derived if derived else batch
 
 
 @dataclass
@@ -301,7 +296,7 @@ class GroupDone:
     read: ReadStats
     kept: bytes  # the records its digest kept, packed (records.pack)
     part: object
-    tracker: object = None
+    progress: DerivedProgress | None = None
     dropped: dict[str, int] = field(default_factory=dict)  # by the worker's digest
     summarized: int = 0
 
@@ -322,7 +317,7 @@ def _curate_group_in_worker(task) -> GroupDone:
     if part is not None:
         part.close()
     return GroupDone(
-        counts, curation, read, pack(digest.all_records()), part.handoff() if part is not None else None, work.tracker,
+        counts, curation, read, pack(digest.all_records()), part.handoff() if part is not None else None, work.progress,
         dict(digest.dropped), digest.summarized,
     )
 
@@ -346,17 +341,6 @@ def _merge_stats(into, other) -> None:
 
 def _attempt_lookup(attempts: dict):
     return attempt_lookup(attempts) if attempts else None
-
-
-def finish_progress(tracker, job_end: dict[str, float]) -> list[Record]:
-    """Each rank's last progress state, judged for a stall against the end of its job's log."""
-    out: list[Record] = []
-    ranks = getattr(tracker, "_ranks", None)
-    if ranks is None:
-        return list(tracker.finish())
-    for key, rank in ranks.items():
-        out.extend(rank.finish(job_end.get(key[0])))
-    return out
 
 
 def total_bytes(paths: list[str]) -> int | None:

@@ -33,9 +33,10 @@ from gangscope.parsers.progress import find_stragglers
 from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline.run import checkpoint
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
+from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate import curators as curate
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
-from gangscope.pipeline.diagnose.diagnosis import diagnose
+from gangscope.pipeline.diagnose.attempt import diagnose
 from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.curate.identity import with_derived_id
 from gangscope.pipeline.sinks.indices import OpenSearchError
@@ -394,7 +395,8 @@ class Service:
                 start = self.first_read.get(tp)
             if state is None:
                 state = EventsPartition() if self._is_events(tp) else LogPartition(
-                    self.attempt_of, limits=curate.CurationLimits(max_containers=self.cfg.max_containers))
+                    self.attempt_of, limits=curate.CurationLimits(max_containers=self.cfg.max_containers),
+                    progress=DerivedProgress())
             self.states[tp] = state
             if isinstance(state, LogPartition):
                 for job in state.jobs():  # restored containers end like any others, when quiet

@@ -1,0 +1,140 @@
+"""Linking scheduler events to their job, and reading records that may be structs or dicts.
+
+Event records of Workload, Pod and job-kind objects name no job of their own;
+`link_events` finds it from what all the records say (workload owners, pod
+labels, UIDs). Records may be record structs or plain dicts; `get_field` and
+`set_field` read and write both the same way.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from typing import Any
+
+from gangscope.pipeline.curate.naming import (
+    JOB_KINDS, JOB_LABELS, label_value, qualified, job_of_pod, job_of_workload,
+)
+
+
+def get_field(rec: Any, key: str, default: Any = None) -> Any:
+    """A field of a record struct or a key of a record dict; `default` when absent."""
+    if isinstance(rec, Mapping):
+        return rec.get(key, default)
+    if key == "kind":
+        return getattr(rec, "kind", default)
+    return getattr(rec, key, default)
+
+
+def set_field(rec: Any, key: str, value: Any) -> None:
+    """Set a field of a record struct or a key of a record dict."""
+    if isinstance(rec, dict):
+        rec[key] = value
+    else:
+        setattr(rec, key, value)
+
+
+def details_of(rec: Any) -> dict:
+    """A record's `details` dict ({} when it has none)."""
+    d = get_field(rec, "details")
+    return d if isinstance(d, dict) else {}
+
+
+def _newer(w: dict, old: dict | None) -> bool:
+    if old is None:
+        return True
+    a, b = str(w.get("resource_version") or ""), str(old.get("resource_version") or "")
+    return int(a) >= int(b) if a.isdigit() and b.isdigit() else True
+
+
+class Index:
+    """What the records say about workloads, pods and jobs, for linking."""
+
+    def __init__(self, records: list[Any]):
+        self.workloads: dict[tuple, dict] = {}  # (ns, name) -> workload summary
+        self.workload_by_uid: dict[str, tuple] = {}
+        self.job_by_uid: dict[str, str] = {}
+        self.pod_labels: dict[tuple, dict] = {}
+        self.pod_info: dict[tuple, dict] = {}
+        self.known_jobs: dict[str, set[str]] = {}
+        for r in records:
+            d = details_of(r)
+            kind = get_field(r, "object_kind")
+            ns = get_field(r, "namespace")
+            name = get_field(r, "object_name")
+            obj = d.get("involvedObject") or {}
+            if d.get("from") == "workload" and isinstance(d.get("workload"), dict):
+                w = d["workload"]
+                if _newer(w, self.workloads.get((ns, name))):  # a watch stream: keep the latest snapshot
+                    self.workloads[(ns, name)] = w
+                if w.get("uid"):
+                    self.workload_by_uid[w["uid"]] = (ns, name)
+            elif kind == "Workload" and obj.get("uid"):
+                self.workload_by_uid.setdefault(obj["uid"], (ns, name))
+            if kind in JOB_KINDS and name:
+                self.known_jobs.setdefault(ns or "", set()).add(name)
+                if obj.get("uid"):
+                    self.job_by_uid[obj["uid"]] = qualified(ns, name)
+            if kind == "Pod" and name:
+                pod = d.get("pod") if d.get("from") == "pod" else None
+                labels = (pod or {}).get("labels") or d.get("labels")
+                if labels:
+                    self.pod_labels[(ns, name)] = labels
+                if pod:
+                    self.pod_info[(ns, name)] = pod
+        for (ns, _name), w in self.workloads.items():
+            owner = w.get("owner") or {}
+            if owner.get("name"):
+                self.known_jobs.setdefault(ns or "", set()).add(owner["name"])
+                if owner.get("uid"):
+                    self.job_by_uid[owner["uid"]] = qualified(ns, owner["name"])
+        for (ns, _pod), labels in self.pod_labels.items():
+            for key in JOB_LABELS:
+                v = label_value(labels, key)
+                if v:
+                    self.known_jobs.setdefault(ns or "", set()).add(v)
+                    break
+
+    def workload_job(self, ns: str | None, name: str) -> str:
+        w = self.workloads.get((ns, name)) or {}
+        if w.get("owner"):
+            return job_of_workload(ns, name, w["owner"])
+        if w.get("job_uid") and w["job_uid"] in self.job_by_uid:
+            return self.job_by_uid[w["job_uid"]]
+        job = job_of_workload(ns, name)
+        short = job.split("/", 1)[-1]
+        known = self.known_jobs.get(ns or "", set())
+        if short not in known:
+            # A long owner name is truncated in the workload name: take the one known job it prefixes.
+            cands = [k for k in known if k.startswith(short)]
+            if len(cands) == 1:
+                return qualified(ns, cands[0])
+        return job
+
+    def job_of(self, rec: Any) -> str | None:
+        kind = get_field(rec, "object_kind")
+        ns = get_field(rec, "namespace")
+        name = get_field(rec, "object_name")
+        if not name:
+            return None
+        if kind == "Workload":
+            return self.workload_job(ns, name)
+        if kind == "Pod":
+            d = details_of(rec)
+            pod = d.get("pod") or {}
+            labels = pod.get("labels") or d.get("labels") or self.pod_labels.get((ns, name))
+            return job_of_pod(ns, name, labels, pod.get("annotations") or d.get("annotations"))
+        if kind in JOB_KINDS:
+            return qualified(ns, name)
+        return None
+
+
+def link_events(events: Iterable[Any]) -> list[Any]:
+    """Set `job` on event records that lack one (Workload, Pod and job-kind objects). Returns the list."""
+    records = list(events)
+    index = Index(records)
+    for r in records:
+        if not get_field(r, "job"):
+            job = index.job_of(r)
+            if job:
+                set_field(r, "job", job)
+    return records

@@ -1,0 +1,91 @@
+"""Diagnosis of each job attempt: the root cause, the first failing rank and the proof.
+
+`diagnose(records, attempts=None)` works on stamped records, whether held in memory
+(replay) or decoded back from OpenSearch (dicts are accepted and converted with
+`from_dict`); nothing depends on object identity. The flow of one attempt is
+`diagnose_attempt`: its failures and their root (`root_cause.py`), or else the
+scheduler's verdict, a divergence, a stall or a clean end (`endings.py`); then the
+symptoms and evidence (`evidence.py`) and the summary (`summary.py`).
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any, Iterable
+
+from gangscope.parsers.records import DiagnosisRecord, Record, stable_id
+from gangscope.pipeline.diagnose.endings import (
+    diverged, ended_badly, event_ids_of, event_verdict_of, from_event, no_failure, outcome_of, scheduler_diagnosis,
+)
+from gangscope.pipeline.diagnose.evidence import evidence_of, symptoms_of
+from gangscope.pipeline.diagnose.ranks import RankMap
+from gangscope.pipeline.diagnose.root_cause import (
+    box_agrees, failure_of, find_root, first_failure, silent_ranks, without_handled,
+)
+from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW
+from gangscope.pipeline.diagnose.summary import exception_type_of, summary_of
+from gangscope.pipeline.diagnose.views import AttemptView, group_attempts
+
+
+def diagnose(records: Iterable[Record | dict], attempts: Iterable[Any] | None = None) -> list[DiagnosisRecord]:
+    """One DiagnosisRecord per (job, attempt) found in the records or the given attempts."""
+    return [diagnose_attempt(v) for v in group_attempts(records, attempts)]
+
+
+def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
+    """The DiagnosisRecord of one job attempt (see the module doc for the flow)."""
+    ranks = RankMap(view)
+    failures = without_handled([f for f in (failure_of(e, ranks) for e in view.errors) if f is not None], view)
+    event_ids = event_ids_of(view)
+    end_reason = str(getattr(view.meta, "end_reason", "") or "")
+    event_verdict = event_verdict_of(view, end_reason)
+
+    root, how = find_root(failures)
+    if root is None:
+        overflows = [e for e in view.errors if e.category == "nan_loss"]
+        nonfinite = [s for s in view.steps if s.loss is not None and not math.isfinite(s.loss)]
+        if len(overflows) >= ENDLESS_OVERFLOW or (nonfinite and (view.signals or ended_badly(end_reason))):
+            return diverged(view, overflows, nonfinite, event_ids, end_reason)
+    # [gang, issue 6] Kueue's own verdict (diagnose/gang_verdict.py) where the scheduler decides the attempt.
+    if root is None or (event_verdict is not None and event_verdict[0] in ("pods_ready_timeout", "node_failure", root.category)):
+        gang = scheduler_diagnosis(view, failures)
+        if gang is not None:
+            return gang
+    if event_verdict is not None and (root is None or event_verdict[0] in ("pods_ready_timeout", "node_failure")):
+        return from_event(view, event_verdict, failures, event_ids)
+    if root is None:
+        return no_failure(view, event_ids, end_reason)
+
+    category = root.category
+    first = first_failure(root, ranks)
+    suspects: list[int] = []
+    if category == "nccl_timeout":
+        suspects = silent_ranks(failures, ranks)
+        if suspects:
+            how = "silent_suspect"
+            first = {"pod": ranks.pod_of(suspects[0]), "rank": suspects[0],
+                     "node": ranks.node_of(suspects[0]), "time": root.error.time}  # fmt: skip
+    if how == "rank_report" and box_agrees(view, root, ranks):
+        how = "corroborated"
+    symptoms = symptoms_of(failures, root, suspects)
+    evidence = evidence_of(view, root, failures, suspects)
+    outcome = outcome_of(end_reason, failed=True)
+    return DiagnosisRecord(
+        id=stable_id("diagnosis", view.job, view.attempt),
+        job=view.job,
+        attempt=view.attempt,
+        namespace=view.job.split("/", 1)[0] if "/" in view.job else None,
+        pod=first.get("pod") if first else None,
+        node=first.get("node") if first else None,
+        rank=first.get("rank") if first else None,
+        time=root.error.time,
+        outcome=outcome,
+        category=category,
+        exception_type=exception_type_of(view, root.error) if how != "silent_suspect" else None,
+        first_failure=first,
+        summary=summary_of(view, root, first, symptoms, suspects),
+        evidence=evidence,
+        symptoms=symptoms,
+        events=event_ids,
+        confidence=CONFIDENCE[how],
+    )

@@ -1,0 +1,132 @@
+"""Where each rank ran: pods, nodes and global ranks, from the records and torchrun's boxes.
+
+A "box" is torchrun's ChildFailedError summary: it lists each failed local rank
+with its global rank, exit code and whether it was the root cause.
+"""
+
+from __future__ import annotations
+
+import re
+from collections import defaultdict
+from typing import Any
+
+from gangscope.parsers.errors import child_failures
+from gangscope.parsers.records import ErrorRecord, TraceRecord
+from gangscope.pipeline.diagnose.views import AttemptView
+
+
+class RankMap:
+    """Where each rank ran, from every record that says so and from torchrun's boxes."""
+
+    def __init__(self, view: AttemptView):
+        self.pod: dict[int, str] = {}
+        self.node: dict[int, str] = {}
+        self.by_local: dict[tuple[str | None, int], int] = {}
+        self.box: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+        self.extra: set[int] = set()
+        self._by_pod: dict[str | None, list[int]] | None = None
+        pods = {r.pod for r in (*view.errors, *view.traces, *view.steps) if r.pod}
+        self.single_pod = len(pods) == 1
+        for record in (*view.errors, *view.traces, *view.steps, *view.epochs, *view.signals):
+            if record.rank is not None:
+                self._place(record.rank, record.pod, record.node)
+                if record.local_rank is not None:
+                    self.by_local.setdefault((record.pod, record.local_rank), record.rank)
+        for trace in view.traces:
+            if trace.form == "child_failed" or (trace.exception_type or "").endswith("ChildFailedError"):
+                for failure in child_failures(trace):
+                    rank, local = failure.get("rank"), failure.get("local_rank")
+                    if isinstance(rank, int):
+                        self._place(rank, trace.pod, trace.node)
+                        if isinstance(local, int):
+                            self.by_local[(trace.pod, local)] = rank
+                    self.box[trace.pod].append(failure)
+
+    def _place(self, rank: int, pod: str | None, node: str | None) -> None:
+        self.extra.add(rank)
+        if pod:
+            self.pod.setdefault(rank, pod)
+        if node:
+            self.node.setdefault(rank, node)
+
+    def known(self) -> set[int]:
+        """Ranks seen, and the ranks below the highest one seen: global ranks are dense (0..world-1)."""
+        seen = set(self.pod) | set(self.node) | self.extra
+        return set(range(max(seen) + 1)) if seen else set()
+
+    def pod_of(self, rank: int) -> str | None:
+        return self.pod.get(rank)
+
+    def node_of(self, rank: int) -> str | None:
+        return self.node.get(rank)
+
+    def ranks_of_pod(self, pod: str | None) -> list[int]:
+        if self._by_pod is None:
+            by_pod: dict[str | None, list[int]] = defaultdict(list)
+            for r, p in sorted(self.pod.items()):
+                by_pod[p].append(r)
+            self._by_pod = by_pod
+        return self._by_pod.get(pod, [])
+
+    def rank_of(self, error: ErrorRecord) -> int | None:
+        """The global rank of an error; for launcher lines, from `local_rank: N` and the box."""
+        if error.rank is not None:
+            return error.rank
+        if is_box(error):  # its text lists other failures before the root cause
+            return self._rank_from_box(error)
+        local = error.local_rank
+        if local is None:
+            m = re.search(r"local_rank: (\d+)", error.line or "")
+            local = int(m.group(1)) if m else None
+        if local is not None and (error.pod, local) in self.by_local:
+            return self.by_local[(error.pod, local)]
+        box_rank = self._rank_from_box(error)
+        if box_rank is not None:
+            return box_rank
+        pod_ranks = self.ranks_of_pod(error.pod)
+        if len(pod_ranks) == 1:
+            return pod_ranks[0]
+        if local is not None and self.single_pod:
+            return local  # one pod: its local ranks are the global ranks
+        return None
+
+    def _rank_from_box(self, error: ErrorRecord) -> int | None:
+        entries = self.box.get(error.pod) or []
+        if not entries:
+            return None
+        if is_box(error):
+            roots = [e for e in entries if e.get("root_cause")]
+            return roots[0].get("rank") if roots else None
+        signal = _signal_of(error)
+        if signal is not None:
+            hits = [e for e in entries if e.get("exitcode") == -signal]
+            if len(hits) == 1:
+                return hits[0].get("rank")
+        return None
+
+
+_FATAL_SIGNALS = {"Segmentation fault": 11, "Aborted": 6, "Bus error": 7, "Floating point exception": 8,
+                  "Illegal instruction": 4}  # fmt: skip
+
+
+def _signal_of(error: ErrorRecord) -> int | None:
+    for name, number in _FATAL_SIGNALS.items():
+        if name in (error.message or ""):
+            return number
+    m = re.search(r"exitcode: (-\d+)", error.line or "")
+    if m:
+        return -int(m.group(1))
+    return {"host_oom": 9}.get(error.category)
+
+
+def is_box(error: ErrorRecord) -> bool:
+    """Whether an error record is (a line of) torchrun's ChildFailedError box."""
+    return "ChildFailedError" in (error.line or "") or (error.message or "").startswith("ChildFailedError")
+
+
+def box_of_pod(view: AttemptView, pod: str | None) -> TraceRecord | None:
+    """The ChildFailedError box torchrun printed in a pod, if any."""
+    for trace in view.traces:
+        if trace.pod == pod and (trace.form == "child_failed" or (trace.exception_type or "").endswith("ChildFailedError")):
+            return trace
+    return None

@@ -1,0 +1,148 @@
+"""The root cause of a failed attempt: the failures its error records stand for, and which came first.
+
+How the root cause is found (cause -> effect is data, in `rules.py`):
+
+1. Every error record becomes a *failure* with a tier. Tier 0: a failure a rank
+   reports about itself (an OOM, an exception, a crash). Tier 1: a launcher saying a
+   worker died of a signal that names a cause (SIGKILL -> host memory). Tier 2: the
+   categories that are usually the EFFECT of another rank's failure (`EFFECTS`:
+   collective timeouts, lost peers, torchrun's SIGTERM, a lost rendezvous store).
+   Tier 3: launcher summaries that say nothing new (exit code 1, ChildFailedError).
+   Warnings (NCCL WARN, skipped fp16 steps) are never failures.
+2. The root is the earliest failure of tiers 0-1. An effect can be reported before
+   its cause (peers see a closed socket before the killed rank's launcher notices),
+   so a tier-2 failure only wins when it is more than `EFFECT_SLACK_S` earlier.
+   With no tier 0-1 failure, the earliest tier-2 failure is the root.
+3. When the root is a collective timeout and some known ranks never reported one,
+   those silent ranks are the suspects: `first_failure` names the first of them.
+4. Everything else that failed becomes a symptom, by category, with its ranks.
+
+torchrun's "Root Cause (first observed failure)" entry is used as evidence and to
+find the global rank of a launcher-level failure, never as the answer.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import Any
+
+from gangscope.parsers.envelopes import time_seconds
+from gangscope.parsers.errors import SUMMARY, WARNING, child_failures, rule_role
+from gangscope.parsers.records import ErrorRecord
+from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
+from gangscope.pipeline.diagnose.rules import EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, INFORMATIVE_SUMMARY
+from gangscope.pipeline.diagnose.views import AttemptView
+
+
+@dataclass
+class Failure:
+    """One error record as diagnosis sees it."""
+
+    error: ErrorRecord
+    tier: int
+    t: float  # seconds since the epoch (inf when the line had no time)
+    rank: int | None
+
+    @property
+    def category(self) -> str:
+        return self.error.category
+
+
+def failure_tier(error: ErrorRecord) -> int | None:
+    """The tier of the failure an error record stands for (module doc); None for a warning."""
+    role = rule_role(error.pattern)
+    if role == WARNING:
+        return None
+    if role == SUMMARY or is_box(error):
+        return 1 if error.category in INFORMATIVE_SUMMARY else 3
+    return 2 if error.category in EFFECTS else 0
+
+
+def failure_of(error: ErrorRecord, ranks: RankMap) -> Failure | None:
+    """The failure an error record stands for, with its tier, time and global rank; None for a warning."""
+    tier = failure_tier(error)
+    if tier is None:
+        return None
+    t = time_seconds(error.time)
+    return Failure(error, tier, t if t is not None else math.inf, ranks.rank_of(error))
+
+
+def without_handled(failures: list[Failure], view: AttemptView) -> list[Failure]:
+    """Tracebacks a rank printed and survived (traceback.print_exc, logging.exception) are not
+    failures. Where torch's excepthook is on (a trace of the pod carries a [rankN]: prefix, as
+    uncaught exceptions then do), an unprefixed Python exception of that pod was such a print."""
+    hooked = {t.pod for t in view.traces if t.rank is not None}
+    kept = []
+    for f in failures:
+        e = f.error
+        if (f.tier == 0 and e.trace_id and e.category == "python_exception" and e.rank is None
+                and e.pod in hooked and not is_box(e)):  # fmt: skip
+            continue
+        kept.append(f)
+    return kept
+
+
+def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
+    """The earliest cause; effects only when nothing else explains them (see module doc)."""
+
+    def key(f: Failure) -> tuple:
+        order = EFFECT_ORDER.index(f.category) if f.category in EFFECT_ORDER else -1
+        return (f.t, f.tier, order)
+
+    causes = sorted((f for f in failures if f.tier <= 1), key=key)
+    effects = sorted((f for f in failures if f.tier == 2), key=key)
+    if causes:
+        root = causes[0]
+        if effects and effects[0].t < root.t - EFFECT_SLACK_S:
+            return effects[0], "effect"
+        root = _sharpen(root, causes)
+        return root, ("rank_report" if root.tier == 0 else "launcher")
+    if effects:
+        # Simultaneous effects: the one that explains the others (a lost peer explains a timeout).
+        first_t = effects[0].t
+        close = [f for f in effects if f.t - first_t <= EFFECT_SLACK_S]
+        return min(close, key=lambda f: (EFFECT_ORDER.index(f.category), f.t)), "effect"
+    rest = sorted(failures, key=key)
+    return (rest[0], "unknown") if rest else (None, "unknown")
+
+
+def _sharpen(root: Failure, causes: list[Failure]) -> Failure:
+    """A crash with no category of its own ('Fatal Python error: Aborted') next to a specific
+    failure of the same pod: the specific one says what happened."""
+    if root.category != "unknown":
+        return root
+    for other in causes:
+        if other is root or other.category == "unknown" or other.error.pod != root.error.pod:
+            continue
+        if abs(other.t - root.t) <= EFFECT_SLACK_S and (other.rank is None or root.rank in (None, other.rank)):
+            return other
+    return root
+
+
+def silent_ranks(failures: list[Failure], ranks: RankMap) -> list[int]:
+    """Known ranks that never reported a timeout nor a failure of their own."""
+    reported = {f.rank for f in failures if f.rank is not None and f.tier in (0, 2)}
+    timed_out = {f.rank for f in failures if f.category == "nccl_timeout" and f.rank is not None}
+    known = ranks.known()
+    silent = sorted(known - reported)
+    if not timed_out or not silent or len(silent) >= len(known) / 2 + (len(known) == 2):
+        return []
+    return silent
+
+
+def first_failure(root: Failure, ranks: RankMap) -> dict[str, Any]:
+    """The root's pod, rank, node and time (pod and node from the rank map when the line lacks them)."""
+    error = root.error
+    rank = root.rank
+    pod = error.pod or (ranks.pod_of(rank) if rank is not None else None)
+    node = error.node or (ranks.node_of(rank) if rank is not None else None)
+    return {"pod": pod, "rank": rank, "node": node, "time": error.time}
+
+
+def box_agrees(view: AttemptView, root: Failure, ranks: RankMap) -> bool:
+    """Whether torchrun's box in the root's pod names the root's rank as its root cause."""
+    box = box_of_pod(view, root.error.pod)
+    if box is None or root.rank is None:
+        return False
+    return any(f.get("root_cause") and f.get("rank") == root.rank for f in child_failures(box))

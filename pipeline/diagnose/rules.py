@@ -1,0 +1,80 @@
+"""The tables of diagnosis: cause and effect, how sure a verdict is, the words of a summary.
+
+Cause -> effect is data: a change in how failures are ranked or phrased is an edit
+here, not in the code that applies it (`root_cause.py`, `summary.py`, `endings.py`).
+"""
+
+from __future__ import annotations
+
+import re
+
+
+#: Categories that one rank's failure produces on the OTHER ranks, and how.
+EFFECTS: dict[str, str] = {
+    "nccl_timeout": "blocked in a collective the failed rank never joined until the NCCL watchdog or gloo timeout fired",
+    "nccl_error": "lost their connection to it (NCCL / gloo peer gone)",
+    "preempted": "were stopped with SIGTERM by their launcher",
+    "rendezvous_error": "lost the rendezvous / store it hosted",
+}
+
+#: An effect may be printed before its cause is (a killed rank says nothing; its launcher
+#: notices within its monitor interval, while peers see the closed socket at once).
+EFFECT_SLACK_S = 120.0
+
+#: Among simultaneous effects, the one that explains the others comes first: a SIGTERM a
+#: launcher RECEIVED (eviction, preemption) makes its peers lose their connection, which
+#: makes collectives time out. (torchrun's own SIGTERMs to the survivors of a failure are
+#: launcher summaries or warnings, never a tier-2 failure.)
+EFFECT_ORDER = ("preempted", "nccl_error", "rendezvous_error", "nccl_timeout")
+
+#: Launcher-level failures whose category names a cause: a death by SIGKILL or SIGTERM, or the
+#: child's own exception copied into torchrun's box from its error file (the only trace of it
+#: when the rank's lines could not be read, e.g. under a custom --log-line-prefix-template).
+INFORMATIVE_SUMMARY = frozenset({"host_oom", "preempted", "cuda_oom", "gpu_hardware", "cuda_error",
+                                 "checkpoint_error", "storage_io", "dataloader_error", "nan_loss",
+                                 "python_exception"})  # fmt: skip
+
+#: Loss-scale overflows in one attempt beyond which the run is called diverged (fp16
+#: dynamic loss scaling skips an occasional step by design).
+ENDLESS_OVERFLOW = 20
+
+#: How sure a diagnosis is, by what it rests on.
+CONFIDENCE = {
+    "rank_report": 0.9,  # a rank printed its own failure
+    "corroborated": 0.95,  # ... and its launcher's box agrees
+    "launcher": 0.75,  # only the launcher saw it (SIGKILL leaves no trace in the rank)
+    "effect": 0.6,  # only effects were seen
+    "silent_suspect": 0.6,  # the ranks that never timed out
+    "event": 0.8,  # the scheduler said so
+    "clean_end": 0.9,
+    "no_error": 0.5,
+    "stall": 0.6,
+    "short_of_end": 0.4,  # the log ends before the run's own totals, with no error
+    "unknown": 0.2,
+}
+
+#: What the summary says a root category means for the rank it happened on.
+WHAT_HAPPENED: dict[str, str] = {
+    "cuda_oom": "ran out of GPU memory",
+    "host_oom": "was killed for host memory (SIGKILL / OOM killer)",
+    "nccl_timeout": "hit a collective timeout",
+    "nccl_error": "failed in communication",
+    "cuda_error": "hit a CUDA error",
+    "gpu_hardware": "hit a GPU hardware fault",
+    "dataloader_error": "lost a DataLoader worker",
+    "storage_io": "failed on storage I/O",
+    "checkpoint_error": "failed to save or load a checkpoint",
+    "nan_loss": "diverged (loss NaN/Inf)",
+    "python_exception": "raised",
+    "preempted": "was stopped by SIGTERM",
+    "rendezvous_error": "failed the rendezvous",
+    "unknown": "crashed",
+}
+
+#: What the scheduler's events say about an attempt: (pattern on reason / end_reason, category, outcome).
+EVENT_VERDICTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    (re.compile(r"PodsReadyTimeout", re.I), "pods_ready_timeout", "evicted"),
+    (re.compile(r"NodeFailure|NodeNotReady|NodeLost", re.I), "node_failure", "evicted"),
+    (re.compile(r"Preempt|InClusterQueue|InCohort", re.I), "preempted", "evicted"),
+    (re.compile(r"OOMKill", re.I), "host_oom", "failed"),
+)

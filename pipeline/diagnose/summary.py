@@ -1,0 +1,109 @@
+"""The words of a diagnosis: the summary sentence, who failed, the exception type."""
+
+from __future__ import annotations
+
+import re
+from typing import Any
+
+from gangscope.parsers.envelopes import time_seconds
+from gangscope.parsers.records import ErrorRecord
+from gangscope.pipeline.diagnose.root_cause import Failure
+from gangscope.pipeline.diagnose.rules import EFFECTS, WHAT_HAPPENED
+from gangscope.pipeline.diagnose.views import AttemptView
+
+
+def exception_type_of(view: AttemptView, error: ErrorRecord) -> str | None:
+    """The exception type of the traceback an error line came from, if any."""
+    if error.trace_id:
+        m = re.match(r"^([A-Za-z_][\w.]*)(?::|$)", error.message or "")
+        if m and not error.message.startswith("ChildFailedError root cause"):
+            return m.group(1)
+        for trace in view.traces:
+            if trace.id == error.trace_id:
+                return trace.exception_type
+    return None
+
+
+def who(first: dict[str, Any] | None) -> str:
+    """"rank R in pod P on node N" for a first_failure dict ("a rank" when there is none)."""
+    if not first:
+        return "a rank"
+    rank, pod, node = first.get("rank"), first.get("pod"), first.get("node")
+    who = f"rank {rank}" if rank is not None else "a worker"
+    if pod:
+        who += f" in pod {pod}"
+    if node:
+        who += f" on node {node}"
+    return who
+
+
+def _step_at(view: AttemptView, rank: int | None, pod: str | None, t: float) -> int | None:
+    best: tuple[float, int] | None = None
+    for s in view.steps:
+        if s.step is None or (rank is not None and s.rank is not None and s.rank != rank):
+            continue
+        if rank is None and pod and s.pod != pod:
+            continue
+        st = time_seconds(s.time)
+        if st is None or st > t + 1:
+            continue
+        if best is None or (st, s.step) > best:
+            best = (st, s.step)
+    return best[1] if best else None
+
+
+_ALLOC = re.compile(r"Tried to allocate ([\d.]+ [KMGTP]?i?B)")
+
+
+def _detail(error: ErrorRecord) -> str:
+    m = _ALLOC.search(error.message or "") or _ALLOC.search(error.line or "")
+    if m:
+        return f" (tried to allocate {m.group(1)})"
+    message = (error.message or "").strip()
+    if error.category in ("python_exception", "checkpoint_error", "storage_io", "dataloader_error", "cuda_error",
+                          "nan_loss", "gpu_hardware", "rendezvous_error", "nccl_error", "unknown"):  # fmt: skip
+        return f": {message[:160]}" if message else ""
+    return ""
+
+
+def ranks_text(ranks: list[int]) -> str:
+    """"rank 3" or "ranks 0-2,5" for a sorted list of ranks."""
+    if not ranks:
+        return ""
+    if len(ranks) == 1:
+        return f"rank {ranks[0]}"
+    runs, start = [], ranks[0]
+    for a, b in zip(ranks, ranks[1:] + [None]):
+        if b != a + 1:
+            runs.append(f"{start}" if start == a else f"{start}-{a}")
+            start = b
+    return "ranks " + ",".join(runs)
+
+
+def summary_of(view: AttemptView, root: Failure, first: dict[str, Any], symptoms: list[dict[str, Any]],
+             suspects: list[int]) -> str:  # fmt: skip
+    """The summary sentence of a failed attempt: who failed how, at which step, and what the others then did."""
+    error = root.error
+    if suspects:
+        timed = next((s for s in symptoms if s["category"] == "nccl_timeout"), None)
+        reporters = len(timed["ranks"]) if timed else 0
+        op = _op_of(error)
+        text = (f"{reporters} ranks hit a collective timeout{op} while {ranks_text(suspects)} never reported one: "
+                f"{ranks_text(suspects)} ({who(first)}) is the suspect (stuck or dead before the collective)")
+    else:
+        step = _step_at(view, first.get("rank"), first.get("pod"), root.t)
+        at = f" at step {step}" if step is not None else ""
+        when = f" at {error.time}" if error.time and step is None else ""
+        text = f"{who(first)} {WHAT_HAPPENED.get(root.category, 'failed')}{at}{when}{_detail(error)}"
+    tail = [f"{len(s['ranks']) or s['count']} {'rank' if (len(s['ranks']) or s['count']) == 1 else 'ranks'} then "
+            f"{EFFECTS[s['category']]}" for s in symptoms if s["category"] in EFFECTS and s["category"] != "nccl_timeout" or
+            (s["category"] == "nccl_timeout" and not suspects)][:2]  # fmt: skip
+    return text + ("; " + "; ".join(tail) if tail else "")
+
+
+def _op_of(error: ErrorRecord) -> str:
+    m = re.search(r"SeqNum=(\d+), OpType=(\w+)", error.line or "")
+    if m:
+        return f" in {m.group(2)} (SeqNum={m.group(1)})"
+    m = re.search(r"for (recv|send) operation", error.line or "")
+    return f" (gloo {m.group(1)})" if m else ""
