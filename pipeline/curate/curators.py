@@ -23,6 +23,7 @@ from gangscope.parsers.steps import StepParser, TrainerLogFolder
 from gangscope.parsers.traces import TraceParser
 from gangscope.pipeline.curate.identity import Stamper, job_of
 from gangscope.pipeline.curate.scan import BlockScanner
+from gangscope.pipeline.isolation import StageFailures, failures_of
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
 
 
@@ -54,16 +55,29 @@ class CurationStats:
     records: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     job_end: dict[str, float] = field(default_factory=dict)  # job -> time of its last line read
+    failures: StageFailures = field(default_factory=StageFailures)  # parsers and records that raised (stage "curate")
 
 
 _STREAMS = frozenset(("stdout", "stderr"))
+
+
+class RuleFailed(Exception):
+    """One or more parsers of a sub-stream raised on a line (or on expiry or close); the others
+    went on. `records` is what they gave, `failures` the (parser, exception) pairs. The parsers
+    that raised were replaced by fresh ones: an open record they held may be corrupt, and is dropped."""
+
+    def __init__(self, records: list[Record], failures: list[tuple[object, Exception]]):
+        super().__init__(", ".join(type(exc).__name__ for _parser, exc in failures))
+        self.records = records
+        self.failures = failures
 
 
 class SubStream:
     """The parsers of one stream of one rank, and whether any of them holds an open record.
 
     `open_bits` has bit i set while parser i holds an open record; a parser's state changes
-    only when it is fed, expired or closed, so it is read back only then."""
+    only when it is fed, expired or closed, so it is read back only then. A parser that raises
+    is one unit of work failing: it skips the line, is reset, and the others go on (RuleFailed)."""
 
     __slots__ = ("parsers", "prefilters", "expiring", "open_bits", "opened_at", "last_time", "_seconds")
 
@@ -104,10 +118,16 @@ class SubStream:
     def expire(self, now: str) -> list[Record]:
         """Records of parsers whose open record has been idle since before `now`."""
         out: list[Record] = []
+        failed = None
         for parser in self.expiring:
             if parser.open:
-                out.extend(parser.expire(now))
+                try:
+                    out.extend(parser.expire(now))
+                except Exception as exc:
+                    failed = self._reset(parser, exc, failed)
         self._read_open_bits()
+        if failed is not None:
+            raise RuleFailed(out, failed)
         return out
 
     def feed(self, line: Line, hints: int = -1) -> list[Record]:
@@ -117,9 +137,16 @@ class SubStream:
         text = line.text
         open_bits = self.open_bits
         bit = 1
+        failed = None
         for parser, wants in zip(self.parsers, self.prefilters):
             if open_bits & bit or (hints & bit and wants(text)):
-                consumed, records = parser.feed(line)
+                try:
+                    consumed, records = parser.feed(line)
+                except Exception as exc:
+                    failed = self._reset(parser, exc, failed)
+                    open_bits &= ~bit
+                    bit <<= 1
+                    continue
                 if parser.open:
                     open_bits |= bit
                 else:
@@ -130,14 +157,29 @@ class SubStream:
                     break
             bit <<= 1
         self.open_bits = open_bits
+        if failed is not None:
+            raise RuleFailed(out, failed)
         return out
 
     def close(self) -> list[Record]:
         out: list[Record] = []
-        for parser in self.parsers:
-            out.extend(parser.close())
+        failed = None
+        for parser in list(self.parsers):
+            try:
+                out.extend(parser.close())
+            except Exception as exc:
+                failed = self._reset(parser, exc, failed)
         self.open_bits = 0
+        if failed is not None:
+            raise RuleFailed(out, failed)
         return out
+
+    def _reset(self, parser, exc: Exception, failed: list | None) -> list:
+        """Replace a parser that raised by a fresh one; the failures so far, this one added."""
+        i = next(i for i, p in enumerate(self.parsers) if p is parser)
+        self.parsers[i] = type(parser)()
+        self.expiring = [p for p in self.parsers if hasattr(p, "expire")]
+        return (failed or []) + [(parser, exc)]
 
 
 def combined_prefilter(parser_classes: tuple[type, ...]) -> Callable[[str], object]:
@@ -217,6 +259,7 @@ class ContainerCurator:
     """
 
     last_used = 0  # FluentBitCurator's tick at this container's last line (a class default: checkpoints)
+    source: str | None = None  # the file (or topic) read, named where a failure is counted
 
     def __init__(
         self,
@@ -397,7 +440,10 @@ class ContainerCurator:
         parser's idle time, judged by the time of a line seen in any stream."""
         for key in list(self.open_keys):
             sub = self.subs[key]
-            records = sub.expire(now)
+            try:
+                records = sub.expire(now)
+            except RuleFailed as failed:
+                records = self._rule_failed(failed, key, now)
             if records:
                 self._emit(records, key if isinstance(key, str) else key[0], out)
             if not sub.open:
@@ -527,7 +573,10 @@ class ContainerCurator:
                 sub = self.subs[key] = SubStream(self.parser_classes)
         was_open = sub.open_bits != 0
         sub.last_time = time
-        records = sub.feed(Line(time, seq, text, rank, local_rank), hints)
+        try:
+            records = sub.feed(Line(time, seq, text, rank, local_rank), hints)
+        except RuleFailed as failed:
+            records = self._rule_failed(failed, key, time, seq)
         if sub.open_bits:
             if not was_open or records:  # a record (re)started on this line
                 sub.opened_at = self.position
@@ -550,7 +599,10 @@ class ContainerCurator:
         if not victims:
             return
         victim = min(victims, key=lambda k: self.subs[k].last_time or "")
-        records = self.subs[victim].close()
+        try:
+            records = self.subs[victim].close()
+        except RuleFailed as failed:
+            records = self._rule_failed(failed, victim, "close")
         self.open_keys.pop(victim, None)
         self._open_cache = None
         self.stats.open_records_flushed += 1
@@ -564,16 +616,47 @@ class ContainerCurator:
         if fold:
             # The Trainer's step dicts get their step numbers from its bar (another stream),
             # so they may be held here until the bar tells; step ids depend on them.
-            records = self.trainer_logs.add(records)
+            try:
+                records = self.trainer_logs.add(records)
+            except Exception as exc:  # the records go on unfolded, without their bar's step numbers
+                self._record_failed(records[0] if records else None, exc, parser=type(self.trainer_logs).__name__)
         stamp = self.stamper.stamp
         for record in records:
-            redact_record(record)  # issue 10: secrets are masked before any sink sees a record
-            stamp(record, None)
+            # One record is one unit of work: one that cannot be redacted or stamped is dropped, counted.
+            try:
+                redact_record(record)  # issue 10: secrets are masked before any sink sees a record
+                stamp(record, None)
+                error = error_of_trace(record) if isinstance(record, TraceRecord) else None
+            except Exception as exc:
+                self._record_failed(record, exc)
+                continue
             out.append(record)
-            if isinstance(record, TraceRecord):
-                error = error_of_trace(record)
-                if error is not None:
-                    out.append(error)
+            if error is not None:
+                out.append(error)
+
+    # -- failures of one parser or one record (pipeline/isolation.py) ---------------------------
+    def _rule_failed(self, failed: RuleFailed, key, time: str | None, seq: int | None = None) -> list[Record]:
+        """Count the parsers that raised on a line (or on expiry or close: `time` says which);
+        the records the others gave go on."""
+        stream = key if isinstance(key, str) else key[0]
+        if self.position is not None:
+            position = self.position
+        elif seq is None:
+            position = f"{time} ({stream})"
+        else:
+            position = f"line at {time} ({stream} #{seq})"
+        ledger = failures_of(self.stats)
+        for parser, exc in failed.failures:
+            ledger.add("curate", exc, file=self.source, position=position, parser=type(parser).__name__,
+                       job=self.stamper.job)
+        return failed.records
+
+    def _record_failed(self, record: Record | None, exc: Exception, parser: str | None = None) -> None:
+        position = self.position
+        if position is None and record is not None:
+            position = f"line at {record.time} ({record.stream} #{record.seq})"
+        failures_of(self.stats).add("curate", exc, file=self.source, position=position, parser=parser,
+                                    record=getattr(record, "kind", None), job=self.stamper.job)
 
     def open_positions(self) -> list:
         """Where the records still open started (positions as set in `position`)."""
@@ -591,7 +674,10 @@ class ContainerCurator:
             self._logical(pending[0], stream, "".join(pending[2:]), out)
         for key, sub in self.subs.items():
             stream = key if isinstance(key, str) else key[0]
-            records = sub.close()
+            try:
+                records = sub.close()
+            except RuleFailed as failed:
+                records = self._rule_failed(failed, key, "close")
             if records:
                 self._emit(records, stream, out)
         self.open_keys.clear()
@@ -644,6 +730,7 @@ class FluentBitCurator:
     tick = 0  # lines fed; a curator's `last_used` is the tick of its last line
     evictions = 0  # eviction rounds (an owner keeping per-container state compares it)
     limits = CurationLimits()
+    source: str | None = None  # the file (or topic) read: its containers' curators name it in failures
 
     def __init__(self, stats: CurationStats, fallback: PodIdentity, **kwargs):
         self.stats = stats
@@ -683,6 +770,7 @@ class FluentBitCurator:
                 self.evict(out)
             identity = identity_from_kubernetes(kube) if kube else self.fallback
             curator = self.curators[key] = ContainerCurator(identity, "fluentbit", self.stats, **self.kwargs)
+            curator.source = self.source
         self.tick += 1
         curator.last_used = self.tick
         curator.position = self.position
