@@ -6,6 +6,10 @@
 `diagnose_attempt`: its failures and their root (`root_cause.py`), or else the
 scheduler's verdict, a divergence, a stall or a clean end (`endings.py`); then the
 symptoms and evidence (`evidence.py`) and the summary (`summary.py`).
+
+One attempt is one unit of work (pipeline/isolation.py): an attempt whose diagnosis raises
+gets an `unknown` diagnosis whose summary names the error and where it arose (`undiagnosed`),
+never none, and the failure is counted.
 """
 
 from __future__ import annotations
@@ -25,11 +29,64 @@ from gangscope.pipeline.diagnose.root_cause import (
 from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW
 from gangscope.pipeline.diagnose.summary import exception_type_of, summary_of
 from gangscope.pipeline.diagnose.views import AttemptView, group_attempts
+from gangscope.pipeline.isolation import StageFailures, frames_of
+
+# The step of the diagnosis each module does, as an undiagnosed attempt's summary names it.
+STEPS = {
+    "root_cause.py": "root-cause selection",
+    "ranks.py": "rank mapping",
+    "evidence.py": "evidence",
+    "summary.py": "the summary",
+    "endings.py": "the attempt's ending",
+    "gang_verdict.py": "the scheduler's verdict",
+    "views.py": "grouping records by attempt",
+    "attempt.py": "diagnosis",
+}
 
 
-def diagnose(records: Iterable[Record | dict], attempts: Iterable[Any] | None = None) -> list[DiagnosisRecord]:
-    """One DiagnosisRecord per (job, attempt) found in the records or the given attempts."""
-    return [diagnose_attempt(v) for v in group_attempts(records, attempts)]
+def diagnose(records: Iterable[Record | dict], attempts: Iterable[Any] | None = None,
+             failures: StageFailures | None = None) -> list[DiagnosisRecord]:
+    """One DiagnosisRecord per (job, attempt) found in the records or the given attempts.
+
+    `failures`: where an attempt whose diagnosis raised is counted (stage "diagnose"); that
+    attempt still gets its diagnosis, from `undiagnosed`."""
+    out = []
+    for view in group_attempts(records, attempts):
+        try:
+            out.append(diagnose_attempt(view))
+        except Exception as exc:
+            if failures is not None:
+                failures.add("diagnose", exc, position=f"{view.job} attempt {view.attempt}", job=view.job,
+                             attempt=view.attempt, step=step_of(exc))
+            out.append(undiagnosed(view, exc))
+    return out
+
+
+def step_of(exc: BaseException) -> str:
+    """The step of the diagnosis the exception arose in: the innermost frame in one of its modules."""
+    for name, _function in reversed(frames_of(exc)):
+        if name in STEPS:
+            return STEPS[name]
+    return "diagnosis"
+
+
+def undiagnosed(view: AttemptView, exc: BaseException) -> DiagnosisRecord:
+    """The diagnosis of an attempt whose diagnosis raised: category `unknown`, confidence 0, the
+    error named in the summary. The outcome is the scheduler's end reason's when it has one, else
+    `failed` when the attempt logged errors, else `running` (no end seen)."""
+    end_reason = str(getattr(view.meta, "end_reason", "") or "")
+    default = "failed" if view.errors else "running"
+    return DiagnosisRecord(
+        id=stable_id("diagnosis", view.job, view.attempt),
+        job=view.job,
+        attempt=view.attempt,
+        namespace=view.job.split("/", 1)[0] if "/" in view.job else None,
+        outcome=outcome_of(end_reason, failed=bool(view.errors), default=None if end_reason else default),
+        category="unknown",
+        summary=f"gangscope could not diagnose this attempt: {type(exc).__name__} in {step_of(exc)}",
+        events=list(dict.fromkeys([*(getattr(view.meta, "event_ids", None) or []), *(e.id for e in view.events if e.id)])),
+        confidence=0.0,
+    )
 
 
 def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
