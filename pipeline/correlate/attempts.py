@@ -4,6 +4,10 @@ An admission starts an attempt; an eviction, a finish or a deactivation ends it
 (`build_attempts`). Each attempt gets its gang view (`correlate/gang_view.py`),
 its requeue view (`correlate/requeues.py`), the jobs it waited behind under
 blockAdmission, and the job that preempted it.
+
+One job is one unit of work (pipeline/isolation.py): a job whose attempts cannot be cut
+falls back to having no gang attempts, and one event record that cannot be classified is
+left out; both are counted, and the other jobs are correlated as before.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from gangscope.pipeline.correlate.linking import Index, details_of, get_field, l
 from gangscope.pipeline.correlate.model import Attempt, GangConfig
 from gangscope.pipeline.correlate.requeues import requeue_view
 from gangscope.pipeline.correlate.signals import TIE_ORDER, Signal, classify
+from gangscope.pipeline.isolation import StageFailures, unit_of_work
 
 
 _JOB_SIGNALS = {"created", "pending", "quota_reserved", "admitted", "pods_ready", "pods_not_ready", "preemptor",
@@ -24,7 +29,8 @@ _JOB_SIGNALS = {"created", "pending", "quota_reserved", "admitted", "pods_ready"
 _CLOSERS = {"evicted", "finished"}
 
 
-def build_attempts(events: Iterable[Any], config: GangConfig | None = None) -> dict[str, list[Attempt]]:
+def build_attempts(events: Iterable[Any], config: GangConfig | None = None,
+                   failures: StageFailures | None = None) -> dict[str, list[Attempt]]:
     """Each job's attempts from its event records (any order, duplicates allowed).
 
     Sorts by time and deduplicates by id; links records to jobs (`link_events`).
@@ -32,6 +38,9 @@ def build_attempts(events: Iterable[Any], config: GangConfig | None = None) -> d
     further reports of the same transition (event, condition, job event) join it.
     A job that was never admitted but was seen waiting gets one attempt without a
     start, so that the wait can be explained. No attempt comes from anything else.
+
+    With `failures` (a ledger), what raises is caught there, per job and per record (stage
+    "correlate"); without one, it raises as before.
     """
     cfg = config or GangConfig()
     everything = link_events(events)  # every copy gets its job, not only the first of each id
@@ -47,7 +56,14 @@ def build_attempts(events: Iterable[Any], config: GangConfig | None = None) -> d
     node_signals: list[Signal] = []
     untimed_pod_records: dict[str, list[Any]] = {}
     for r in records:
-        s = classify(r)
+        if failures is None:
+            s = classify(r)
+        else:
+            with unit_of_work(failures, "correlate", position=get_field(r, "id"), record="event",
+                              job=get_field(r, "job")) as unit:
+                s = classify(r)
+            if unit.failed:
+                continue
         job = get_field(r, "job")
         if s is None:
             if job and get_field(r, "object_kind") == "Pod" and get_field(r, "time") is None:
@@ -65,24 +81,37 @@ def build_attempts(events: Iterable[Any], config: GangConfig | None = None) -> d
 
     result: dict[str, list[Attempt]] = {}
     for job in sorted(set(by_job) | set(pod_signals)):
-        sigs = sorted(by_job.get(job, []), key=lambda s: (s.t, TIE_ORDER.get(s.kind, 5), s.id))
-        ns = job.split("/", 1)[0] if "/" in job else None
-        workload = _workload_of(job, ns, index)
-        attempts = _cut_attempts(job, sigs, cfg, workload)
-        pods = sorted(pod_signals.get(job, []), key=lambda s: (s.t, s.id))
-        for i, a in enumerate(attempts):
-            nxt = attempts[i + 1] if i + 1 < len(attempts) else None
-            gang_view(a, nxt, pods, node_signals, workload, index, untimed_pod_records.get(job, []), cfg)
-        requeue_view(attempts, workload, cfg)
-        if attempts:
-            result[job] = attempts
-    _blocked_by(result)
-    _resolve_preemptors(result, index, records)
-    for attempts in result.values():
-        total = accelerator_time_lost(attempts)
-        for a in attempts:
-            a.details["job_accelerator_s_lost"] = total
+        with unit_of_work(failures, "correlate", position=job, job=job, step="attempts"):
+            attempts = _job_attempts(job, by_job.get(job, []), pod_signals.get(job, []), node_signals, index,
+                                     untimed_pod_records.get(job, []), cfg)
+            if attempts:
+                result[job] = attempts
+    # Across jobs: a failure leaves the attempts as they are without that view.
+    with unit_of_work(failures, "correlate", step="blocked_by"):
+        _blocked_by(result)
+    with unit_of_work(failures, "correlate", step="preemptors"):
+        _resolve_preemptors(result, index, records)
+    for job, attempts in result.items():
+        with unit_of_work(failures, "correlate", position=job, job=job, step="accelerator_time_lost"):
+            total = accelerator_time_lost(attempts)
+            for a in attempts:
+                a.details["job_accelerator_s_lost"] = total
     return result
+
+
+def _job_attempts(job: str, job_sigs: list[Signal], pod_sigs: list[Signal], node_signals: list[Signal], index: Index,
+                  untimed: list[Any], cfg: GangConfig) -> list[Attempt]:
+    """One job's attempts, with their gang and requeue views."""
+    sigs = sorted(job_sigs, key=lambda s: (s.t, TIE_ORDER.get(s.kind, 5), s.id))
+    ns = job.split("/", 1)[0] if "/" in job else None
+    workload = _workload_of(job, ns, index)
+    attempts = _cut_attempts(job, sigs, cfg, workload)
+    pods = sorted(pod_sigs, key=lambda s: (s.t, s.id))
+    for i, a in enumerate(attempts):
+        nxt = attempts[i + 1] if i + 1 < len(attempts) else None
+        gang_view(a, nxt, pods, node_signals, workload, index, untimed, cfg)
+    requeue_view(attempts, workload, cfg)
+    return attempts
 
 
 def _workload_of(job: str, ns: str | None, index: Index) -> dict:
