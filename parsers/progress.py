@@ -34,7 +34,7 @@ import math
 from collections import deque
 from datetime import datetime
 from statistics import median
-from typing import NamedTuple
+from typing import Mapping, NamedTuple
 
 from gangscope.parsers.dialects import FACTS
 from gangscope.parsers.records import EpochRecord, SignalRecord, StepRecord
@@ -102,6 +102,24 @@ class ProgressTracker:
         end = seconds(end_time)
         for key, rp in self._ranks.items():
             out.extend(rp.finish(end if end is not None else self._job_end.get((key[0], key[1]))))
+        return out
+
+    def finish_each(self, job_end: Mapping[str, float]) -> list[EpochRecord | SignalRecord]:
+        """Every rank's last state, judged for a stall against the end of its own job's log
+        (`job_end`: job -> epoch seconds of its latest line; a job missing there, against nothing)."""
+        out: list[EpochRecord | SignalRecord] = []
+        for key, rp in self._ranks.items():
+            out.extend(rp.finish(job_end.get(key[0])))
+        return out
+
+    def finish_job(self, job: str | None, end: float | None) -> list[EpochRecord | SignalRecord]:
+        """The last state of every rank of `job`, judged for a stall against `end` (epoch
+        seconds); the tracker forgets them (the job's attempt is over)."""
+        out: list[EpochRecord | SignalRecord] = []
+        for key in [k for k in self._ranks if k[0] == job]:
+            out.extend(self._ranks.pop(key).finish(end))
+        for key in [k for k in self._job_end if k[0] == job]:
+            del self._job_end[key]
         return out
 
 

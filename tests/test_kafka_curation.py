@@ -10,6 +10,7 @@ import pytest
 from gangscope.parsers.records import encode
 from gangscope.pipeline.run import checkpoint
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
+from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate import partition
 from gangscope.pipeline.sources import kafka as ksrc
 
@@ -25,15 +26,14 @@ def curate_all(items, *, scanner=None, batch=500, cut=()):
     """Records of the items fed in batches; at each offset in `cut` the state goes through a checkpoint."""
     attempt_of = AttemptOf(EventBook())
     shared = {**checkpoint.module_constants(), "attempt_of": attempt_of}
-    state = partition.LogPartition(attempt_of)
+    state = partition.LogPartition(attempt_of, progress=DerivedProgress())
     out = []
     bounds = sorted({0, len(items), *range(0, len(items), batch), *cut})
     for a, b in zip(bounds, bounds[1:]):
         if a in cut:
             state = checkpoint.loads(checkpoint.dumps(state, shared), shared)
         state.feed_batch(items[a:b], out, scanner)
-    for key in list(state.curator.curators):
-        state.close_container(key, out)
+    state.close_all(out)
     return [encode(r) for r in out]
 
 
@@ -106,7 +106,7 @@ def test_an_event_message_of_an_unknown_kind_is_undecodable():
 def test_a_partition_forgets_the_containers_its_curator_evicted():
     from gangscope.pipeline.curate.curators import CurationLimits
 
-    state = partition.LogPartition(AttemptOf(EventBook()), limits=CurationLimits(max_containers=16))
+    state = partition.LogPartition(AttemptOf(EventBook()), limits=CurationLimits(max_containers=16), progress=DerivedProgress())
     out = []
     for pod in range(500):
         value = json.dumps({"time": "2024-05-01T12:00:00.5Z", "stream": "stderr", "log": "Traceback (most recent call last):",

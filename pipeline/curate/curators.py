@@ -59,6 +59,7 @@ class CurationStats:
 
 
 _STREAMS = frozenset(("stdout", "stderr"))
+_NO_TIME = object()  # a stream with no line yet (None is a line without a time)
 
 
 class RuleFailed(Exception):
@@ -367,12 +368,32 @@ class ContainerCurator:
             stale = _skipped_from(stale, pos)
         for stream, skipped_from in stale.items():
             self._sync_stream(block, size + 1, stream, skipped_from)
-        self._note_latest()
+        self.note_latest()
         return out
 
-    def _note_latest(self) -> None:
+    def note_latest(self) -> None:
+        """Note how far the job's log goes from the latest line of each stream (lines counted
+        by `skip_unwanted` included)."""
         for time in self.last_time.values():
             self._note_end(time)
+
+    def skip_unwanted(self, stream: str, stamp: str | None, text: str) -> bool:
+        """A complete line that no parser wants: count it (its stream's seq) without a pass
+        through the parsers, to the same end as `feed_envelope`. False, and nothing done, when
+        the line may continue an open record or partial of its sub-stream (the plain stream's,
+        or with a rank prefix a prefixed one's, as the CRI block scan judges it): then it must
+        be fed."""
+        opened = self.open_keys
+        if opened or self.partial:
+            if stream in opened or stream in self.partial or (
+                    text[:1] == "[" and any(type(k) is tuple and k[0] == stream for k in opened)):
+                return False
+        if self.last_time.get(stream, _NO_TIME) == stamp:
+            self.last_seq[stream] += 1
+        else:
+            self.last_time[stream] = stamp
+            self.last_seq[stream] = 0
+        return True
 
     def _note_end(self, time: str | None) -> None:
         """Remember how far the job's log goes (a stall is judged against it)."""
@@ -479,7 +500,7 @@ class ContainerCurator:
             for raw in raws:
                 cri_line(raw, out)
             self.stats.lines += len(raws) if isinstance(raws, list) else 0
-            self._note_latest()
+            self.note_latest()
             return out
         decode = self.decode
         stats = self.stats
@@ -758,7 +779,7 @@ class FluentBitCurator:
             curator = self.feed_envelope(env, out)
             fed[id(curator)] = curator
         for curator in fed.values():
-            curator._note_latest()
+            curator.note_latest()
         return out
 
     def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> "ContainerCurator":
@@ -788,10 +809,43 @@ class FluentBitCurator:
         for key, curator in by_age:
             self.stats.open_records_flushed += len(curator.open_keys)
             out.extend(curator.close())
-            curator._note_latest()
+            curator.note_latest()
             del self.curators[key]
         self.stats.containers_evicted += len(by_age)
         self.evictions += 1
+
+    def note_fed(self, keys) -> set[str]:
+        """The containers (`_kube_key`s) that got lines, some counted by `skip_unwanted` alone:
+        they were used now (eviction goes by it) and their job's log reaches their latest line.
+        Returns their jobs."""
+        jobs = set()
+        curators = self.curators
+        tick = self.tick
+        for key in keys:
+            c = curators.get(key)
+            if c is not None:
+                c.last_used = tick
+                c.note_latest()
+                jobs.add(c.stamper.job)
+        return jobs
+
+    def job_of(self, key: tuple) -> str | None:
+        c = self.curators.get(key)
+        return c.stamper.job if c is not None else None
+
+    def jobs(self) -> set[str]:
+        """The jobs of the containers kept."""
+        return {c.stamper.job for c in self.curators.values()}
+
+    def close_container(self, key: tuple) -> list[Record]:
+        """Close one container's curator: what it holds open becomes records (it stays, for
+        lines that come later)."""
+        c = self.curators.get(key)
+        return c.close() if c is not None else []
+
+    def forget(self, key: tuple) -> None:
+        """Drop a container's curator (closed by its owner first): a later line starts a new one."""
+        self.curators.pop(key, None)
 
     def open_positions(self) -> list:
         """Where the records still open in any container started."""

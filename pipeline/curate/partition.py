@@ -11,10 +11,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from gangscope.parsers.progress import ProgressTracker
 from gangscope.parsers.records import Record
 from gangscope.pipeline.curate import curators as curate
-from gangscope.pipeline.curate.identity import with_derived_id
 from gangscope.pipeline.sources.files import PodIdentity
 
 FALLBACK = PodIdentity(namespace=None, pod="unknown")
@@ -80,18 +78,22 @@ def text_scanner() -> TextScanner | None:
     return _SCANNER[0]
 
 
-_NO_TIME = object()
-
-
 class LogPartition:
-    """Curation state of one pod-log partition: what a checkpoint holds."""
+    """Curation state of one pod-log partition: what a checkpoint holds.
+
+    attempt_of: the attempt lookup handed to the curators (correlate.event_book.AttemptOf).
+    stats, limits: the curation's counters and bounds (a new CurationStats by default).
+    progress: what derives progress records from the curated steps (correlate.progress.
+        DerivedProgress), kept per partition; None derives none.
+    """
 
     _evictions_seen = 0  # the curator's eviction rounds last pruned for (a class default: checkpoints)
 
-    def __init__(self, attempt_of, stats: curate.CurationStats | None = None, limits: curate.CurationLimits | None = None):
+    def __init__(self, attempt_of, stats: curate.CurationStats | None = None,
+                 limits: curate.CurationLimits | None = None, progress=None):
         self.stats = stats if stats is not None else curate.CurationStats()
         self.curator = curate.FluentBitCurator(self.stats, FALLBACK, attempt_of=attempt_of, limits=limits)
-        self.trackers: dict[tuple, Any] = {}  # per pod, as replay keeps one per pod
+        self.progress = progress
         self.next_offset: int | None = None
         self.last_seen: dict[tuple, float] = {}  # container key -> monotonic time of its last line
         self.flushed: set[tuple] = set()  # containers closed since their last line
@@ -113,14 +115,14 @@ class LogPartition:
         start = len(out)
         self.curator.feed_envelope(env, out)
         self.next_offset = offset + 1
-        if len(out) > start:
-            self._progress(out, start)
+        if len(out) > start and self.progress is not None:
+            out.extend(self.progress.derive(out, start))
         return curate._kube_key(env.kubernetes)
 
     def feed_batch(self, items: list[tuple[int, Any]], out: list[Record], scanner: TextScanner | None) -> set:
         """(offset, envelope) pairs of one partition, in order. A line no parser wants, of a
-        container with nothing open, costs its `seq` bookkeeping only (as in
-        ContainerCurator._logical, which it would otherwise go through to the same end)."""
+        container with nothing open, costs its `seq` bookkeeping only
+        (ContainerCurator.skip_unwanted). Returns the containers that got lines (for `touched`)."""
         touched = set()
         if not items:
             return touched
@@ -131,60 +133,26 @@ class LogPartition:
         for i, (offset, env) in enumerate(items):
             key = kube_key(env.kubernetes)
             touched.add(key)
-            c = curators.get(key)
-            if wanted is None or i in wanted or c is None or env.partial:
+            if wanted is None or i in wanted or env.partial:
                 feed(offset, env, out)
                 continue
-            stream, stamp = env.stream, env.time
-            opened = c.open_keys
-            if opened or c.partial:
-                # the line may continue its sub-stream's open record: the plain stream's, or (with a
-                # rank prefix) a prefixed one's, as ContainerCurator's block scan judges it
-                if stream in opened or stream in c.partial or (
-                        env.text[:1] == "[" and any(type(k) is tuple and k[0] == stream for k in opened)):
-                    feed(offset, env, out)
-                    continue
-            if c.last_time.get(stream, _NO_TIME) == stamp:
-                c.last_seq[stream] += 1
-            else:
-                c.last_time[stream] = stamp
-                c.last_seq[stream] = 0
+            c = curators.get(key)
+            if c is None or not c.skip_unwanted(env.stream, env.time, env.text):
+                feed(offset, env, out)
         self.next_offset = items[-1][0] + 1
         return touched
 
-    def _progress(self, out: list[Record], start: int) -> None:
-        derived = []
-        for record in out[start:]:
-            if record.kind == "step":
-                tracker = self._tracker(record)
-                if tracker is not None:
-                    derived.extend(tracker.add(record))
-        out.extend(with_derived_id(r) for r in derived)
-
-    def _tracker(self, record: Record):
-        key = (record.namespace, record.pod)
-        tracker = self.trackers.get(key)
-        if tracker is None:
-            tracker = self.trackers[key] = ProgressTracker()
-        return tracker
-
     def touched(self, keys: set, now: float) -> set[str]:
         """Note the containers that got lines; returns their jobs."""
-        jobs = set()
-        curators = self.curator.curators
-        tick = self.curator.tick
         for key in keys:
             self.last_seen[key] = now
             self.flushed.discard(key)
-            c = curators.get(key)
-            if c is not None:
-                c.last_used = tick  # lines feed_batch counted without the curator are use too
-                c._note_latest()  # the job's last line time (judging a stall at its end)
-                jobs.add(c.stamper.job)
+        jobs = self.curator.note_fed(keys)
         if self.curator.evictions != self._evictions_seen:
             # containers evicted by the curator (closed, records out): forget them here too
             self._evictions_seen = self.curator.evictions
-            for key in [k for k in self.last_seen if k not in curators]:
+            kept = self.curator.curators
+            for key in [k for k in self.last_seen if k not in kept]:
                 del self.last_seen[key]
                 self.flushed.discard(key)
         return jobs
@@ -198,33 +166,37 @@ class LogPartition:
                 self.close_container(key, out)
 
     def close_container(self, key: tuple, out: list[Record]) -> None:
-        c = self.curator.curators.get(key)
+        """Close one container: what it holds open becomes records (and their progress)."""
         self.flushed.add(key)
-        if c is None:
-            return
         start = len(out)
-        out.extend(c.close())
-        if len(out) > start:
-            self._progress(out, start)
+        out.extend(self.curator.close_container(key))
+        if len(out) > start and self.progress is not None:
+            out.extend(self.progress.derive(out, start))
+
+    def close_all(self, out: list[Record]) -> None:
+        """The end of a bounded read (`replay --from-kafka`): every container closed."""
+        for key in list(self.curator.curators):
+            self.close_container(key, out)
 
     def finish_job(self, job: str, job_end: float | None, out: list[Record]) -> None:
-        """The job's attempt is over here: close its containers, give each rank's last progress state."""
-        for key, c in list(self.curator.curators.items()):
-            if c.stamper.job == job:
+        """The job's attempt is over here: close its containers, give each rank's last progress
+        state (judged against `job_end`, epoch seconds of the job's latest line anywhere)."""
+        for key in list(self.curator.curators):
+            if self.curator.job_of(key) == job:
                 if key not in self.flushed:
                     self.close_container(key, out)
-                del self.curator.curators[key]
+                self.curator.forget(key)
                 self.last_seen.pop(key, None)
                 self.flushed.discard(key)
-        for pod_key, tracker in list(self.trackers.items()):
-            ranks = getattr(tracker, "_ranks", {})
-            for key in [k for k in ranks if k[0] == job]:
-                out.extend(with_derived_id(r) for r in ranks.pop(key).finish(job_end))
-            if not ranks:
-                del self.trackers[pod_key]
+        if self.progress is not None:
+            out.extend(self.progress.finish_job(job, job_end))
+
+    def containers(self) -> list[tuple]:
+        """The containers whose curators are kept (`_kube_key`s)."""
+        return list(self.curator.curators)
 
     def jobs(self) -> set[str]:
-        return {c.stamper.job for c in self.curator.curators.values()}
+        return self.curator.jobs()
 
     def open_positions(self) -> list[int]:
         return self.curator.open_positions()

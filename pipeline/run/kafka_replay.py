@@ -15,6 +15,7 @@ from datetime import datetime, timezone
 from gangscope.pipeline.run import replay as replay_mod
 from gangscope.pipeline.curate.curators import CurationLimits
 from gangscope.pipeline.errors import UsageError
+from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate.partition import LogPartition
 from gangscope.pipeline.sources import kafka as ksrc
 from gangscope.pipeline.sources import kafka_auth
@@ -87,7 +88,7 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
             part = parts.get(tp)
             if part is None:
                 limits = CurationLimits(max_containers=options.max_containers)
-                part = parts[tp] = LogPartition(attempt_of, result.curation, limits)
+                part = parts[tp] = LogPartition(attempt_of, result.curation, limits, progress=DerivedProgress())
             out: list = []
             touched = set()
             for m in messages:
@@ -102,11 +103,10 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
             batch_run._deliver(out)
         for part in parts.values():
             out = []
-            for key in list(part.curator.curators):
-                part.close_container(key, out)
+            part.close_all(out)
             batch_run._deliver(out)
-            batch_run.trackers.extend(part.trackers.values())
-        result.pods = len({key for part in parts.values() for key in part.curator.curators})
+            batch_run.rank_progress.append(part.progress)
+        result.pods = len({key for part in parts.values() for key in part.containers()})
         batch_run._finish()
         if rng.stop:
             consumer.commit({tp: OffsetAndMetadata(off, "", -1) for tp, off in rng.stop.items()})

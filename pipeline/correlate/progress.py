@@ -1,0 +1,42 @@
+"""Progress records derived from the step records of a stream of curated records.
+
+Written once for both drivers: replay keeps one `DerivedProgress` per pod group (and takes it
+back from a worker process), the consumer service one per Kafka partition (inside its
+LogPartition, so that a checkpoint carries it). The tracking itself is parsers.progress; here
+are its inputs (the step records among a batch), its outputs' ids, and the end of a job.
+"""
+
+from __future__ import annotations
+
+from typing import Mapping
+
+from gangscope.parsers.progress import ProgressTracker
+from gangscope.parsers.records import Record
+from gangscope.pipeline.curate.identity import with_derived_id
+
+
+class DerivedProgress:
+    """Epoch progress and stall signals of every rank whose steps it is fed."""
+
+    def __init__(self) -> None:
+        self.tracker = ProgressTracker()
+
+    def derive(self, records: list[Record], start: int = 0) -> list[Record]:
+        """The progress records the step records among `records[start:]` make, with their ids."""
+        add = self.tracker.add
+        derived: list[Record] = []
+        for i in range(start, len(records)):
+            record = records[i]
+            if record.kind == "step":
+                derived.extend(add(record))
+        return [with_derived_id(r) for r in derived] if derived else derived
+
+    def finish_job(self, job: str | None, job_end: float | None) -> list[Record]:
+        """The job's attempt is over: each of its ranks' last progress state, a rank judged
+        stalled against `job_end` (epoch seconds of the job's latest line). Its ranks are forgotten."""
+        return [with_derived_id(r) for r in self.tracker.finish_job(job, job_end)]
+
+    def finish(self, job_end: Mapping[str, float]) -> list[Record]:
+        """Every rank's last progress state, each judged against its job's end (`job_end`:
+        job -> epoch seconds of its latest line, as CurationStats.job_end keeps it)."""
+        return [with_derived_id(r) for r in self.tracker.finish_each(job_end)]
