@@ -194,6 +194,21 @@ class unit_of_work:
         return True
 
 
+def record_place(record: Any) -> dict[str, Any]:
+    """Where a record came from, as `StageFailures.add` takes it: its source file, its line's
+    time, stream and seq, its kind, id, job and attempt (duck-typed: any of them may be missing)."""
+    get = getattr
+    time, stream, seq = get(record, "time", None), get(record, "stream", None), get(record, "seq", None)
+    return {
+        "file": get(record, "source", None),
+        "position": f"line at {time} ({stream} #{seq})" if time or stream else None,
+        "record": get(record, "kind", None) or type(record).__name__,
+        "id": get(record, "id", None) or None,
+        "job": get(record, "job", None),
+        "attempt": get(record, "attempt", None),
+    }
+
+
 def failures_of(holder: Any) -> StageFailures:
     """The ledger a stats object carries as `failures` (made on first use: an object restored from
     an older checkpoint has none)."""

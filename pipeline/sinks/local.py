@@ -20,6 +20,7 @@ from typing import IO, Iterable
 
 from gangscope.parsers.records import RECORD_KINDS, Record, encode
 from gangscope.pipeline.errors import SinkError
+from gangscope.pipeline.isolation import StageFailures, record_place
 
 UPDATED_IN_PLACE = frozenset({"epoch", "diagnosis"})
 
@@ -37,6 +38,7 @@ class LocalFolderSink:
         self.latest: dict[str, dict[str, bytes]] = {kind: {} for kind in UPDATED_IN_PLACE}
         self.counts: dict[str, int] = {kind: 0 for kind in self.kinds}
         self.extras: list[str] = []  # files of write_file, published at close
+        self.failures = StageFailures()  # records that could not be encoded (stage "sinks"): skipped
         # Remove a previous run's finished files first (this run replaces them): until this
         # run closes, the folder must not look complete, not even in part.
         for name in ("summary.json", "report.html", *(f"{kind}.ndjson" for kind in RECORD_KINDS)):
@@ -60,8 +62,13 @@ class LocalFolderSink:
     def write(self, records: Iterable[Record]) -> None:
         try:
             for record in records:
-                kind = record.kind
-                data = encode(record)
+                # One record is one unit of work: one that cannot be encoded is counted and skipped.
+                try:
+                    kind = record.kind
+                    data = encode(record)
+                except Exception as exc:
+                    self.failures.add("sinks", exc, **record_place(record))
+                    continue
                 if kind in UPDATED_IN_PLACE:
                     bucket = self.latest[kind]
                     if record.id not in bucket:
@@ -138,15 +145,17 @@ class LocalFolderSink:
         """How a worker process makes the sink for its share: a hidden folder of this one."""
         return functools.partial(LocalFolderSink, self.out / ".parts" / f"{index:06d}", kinds=self.kinds, is_part=True)
 
-    def handoff(self) -> tuple[str, dict[str, int]]:
-        """What a closed part tells the parent: where it is and what it holds."""
-        return str(self.out), dict(self.counts)
+    def handoff(self) -> tuple[str, dict[str, int], StageFailures]:
+        """What a closed part tells the parent: where it is, what it holds and what it skipped."""
+        return str(self.out), dict(self.counts), self.failures
 
-    def absorb(self, handoff: tuple[str, dict[str, int]]) -> None:
+    def absorb(self, handoff: tuple) -> None:
         """Append a closed part's files to this sink's, then remove the part."""
         import shutil
 
         part_out, part_counts = Path(handoff[0]), handoff[1]
+        if len(handoff) > 2:
+            self.failures.merge(handoff[2])
         try:
             for kind in self.kinds:
                 path = part_out / f"{kind}.ndjson"

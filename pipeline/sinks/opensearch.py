@@ -22,6 +22,7 @@ from opensearchpy import exceptions as os_exc
 from opensearchpy.helpers import streaming_bulk
 
 from gangscope.parsers.records import Record, encode
+from gangscope.pipeline.isolation import StageFailures, record_place
 from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.sinks.indices import IndexSettings, OpenSearchError, OpenSearchUnavailable
 
@@ -51,6 +52,7 @@ class SinkStats:
     dead_letter: str | None = None
     failure_reasons: dict[str, int] = field(default_factory=dict)
     aliases_swapped: dict[str, str] = field(default_factory=dict)
+    failures: StageFailures = field(default_factory=StageFailures)  # records that could not be encoded: skipped
 
     @property
     def total(self) -> int:
@@ -211,7 +213,13 @@ class OpenSearchSink:
         for record in records:
             kind = record.kind
             index = targets.get(kind) or self._target(kind)
-            doc = _Doc(kind, index, record.id, encode(record).decode("utf-8"), self._require_alias)
+            # One record is one unit of work: one that cannot be encoded is counted and skipped.
+            try:
+                text = encode(record).decode("utf-8")
+            except Exception as exc:
+                self.stats.failures.add("sinks", exc, **record_place(record))
+                continue
+            doc = _Doc(kind, index, record.id, text, self._require_alias)
             if not record.id:
                 # An empty _id would make the server refuse the whole bulk request, not one document.
                 self._reject(doc, {"status": None, "error": {"type": "missing_id", "reason": "record has no id"}})
@@ -289,6 +297,7 @@ class OpenSearchSink:
         mine.created += part.created
         mine.updated += part.updated
         mine.failed += part.failed
+        mine.failures.merge(getattr(part, "failures", None))
         mine.retries += part.retries
         mine.throttled_requests += part.throttled_requests
         mine.throttled_documents += part.throttled_documents
