@@ -23,6 +23,7 @@ from gangscope.parsers.envelopes import time_seconds
 from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline.correlate.timeline import timeline
 from gangscope.pipeline.diagnose.views import job_key
+from gangscope.pipeline.isolation import StageFailures, unit_of_work
 
 TEMPLATES = Path(gangscope.templates.__file__).parent
 
@@ -42,15 +43,39 @@ def _env() -> jinja2.Environment:
     )
 
 
-def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record | dict]) -> str:
-    """The whole report as one HTML string."""
+def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record | dict],
+                  failures: StageFailures | None = None) -> str:
+    """The whole report as one HTML string.
+
+    One job's section is one unit of work (pipeline/isolation.py): a section that cannot be
+    built or rendered shows the job with the error instead, the rest of the report is kept,
+    and the failure is counted in `failures` (stage "report")."""
     recs = [from_dict(r) if isinstance(r, dict) else r for r in records]
     diags = [from_dict(d) if isinstance(d, dict) else d for d in diagnoses]
-    jobs = build_jobs(recs, diags)
-    return _env().get_template("report.html.j2").render(jobs=jobs, title="gangscope report")
+    failures = failures if failures is not None else StageFailures()
+    jobs = build_jobs(recs, diags, failures)
+    template = _env().get_template("report.html.j2")
+    try:
+        return template.render(jobs=jobs, title="gangscope report")
+    except Exception:
+        # Find the sections that do not render, one at a time, and show their jobs with the error.
+        for i, job in enumerate(jobs):
+            with unit_of_work(failures, "report", position=job["name"], section="render", job=job["name"]) as unit:
+                template.render(jobs=[job], title="gangscope report")
+            if unit.failed:
+                jobs[i] = failed_section(job["name"], unit.failed)
+        return template.render(jobs=jobs, title="gangscope report")
 
 
-def build_jobs(records: list[Record], diagnoses: list[Record]) -> list[dict[str, Any]]:
+def failed_section(name: str, exc: BaseException) -> dict[str, Any]:
+    """A job whose section could not be made: its name and the error."""
+    return {"name": name, "error": f"{type(exc).__name__} while building its section", "attempts": [],
+            "trace_groups": [], "errors": [], "progress": [], "charts": [], "events": [], "timeline": None}
+
+
+def build_jobs(records: list[Record], diagnoses: list[Record], failures: StageFailures | None = None) -> list[dict[str, Any]]:
+    """The view model of each job's section, jobs in trouble first. With `failures`, a section
+    that raises is counted there and shown as `failed_section`; without, it raises."""
     by_job: dict[str, dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         if r.kind != "diagnosis":
@@ -66,21 +91,27 @@ def build_jobs(records: list[Record], diagnoses: list[Record]) -> list[dict[str,
     names = sorted(set(by_job) | set(diag_by_job), key=trouble_first)
     jobs = []
     for name in names:
-        kinds = by_job.get(name, {})
-        jobs.append({
-            "name": name,
-            "attempts": [_attempt(d) for d in sorted(diag_by_job.get(name, []), key=lambda d: d.attempt)],
-            "trace_groups": trace_groups(kinds.get("trace", [])),
-            "errors": errors_by_category(kinds.get("error", [])),
-            "progress": epoch_progress(kinds.get("epoch", [])),
-            "charts": [c for c in (
-                line_chart(kinds.get("step", []), "loss", "loss"),
-                line_chart(kinds.get("step", []), "step_time_s", "step time (s)"),
-            ) if c],  # fmt: skip
-            "events": sorted(kinds.get("event", []), key=lambda e: e.time or "")[:200],
-            "timeline": timeline_of(name, kinds.get("event", []), diag_by_job.get(name, [])),
-        })
+        with unit_of_work(failures, "report", position=name, section="job", job=name) as unit:
+            jobs.append(_job_section(name, by_job.get(name, {}), diag_by_job.get(name, [])))
+        if unit.failed:
+            jobs.append(failed_section(name, unit.failed))
     return jobs
+
+
+def _job_section(name: str, kinds: dict[str, list[Record]], diagnoses: list[Record]) -> dict[str, Any]:
+    return {
+        "name": name,
+        "attempts": [_attempt(d) for d in sorted(diagnoses, key=lambda d: d.attempt)],
+        "trace_groups": trace_groups(kinds.get("trace", [])),
+        "errors": errors_by_category(kinds.get("error", [])),
+        "progress": epoch_progress(kinds.get("epoch", [])),
+        "charts": [c for c in (
+            line_chart(kinds.get("step", []), "loss", "loss"),
+            line_chart(kinds.get("step", []), "step_time_s", "step time (s)"),
+        ) if c],  # fmt: skip
+        "events": sorted(kinds.get("event", []), key=lambda e: e.time or "")[:200],
+        "timeline": timeline_of(name, kinds.get("event", []), diagnoses),
+    }
 
 
 def _attempt(d: Any) -> dict[str, Any]:
