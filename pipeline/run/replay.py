@@ -124,7 +124,7 @@ class Replay:
         self.progress = progress
         self.result = ReplayResult(digest=JobDigest(max_bytes=options.digest_max_bytes))
         self.attempts: dict = {}
-        self.progress: list[DerivedProgress] = []  # one per pod group, finished at the end
+        self.rank_progress: list[DerivedProgress] = []  # one per pod group, finished at the end
 
     def run(self) -> ReplayResult:
         result = self.result
@@ -142,7 +142,7 @@ class Replay:
                 work = GroupWork(group, self.options, attempt_of, result.curation, result.read, self.progress)
                 for batch in work.batches():
                     self._deliver(batch)
-                self.progress.append(work.progress)
+                self.rank_progress.append(work.rank_progress)
         self._finish()
         return result
 
@@ -170,8 +170,8 @@ class Replay:
                 result.digest.absorb_counts(done.dropped, done.summarized)
                 for record in unpack(done.kept):
                     result.digest.add(record)
-                if done.progress is not None:
-                    self.progress.append(done.progress)
+                if done.rank_progress is not None:
+                    self.rank_progress.append(done.rank_progress)
                 if self.sink is not None:
                     self.sink.absorb(done.part)
                 if self.progress is not None:
@@ -217,7 +217,7 @@ class Replay:
     # -- the end ---------------------------------------------------------------
     def _finish(self) -> None:
         result = self.result
-        for progress in self.progress:
+        for progress in self.rank_progress:
             self._deliver(progress.finish(result.curation.job_end))
         steps = [r for series in result.digest.steps.values() for r in series]
         self._deliver([with_derived_id(r) for r in find_stragglers(steps)])
@@ -247,11 +247,11 @@ class GroupWork:
         self.curation = curation
         self.read = read
         self.progress = progress
-        self.progress = DerivedProgress()
+        self.rank_progress = DerivedProgress()
 
     def batches(self):
         """The pod's records. The progress tracker's last word (final epoch states, a stall
-        until the end of the log) waits for `finish_progress`, when the job's end is known."""
+        until the end of the log) waits for `DerivedProgress.finish`, when the job's end is known."""
         for source in self.group:
             for batch in self._curate_source(source):
                 yield self._with_progress_records(batch)
@@ -283,7 +283,7 @@ class GroupWork:
         )
 
     def _with_progress_records(self, batch: list[Record]) -> list[Record]:
-        derived = self.progress.derive(batch) if batch else None
+        derived = self.rank_progress.derive(batch) if batch else None
         return batch + derived if derived else batch
 
 
@@ -296,7 +296,7 @@ class GroupDone:
     read: ReadStats
     kept: bytes  # the records its digest kept, packed (records.pack)
     part: object
-    progress: DerivedProgress | None = None
+    rank_progress: DerivedProgress | None = None
     dropped: dict[str, int] = field(default_factory=dict)  # by the worker's digest
     summarized: int = 0
 
@@ -317,7 +317,7 @@ def _curate_group_in_worker(task) -> GroupDone:
     if part is not None:
         part.close()
     return GroupDone(
-        counts, curation, read, pack(digest.all_records()), part.handoff() if part is not None else None, work.progress,
+        counts, curation, read, pack(digest.all_records()), part.handoff() if part is not None else None, work.rank_progress,
         dict(digest.dropped), digest.summarized,
     )
 
