@@ -44,6 +44,15 @@ class ServiceMetrics:
                                         "times offsets could be committed again after commits had failed", registry=r)
         self.diagnoses = Counter("gangscope_diagnoses", "attempt diagnoses indexed", registry=r)
         self.partitions = Gauge("gangscope_assigned_partitions", "partitions this consumer owns", registry=r)
+        self.stage_failures = Counter(
+            "gangscope_stage_failures", "units of work that raised and were skipped (a file, a parser on a line, a "
+            "record, a job's correlation, an attempt's diagnosis), by stage and exception type", ["stage", "error"],
+            registry=r)
+
+    def count_failures(self, failures) -> None:
+        """Add a ledger's counts (pipeline.isolation.StageFailures, as taken since the last time)."""
+        for entry in failures.summary():
+            self.stage_failures.labels(entry["stage"], entry["error"]).inc(entry["count"])
 
     def render(self) -> bytes:
         return generate_latest(self.registry)
