@@ -21,7 +21,7 @@ from gangscope.parsers import envelopes
 from gangscope.parsers.errors import ErrorDetector, classify_trace, detect
 from gangscope.parsers.events import Skip, decode_event_stream, decode_object
 from gangscope.parsers.lines import Line, strip_rank_prefixes
-from gangscope.parsers.records import ChainLink, Frame, TraceRecord, encode
+from gangscope.parsers.records import ChainLink, Frame, StepRecord, TraceRecord, encode
 from gangscope.parsers.redact import Redactor
 from gangscope.parsers.steps import StepParser
 from gangscope.parsers.trace_blocks import parse_block
@@ -175,18 +175,28 @@ def test_rank_prefixes_never_raise_and_only_shorten(texts):
 # ----------------------------------------------------------------------------- the curator
 
 
+def assert_read_without_failure(stats: CurationStats, data: bytes) -> None:
+    """Nothing raised inside the curator, not even where isolation would catch it and go on
+    (a parser or record that raises is counted in stats.failures), and every line was read."""
+    assert stats.failures.summary() == []
+    assert stats.lines == data.count(b"\n") + 1
+    assert stats.unreadable_lines <= stats.lines and stats.invalid_utf8_lines <= stats.lines
+
+
 @PROPS
 @given(st.sampled_from(["cri", "docker", "fluentbit", "text"]), st.binary(max_size=3000), st.booleans())
 def test_curator_never_raises_on_arbitrary_bytes(fmt, data, block_scan):
-    curate_blocks([data], fmt, block_scan)
+    _out, stats = curate_blocks([data], fmt, block_scan)
+    assert_read_without_failure(stats, data)
 
 
 @PROPS
 @given(cri_lines, st.lists(st.integers(0, 100), max_size=6))
 def test_curator_never_raises_on_cri_shaped_lines_in_any_blocks(lines, points):
     data = "\n".join(lines).encode("utf-8", "surrogatepass")
-    curate_blocks(cut(data, points))
-    curate_blocks(cut(data, points), block_scan=False)
+    for block_scan in (True, False):
+        _out, stats = curate_blocks(cut(data, points), block_scan=block_scan)
+        assert_read_without_failure(stats, data)
 
 
 BOTH_PATHS = pytest.mark.parametrize("block_scan", [False, True], ids=["lines", "scan"])
@@ -316,11 +326,24 @@ def test_an_endless_traceback_keeps_bounded_text():
 
 @PROPS
 @given(st.lists(st.tuples(st.one_of(st.none(), st.integers(0, 7)), log_text), max_size=30))
-def test_step_parser_never_raises(lines):
+@example([  # the checks below on records of three dialects, whatever the random examples give
+    (None, "{'loss': nan, 'learning_rate': 1e-05, 'epoch': 0.1}"),
+    (3, " iteration        3/     100 | consumed samples:          384 | lm loss: 5.000000E+00 |"),
+    (None, "[R5] step 5/10 loss=inf lr=0.1"),
+])
+def test_step_parser_never_raises_and_gives_step_records_of_the_lines_fed(lines):
     parser = StepParser()
+    times = [f"2024-05-01T12:00:{i:02d}Z" for i in range(len(lines))]
+    out = []
     for i, (rank, text) in enumerate(lines):
-        parser.feed(Line("2024-05-01T12:00:00Z", i, text, rank))
-    parser.close()
+        out += parser.feed(Line(times[i], i, text, rank))[1]
+    out += parser.close()
+    for r in out:
+        assert isinstance(r, StepRecord)
+        assert 0 <= r.seq < len(lines) and r.time == times[r.seq]  # stamped with a line it was fed
+        assert lines[r.seq][0] is None or r.rank == lines[r.seq][0]
+        json.loads(encode(r))
+    assert parser.close() == []  # close released everything
 
 
 @PROPS
@@ -462,17 +485,36 @@ def test_a_cri_line_with_an_empty_tag_is_not_a_crash():
     assert env is not None and not env.partial
 
 
+def curated_both_ways(data: bytes):
+    """The records and stats of the block scan, after checking that the line-by-line path gives
+    the same records and that neither path raised anything, caught or not."""
+    scanned, stats = curate_blocks([data], block_scan=True)
+    by_line, line_stats = curate_blocks([data], block_scan=False)
+    assert_read_without_failure(stats, data)
+    assert_read_without_failure(line_stats, data)
+    assert encoded(scanned) == encoded(by_line)
+    return scanned, stats
+
+
 def test_a_skipped_line_with_invalid_utf8_in_its_time_is_not_a_crash_when_seq_is_synced():
-    curate_blocks([b"2024-05-01T12:00:00\xffZ stdout F hello\n2024-05-01T12:00:01Z stdout F Traceback (most recent call last):"])
+    # the scan skips "hello" (no parser wants it) and works out the traceback's seq past it
+    data = b"2024-05-01T12:00:00\xffZ stdout F hello\n2024-05-01T12:00:01Z stdout F Traceback (most recent call last):"
+    out, stats = curated_both_ways(data)
+    assert stats.invalid_utf8_lines == 1
+    assert [(r.kind, r.time) for r in out] == [("trace", "2024-05-01T12:00:01Z")]
 
 
 def test_a_line_with_invalid_utf8_in_its_time_is_not_a_crash_when_an_open_record_expires():
-    curate_blocks([
+    # the last line's time (nine minutes on) expires the open traceback: it is released whole
+    out, stats = curated_both_ways(
         b"2024-05-01T12:00:00Z stdout F Traceback (most recent call last):\n"
         b'2024-05-01T12:00:00Z stdout F   File "a.py", line 1, in f\n'
         b"2024-05-01T12:00:00Z stdout F KeyError: 'x'\n"
         b"2024-05-01T12:09:00\xff stdout F more"
-    ])  # fmt: skip
+    )  # fmt: skip
+    assert stats.invalid_utf8_lines == 1
+    (trace,) = [r for r in out if r.kind == "trace"]
+    assert trace.exception_type == "KeyError" and trace.text.endswith("KeyError: 'x'")
 
 
 # Printed by CPython 3.11.7 when a multiprocessing.Pool worker raises an ExceptionGroup
