@@ -100,11 +100,16 @@ def test_stdin_is_read_with_a_dash(tmp_path):
     assert json.loads((tmp_path / "o" / "summary.json").read_text())["lines"] == 4
 
 
-def test_diagnose_json_prints_a_json_array(tmp_path):
+def test_diagnose_json_prints_a_json_array_of_the_diagnoses(tmp_path):
     pod_log(tmp_path, TRACE)
     proc = run_cli("diagnose", str(tmp_path), "--json")
     assert proc.returncode == 0, proc.stderr
-    assert isinstance(json.loads(proc.stdout), list)
+    diagnoses = json.loads(proc.stdout)  # stdout is the array and nothing else
+    assert [
+        (d["kind"], d["job"], d["attempt"], d["outcome"], d["category"], d["exception_type"], d["first_failure"]["rank"])
+        for d in diagnoses
+    ] == [("diagnosis", "team-a/llama-train", 1, "failed", "python_exception", "KeyError", 1)]  # fmt: skip
+    assert "KeyError: 'labels'" in diagnoses[0]["summary"]
 
 
 def test_workers_give_the_same_records_as_one_process(tmp_path):
