@@ -192,3 +192,11 @@ def id_hasher(*parts: object):
     (pass "" last to end the prefix with its separator)."""
     text = "\x1f".join(["" if p is None else str(p) for p in parts])
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=12)
+
+
+def job_key(record: Record) -> str:
+    """The job a record belongs to, as "namespace/job" (its pod when it names no job)."""
+    job = record.job or record.pod or "unknown"
+    if "/" in job or not record.namespace:
+        return job
+    return f"{record.namespace}/{job}"

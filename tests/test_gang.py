@@ -514,7 +514,7 @@ def test_the_report_shows_the_gang_timeline():
     out: list = []
     events = [str(GANG / "a_image_pull_backoff" / "events.ndjson")]
     res = replay.run(replay.ReplayOptions(paths=[str(GANG / "a_image_pull_backoff" / "pods")], events=events), out.extend)
-    html = report.render_report(out, res.diagnoses)
+    html = report.render_report(out, res.diagnoses, timelines=res.timelines)
     assert "Gang timeline" in html and len(re.findall(r"<title>attempt \d+: ", html)) == 3
 
 

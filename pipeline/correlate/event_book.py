@@ -13,9 +13,12 @@ from gangscope.pipeline.correlate.stamping import attempt_lookup
 
 
 class EventBook:
-    """The gang events this consumer knows, the attempts they cut, and which attempts ended."""
+    """The gang events known, the attempts they cut, and which attempts ended.
 
-    def __init__(self, max_events: int = 200_000):
+    max_events: the most events kept (the oldest go first); None keeps all (a batch run).
+    """
+
+    def __init__(self, max_events: int | None = 200_000):
         self.max_events = max_events
         self.events: dict[str, Any] = {}
         self.attempts: dict[str, list] = {}
@@ -33,18 +36,18 @@ class EventBook:
                 out.append(r)
         return out
 
-    def add(self, records: list) -> tuple[list, set[str]]:
+    def add(self, records: list, failures=None) -> tuple[list, set[str]]:
         """Take new event records. Every known event gets its job (linking may need a later
         Workload) and attempt again, as replay assigns them once all events are read. Returns the
         records to index (the new ones and those whose job or attempt changed) and the jobs with a
-        newly ended attempt."""
+        newly ended attempt. `failures` (a StageFailures) counts a job whose attempts cannot be cut."""
         before = {r.id: (r.job, r.attempt) for r in self.events.values()}
         for r in records:
             self.events.setdefault(r.id, r)
-        if len(self.events) > self.max_events:  # oldest first out
+        if self.max_events is not None and len(self.events) > self.max_events:  # oldest first out
             for key in list(self.events)[: len(self.events) - self.max_events]:
                 del self.events[key]
-        self.attempts = build_attempts(list(self.events.values()))
+        self.attempts = build_attempts(list(self.events.values()), failures=failures)
         self._lookup = attempt_lookup(self.attempts)
         changed = []
         for r in self.events.values():

@@ -5,7 +5,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable
 
-from gangscope.parsers.records import EpochRecord, ErrorRecord, EventRecord, Record, SignalRecord, StepRecord, TraceRecord, from_dict
+from gangscope.parsers.records import (EpochRecord, ErrorRecord, EventRecord, Record, SignalRecord, StepRecord, TraceRecord,
+                                      from_dict, job_key)
 
 
 @dataclass
@@ -21,14 +22,6 @@ class AttemptView:
     events: list[EventRecord] = field(default_factory=list)
     signals: list[SignalRecord] = field(default_factory=list)
     meta: Any = None  # the gang's Attempt (duck-typed: job, number, start, end, end_reason, event_ids)
-
-
-def job_key(record: Record) -> str:
-    """The job a record belongs to, as "namespace/job" (its pod when it names no job)."""
-    job = record.job or record.pod or "unknown"
-    if "/" in job or not record.namespace:
-        return job
-    return f"{record.namespace}/{job}"
 
 
 def group_attempts(records: Iterable[Record | dict], attempts: Iterable[Any] | None = None) -> list[AttemptView]:

@@ -1,10 +1,11 @@
 """report.html: one self-contained page per run (inline CSS and SVG, no script, no CDN).
 
-`render_report(records, diagnoses)` builds a plain view model per job here (trace
-groups, errors by category, epoch progress, chart geometry) and renders
+`render_report(records, diagnoses, timelines=...)` builds a plain view model per job here
+(trace groups, errors by category, epoch progress, chart geometry) and renders
 templates/report.html.j2 with autoescape on: every string that came from a log is
-escaped by Jinja. Jobs with gang events get templates/timeline.html.j2 (`job.timeline`, from
-`pipeline.correlate.timeline`): attempts, events and each diagnosed first failure from the logs.
+escaped by Jinja. Jobs with gang events get templates/timeline.html.j2 (`job.timeline`): the
+timelines come as plain data from the caller (pipeline/diagnose/back_half.py draws them: attempts,
+events and each diagnosed first failure from the logs). The report depends on records only.
 """
 
 from __future__ import annotations
@@ -13,16 +14,14 @@ import math
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any, Iterable, Mapping
 
 import jinja2
 
 import gangscope.templates
 
 from gangscope.parsers.envelopes import time_seconds
-from gangscope.parsers.records import Record, from_dict
-from gangscope.pipeline.correlate.timeline import timeline
-from gangscope.pipeline.diagnose.views import job_key
+from gangscope.parsers.records import Record, from_dict, job_key
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
 
 TEMPLATES = Path(gangscope.templates.__file__).parent
@@ -44,8 +43,11 @@ def _env() -> jinja2.Environment:
 
 
 def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record | dict],
-                  failures: StageFailures | None = None) -> str:
+                  failures: StageFailures | None = None, timelines: Mapping[str, dict] | None = None) -> str:
     """The whole report as one HTML string.
+
+    timelines: job -> its gang timeline (plain data, as back_half.Findings.timelines has it);
+    a job without one has no timeline drawn.
 
     One job's section is one unit of work (pipeline/isolation.py): a section that cannot be
     built or rendered shows the job with the error instead, the rest of the report is kept,
@@ -53,7 +55,7 @@ def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record |
     recs = [from_dict(r) if isinstance(r, dict) else r for r in records]
     diags = [from_dict(d) if isinstance(d, dict) else d for d in diagnoses]
     failures = failures if failures is not None else StageFailures()
-    jobs = build_jobs(recs, diags, failures)
+    jobs = build_jobs(recs, diags, failures, timelines)
     template = _env().get_template("report.html.j2")
     try:
         return template.render(jobs=jobs, title="gangscope report")
@@ -73,7 +75,8 @@ def failed_section(name: str, exc: BaseException) -> dict[str, Any]:
             "trace_groups": [], "errors": [], "progress": [], "charts": [], "events": [], "timeline": None}
 
 
-def build_jobs(records: list[Record], diagnoses: list[Record], failures: StageFailures | None = None) -> list[dict[str, Any]]:
+def build_jobs(records: list[Record], diagnoses: list[Record], failures: StageFailures | None = None,
+               timelines: Mapping[str, dict] | None = None) -> list[dict[str, Any]]:
     """The view model of each job's section, jobs in trouble first. With `failures`, a section
     that raises is counted there and shown as `failed_section`; without, it raises."""
     by_job: dict[str, dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
@@ -92,13 +95,13 @@ def build_jobs(records: list[Record], diagnoses: list[Record], failures: StageFa
     jobs = []
     for name in names:
         with unit_of_work(failures, "report", position=name, section="job", job=name) as unit:
-            jobs.append(_job_section(name, by_job.get(name, {}), diag_by_job.get(name, [])))
+            jobs.append(_job_section(name, by_job.get(name, {}), diag_by_job.get(name, []), (timelines or {}).get(name)))
         if unit.failed:
             jobs.append(failed_section(name, unit.failed))
     return jobs
 
 
-def _job_section(name: str, kinds: dict[str, list[Record]], diagnoses: list[Record]) -> dict[str, Any]:
+def _job_section(name: str, kinds: dict[str, list[Record]], diagnoses: list[Record], timeline: dict | None) -> dict[str, Any]:
     return {
         "name": name,
         "attempts": [_attempt(d) for d in sorted(diagnoses, key=lambda d: d.attempt)],
@@ -110,7 +113,7 @@ def _job_section(name: str, kinds: dict[str, list[Record]], diagnoses: list[Reco
             line_chart(kinds.get("step", []), "step_time_s", "step time (s)"),
         ) if c],  # fmt: skip
         "events": sorted(kinds.get("event", []), key=lambda e: e.time or "")[:200],
-        "timeline": timeline_of(name, kinds.get("event", []), diagnoses),
+        "timeline": timeline,
     }
 
 
@@ -250,14 +253,3 @@ def _ranks_text(ranks: list[int]) -> str:
             runs.append(f"{start}" if start == a else f"{start}-{a}")
             start = b
     return ",".join(runs)
-
-
-def timeline_of(job: str, events: list[Record], diagnoses: list[Record] = ()) -> Any:
-    """The job's gang timeline: its attempts and events, and each diagnosed attempt's first
-    failure from the logs (a log-derived failure drawn beside the scheduler's)."""
-    # only beside gang events: a job without them has no scheduler's side to compare with
-    failures = [d for d in diagnoses if getattr(d, "first_failure", None)] if events else []
-    try:
-        return timeline(job, events, failures=failures)
-    except Exception:  # the report must render even if the timeline cannot be built
-        return None

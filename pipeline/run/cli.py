@@ -190,7 +190,8 @@ def cmd_replay(args, err: Console) -> int:
 def _write_report(sink, result) -> None:
     from gangscope.pipeline.report.render import render_report
 
-    sink.write_file("report.html", render_report(result.digest.all_records(), result.diagnoses))
+    sink.write_file("report.html", render_report(result.digest.all_records(), result.diagnoses,
+                                                 timelines=result.timelines))
 
 
 def cmd_diagnose(args, err: Console) -> int:

@@ -14,17 +14,15 @@ from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes
 from gangscope.parsers.events import decode_event_stream
-from gangscope.parsers.progress import find_stragglers
 from gangscope.parsers.records import Record, pack, unpack
 from gangscope.parsers.redact import redact_record
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate import curators as curate
-from gangscope.pipeline.diagnose.attempt import diagnose
+from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
-from gangscope.pipeline.correlate.attempts import build_attempts
+from gangscope.pipeline.correlate.event_book import EventBook
 from gangscope.pipeline.correlate.stamping import attempt_lookup
-from gangscope.pipeline.curate.identity import with_derived_id
 from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
 
 SAMPLE_LINES = 20
@@ -56,6 +54,7 @@ class ReplayResult:
     digest: JobDigest = field(default_factory=JobDigest)
     diagnoses: list[Record] = field(default_factory=list)
     attempts: dict = field(default_factory=dict)
+    timelines: dict = field(default_factory=dict)  # job -> its gang timeline, for the report
 
     @property
     def unreadable(self) -> int:
@@ -177,14 +176,16 @@ class Replay:
                 if self.progress is not None:
                     self.progress(done.read.bytes)
 
-    def _deliver(self, batch: list[Record]) -> None:
+    def _deliver(self, batch: list[Record], kept: bool = False) -> None:
+        """Count the records, keep them in the digest (unless `kept` there already), write them."""
         if not batch:
             return
         counts = self.result.records
         add = self.result.digest.add
         for record in batch:
             counts[record.kind] = counts.get(record.kind, 0) + 1
-            add(record)
+            if not kept:
+                add(record)
         self.write(batch)
 
     # -- events ----------------------------------------------------------------
@@ -207,22 +208,21 @@ class Replay:
                         result.repeated_events += 1
                     else:
                         result.skipped_events += 1
-        result.attempts = self.attempts = build_attempts(events)
-        lookup = attempt_lookup(result.attempts)
-        for event in events:
-            if event.job:
-                event.attempt = lookup(event.job, event.time)
-        self._deliver(events)
+        # the consumer's book, given all events at once: attempts are cut by one code path
+        book = EventBook(max_events=None)
+        stamped, _ended = book.add(events)
+        result.attempts = self.attempts = book.attempts
+        self._deliver(stamped)
 
     # -- the end ---------------------------------------------------------------
     def _finish(self) -> None:
         result = self.result
         for progress in self.rank_progress:
             self._deliver(progress.finish(result.curation.job_end))
-        steps = [r for series in result.digest.steps.values() for r in series]
-        self._deliver([with_derived_id(r) for r in find_stragglers(steps)])
-        attempts = [a for job_attempts in result.attempts.values() for a in job_attempts] or None
-        result.diagnoses = list(diagnose(result.digest.all_records(), attempts))
+        found = back_half.analyse(result.digest, result.attempts)
+        self._deliver(found.stragglers, kept=True)
+        result.diagnoses = found.diagnoses
+        result.timelines = found.timelines
         self._deliver(result.diagnoses)
 
 

@@ -29,16 +29,13 @@ from kafka.errors import KafkaError
 from opensearchpy.exceptions import OpenSearchException
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
-from gangscope.parsers.progress import find_stragglers
 from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline.run import checkpoint
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate import curators as curate
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
-from gangscope.pipeline.diagnose.attempt import diagnose
-from gangscope.pipeline.diagnose.digest import JobDigest
-from gangscope.pipeline.curate.identity import with_derived_id
+from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.sinks.indices import OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchBusy
 from gangscope.pipeline.sources import kafka as ksrc
@@ -570,7 +567,10 @@ class Service:
                 self.jobs[job] = JobClock(time.monotonic())
                 continue
             order = {event_id: i for i, event_id in enumerate(self.book.events)}
-            self.pending_free.extend(analyse_job(records, self.book.attempts.get(job), order, self.cfg.digest_max_bytes))
+            digest = back_half.digest_of(records, order, self.cfg.digest_max_bytes)
+            attempts = self.book.attempts.get(job)
+            found = back_half.analyse(digest, {job: attempts} if attempts else None, timelines=False)
+            self.pending_free.extend(found.stragglers + found.diagnoses)
             self.metrics.diagnoses.inc()
             log.info("attempt diagnosed", job=job, records=len(records))
 
@@ -657,30 +657,6 @@ def _bounded(method, seconds: float) -> dict:
     before): with no broker the loop goes on (polling, acknowledging, answering /metrics) and tries
     again later, instead of standing still until the broker is back."""
     return {"timeout_ms": int(seconds * 1000)} if _takes_timeout(method) else {}
-
-
-def analyse_job(records: list[Record], attempts: list | None, event_order: dict[str, int] | None = None,
-                digest_max_bytes: int | None = None) -> list[Record]:
-    """Stragglers and diagnoses of one job from all its records, as `replay` computes them.
-
-    Records are taken in the order replay reads them: lines by time, events in the order they
-    were read (`event_order`: id -> position), which is the order a diagnosis lists them in."""
-    order = event_order or {}
-    last = len(order)
-    records.sort(key=lambda r: (order.get(r.id, last) if r.kind == "event" else 0, r.time or "", r.seq, r.id))
-    digest = JobDigest() if digest_max_bytes is None else JobDigest(max_bytes=digest_max_bytes)
-    for r in records:
-        if r.kind != "signal" or getattr(r, "signal", None) != "straggler":
-            digest.add(r)
-    out: list[Record] = []
-    steps = [r for series in digest.steps.values() for r in series]
-    stragglers = [with_derived_id(r) for r in find_stragglers(steps)]
-    for r in stragglers:
-        digest.add(r)
-    out.extend(stragglers)
-
-    out.extend(diagnose(digest.all_records(), attempts or None))
-    return out
 
 
 class _Rebalance(AsyncConsumerRebalanceListener):

@@ -1,0 +1,104 @@
+"""The back half of the pipeline, written once: curated records and attempts in, findings out.
+
+Replay, `replay --from-kafka`, the consumer service and (through its caller) the report all
+go through here:
+
+    digest of curated records (progress records included) + each job's attempts (EventBook)
+        -> stragglers (added to the digest: a diagnosis reads them)
+        -> one diagnosis per job attempt
+        -> each job's gang timeline, as plain data for the report
+
+Replay hands in the digest it kept while writing; the service reads one finished job's records
+back from OpenSearch and makes a digest of them with `digest_of`, in the order replay's digest
+took them, so that both give the same stragglers and diagnoses.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Iterable, Mapping
+
+from gangscope.parsers.progress import find_stragglers
+from gangscope.parsers.records import Record, job_key
+from gangscope.pipeline.correlate.timeline import timeline
+from gangscope.pipeline.curate.identity import with_derived_id
+from gangscope.pipeline.diagnose.attempt import diagnose
+from gangscope.pipeline.diagnose.digest import JobDigest
+from gangscope.pipeline.isolation import StageFailures, unit_of_work
+
+
+@dataclass
+class Findings:
+    """What the back half makes of a run (or of one job).
+
+    stragglers: straggler signals, new records for the sinks.
+    diagnoses: one diagnosis record per job attempt, new records for the sinks.
+    timelines: job -> its gang timeline (correlate.timeline, plain data), for the jobs with gang
+        events; what report.html draws.
+    """
+
+    stragglers: list[Record] = field(default_factory=list)
+    diagnoses: list[Record] = field(default_factory=list)
+    timelines: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+
+def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines: bool = True,
+            failures: StageFailures | None = None) -> Findings:
+    """Stragglers, diagnoses and timelines of the jobs in `digest`.
+
+    digest: the curated records kept for diagnosis; the stragglers found are added to it.
+    attempts: job -> its attempts (EventBook.attempts, or the part of it for the jobs in the
+        digest); every attempt given gets a diagnosis, with or without records.
+    timelines: False leaves them out (the service draws no report).
+    failures: where an attempt whose diagnosis raises, or a timeline that cannot be drawn, is
+        counted (stages "diagnose" and "report"); the rest goes on.
+    """
+    attempts = attempts or {}
+    steps = [r for series in digest.steps.values() for r in series]
+    stragglers = [with_derived_id(r) for r in find_stragglers(steps)]
+    for r in stragglers:
+        digest.add(r)
+    records = digest.all_records()
+    every_attempt = [a for job_attempts in attempts.values() for a in job_attempts] or None
+    diagnoses = list(diagnose(records, every_attempt, failures))
+    found = Findings(stragglers, diagnoses)
+    if timelines:
+        found.timelines = job_timelines(records, attempts, diagnoses, failures)
+    return found
+
+
+def job_timelines(records: Iterable[Record], attempts: Mapping[str, list], diagnoses: list[Record],
+                  failures: StageFailures | None = None) -> dict[str, dict[str, Any]]:
+    """Each job with gang events: its attempts, its events and each diagnosed first failure
+    from the logs on one time axis (a log-derived failure drawn beside the scheduler's)."""
+    events: dict[str, list[Record]] = {}
+    for r in records:
+        if r.kind == "event":
+            events.setdefault(job_key(r), []).append(r)
+    failed: dict[str, list[Record]] = {}
+    for d in diagnoses:
+        if getattr(d, "first_failure", None):
+            failed.setdefault(d.job or job_key(d), []).append(d)
+    out: dict[str, dict[str, Any]] = {}
+    for job in sorted(events):
+        with unit_of_work(failures, "report", position=job, section="timeline", job=job) as unit:
+            drawn = timeline(job, attempts.get(job, []), events[job], failures=failed.get(job, []))
+        if not unit.failed:
+            out[job] = drawn
+    return out
+
+
+def digest_of(records: list[Record], event_order: Mapping[str, int] | None = None,
+              max_bytes: int | None = None) -> JobDigest:
+    """A digest of one job's records read back from a store, as replay's digest took them:
+    lines by time, events in the order they were read (`event_order`: id -> position, the
+    order a diagnosis lists them in). Stragglers found before are left out: `analyse` finds
+    them again from the steps. `records` is sorted in place."""
+    order = event_order or {}
+    last = len(order)
+    records.sort(key=lambda r: (order.get(r.id, last) if r.kind == "event" else 0, r.time or "", r.seq, r.id))
+    digest = JobDigest() if max_bytes is None else JobDigest(max_bytes=max_bytes)
+    for r in records:
+        if r.kind != "signal" or getattr(r, "signal", None) != "straggler":
+            digest.add(r)
+    return digest
