@@ -1,9 +1,9 @@
 """Redaction: secrets in log text are masked before any record is indexed or written.
 
 A `Redactor` is a table of `RedactionRule`s (name, compiled pattern, replacement), run in
-order over every text field of a record that came from a log. A cheap prefilter (one
-compiled regex of the rules' hint substrings) lets a text without any hint through at the
-cost of one search. Extra patterns from configuration are appended to the table (their
+order over every text field of every record kind, but the identity fields `KEPT` names
+(each with its reason). A cheap prefilter (one Hyperscan pass over the rules' hint
+substrings) lets a text without any hint through at the cost of one search. Extra patterns from configuration are appended to the table (their
 whole match is masked) and joined to the prefilter.
 
 What is masked, and the shapes (token formats as their issuers document them; the
@@ -32,9 +32,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from typing import Any, Callable, Iterable
+from types import NoneType
+from typing import Any, Callable, Iterable, Literal, get_origin
 
-from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, EventRecord, Frame, Record, SignalRecord, TraceRecord
+import msgspec
+
+from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, EventRecord, Record, StepRecord, TraceRecord
 
 try:
     import hyperscan
@@ -44,6 +47,12 @@ except ImportError:  # the substring loop does the same job, slower on long text
 MASK = "[REDACTED]"
 # Passes of the rule table over one text at most (see Redactor.text).
 MAX_PASSES = 4
+# Nesting a record's values are walked to; anything deeper is masked whole (fail closed).
+MAX_DEPTH = 32
+# Texts known to come out of `Redactor.text` unchanged, remembered so that the names, units and
+# frame lines that recur on every record are looked at once: at most this many, this long.
+CLEAN_TEXTS = 1 << 15
+CLEAN_TEXT_CHARS = 256
 
 Replacement = str | Callable[[re.Match[str]], str]
 
@@ -243,13 +252,19 @@ class Redactor:
         self._hint_scan = _hint_scanner(self._hints)
         unhinted = [f"(?:{rule.pattern.pattern})" for rule in self.rules if not rule.hints]
         self._unhinted = re.compile("|".join(unhinted)).search if unhinted else None
+        # Records' texts are looked at in one piece, joined by newlines: no hint may hold one.
+        assert not any("\n" in h for h in self._hints)
         self.counts: dict[str, int] = {}
+        self._clean: set[str] = set()  # short texts `text` returns unchanged (see CLEAN_TEXTS)
+        self._plain_names: set[str] = set()  # dict keys clean as text and not secret names
 
-    def _may_hold_secret(self, text: str, lower: str) -> bool:
+    def _may_hold_secret(self, text: str, lower: str | None = None) -> bool:
         if self._hint_scan is not None and text.isascii():
             found = self._hint_scan(text)
             if found is not None:
                 return found or (self._unhinted is not None and self._unhinted(text) is not None)
+        if lower is None:
+            lower = text.lower()
         for hint in self._hints:
             if hint in lower:
                 return True
@@ -257,20 +272,32 @@ class Redactor:
 
     def text(self, text: str) -> str:
         """The text with its secrets masked (the same object when there is nothing to mask)."""
-        if not text:
+        if not text or text in self._clean:
             return text
         lower = text.lower()
         if not self._may_hold_secret(text, lower):
+            self._remember_clean((text,))
             return text
         # A mask can remove what stopped an earlier rule (a `/` ending a URL password), so the
         # table runs again until nothing changes: masking a masked text changes nothing.
+        given = text
         for _ in range(MAX_PASSES):
             masked = self._pass(text, lower)
             if masked is text:
                 break
             text = masked
             lower = text.lower()
+        if text is given:
+            self._remember_clean((text,))
         return text
+
+    def _remember_clean(self, texts: Iterable[str]) -> None:
+        clean = self._clean
+        if len(clean) >= CLEAN_TEXTS:
+            clean.clear()  # bounded; the texts that recur come back at once
+        for text in texts:
+            if len(text) <= CLEAN_TEXT_CHARS:
+                clean.add(text)
 
     def _pass(self, text: str, lower: str) -> str:
         counts = self.counts
@@ -285,34 +312,126 @@ class Redactor:
         return text
 
     def value(self, value: Any, depth: int = 0) -> Any:
-        """A JSON-like value (details of a record) with secrets masked in its strings;
-        a string under a key whose name is secret is masked whole."""
+        """A value (details of a record: JSON-like, or a struct) with secrets masked in its
+        strings, dict keys included; a string under a key whose name is secret is masked whole.
+        Structs are masked in place; a value nested deeper than MAX_DEPTH is masked whole."""
         if isinstance(value, str):
             return self.text(value)
-        if depth > 32:  # records are built by our parsers; deeper than this is not ours
+        if type(value) in _NOT_TEXT:
             return value
+        if depth > MAX_DEPTH:
+            return MASK
         if isinstance(value, dict):
             out = {}
             for key, item in value.items():
-                if isinstance(item, str) and isinstance(key, str) and item and sensitive_name(key):
-                    masked = _masked_value(item)
-                    if masked is not None:
-                        self.counts["secret_key_in_details"] = self.counts.get("secret_key_in_details", 0) + 1
-                        out[key] = masked
-                        continue
+                if isinstance(key, str):
+                    if isinstance(item, str) and item and sensitive_name(key):
+                        masked = _masked_value(item)
+                        if masked is not None:
+                            self.counts["secret_key_in_details"] = self.counts.get("secret_key_in_details", 0) + 1
+                            out[self.text(key)] = masked
+                            continue
+                    key = self.text(key)
                 out[key] = self.value(item, depth + 1)
             return out
         if isinstance(value, list):
             return [self.value(item, depth + 1) for item in value]
+        if isinstance(value, tuple):
+            return tuple(self.value(item, depth + 1) for item in value)
+        if isinstance(value, msgspec.Struct):
+            self._mask_fields(value, text_fields(type(value)), depth + 1)
         return value
 
     def record(self, record: Record) -> Record:
-        """Mask the text fields of a record in place (and return it). Steps and epochs carry
-        only numbers and names chosen by the parsers: they are left as they are."""
-        redact = _BY_KIND.get(type(record))
-        if redact is not None:
-            redact(self, record)
+        """Mask every text field of a record in place (and return it): each str field and the
+        strings in its lists, dicts (keys too) and nested structs (frames, chain links,
+        evidence, metric names), whatever its kind, but for the fields KEPT names. All of the
+        record's new text is looked at in one piece first: most records hold no secret."""
+        fields = _TEXT_FIELDS.get(type(record))
+        if fields is None:
+            fields = text_fields(type(record))
+        if fields and self._needs_mask(record, fields):
+            self._mask_fields(record, fields, 0)
         return record
+
+    def _mask_fields(self, obj: msgspec.Struct, fields: tuple[tuple[str, bool], ...], depth: int) -> None:
+        for name, plain in fields:
+            value = getattr(obj, name)
+            if value is None:
+                continue
+            masked = self.text(value) if plain and type(value) is str else self.value(value, depth)
+            if masked is not value:
+                setattr(obj, name, masked)
+
+    def _needs_mask(self, obj: msgspec.Struct, fields: tuple[tuple[str, bool], ...]) -> bool:
+        """Whether masking the fields could change anything: a text not known clean holds a
+        hint of a secret, or a secret-named key holds a string, or the nesting is too deep."""
+        clean = self._clean
+        new: list[str] = []
+        names: list[str] = []
+        for name, plain in fields:
+            value = getattr(obj, name)
+            if plain and type(value) is str:
+                if value and value not in clean:
+                    new.append(value)
+            elif value is not None and self._gather(value, new, names, 1):
+                return True
+        if not new:
+            return False
+        if self._unhinted is None:  # hints never span a newline: one look at them all
+            text = new[0] if len(new) == 1 else "\n".join(new)
+            if self._may_hold_secret(text):
+                return True
+        elif any(self._may_hold_secret(text) for text in new):  # configured patterns may be anchored
+            return True
+        self._remember_clean(new)
+        if names:
+            if len(self._plain_names) >= CLEAN_TEXTS:
+                self._plain_names.clear()
+            self._plain_names.update(names)
+        return False
+
+    def _gather(self, value: Any, new: list[str], names: list[str], depth: int) -> bool:
+        """Adds the texts of a value not known clean to `new` (dict keys not yet known plain
+        also to `names`); True when the value needs the full walk whatever they hold."""
+        kind = type(value)
+        if kind is str:
+            if value and value not in self._clean:
+                new.append(value)
+            return False
+        if kind in _NOT_TEXT:
+            return False
+        if depth > MAX_DEPTH:
+            return True
+        if kind is dict:
+            plain = self._plain_names
+            for key, item in value.items():
+                if type(key) is str:
+                    if key not in plain:
+                        if sensitive_name(key):
+                            if isinstance(item, str) and item:
+                                return True
+                        else:
+                            names.append(key)
+                        new.append(key)
+                elif self._gather(key, new, names, depth + 1):
+                    return True
+                if type(item) not in _NOT_TEXT and self._gather(item, new, names, depth + 1):
+                    return True
+            return False
+        if kind is list or kind is tuple:
+            for item in value:
+                if type(item) not in _NOT_TEXT and self._gather(item, new, names, depth + 1):
+                    return True
+            return False
+        if isinstance(value, msgspec.Struct):
+            for name, plain in text_fields(kind):
+                item = getattr(value, name)
+                if item is not None and self._gather(item, new, names, depth + 1):
+                    return True
+            return False
+        # A subclass of str, dict or list, or a type records do not hold: the full walk decides.
+        return isinstance(value, (str, dict, list, tuple))
 
 
 def _hint_scanner(hints: tuple[str, ...]) -> Callable[[str], bool | None] | None:
@@ -345,66 +464,73 @@ def _hint_scanner(hints: tuple[str, ...]) -> Callable[[str], bool | None] | None
     return scan
 
 
-def _frames(r: Redactor, frames: list[Frame]) -> None:
-    for frame in frames:
-        if frame.code:
-            frame.code = r.text(frame.code)
+# ----------------------------------------------------------------------------- what stays
 
-
-def _trace(r: Redactor, rec: TraceRecord) -> None:
-    # Every frame's code is a line of the trace's text: a text with no hint of a secret
-    # spares the look at each frame (tracebacks are mostly frames).
-    # (Patterns without hints, configured extras, may be anchored: they see every frame.)
-    frames_may_hold = r._unhinted is not None or (bool(rec.text) and r._may_hold_secret(rec.text, rec.text.lower()))
-    if rec.message:
-        rec.message = r.text(rec.message)
-    if frames_may_hold:  # else the text itself was just found clean: no second look
-        rec.text = r.text(rec.text)
-        _frames(r, rec.frames)
-    for link in rec.chain:
-        link.message = r.text(link.message)
-        if frames_may_hold:
-            _frames(r, link.frames)
-    if rec.details:
-        rec.details = r.value(rec.details)
-
-
-def _error(r: Redactor, rec: ErrorRecord) -> None:
-    # One look at both texts (hints never span the newline between them): most errors hold no
-    # secret. Patterns without hints (configured extras) may be anchored: they see each text.
-    if r._unhinted is None:
-        both = f"{rec.message or ''}\n{rec.line or ''}"
-        if not r._may_hold_secret(both, both.lower()):
-            return
-    rec.message = r.text(rec.message)
-    rec.line = r.text(rec.line)
-
-
-def _event(r: Redactor, rec: EventRecord) -> None:
-    if rec.message:
-        rec.message = r.text(rec.message)
-    if rec.details:
-        rec.details = r.value(rec.details)
-
-
-def _signal(r: Redactor, rec: SignalRecord) -> None:
-    rec.message = r.text(rec.message)
-
-
-def _diagnosis(r: Redactor, rec: DiagnosisRecord) -> None:
-    rec.summary = r.text(rec.summary)
-    rec.evidence = r.value(rec.evidence)
-    if rec.details:
-        rec.details = r.value(rec.details)
-
-
-_BY_KIND: dict[type, Callable[[Redactor, Any], None]] = {
-    TraceRecord: _trace,
-    ErrorRecord: _error,
-    EventRecord: _event,
-    SignalRecord: _signal,
-    DiagnosisRecord: _diagnosis,
+# The fields redaction leaves as they are, per record kind (a kind has its bases' entries
+# too), each with its reason: what must stay byte-stable for ids and joins. Every other field
+# of every record kind that can hold text is redacted -- a str, or the strings in lists,
+# dicts and nested structs -- including the fields of kinds added later: there is no
+# registry of what to redact, only this table of what not to.
+KEPT: dict[type, dict[str, str]] = {
+    Record: {
+        "id": "the deterministic id (hex) every sink writes and upserts on",
+        "job": "namespace/name of the job: joins records, attempts and diagnoses; part of ids",
+        "namespace": "the Kubernetes identity of the stream (a DNS name): part of every id",
+        "pod": "the Kubernetes identity of the stream: part of every id, joins logs to events",
+        "container": "the Kubernetes identity of the stream: part of every id",
+        "node": "the node of the pod: joins records to node events",
+        "time": "RFC 3339 time: part of ids, orders everything, places records in attempts",
+        "source": "the file or topic the record was read from: where a replay or a consumer resumes",
+        "stream": "stdout or stderr: part of ids",
+    },
+    StepRecord: {"dialect": "a name from the step parsers' dialect table, never log text: part of the step id"},
+    TraceRecord: {"fingerprint": "hex digest of the trace's stable frames: groups one trace printed by many ranks"},
+    ErrorRecord: {"trace_id": "the id of the trace the error stands for: joins the two"},
+    EventRecord: {
+        "object_name": "the pod or workload the event is about: joins events to pods and attempts "
+        "(a DNS name the `sk-` token shape could match)",
+    },
+    DiagnosisRecord: {"events": "ids of the event records the verdict rests on: joins to the events index"},
 }
+
+# Field types that never hold text.
+_NOT_TEXT = frozenset((int, float, bool, NoneType, bytes))
+_TEXT_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
+
+
+def text_fields(cls: type) -> tuple[tuple[str, bool], ...]:
+    """The fields of a struct type redaction looks at, as (name, plain): every field whose type
+    can hold text and that KEPT does not name for the type or its bases; `plain` when the field
+    is a str (or optional str), else its value is walked. Worked out once per type."""
+    fields = _TEXT_FIELDS.get(cls)
+    if fields is None:
+        kept = {name for base in cls.__mro__ for name in KEPT.get(base, ())}
+        fields = tuple((f.name, _is_str(f.type)) for f in msgspec.structs.fields(cls)
+                       if f.name not in kept and _may_hold_text(f.type))  # fmt: skip
+        _TEXT_FIELDS[cls] = fields
+    return fields
+
+
+def _is_str(annotation: Any) -> bool:
+    return annotation is str or (get_origin(annotation) is not None and set(_args(annotation)) <= {str, NoneType}
+                                 and str in _args(annotation))  # fmt: skip
+
+
+def _args(annotation: Any) -> tuple:
+    return getattr(annotation, "__args__", ())
+
+
+def _may_hold_text(annotation: Any) -> bool:
+    """False only for types known never to hold text (numbers, booleans, literals chosen in
+    code, and containers of them); anything else, unknown types included, is walked."""
+    if annotation in _NOT_TEXT:
+        return False
+    if get_origin(annotation) is Literal:
+        return False
+    args = _args(annotation)
+    if get_origin(annotation) is not None and args:
+        return any(_may_hold_text(a) for a in args if a is not Ellipsis)
+    return True
 
 
 # ----------------------------------------------------------------------------- the default

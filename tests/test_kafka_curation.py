@@ -11,6 +11,7 @@ from gangscope.parsers.records import encode
 from gangscope.pipeline.run import checkpoint
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.correlate.progress import DerivedProgress
+from gangscope.pipeline.curate import events as curate_events
 from gangscope.pipeline.curate import partition
 from gangscope.pipeline.sources import kafka as ksrc
 
@@ -25,13 +26,12 @@ def items():
 def curate_all(items, *, scanner=None, batch=500, cut=()):
     """Records of the items fed in batches; at each offset in `cut` the state goes through a checkpoint."""
     attempt_of = AttemptOf(EventBook())
-    shared = {**checkpoint.module_constants(), "attempt_of": attempt_of}
     state = partition.LogPartition(attempt_of, progress=DerivedProgress())
     out = []
     bounds = sorted({0, len(items), *range(0, len(items), batch), *cut})
     for a, b in zip(bounds, bounds[1:]):
         if a in cut:
-            state = checkpoint.loads(checkpoint.dumps(state, shared), shared)
+            state = checkpoint.loads(checkpoint.dumps(state), attempt_of, progress=DerivedProgress())
         state.feed_batch(items[a:b], out, scanner)
     state.close_all(out)
     return [encode(r) for r in out]
@@ -74,14 +74,11 @@ def test_an_event_message_becomes_an_event_record():
              "reason": "Admitted", "message": "Admitted by ClusterQueue cluster-queue, wait time since reservation was 0s",
              "type": "Normal", "count": 1, "firstTimestamp": "2026-03-02T10:00:00Z",
              "lastTimestamp": "2026-03-02T10:00:00Z"}
-    decoded = ksrc.decode_events(json.dumps(event).encode())
+    decoded = curate_events.events_of_message(json.dumps(event).encode())
     assert [r.reason for r in decoded.records] == ["Admitted"]
 
 
 def test_an_event_message_is_redacted_as_replay_redacts_an_event_file():
-    from gangscope.parsers.events import decode_event_stream
-    from gangscope.parsers.redact import redact_record
-
     password = "S3cr3tPa55w0rd"
     event = {"apiVersion": "v1", "kind": "Event", "metadata": {"name": "llama-train-worker-0.17b", "namespace": "team-a",
                                                                 "uid": "u-2"},
@@ -91,15 +88,15 @@ def test_an_event_message_is_redacted_as_replay_redacts_an_event_file():
              "message": f'Failed to pull image "registry.example.com/team/trainer:1.4": pull from '
                         f'https://robot:{password}@registry.example.com/v2/team/trainer/manifests/1.4: unauthorized'}  # fmt: skip
     value = json.dumps(event).encode()
-    consumed = ksrc.decode_events(value).records
-    replayed = [redact_record(r) for r in decode_event_stream([value.decode()]) if getattr(r, "kind", None) == "event"]
+    consumed = curate_events.events_of_message(value).records
+    replayed = [r for r in curate_events.events_of_lines([value.decode()]) if getattr(r, "kind", None) == "event"]
     assert password not in encode(consumed[0]).decode()
     assert [encode(r) for r in consumed] == [encode(r) for r in replayed]
 
 
 def test_an_event_message_of_an_unknown_kind_is_undecodable():
     with pytest.raises(ksrc.Undecodable) as bad:
-        ksrc.decode_events(b'{"kind": "ConfigMap", "metadata": {"name": "x"}}')
+        curate_events.events_of_message(b'{"kind": "ConfigMap", "metadata": {"name": "x"}}')
     assert bad.value.reason == "unknown_kind"
 
 

@@ -645,9 +645,13 @@ class ContainerCurator:
         for record in records:
             # One record is one unit of work: one that cannot be redacted or stamped is dropped, counted.
             try:
-                redact_record(record)  # issue 10: secrets are masked before any sink sees a record
+                # The redaction step: every record leaves curation through it, the error of a
+                # trace too (built from the trace's redacted text, but no record skips the step).
+                redact_record(record)
                 stamp(record, None)
                 error = error_of_trace(record) if isinstance(record, TraceRecord) else None
+                if error is not None:
+                    redact_record(error)
             except Exception as exc:
                 self._record_failed(record, exc)
                 continue

@@ -13,11 +13,10 @@ from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes
-from gangscope.parsers.events import decode_event_stream
 from gangscope.parsers.records import Record, pack, unpack
-from gangscope.parsers.redact import redact_record
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.curate.events import events_of_lines
 from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
@@ -201,9 +200,9 @@ class Replay:
             for path in source.paths:
                 # One stream per file, not per block: a pretty-printed `kubectl get -o json` spans blocks.
                 lines = (line for block in read_lines(path, result.read) for line in block)
-                for item in decode_event_stream(lines):
+                for item in events_of_lines(lines):  # curated: decoded and redacted
                     if getattr(item, "kind", None) == "event":
-                        events.append(redact_record(item))  # issue 10: secrets masked before any sink
+                        events.append(item)
                     elif getattr(item, "reason", None) in BENIGN_SKIPS:
                         result.repeated_events += 1
                     else:

@@ -34,6 +34,7 @@ from gangscope.pipeline.run import checkpoint
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.curate.events import events_of_message
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
 from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.sinks.indices import OpenSearchError
@@ -498,7 +499,7 @@ class Service:
         for m in messages:
             state.next_offset = m.offset + 1
             try:
-                decoded = ksrc.decode_events(m.value)
+                decoded = events_of_message(m.value)  # curated: decoded and redacted
             except ksrc.Undecodable as bad:
                 self._dead_letter(m, bad)
                 continue

@@ -2,20 +2,19 @@
 
 Pod-log messages are Fluent Bit's Kafka output records (FORMATS.md 1.5: JSON with `log`,
 `stream`, `time` or `@timestamp`, `_p`, the `kubernetes` block); event messages are one
-Kubernetes Event, Kueue Workload or Pod JSON each (parsers/events.py). A message that is
-neither goes to the dead-letter topic with its original key and bytes, and the reason in
+Kubernetes Event, Kueue Workload or Pod JSON each, handed on as JSON (their records are made
+by pipeline/curate/events.py). A message that is neither goes to the dead-letter topic with its original key and bytes, and the reason in
 its headers.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Iterator
 
 import msgspec
 
 from gangscope.parsers import envelopes
-from gangscope.parsers.records import EventRecord
 
 # Header names on a dead-lettered message.
 H_REASON = "gangscope-reason"
@@ -25,8 +24,6 @@ H_PARTITION = "gangscope-partition"
 H_OFFSET = "gangscope-offset"
 
 _decoder = msgspec.json.Decoder()
-# Skips of parsers/events.py that are normal traffic, not broken messages.
-BENIGN_EVENT_SKIPS = frozenset(("bookmark", "duplicate"))
 
 
 def client_options(cfg) -> dict[str, Any]:
@@ -121,32 +118,10 @@ def decode_log(value: bytes | None, _decode=_decoder.decode, _envelope=envelopes
 _KUBE_KEY_FIELDS = ("namespace_name", "pod_id", "pod_name", "container_name")
 
 
-@dataclass
-class DecodedEvents:
-    records: list[EventRecord] = field(default_factory=list)
-    skipped: dict[str, int] = field(default_factory=dict)  # benign skips by reason
-
-
-def decode_events(value: bytes | None) -> DecodedEvents:
-    """Event records of one events message, their secrets masked as replay masks those of event
-    files; Undecodable when it yields only broken objects."""
-    from gangscope.parsers.events import Skip, decode_object
-    from gangscope.parsers.redact import redact_record
-
-    obj = _json_value(value)
-    out = DecodedEvents()
-    bad: Skip | None = None
-    for item in decode_object(obj):
-        if isinstance(item, Skip):
-            if item.reason in BENIGN_EVENT_SKIPS:
-                out.skipped[item.reason] = out.skipped.get(item.reason, 0) + 1
-            elif bad is None:
-                bad = item
-            continue
-        out.records.append(redact_record(item))  # issue 10: before the sink, as pipeline/replay.py does
-    if bad is not None and not out.records:
-        raise Undecodable(bad.reason, bad.detail)
-    return out
+def event_object(value: bytes | None) -> Any:
+    """The JSON of one events message (an Event, Workload, Pod, list or watch event), or
+    Undecodable. Its records are made by pipeline/curate/events.py: a source only reads."""
+    return _json_value(value)
 
 
 # --- dead letters ---------------------------------------------------------------------------
