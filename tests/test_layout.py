@@ -48,10 +48,6 @@ MAY_IMPORT: dict[str, set[str]] = {
 ALLOWED_FOR_NOW: dict[tuple[str, str], str] = {
     ("pipeline/report/render.py", "parsers.envelopes"):
         "time_seconds: until the one RFC 3339/timestamp module the report can import (issue 15)",
-    ("pipeline/report/render.py", "correlate.timeline"):
-        "the report draws the gang timeline itself: it should be handed the timeline, not build it",
-    ("pipeline/report/render.py", "diagnose.views"):
-        "the report rebuilds records from dicts with diagnose's views: it should read the records",
 }  # fmt: skip
 
 
