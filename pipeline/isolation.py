@@ -248,7 +248,7 @@ def describe_place(example: dict[str, Any]) -> str:
     for key in ("parser", "record", "section"):
         if example.get(key) is not None:
             parts.append(f"{key} {example[key]}")
-    if example.get("job") is not None:
+    if example.get("job") is not None and not str(example.get("position") or "").startswith(str(example["job"])):
         parts.append(f"job {example['job']}" + (f" attempt {example['attempt']}" if example.get("attempt") is not None else ""))
     return " ".join(parts) or "?"
 

@@ -173,8 +173,10 @@ def cmd_replay(args, err: Console) -> int:
                 result = replay_mod.run(options, sink.write, lambda n: progress.advance(task, n), sink=sink)
         if args.opensearch:
             stats = sink.close()
+            result.failures.merge(stats.failures)  # records it could not encode
         else:
             _write_report(sink, result)
+            result.failures.merge(sink.failures)  # records it could not encode
             sink.close(result.summary())
     except BaseException:
         sink.abort()
@@ -191,7 +193,7 @@ def _write_report(sink, result) -> None:
     from gangscope.pipeline.report.render import render_report
 
     sink.write_file("report.html", render_report(result.digest.all_records(), result.diagnoses,
-                                                 timelines=result.timelines))
+                                                 timelines=result.timelines, failures=result.failures))
 
 
 def cmd_diagnose(args, err: Console) -> int:
@@ -236,6 +238,8 @@ def _print_problems(err: Console, result) -> None:
         err.print(f"gangscope: {problem}", markup=False, soft_wrap=True)
     if result.unreadable:
         err.print(f"gangscope: {result.unreadable:,} input records could not be read (counted and skipped)", markup=False, soft_wrap=True)
+    for line in result.stage_failures.lines():  # one line per stage; summary.json has the examples
+        err.print(f"gangscope: {line}", markup=False, soft_wrap=True)
 
 
 def cmd_consume(args, err: Console) -> int:

@@ -20,6 +20,7 @@ from gangscope.pipeline.curate.events import events_of_lines
 from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
+from gangscope.pipeline.isolation import StageFailures, unit_of_work
 from gangscope.pipeline.correlate.event_book import EventBook
 from gangscope.pipeline.correlate.stamping import attempt_lookup
 from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
@@ -54,6 +55,14 @@ class ReplayResult:
     diagnoses: list[Record] = field(default_factory=list)
     attempts: dict = field(default_factory=dict)
     timelines: dict = field(default_factory=dict)  # job -> its gang timeline, for the report
+    # Units of work that raised past curation (correlate, diagnose, report, sinks); the files' and
+    # the curation's own are in `read` and `curation`: `stage_failures` holds them all.
+    failures: StageFailures = field(default_factory=StageFailures)
+
+    @property
+    def stage_failures(self) -> StageFailures:
+        """Every unit of work that raised and was skipped, in all stages (pipeline/isolation.py)."""
+        return StageFailures().merge(self.read.failures).merge(self.curation.failures).merge(self.failures)
 
     @property
     def unreadable(self) -> int:
@@ -61,7 +70,7 @@ class ReplayResult:
 
     @property
     def exit_code(self) -> int:
-        bad = self.unreadable or self.problems or self.read.errors or self.read.long_lines_cut
+        bad = self.unreadable or self.problems or self.read.errors or self.read.long_lines_cut or self.stage_failures
         return 1 if bad else 0
 
     def summary(self) -> dict:
@@ -83,6 +92,7 @@ class ReplayResult:
             "skipped_events": self.skipped_events,
             "repeated_events": self.repeated_events,
             "problems": self.problems + self.read.errors,
+            "stage_failures": self.stage_failures.summary(),
         }
 
 
@@ -209,7 +219,7 @@ class Replay:
                         result.skipped_events += 1
         # the consumer's book, given all events at once: attempts are cut by one code path
         book = EventBook(max_events=None)
-        stamped, _ended = book.add(events)
+        stamped, _ended = book.add(events, failures=result.failures)
         result.attempts = self.attempts = book.attempts
         self._deliver(stamped)
 
@@ -217,8 +227,11 @@ class Replay:
     def _finish(self) -> None:
         result = self.result
         for progress in self.rank_progress:
-            self._deliver(progress.finish(result.curation.job_end))
-        found = back_half.analyse(result.digest, result.attempts)
+            last_word: list[Record] = []
+            with unit_of_work(result.failures, "correlate", step="progress"):
+                last_word = progress.finish(result.curation.job_end)
+            self._deliver(last_word)
+        found = back_half.analyse(result.digest, result.attempts, failures=result.failures)
         self._deliver(found.stragglers, kept=True)
         result.diagnoses = found.diagnoses
         result.timelines = found.timelines
@@ -266,6 +279,7 @@ class GroupWork:
                     if fmt == "auto":
                         fmt = envelopes.detect_format(decode_block(block[: 1 << 16])[0][:SAMPLE_LINES])
                     curator = self._curator_for(source.identity, fmt)
+                curator.source = path  # named where a failure is counted
                 yield curator.feed_block(block)
                 if self.progress is not None:
                     self.progress(read.bytes - last_bytes)
@@ -336,6 +350,8 @@ def _merge_stats(into, other) -> None:
             mine = getattr(into, name)
             for key, count in value.items():
                 mine[key] = mine.get(key, 0) + count
+        elif isinstance(value, StageFailures):
+            getattr(into, name).merge(value)
 
 
 def _attempt_lookup(attempts: dict):
