@@ -58,7 +58,7 @@ def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines
     stragglers = [with_derived_id(r) for r in find_stragglers(steps)]
     for r in stragglers:
         digest.add(r)
-    records = digest.all_records()
+    records = in_reading_order(digest.all_records())
     every_attempt = [a for job_attempts in attempts.values() for a in job_attempts] or None
     diagnoses = list(diagnose(records, every_attempt, failures))
     found = Findings(stragglers, diagnoses)
@@ -88,15 +88,23 @@ def job_timelines(records: Iterable[Record], attempts: Mapping[str, list], diagn
     return out
 
 
+def in_reading_order(records: list[Record], event_order: Mapping[str, int] | None = None) -> list[Record]:
+    """The records as a diagnosis lists them, whichever way they came (pod by pod from files, in
+    poll batches, read back from a store): events in the order they were read (`event_order`:
+    id -> position; by default their order in `records`), every other kind by time, seq and id."""
+    if event_order is None:
+        event_order = {r.id: i for i, r in enumerate(r for r in records if r.kind == "event")}
+    last = len(event_order)
+    return sorted(records, key=lambda r: (event_order.get(r.id, last) if r.kind == "event" else 0,
+                                          r.time or "", r.seq, r.id))
+
+
 def digest_of(records: list[Record], event_order: Mapping[str, int] | None = None,
               max_bytes: int | None = None) -> JobDigest:
-    """A digest of one job's records read back from a store, as replay's digest took them:
-    lines by time, events in the order they were read (`event_order`: id -> position, the
-    order a diagnosis lists them in). Stragglers found before are left out: `analyse` finds
-    them again from the steps. `records` is sorted in place."""
-    order = event_order or {}
-    last = len(order)
-    records.sort(key=lambda r: (order.get(r.id, last) if r.kind == "event" else 0, r.time or "", r.seq, r.id))
+    """A digest of one job's records read back from a store, taken in reading order (events as
+    `event_order` says they were read: id -> position). Stragglers found before are left out:
+    `analyse` finds them again from the steps."""
+    records = in_reading_order(records, event_order or {})
     digest = JobDigest() if max_bytes is None else JobDigest(max_bytes=max_bytes)
     for r in records:
         if r.kind != "signal" or getattr(r, "signal", None) != "straggler":

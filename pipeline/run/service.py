@@ -392,9 +392,7 @@ class Service:
                 # revocation dropped what was read without an acknowledgement: it must be read again.
                 start = self.first_read.get(tp)
             if state is None:
-                state = EventsPartition() if self._is_events(tp) else LogPartition(
-                    self.attempt_of, limits=curate.CurationLimits(max_containers=self.cfg.max_containers),
-                    progress=DerivedProgress())
+                state = self.new_state(tp)
             self.states[tp] = state
             if isinstance(state, LogPartition):
                 for job in state.jobs():  # restored containers end like any others, when quiet
@@ -415,6 +413,13 @@ class Service:
             log.info("partition assigned", topic=tp.topic, partition=tp.partition, start=start, committed=committed)
         self.new_partitions.clear()
         self.metrics.partitions.set(len(self.states))
+
+    def new_state(self, tp) -> "LogPartition | EventsPartition":
+        """The state of a partition read from its start or its committed offset (no checkpoint)."""
+        if self._is_events(tp):
+            return EventsPartition()
+        return LogPartition(self.attempt_of, limits=curate.CurationLimits(max_containers=self.cfg.max_containers),
+                            progress=DerivedProgress())
 
     def _restore(self, tp, committed: int | None, now: float) -> tuple[LogPartition | None, int | None]:
         while True:
