@@ -5,6 +5,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from gangscope.pipeline.run.cli import main
 
 UID = "0c6d1111-2222-3333-4444-555566667777"
@@ -14,6 +16,14 @@ TRACE = [
     "2024-05-01T12:00:00.100000002Z stderr F [rank1]:     main()",
     "2024-05-01T12:00:00.100000003Z stderr F [rank1]: KeyError: 'labels'",
 ]
+
+
+@pytest.fixture(autouse=True)
+def no_servers(monkeypatch):
+    """These commands write to the output folder, also where the environment names servers that
+    run (the README's way to test against them): GANGSCOPE_OPENSEARCH_URL would send replay there."""
+    for name in ("GANGSCOPE_OPENSEARCH_URL", "GANGSCOPE_KAFKA_BOOTSTRAP"):
+        monkeypatch.delenv(name, raising=False)
 
 
 def pod_log(root, lines, pod="llama-train-worker-1", name="0.log"):
