@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from typing import NamedTuple
 
+import msgspec
+
 
 class Line(NamedTuple):
     time: str | None  # RFC 3339 as the envelope gave it (UTC), None for plain text without times
@@ -18,6 +20,23 @@ class Line(NamedTuple):
     text: str  # the payload, rank prefixes removed; may contain '\r' (progress bars)
     rank: int | None = None  # global rank, from `[rankN]:`
     local_rank: int | None = None  # local rank, from torchrun's `[<role><N>]:`
+
+
+class LineState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A `Line` in a snapshot (parsers keep the line a record started on)."""
+
+    time: str | None = None
+    seq: int = 0
+    text: str = ""
+    rank: int | None = None
+    local_rank: int | None = None
+
+    @classmethod
+    def of(cls, line: Line) -> "LineState":
+        return cls(time=line.time, seq=line.seq, text=line.text, rank=line.rank, local_rank=line.local_rank)
+
+    def line(self) -> Line:
+        return Line(self.time, self.seq, self.text, self.rank, self.local_rank)
 
 
 # torch.distributed's excepthook writes f"[rank{rank}]: {line}" (distributed_c10d.py), and c10

@@ -34,10 +34,12 @@ import math
 from collections import deque
 from datetime import datetime
 from statistics import median
-from typing import Mapping, NamedTuple
+from typing import Any, Mapping, NamedTuple
+
+import msgspec
 
 from gangscope.parsers.dialects import FACTS
-from gangscope.parsers.records import EpochRecord, SignalRecord, StepRecord
+from gangscope.parsers.records import EpochRecord, SignalRecord, StepRecord, record_from_state, record_state
 
 
 def d_name(rec: StepRecord) -> str | None:
@@ -73,6 +75,51 @@ _IDENTITY = ("job", "attempt", "namespace", "pod", "container", "node", "rank", 
 
 def _key(rec: StepRecord) -> tuple:
     return (rec.job, rec.attempt, rec.namespace, rec.pod, rec.container, rec.rank, rec.local_rank)
+
+
+class RankState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A `RankProgress` in a snapshot, with the rank it follows (`job` ... `local_rank`).
+
+    `last`: its latest step record (`records.record_state`); `state`: the progress it worked out
+    (step, totals, epoch, progress, eta_s); `points`: recent (time, progress) pairs for the rate;
+    `intervals`: recent times between steps; `last_step_at`/`last_step`: the time and (epoch,
+    step) of the latest new step; `in_epoch`, `first_epoch`, `epoch_len`: what it learnt of the
+    step numbers; `dialect`: of the latest record; `next`: what the next record must reach to be
+    emitted (`_thresholds`)."""
+
+    job: str | None = None
+    attempt: int = 1
+    namespace: str | None = None
+    pod: str | None = None
+    container: str | None = None
+    rank: int | None = None
+    local_rank: int | None = None
+    last: dict[str, Any] | None = None
+    state: dict[str, Any] = {}
+    points: list[tuple[float, float]] = []
+    intervals: list[float] = []
+    last_step_at: float | None = None
+    last_step: tuple[Any, Any] | None = None
+    in_epoch: bool | None = None
+    first_epoch: int | float | None = None
+    epoch_len: float | None = None
+    dialect: str | None = None
+    next: tuple[Any, tuple[Any, Any], Any, Any] | None = None
+
+
+class JobEndState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """The time (epoch seconds) of the latest step of one job attempt."""
+
+    job: str | None = None
+    attempt: int = 1
+    time: float = 0.0
+
+
+class TrackerState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A `ProgressTracker` in a snapshot: its ranks, and the latest step time of each job attempt."""
+
+    ranks: list[RankState] = []
+    job_end: list[JobEndState] = []
 
 
 class ProgressTracker:
@@ -122,6 +169,24 @@ class ProgressTracker:
             del self._job_end[key]
         return out
 
+    def snapshot(self) -> TrackerState:
+        """Every rank's progress, as plain data (the parameters are the tracker's, not state)."""
+        ranks = []
+        for key, rp in self._ranks.items():
+            job, attempt, namespace, pod, container, rank, local_rank = key
+            ranks.append(rp.snapshot(RankState(job=job, attempt=attempt, namespace=namespace, pod=pod,
+                                               container=container, rank=rank, local_rank=local_rank)))
+        return TrackerState(ranks=ranks, job_end=[JobEndState(job=j, attempt=a, time=t) for (j, a), t in self._job_end.items()])
+
+    def restore(self, state: TrackerState) -> None:
+        """Take up the ranks of `state`, with this tracker's parameters."""
+        self._ranks = {}
+        for r in state.ranks:
+            key = (r.job, r.attempt, r.namespace, r.pod, r.container, r.rank, r.local_rank)
+            rp = self._ranks[key] = RankProgress(**self.params)
+            rp.restore(r)
+        self._job_end = {(e.job, e.attempt): e.time for e in state.job_end}
+
 
 class RankProgress:
     """Epoch progress and stalls of one job rank.
@@ -166,6 +231,33 @@ class RankProgress:
         self._facts = None
         # what the next record must reach to be emitted (see _should_emit)
         self._next: tuple | None = None
+
+    def snapshot(self, into: RankState) -> RankState:
+        """This rank's progress, written into `into` (which names the rank)."""
+        into.last = None if self._last is None else record_state(self._last)
+        into.state = dict(self._state)
+        into.points = list(self._points)
+        into.intervals = list(self._intervals)
+        into.last_step_at, into.last_step = self._last_step_at, self._last_step_key
+        into.in_epoch, into.first_epoch, into.epoch_len = self._in_epoch, self._first_epoch, self._epoch_len
+        into.dialect, into.next = self._dialect, self._next
+        return into
+
+    def restore(self, state: RankState) -> None:
+        """Take up the progress of `state` (with this object's parameters)."""
+        last = None if state.last is None else record_from_state(state.last)
+        if last is not None and not isinstance(last, StepRecord):
+            raise ValueError(f"a rank's latest record is a {last.kind} record, not a step")
+        self._last = last
+        self._state = dict(state.state)
+        self._points.clear()
+        self._points.extend(state.points)
+        self._intervals.clear()
+        self._intervals.extend(state.intervals)
+        self._last_step_at, self._last_step_key = state.last_step_at, state.last_step
+        self._in_epoch, self._first_epoch, self._epoch_len = state.in_epoch, state.first_epoch, state.epoch_len
+        self._dialect, self._facts = state.dialect, _facts(state.dialect)
+        self._next = state.next
 
     def time_of(self, rec: StepRecord) -> float | None:
         """The record's time in seconds (remembered: a bar's states share their line's time)."""

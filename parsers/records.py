@@ -182,6 +182,41 @@ def from_dict(data: dict[str, Any]) -> AnyRecord:
     return msgspec.convert(data, AnyRecord)
 
 
+_KINDS: dict[str, type[Record]] = {c.kind: c for c in (TraceRecord, StepRecord, EpochRecord, ErrorRecord, EventRecord,
+                                                        SignalRecord, DiagnosisRecord)}  # type: ignore[misc]
+
+
+def record_state(record: Record) -> dict[str, Any]:
+    """A record held by a parser or tracker as plain data, for a snapshot: `kind` and the fields
+    that differ from their defaults, values as they are. (A typed decode would turn an int in a
+    float field into a float, and `epoch` 2 into 2.0 changes a step's id; MessagePack keeps both.)
+    For records of scalar fields and dicts of them (steps, epochs, errors, signals)."""
+    state: dict[str, Any] = {"kind": record.kind}
+    for name, default in _DEFAULTS[record.kind]:
+        value = getattr(record, name)
+        if not (type(value) is type(default) and value == default):
+            state[name] = value
+    return state
+
+
+def record_from_state(state: dict[str, Any]) -> Record:
+    """The record `record_state` gave (ValueError for an unknown kind or field)."""
+    fields = dict(state)
+    cls = _KINDS.get(fields.pop("kind", None))  # type: ignore[arg-type]
+    if cls is None:
+        raise ValueError(f"not a record kind: {state.get('kind')!r}")
+    try:
+        return cls(**fields)
+    except TypeError as exc:
+        raise ValueError(f"{cls.kind} record: {exc}") from None
+
+
+_DEFAULTS = {
+    kind: [(f.name, f.default if f.default is not msgspec.NODEFAULT else f.default_factory()) for f in msgspec.structs.fields(cls)]
+    for kind, cls in _KINDS.items()
+}
+
+
 def stable_id(*parts: object) -> str:
     """A deterministic id from the given coordinates (never from paths or byte offsets)."""
     return id_hasher(*parts).hexdigest()

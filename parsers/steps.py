@@ -23,11 +23,14 @@ stays step 5 of epoch 2). The Trainer's logs dict prints no step at all: see
 from __future__ import annotations
 
 import re
+from typing import Any
+
+import msgspec
 
 from gangscope.parsers import dialects
 from gangscope.parsers.dialects import DEFAULT_CACHE, Dialect, ShapeCache, build, is_step, strip_ansi
-from gangscope.parsers.lines import Line
-from gangscope.parsers.records import Record, StepRecord
+from gangscope.parsers.lines import Line, LineState
+from gangscope.parsers.records import Record, StepRecord, record_from_state, record_state
 
 # The rank a logger wrote into the message: DeepSpeed's log_dist "[Rank 0] ..."
 # (deepspeed/utils/logging.py get_dist_msg), Accelerate's MultiProcessAdapter "[RANK 0] ..."
@@ -67,10 +70,51 @@ class _Pending:
         return StepRecord(time=line.time, seq=line.seq, rank=self.rank, local_rank=line.local_rank, **self.fields)
 
 
+class PendingState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A step being assembled, in a snapshot: its fields so far (as `dialects.build` gives them,
+    numbers as they were read) and the line it started on."""
+
+    fields: dict[str, Any]
+    line: LineState
+    rank: int | None = None
+
+    @classmethod
+    def of(cls, pending: _Pending) -> "PendingState":
+        fields = dict(pending.fields)
+        fields["metrics"] = dict(fields.get("metrics") or {})
+        return cls(fields=fields, line=LineState.of(pending.line), rank=pending.rank)
+
+    def pending(self) -> _Pending:
+        if not isinstance(self.fields.get("metrics"), dict):
+            raise ValueError("a pending step without its metrics")
+        return _Pending(dict(self.fields), self.line.line(), self.rank)
+
+
+class StepState(msgspec.Struct, tag="step", kw_only=True, omit_defaults=True):
+    """A `StepParser` in a snapshot: the step being assembled (`pending`), the block being read
+    (`block`, of dialect `block_dialect`) and what the stream told so far: the epoch of an
+    "Epoch n/N" header, the training bar's total, where a tqdm.write() clear stands (`cleared`),
+    whether bar states come one per line (`bar_lines`), and what a plain loop's step numbers do
+    (`restarts`, `first_epoch`, `last_plain`: its previous (epoch, step))."""
+
+    pending: PendingState | None = None
+    epoch: int | float | None = None
+    total_epochs: int | None = None
+    bar_total: int | None = None
+    cleared: int = 0
+    bar_lines: bool = False
+    block: PendingState | None = None
+    block_dialect: str | None = None
+    restarts: bool | None = None
+    first_epoch: int | None = None
+    last_plain: tuple[Any, Any] | None = None
+
+
 class StepParser:
     """Training step lines of one stream, in every dialect of dialects.DIALECTS."""
 
     PREFILTER = dialects.PREFILTER
+    State = StepState  # the class of its snapshots
 
     def __init__(self, cache: ShapeCache = DEFAULT_CACHE):
         self._cache = cache
@@ -142,6 +186,33 @@ class StepParser:
             out.append(self._pending.record())
             self._pending = None
         return out
+
+    # ------------------------------------------------------------------ snapshots
+
+    def snapshot(self) -> StepState:
+        """What this stream's parser knows, as plain data (the shape cache is shared, not state)."""
+        p, b = self._pending, self._block
+        return StepState(
+            pending=None if p is None else PendingState.of(p), epoch=self._epoch, total_epochs=self._total_epochs,
+            bar_total=self._bar_total, cleared=self._cleared, bar_lines=self._bar_lines,
+            block=None if b is None else PendingState.of(b),
+            block_dialect=None if self._block_dialect is None else self._block_dialect.name,
+            restarts=self._restarts, first_epoch=self._first_epoch, last_plain=self._last_plain,
+        )
+
+    def restore(self, state: StepState) -> None:
+        """Take up where the parser of `state` was."""
+        block_dialect = None
+        if state.block is not None:
+            block_dialect = dialects.FACTS.get(state.block_dialect or "")
+            if block_dialect is None or block_dialect.kind != "block_header":
+                raise ValueError(f"step parser: {state.block_dialect!r} is not a block dialect of this build")
+        self._pending = None if state.pending is None else state.pending.pending()
+        self._epoch, self._total_epochs, self._bar_total = state.epoch, state.total_epochs, state.bar_total
+        self._cleared, self._bar_lines = state.cleared, state.bar_lines
+        self._block = None if state.block is None else state.block.pending()
+        self._block_dialect = block_dialect
+        self._restarts, self._first_epoch, self._last_plain = state.restarts, state.first_epoch, state.last_plain
 
     # ------------------------------------------------------------------ internals
 
@@ -262,6 +333,23 @@ def _to_global_step(fields: dict, d: Dialect, epoch_base: int | None = None) -> 
     fields["total_steps"] = per_epoch * total_epochs if total_epochs else None
 
 
+class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A `TrainerLogFolder` in a snapshot: the logs dicts waiting for their step (`logs`), the
+    steps the bar was redrawn at after a write (`marks`), the bar's record of each step (`bars`),
+    its total, steps per epoch once decided (`per_epoch`), the bar records held (`held`), and
+    whether a dict was seen (`seen_logs`) or the bar is nobody's Trainer (`plain_bar`). Records
+    as `records.record_state` gives them."""
+
+    logs: list[dict[str, Any]] = []
+    marks: list[int] = []
+    bars: list[dict[str, Any]] = []
+    total: int | None = None
+    per_epoch: float | None = None
+    held: list[dict[str, Any]] = []
+    seen_logs: bool = False
+    plain_bar: bool = False
+
+
 class TrainerLogFolder:
     """Gives the Trainer's logs dicts their step, for the records of one container.
 
@@ -320,6 +408,24 @@ class TrainerLogFolder:
             self._held = []
             out.extend(self._release(final=False))
         return out
+
+    def snapshot(self) -> "TrainerLogsState":
+        """What the folder holds and knows, as plain data."""
+        return TrainerLogsState(
+            logs=[record_state(r) for r in self._logs], marks=sorted(self._marks),
+            bars=[record_state(r) for r in self._bars.values()], total=self._total, per_epoch=self._per_epoch,
+            held=[record_state(r) for r in self._held], seen_logs=self._seen_logs, plain_bar=self._plain_bar,
+        )
+
+    def restore(self, state: "TrainerLogsState") -> None:
+        """Take up where the folder of `state` was."""
+        self._logs = [record_from_state(r) for r in state.logs]  # type: ignore[misc]
+        self._marks = set(state.marks)
+        bars = [record_from_state(r) for r in state.bars]
+        self._bars = {r.step: r for r in bars}  # type: ignore[attr-defined]
+        self._total, self._per_epoch = state.total, state.per_epoch
+        self._held = [record_from_state(r) for r in state.held]
+        self._seen_logs, self._plain_bar = state.seen_logs, state.plain_bar
 
     def close(self) -> list[Record]:
         out: list[Record] = list(self._release(final=True))

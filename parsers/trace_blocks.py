@@ -16,6 +16,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import Any
 
+import msgspec
+
 from gangscope.parsers.fingerprint import fingerprint, frame_keys, normalize_message
 from gangscope.parsers.records import ChainLink, Frame, TraceRecord
 from gangscope.parsers.trace_shapes import (
@@ -462,12 +464,39 @@ class FailureBox:
         self._done()
         return {"title": self.title, "failures": self.failures}
 
+    def snapshot(self) -> "FailureBoxState":
+        """What was read of the box so far, as plain data."""
+        return FailureBoxState(title=self.title, failures=list(self.failures), lines=self._lines, root=self._root,
+                               current=None if self._current is None else dict(self._current),
+                               message=None if self._message is None else list(self._message), tail=list(self._tail))
+
+    @classmethod
+    def from_snapshot(cls, state: "FailureBoxState") -> "FailureBox":
+        box = cls()
+        box.title, box.failures, box._lines, box._root = state.title, state.failures, state.lines, state.root
+        box._current, box._message = state.current, state.message
+        box._tail.extend(state.tail)
+        return box
+
     def _done(self) -> None:
         if self._current is not None:
             _finish_failure(self._current, (self._message or []) + list(self._tail))
             self.failures.append(self._current)
         self._current, self._message = None, None
         self._tail.clear()
+
+
+class FailureBoxState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A `FailureBox` in a snapshot: the failures read, and the one being read (`current`, its
+    traceback's first lines `message` and last lines `tail`); `lines` counts the box's lines."""
+
+    title: str | None = None
+    failures: list[dict[str, Any]] = []
+    lines: int = 0
+    root: bool = False
+    current: dict[str, Any] | None = None
+    message: list[str] | None = None
+    tail: list[str] = []
 
 
 def _read_failures(box: list[str]) -> dict[str, Any]:

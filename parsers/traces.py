@@ -26,9 +26,11 @@ from collections.abc import Callable
 from datetime import date
 from typing import Any
 
-from gangscope.parsers.lines import Line
+import msgspec
+
+from gangscope.parsers.lines import Line, LineState
 from gangscope.parsers.records import Record
-from gangscope.parsers.trace_blocks import FailureBox, parse_block
+from gangscope.parsers.trace_blocks import FailureBox, FailureBoxState, parse_block
 from gangscope.parsers.trace_shapes import (
     ANSI,
     BORDER,
@@ -191,6 +193,26 @@ TERMINAL = frozenset({"message", "message_blank", "message_done", "box", "dump",
 # ----------------------------------------------------------------------------- the parser
 
 
+class TraceState(msgspec.Struct, tag="trace", kw_only=True, omit_defaults=True):
+    """An open trace in a snapshot: the rule state it is in, its first line, the lines kept
+    (`lines` from the start, `tail` the last ones; `line_count` read, `dropped` between them,
+    `cut` a line shortened), blank lines `held` until the trace goes on, free-text lines read
+    in a row (`text_lines`), the time of its last line in seconds (`last_s`) and a torchrun
+    failure box being read."""
+
+    state: str
+    first: LineState
+    lines: list[str] = []
+    tail: list[str] = []
+    line_count: int = 0
+    dropped: int = 0
+    cut: bool = False
+    held: list[str] = []
+    text_lines: int = 0
+    last_s: float | None = None
+    failures: FailureBoxState | None = None
+
+
 class TraceParser:
     """Assembles the stack traces of one logical stream (see parsers/base.py).
 
@@ -205,6 +227,7 @@ class TraceParser:
     """
 
     PREFILTER = PREFILTER
+    State = TraceState  # the class of its snapshots
 
     def __init__(
         self,
@@ -298,6 +321,34 @@ class TraceParser:
         if now is None or now - self._last_s <= self.quiet_s:
             return []
         return self._finish()
+
+    # -- snapshots
+
+    def snapshot(self) -> "TraceState | None":
+        """The open trace as plain data; None when no trace is open (then there is nothing to
+        keep: the next line is read as by a new parser)."""
+        if self._state is None or self._first is None:
+            return None
+        block = self._block
+        return TraceState(
+            state=self._state, first=LineState.of(self._first), lines=list(block.head), tail=list(block.tail),
+            line_count=block.count, dropped=block.dropped, cut=block.cut, held=list(self._held),
+            text_lines=self._text_lines, last_s=self._last_s,
+            failures=None if self._failures is None else self._failures.snapshot(),
+        )
+
+    def restore(self, state: "TraceState") -> None:
+        """Take up the open trace of `state` (this parser's bounds apply to what comes next)."""
+        if state.state not in RULES:
+            raise ValueError(f"trace parser state {state.state!r} is not one of this build's")
+        block = _Block(self.max_lines, self.max_bytes)
+        block.head, block.tail, block.count = list(state.lines), deque(state.tail), state.line_count
+        block.dropped, block.cut = state.dropped, state.cut
+        block._head_room -= sum(len(t) + 1 for t in state.lines)
+        block._tail_size = sum(len(t) + 1 for t in state.tail)
+        self._state, self._first, self._block = state.state, state.first.line(), block
+        self._held, self._text_lines, self._last_s = list(state.held), state.text_lines, state.last_s
+        self._failures = None if state.failures is None else FailureBox.from_snapshot(state.failures)
 
     # -- internals
 
@@ -435,5 +486,3 @@ class _Block:
         if not self.dropped:
             return "\n".join(self.lines())
         return "\n".join([*self.head, f"[... {self.dropped} lines not kept ...]", *self.tail])
-
-

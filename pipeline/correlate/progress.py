@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Mapping
 
-from gangscope.parsers.progress import ProgressTracker
+from gangscope.parsers.progress import ProgressTracker, TrackerState
 from gangscope.parsers.records import Record
 from gangscope.pipeline.curate.identity import with_derived_id
 
@@ -20,6 +20,13 @@ class DerivedProgress:
 
     def __init__(self) -> None:
         self.tracker = ProgressTracker()
+
+    def snapshot(self) -> TrackerState:
+        """The progress of every rank, as plain data (curate.snapshot)."""
+        return self.tracker.snapshot()
+
+    def restore(self, state: TrackerState) -> None:
+        self.tracker.restore(state)
 
     def derive(self, records: list[Record], start: int = 0) -> list[Record]:
         """The progress records the step records among `records[start:]` make, with their ids."""

@@ -23,6 +23,8 @@ from gangscope.parsers.steps import StepParser, TrainerLogFolder
 from gangscope.parsers.traces import TraceParser
 from gangscope.pipeline.curate.identity import Stamper, job_of
 from gangscope.pipeline.curate.scan import BlockScanner
+from gangscope.pipeline.curate.snapshot import (ContainerState, CuratorState, IdentityState, PartialState, StatsState,
+                                                SubState)
 from gangscope.pipeline.isolation import StageFailures, failures_of
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
 
@@ -56,6 +58,22 @@ class CurationStats:
     problems: list[str] = field(default_factory=list)
     job_end: dict[str, float] = field(default_factory=dict)  # job -> time of its last line read
     failures: StageFailures = field(default_factory=StageFailures)  # parsers and records that raised (stage "curate")
+
+    def snapshot(self) -> StatsState:
+        return StatsState(
+            lines=self.lines, unreadable_lines=self.unreadable_lines, invalid_utf8_lines=self.invalid_utf8_lines,
+            partial_lines_cut=self.partial_lines_cut, dangling_partials=self.dangling_partials,
+            open_records_flushed=self.open_records_flushed, containers_evicted=self.containers_evicted,
+            records=dict(self.records), problems=list(self.problems), job_end=dict(self.job_end),
+            failures=self.failures.summary(),
+        )
+
+    def restore(self, state: StatsState) -> None:
+        self.lines, self.unreadable_lines, self.invalid_utf8_lines = state.lines, state.unreadable_lines, state.invalid_utf8_lines
+        self.partial_lines_cut, self.dangling_partials = state.partial_lines_cut, state.dangling_partials
+        self.open_records_flushed, self.containers_evicted = state.open_records_flushed, state.containers_evicted
+        self.records, self.problems, self.job_end = dict(state.records), list(state.problems), dict(state.job_end)
+        self.failures = StageFailures.from_summary(state.failures)
 
 
 _STREAMS = frozenset(("stdout", "stderr"))
@@ -181,6 +199,27 @@ class SubStream:
         self.parsers[i] = type(parser)()
         self.expiring = [p for p in self.parsers if hasattr(p, "expire")]
         return (failed or []) + [(parser, exc)]
+
+    def snapshot(self, key) -> SubState:
+        """This sub-stream (`key`: its stream, or (stream, rank, local rank)) as plain data: the
+        state of each parser that keeps one (a parser with nothing to keep gives None)."""
+        stream, rank, local_rank = (key, None, None) if isinstance(key, str) else key
+        parsers = [state for state in (p.snapshot() for p in self.parsers if hasattr(p, "snapshot")) if state is not None]
+        return SubState(stream=stream, rank=rank, local_rank=local_rank, parsers=parsers, opened_at=self.opened_at,
+                        last_time=self.last_time)
+
+    @classmethod
+    def from_snapshot(cls, state: SubState, parser_classes: tuple[type, ...]) -> "SubStream":
+        """A sub-stream of `parser_classes` that goes on from `state`."""
+        sub = cls(parser_classes)
+        for parser_state in state.parsers:
+            parser = next((p for p in sub.parsers if getattr(p, "State", None) is type(parser_state)), None)
+            if parser is None:
+                raise ValueError(f"no parser of this build takes a {type(parser_state).__name__}")
+            parser.restore(parser_state)
+        sub._read_open_bits()
+        sub.opened_at, sub.last_time = state.opened_at, state.last_time
+        return sub
 
 
 def combined_prefilter(parser_classes: tuple[type, ...]) -> Callable[[str], object]:
@@ -683,6 +722,46 @@ class ContainerCurator:
         failures_of(self.stats).add("curate", exc, file=self.source, position=position, parser=parser,
                                     record=getattr(record, "kind", None), job=self.stamper.job)
 
+    def snapshot(self, key: tuple = ()) -> ContainerState:
+        """What this container's curation needs to go on, as plain data (`key`: its key in a
+        Fluent Bit stream). Limits, the parser table and the attempt lookup are the owner's."""
+        ident = self.identity
+        index = {k: i for i, k in enumerate(self.subs)}
+        return ContainerState(
+            key=key, fmt=self.fmt, job=self.stamper.job, source=self.source,
+            identity=IdentityState(namespace=ident.namespace, pod=ident.pod, pod_uid=ident.pod_uid, container=ident.container,
+                                   restart=ident.restart, node=ident.node, labels=ident.labels, annotations=ident.annotations),
+            subs=[sub.snapshot(k) for k, sub in self.subs.items()], open=[index[k] for k in self.open_keys],
+            partial=[PartialState(stream=stream, time=p[0], size=p[1], chunks=p[2:], at=self.partial_at.get(stream))
+                     for stream, p in self.partial.items()],
+            last_time=dict(self.last_time), last_seq=dict(self.last_seq), text_seq=self.text_seq,
+            deadline_due=self._deadline_due, trainer_logs=self.trainer_logs.snapshot(), last_used=self.last_used,
+        )
+
+    @classmethod
+    def from_snapshot(cls, state: ContainerState, stats: CurationStats, **kwargs) -> "ContainerCurator":
+        """The curator `state` describes, counting into `stats`; `kwargs` as for the constructor
+        (attempt_of, limits, parser_classes, block_scan)."""
+        i = state.identity
+        identity = PodIdentity(namespace=i.namespace, pod=i.pod, pod_uid=i.pod_uid, container=i.container,
+                               restart=i.restart, node=i.node, labels=i.labels, annotations=i.annotations)
+        c = cls(identity, state.fmt, stats, job=state.job, **kwargs)
+        c.source = state.source
+        for s in state.subs:
+            key = (s.stream, s.rank, s.local_rank) if (s.rank is not None or s.local_rank is not None) else s.stream
+            c.subs[key] = SubStream.from_snapshot(s, c.parser_classes)
+        keys = list(c.subs)
+        c.open_keys = {keys[n]: None for n in state.open}
+        for p in state.partial:
+            c.partial[p.stream] = [p.time, p.size, *p.chunks]
+            c.partial_at[p.stream] = p.at
+        c.last_time, c.last_seq, c.text_seq = dict(state.last_time), dict(state.last_seq), state.text_seq
+        c._deadline_due = state.deadline_due
+        c.deadline = None if state.deadline_due is None else _deadline_text(state.deadline_due)
+        c.trainer_logs.restore(state.trainer_logs)
+        c.last_used = state.last_used
+        return c
+
     def open_positions(self) -> list:
         """Where the records still open started (positions as set in `position`)."""
         found = [self.subs[key].opened_at for key in self.open_keys]
@@ -854,6 +933,20 @@ class FluentBitCurator:
     def open_positions(self) -> list:
         """Where the records still open in any container started."""
         return [p for curator in self.curators.values() for p in curator.open_positions()]
+
+    def snapshot(self) -> CuratorState:
+        """Every container's curation state, as plain data."""
+        return CuratorState(containers=[c.snapshot(key) for key, c in self.curators.items()], tick=self.tick,
+                            evictions=self.evictions)
+
+    @classmethod
+    def from_snapshot(cls, state: CuratorState, stats: CurationStats, fallback: PodIdentity, **kwargs) -> "FluentBitCurator":
+        """The curator `state` describes; arguments as for the constructor."""
+        curator = cls(stats, fallback, **kwargs)
+        curator.tick, curator.evictions = state.tick, state.evictions
+        for c in state.containers:
+            curator.curators[tuple(c.key)] = ContainerCurator.from_snapshot(c, stats, **kwargs)
+        return curator
 
     def close(self) -> list[Record]:
         out: list[Record] = []

@@ -13,6 +13,7 @@ from typing import Any
 
 from gangscope.parsers.records import Record
 from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.curate.snapshot import PartitionState
 from gangscope.pipeline.sources.files import PodIdentity
 
 FALLBACK = PodIdentity(namespace=None, pod="unknown")
@@ -101,6 +102,31 @@ class LogPartition:
         # when there is nothing more to read: lines waiting in Kafka (after a pause, under lag) are
         # not silence.
         self.caught_up_since: float | None = None
+
+    def snapshot(self) -> PartitionState:
+        """What curation needs to go on from `next_offset`, as plain data (curate.snapshot). The
+        monotonic times (`last_seen`, `caught_up_since`) are this process's: `restored` sets them."""
+        return PartitionState(
+            curator=self.curator.snapshot(), stats=self.stats.snapshot(),
+            progress=self.progress.snapshot() if self.progress is not None else None,
+            flushed=list(self.flushed), evictions_seen=self._evictions_seen, next_offset=self.next_offset,
+        )
+
+    @classmethod
+    def from_snapshot(cls, state: PartitionState, attempt_of, limits: curate.CurationLimits | None = None,
+                      progress=None) -> "LogPartition":
+        """The partition `state` describes; the arguments as for the constructor (a fresh
+        `progress` takes up the ranks' progress of the snapshot). Call `restored` before use."""
+        partition = cls(attempt_of, limits=limits, progress=progress)
+        partition.stats.restore(state.stats)
+        partition.curator = curate.FluentBitCurator.from_snapshot(
+            state.curator, partition.stats, FALLBACK, attempt_of=attempt_of, limits=limits)
+        if progress is not None and state.progress is not None:
+            progress.restore(state.progress)
+        partition.flushed = {tuple(key) for key in state.flushed}
+        partition._evictions_seen = state.evictions_seen
+        partition.next_offset = state.next_offset
+        return partition
 
     def restored(self, now: float) -> "LogPartition":
         self.last_seen = {key: now for key in self.curator.curators}

@@ -9,7 +9,7 @@ One loop, one thread (kafka-python's IO thread aside):
 End-to-end acknowledgement: an offset is committed only after OpenSearch acknowledged every
 record the messages before it produced (and the dead-letter topic every message it got), and
 never past the first line of a multi-line record that is still open. The partition's state at
-that point is checkpointed first (pipeline/checkpoint.py), so a restart or a new owner resumes
+that point is checkpointed first (pipeline/run/checkpoint.py), so a restart or a new owner resumes
 exactly where the last acknowledgement left off. While OpenSearch is unreachable the partitions
 are paused and nothing is committed; the flush is retried with backoff until it goes through.
 """
@@ -83,8 +83,6 @@ class Service:
         self.metrics = ServiceMetrics()
         self.book = EventBook()
         self.attempt_of = AttemptOf(self.book)
-        # Objects a checkpoint names instead of copying: the attempt lookup and the parsers' constants.
-        self.shared = {**checkpoint.module_constants(), "attempt_of": self.attempt_of}
         self.states: dict[Any, LogPartition | EventsPartition] = {}
         self.saved: dict[Any, int] = {}  # tp -> offset of its last checkpoint/commit
         self.first_read: dict[Any, int] = {}  # tp -> the first offset this consumer read of it
@@ -439,9 +437,10 @@ class Service:
                         partition=tp.partition, checkpoint=offset, committed=committed)
             return None, committed
         try:
-            state = checkpoint.loads(data, self.shared)
-        except Exception as exc:  # a checkpoint this build cannot read: fall back to the committed offset
-            log.warning("checkpoint unreadable: not used", topic=tp.topic, partition=tp.partition, error=str(exc))
+            state = checkpoint.loads(data, self.attempt_of, progress=DerivedProgress(),
+                                     limits=curate.CurationLimits(max_containers=self.cfg.max_containers))
+        except checkpoint.SnapshotError as exc:  # another schema, or no snapshot: fall back to the committed offset
+            log.warning(f"checkpoint {exc}: not used", topic=tp.topic, partition=tp.partition)
             return None, committed
         log.info("checkpoint restored", topic=tp.topic, partition=tp.partition, offset=offset, committed=committed)
         return state.restored(now), offset
@@ -600,8 +599,8 @@ class Service:
             return None
         if isinstance(state, LogPartition) and self.store is not None and self.saved.get(tp) != state.next_offset:
             try:
-                data = checkpoint.dumps(state, self.shared)
-            except Exception as exc:  # state that does not pickle: no checkpoint, commit stays conservative
+                data = checkpoint.dumps(state)
+            except Exception as exc:  # state that does not encode (a bug): no checkpoint, commit stays conservative
                 log.warning("checkpoint failed", topic=tp.topic, partition=tp.partition, error=str(exc))
             else:
                 self.store.save(tp.topic, tp.partition, state.next_offset, data)
