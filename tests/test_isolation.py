@@ -317,3 +317,56 @@ def test_a_partition_counts_a_parser_failure_and_curates_the_rest(monkeypatch):
     (entry,) = partition.stats.failures.summary()
     assert (entry["stage"], entry["error"], entry["count"]) == ("curate", "RuntimeError", 1)
     assert entry["examples"][0]["position"] == 100 and entry["examples"][0]["parser"] == "ErrorDetector"
+
+
+def test_the_service_counts_failures_in_metrics_and_its_log_and_goes_on(monkeypatch):
+    from types import SimpleNamespace
+
+    from structlog.testing import capture_logs
+
+    from gangscope.parsers.errors import ErrorDetector
+    from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
+    from gangscope.pipeline.curate.partition import LogPartition
+    from gangscope.pipeline.run import config
+    from gangscope.pipeline.run.service import Service
+    from gangscope.pipeline.sources import kafka as ksrc
+
+    real_feed, real_decode = ErrorDetector.feed, ksrc.decode_log
+
+    def feed(self, line):
+        if "poisoned" in line.text:
+            raise RuntimeError("injected")
+        return real_feed(self, line)
+
+    def decode_log(value):
+        if b"undecodable" in value:
+            raise LookupError("injected")
+        return real_decode(value)
+
+    monkeypatch.setattr(ErrorDetector, "feed", feed)
+    monkeypatch.setattr(ksrc, "decode_log", decode_log)
+    service = Service(config.load({"bootstrap": "127.0.0.1:1", "opensearch": "http://127.0.0.1:1"}, environ={}),
+                      install_signals=False)
+    from kafka.structs import TopicPartition
+
+    tp = TopicPartition("pod-logs", 0)
+    service.states[tp] = LogPartition(AttemptOf(service.book))
+    kube = {"namespace_name": "team-k", "pod_name": "trainer-0", "pod_id": "uid-0", "container_name": "pytorch"}
+    texts = ["RuntimeError: CUDA error: an illegal memory access was encountered (poisoned)", "undecodable",
+             "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB"]
+    messages = [SimpleNamespace(topic="pod-logs", partition=0, offset=10 + i, key=None, value=json.dumps(
+        {"log": text, "stream": "stderr", "time": f"2024-05-01T12:00:0{i}Z", "kubernetes": kube}).encode())
+        for i, text in enumerate(texts)]
+    service._consume({tp: messages})
+    assert [r.category for r in service.pending[tp] if r.kind == "error"] == ["cuda_oom"]
+    with capture_logs() as logs:
+        service._count_failures()
+    metrics = service.metrics.render().decode()
+    assert 'gangscope_stage_failures_total{error="RuntimeError",stage="curate"} 1.0' in metrics
+    assert 'gangscope_stage_failures_total{error="LookupError",stage="sources"} 1.0' in metrics
+    warned = {(e["stage"], e["error"]): e for e in logs if e["event"] == "unit of work failed and was skipped"}
+    assert set(warned) == {("curate", "RuntimeError"), ("sources", "LookupError")}
+    assert warned["curate", "RuntimeError"]["position"] == 10 and warned["sources", "LookupError"]["position"] == 11
+    with capture_logs() as logs:
+        service._count_failures()  # counted once
+    assert not logs

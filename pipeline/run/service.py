@@ -37,6 +37,7 @@ from gangscope.pipeline.curate import curators as curate
 from gangscope.pipeline.curate.events import events_of_message
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
 from gangscope.pipeline.diagnose import back_half
+from gangscope.pipeline.isolation import StageFailures, unit_of_work
 from gangscope.pipeline.sinks.indices import OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchBusy
 from gangscope.pipeline.sources import kafka as ksrc
@@ -82,6 +83,9 @@ class Service:
 
         self.metrics = ServiceMetrics()
         self.book = EventBook()
+        # Units of work that raised here (a message, a job's attempts or analysis): with the partitions'
+        # and the sink's, into /metrics and the log by _count_failures; the loop goes on without them.
+        self.failures = StageFailures()
         self.attempt_of = AttemptOf(self.book)
         self.states: dict[Any, LogPartition | EventsPartition] = {}
         self.saved: dict[Any, int] = {}  # tp -> offset of its last checkpoint/commit
@@ -158,6 +162,7 @@ class Service:
         # Under a backlog, a few polls share one bulk request; caught up, every poll is flushed.
         if read and waiting < 5000 and now - self.last_flush < self.cfg.flush_interval:
             return
+        self._count_failures()
         self.last_flush = now
         if not self._deliver():
             return
@@ -392,6 +397,10 @@ class Service:
             if state is None:
                 state = self.new_state(tp)
             self.states[tp] = state
+            if isinstance(state, LogPartition):  # what a failure counted in its curation names as its file
+                state.curator.source = f"{tp.topic}/{tp.partition}"
+                for container in state.curator.curators.values():
+                    container.source = state.curator.source
             if isinstance(state, LogPartition):
                 for job in state.jobs():  # restored containers end like any others, when quiet
                     self.jobs.setdefault(job, JobClock(now))
@@ -489,6 +498,8 @@ class Service:
                 items.append((m.offset, decode(m.value)))
             except ksrc.Undecodable as bad:
                 self._dead_letter(m, bad)
+            except Exception as exc:  # a message the decoder fails on: counted, skipped
+                self.failures.add("sources", exc, file=f"{m.topic}/{m.partition}", position=m.offset)
         touched = state.feed_batch(items, out, self.scanner)
         state.next_offset = messages[-1].offset + 1
         for job in state.touched(touched, now):
@@ -511,7 +522,7 @@ class Service:
         fresh = self.book.fresh(fresh)
         if not fresh:
             return
-        changed, ended = self.book.add(fresh)
+        changed, ended = self.book.add(fresh, failures=self.failures)
         out.extend(changed)
         for job in ended:
             self.jobs.setdefault(job, JobClock(now)).finish_at = now + self.cfg.attempt_grace
@@ -572,12 +583,35 @@ class Service:
                 self.jobs[job] = JobClock(time.monotonic())
                 continue
             order = {event_id: i for i, event_id in enumerate(self.book.events)}
-            digest = back_half.digest_of(records, order, self.cfg.digest_max_bytes)
-            attempts = self.book.attempts.get(job)
-            found = back_half.analyse(digest, {job: attempts} if attempts else None, timelines=False)
+            with unit_of_work(self.failures, "diagnose", position=job, job=job) as unit:
+                digest = back_half.digest_of(records, order, self.cfg.digest_max_bytes)
+                attempts = self.book.attempts.get(job)
+                found = back_half.analyse(digest, {job: attempts} if attempts else None, timelines=False,
+                                          failures=self.failures)
+            if unit.failed:
+                continue  # counted; the job's records stay indexed, without a diagnosis
             self.pending_free.extend(found.stragglers + found.diagnoses)
             self.metrics.diagnoses.inc()
             log.info("attempt diagnosed", job=job, records=len(records))
+
+    def _count_failures(self) -> None:
+        """The units of work that raised since the last look (here, in the partitions' curation, in
+        the sink): into /metrics, and one warning per stage and exception type with its first example."""
+        taken = self.failures.take()
+        for state in self.states.values():
+            ledger = getattr(getattr(state, "stats", None), "failures", None)
+            if ledger:
+                taken.merge(ledger.take())
+        ledger = getattr(getattr(self.sink, "stats", None), "failures", None)
+        if ledger:
+            taken.merge(ledger.take())
+        if not taken:
+            return
+        self.metrics.count_failures(taken)
+        for entry in taken.summary():
+            first = entry["examples"][0] if entry["examples"] else {}
+            log.warning("unit of work failed and was skipped", stage=entry["stage"], error=entry["error"],
+                        count=entry["count"], **{k: v for k, v in first.items() if v is not None})
 
     def _job_records(self, job: str) -> list[Record]:
         from opensearchpy.helpers import scan
