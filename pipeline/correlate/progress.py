@@ -13,6 +13,7 @@ from typing import Mapping
 from gangscope.parsers.progress import ProgressTracker, TrackerState
 from gangscope.parsers.records import Record
 from gangscope.pipeline.curate.identity import with_derived_id
+from gangscope.pipeline.isolation import StageFailures, record_place
 
 
 class DerivedProgress:
@@ -28,14 +29,21 @@ class DerivedProgress:
     def restore(self, state: TrackerState) -> None:
         self.tracker.restore(state)
 
-    def derive(self, records: list[Record], start: int = 0) -> list[Record]:
-        """The progress records the step records among `records[start:]` make, with their ids."""
+    def derive(self, records: list[Record], start: int = 0, failures: StageFailures | None = None) -> list[Record]:
+        """The progress records the step records among `records[start:]` make, with their ids.
+        With `failures`, a step record the tracker raises on is counted there (stage "correlate")
+        and gives no progress; the others go on."""
         add = self.tracker.add
         derived: list[Record] = []
         for i in range(start, len(records)):
             record = records[i]
             if record.kind == "step":
-                derived.extend(add(record))
+                try:
+                    derived.extend(add(record))
+                except Exception as exc:
+                    if failures is None:
+                        raise
+                    failures.add("correlate", exc, step="progress", **record_place(record))
         return [with_derived_id(r) for r in derived] if derived else derived
 
     def finish_job(self, job: str | None, job_end: float | None) -> list[Record]:

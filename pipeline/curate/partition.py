@@ -14,6 +14,7 @@ from typing import Any
 from gangscope.parsers.records import Record
 from gangscope.pipeline.curate import curators as curate
 from gangscope.pipeline.curate.snapshot import PartitionState
+from gangscope.pipeline.isolation import unit_of_work
 from gangscope.pipeline.sources.files import PodIdentity
 
 FALLBACK = PodIdentity(namespace=None, pod="unknown")
@@ -142,7 +143,7 @@ class LogPartition:
         self.curator.feed_envelope(env, out)
         self.next_offset = offset + 1
         if len(out) > start and self.progress is not None:
-            out.extend(self.progress.derive(out, start))
+            out.extend(self.progress.derive(out, start, self.stats.failures))
         return curate._kube_key(env.kubernetes)
 
     def feed_batch(self, items: list[tuple[int, Any]], out: list[Record], scanner: TextScanner | None) -> set:
@@ -197,7 +198,7 @@ class LogPartition:
         start = len(out)
         out.extend(self.curator.close_container(key))
         if len(out) > start and self.progress is not None:
-            out.extend(self.progress.derive(out, start))
+            out.extend(self.progress.derive(out, start, self.stats.failures))
 
     def close_all(self, out: list[Record]) -> None:
         """The end of a bounded read (`replay --from-kafka`): every container closed."""
@@ -215,7 +216,10 @@ class LogPartition:
                 self.last_seen.pop(key, None)
                 self.flushed.discard(key)
         if self.progress is not None:
-            out.extend(self.progress.finish_job(job, job_end))
+            last_word: list[Record] = []
+            with unit_of_work(self.stats.failures, "correlate", position=job, job=job, step="progress"):
+                last_word = self.progress.finish_job(job, job_end)
+            out.extend(last_word)
 
     def containers(self) -> list[tuple]:
         """The containers whose curators are kept (`_kube_key`s)."""

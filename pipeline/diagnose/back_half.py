@@ -54,8 +54,7 @@ def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines
         counted (stages "diagnose" and "report"); the rest goes on.
     """
     attempts = attempts or {}
-    steps = [r for series in digest.steps.values() for r in series]
-    stragglers = [with_derived_id(r) for r in find_stragglers(steps)]
+    stragglers = stragglers_of(digest, failures)
     for r in stragglers:
         digest.add(r)
     records = in_reading_order(digest.all_records())
@@ -65,6 +64,23 @@ def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines
     if timelines:
         found.timelines = job_timelines(records, attempts, diagnoses, failures)
     return found
+
+
+def stragglers_of(digest: JobDigest, failures: StageFailures | None = None) -> list[Record]:
+    """The straggler signals of each job's steps, job by job (in the order one call over all of
+    them gives). With `failures`, a job whose stragglers cannot be found is counted there (stage
+    "correlate") and has none; the other jobs go on."""
+    by_job: dict[str, list[Record]] = {}
+    for series in digest.steps.values():
+        for r in series:
+            by_job.setdefault(r.job or "", []).append(r)
+    out: list[Record] = []
+    for job in sorted(by_job):
+        found: list[Record] = []
+        with unit_of_work(failures, "correlate", position=job or None, job=job or None, step="stragglers"):
+            found = [with_derived_id(r) for r in find_stragglers(by_job[job])]
+        out.extend(found)
+    return out
 
 
 def job_timelines(records: Iterable[Record], attempts: Mapping[str, list], diagnoses: list[Record],

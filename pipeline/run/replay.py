@@ -296,7 +296,7 @@ class GroupWork:
         )
 
     def _with_progress_records(self, batch: list[Record]) -> list[Record]:
-        derived = self.rank_progress.derive(batch) if batch else None
+        derived = self.rank_progress.derive(batch, failures=self.curation.failures) if batch else None
         return batch + derived if derived else batch
 
 
