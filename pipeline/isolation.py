@@ -195,13 +195,18 @@ class unit_of_work:
 
 
 def record_place(record: Any) -> dict[str, Any]:
-    """Where a record came from, as `StageFailures.add` takes it: its source file, its line's
-    time, stream and seq, its kind, id, job and attempt (duck-typed: any of them may be missing)."""
+    """Where a record came from, as `StageFailures.add` takes it: its pod and container, its
+    line's time, stream and seq, its kind, id, job and attempt (duck-typed: any may be missing).
+    A record does not know its file (`source` is the envelope's format): pod, container and the
+    line's time and seq name the line."""
     get = getattr
     time, stream, seq = get(record, "time", None), get(record, "stream", None), get(record, "seq", None)
+    pod = get(record, "pod", None)
     return {
-        "file": get(record, "source", None),
+        "file": None,
         "position": f"line at {time} ({stream} #{seq})" if time or stream else None,
+        "pod": f"{get(record, 'namespace', None)}/{pod}" if pod else None,
+        "container": get(record, "container", None),
         "record": get(record, "kind", None) or type(record).__name__,
         "id": get(record, "id", None) or None,
         "job": get(record, "job", None),
@@ -245,7 +250,7 @@ def frames_of(exc: BaseException) -> list[tuple[str, str]]:
 def describe_place(example: dict[str, Any]) -> str:
     """An example's place in a few words: `file position (job attempt N)`."""
     parts = [str(example[k]) for k in ("file", "position") if example.get(k) is not None]
-    for key in ("parser", "record", "section"):
+    for key in ("pod", "container", "parser", "record", "section"):
         if example.get(key) is not None:
             parts.append(f"{key} {example[key]}")
     if example.get("job") is not None and not str(example.get("position") or "").startswith(str(example["job"])):

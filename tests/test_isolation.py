@@ -258,7 +258,8 @@ def test_a_record_the_sink_cannot_encode_is_skipped_alone(clean, tmp_path, monke
     assert len(ndjson(out, "trace")) == len(ndjson(clean, "trace")) - 1
     example = the_failure(out, "sinks", "TypeError")
     assert example["id"] == victim["id"] and example["record"] == "trace"
-    assert example["file"] == victim["source"] and example["job"] == victim["job"]
+    assert example["pod"] == f"{victim['namespace']}/{victim['pod']}" and example["job"] == victim["job"]
+    assert example["position"] == f"line at {victim['time']} ({victim['stream']} #{victim['seq']})"
 
 
 # -- report: one job's section ----------------------------------------------------------------------
@@ -370,3 +371,65 @@ def test_the_service_counts_failures_in_metrics_and_its_log_and_goes_on(monkeypa
     with capture_logs() as logs:
         service._count_failures()  # counted once
     assert not logs
+
+
+# -- correlate: progress and stragglers of one job --------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def straggling(tmp_path_factory) -> tuple[list[str], Path]:
+    """Two jobs whose ranks straggle and stall (test_one_back_half's), the replay's arguments and its clean output."""
+    import shutil
+
+    from test_one_back_half import straggling_job
+
+    root = tmp_path_factory.mktemp("straggling")
+    pods = straggling_job(root / "a")
+    for pod in sorted(pods.iterdir()):  # the same logs again as another job, team-s/lagging
+        shutil.copytree(pod, pods / pod.name.replace("straggle", "lagging").replace("aaaa", "dddd"))
+    args = ["replay", str(pods), *(str(FIXTURES / p) for p in LOGS[:2])]
+    out = root / "clean"
+    assert main([*args, "--out", str(out), "--no-progress"]) == 0
+    assert {job_of(line) for line in ndjson(out, "signal")} >= {"team-s/straggle", "team-s/lagging"}
+    return args, out
+
+
+def test_a_job_whose_stragglers_cannot_be_found_leaves_the_other_jobs_stragglers(straggling, tmp_path, monkeypatch):
+    from gangscope.pipeline.diagnose import back_half
+
+    args, clean_out = straggling
+    real = back_half.find_stragglers
+
+    def find_stragglers(steps):
+        if steps and steps[0].job == "team-s/lagging":
+            raise FloatingPointError("injected")
+        return real(steps)
+
+    monkeypatch.setattr(back_half, "find_stragglers", find_stragglers)
+    out = tmp_path / "out"
+    assert main([*args, "--out", str(out), "--no-progress"]) == 1
+    assert_same_except(clean_out, out, jobs={"team-s/lagging"})
+    assert {json.loads(line)["signal"] for line in ndjson(out, "signal") if job_of(line) == "team-s/lagging"} == {"stall"}
+    example = the_failure(out, "correlate", "FloatingPointError")
+    assert example["job"] == "team-s/lagging" and example["step"] == "stragglers"
+
+
+def test_a_step_the_progress_tracker_raises_on_gives_no_progress_and_the_rest_goes_on(straggling, tmp_path,
+                                                                                      monkeypatch):
+    from gangscope.parsers.progress import ProgressTracker
+
+    args, clean_out = straggling
+    real = ProgressTracker.add
+
+    def add(self, record):
+        if record.job == "team-s/lagging" and record.rank == 1 and record.step == 5:
+            raise OverflowError("injected")
+        return real(self, record)
+
+    monkeypatch.setattr(ProgressTracker, "add", add)
+    out = tmp_path / "out"
+    assert main([*args, "--out", str(out), "--no-progress"]) == 1
+    assert_same_except(clean_out, out, jobs={"team-s/lagging"}, report_jobs={"team-s/lagging"})
+    example = the_failure(out, "correlate", "OverflowError")
+    assert example["job"] == "team-s/lagging" and example["step"] == "progress" and example["record"] == "step"
+    assert example["pod"].endswith("/lagging-worker-1") and example["position"].startswith("line at 2026-11-30T04:00")
