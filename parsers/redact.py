@@ -315,7 +315,8 @@ class Redactor:
     def value(self, value: Any, depth: int = 0) -> Any:
         """A value (details of a record: JSON-like, or a struct) with secrets masked in its
         strings, dict keys included; a string under a key whose name is secret is masked whole.
-        Structs are masked in place; a value nested deeper than MAX_DEPTH is masked whole."""
+        Structs are masked in place; a value nested deeper than MAX_DEPTH is masked whole. The
+        same object comes back when nothing in it was masked."""
         if isinstance(value, str):
             return self.text(value)
         if type(value) in _NOT_TEXT:
@@ -324,6 +325,7 @@ class Redactor:
             return MASK
         if isinstance(value, dict):
             out = {}
+            changed = False
             for key, item in value.items():
                 if isinstance(key, str):
                     if isinstance(item, str) and item and sensitive_name(key):
@@ -331,14 +333,19 @@ class Redactor:
                         if masked is not None:
                             self.counts["secret_key_in_details"] = self.counts.get("secret_key_in_details", 0) + 1
                             out[self.text(key)] = masked
+                            changed = True
                             continue
-                    key = self.text(key)
-                out[key] = self.value(item, depth + 1)
-            return out
-        if isinstance(value, list):
-            return [self.value(item, depth + 1) for item in value]
-        if isinstance(value, tuple):
-            return tuple(self.value(item, depth + 1) for item in value)
+                    new_key = self.text(key)
+                else:
+                    new_key = key
+                new_item = out[new_key] = self.value(item, depth + 1)
+                changed = changed or new_key is not key or new_item is not item
+            return out if changed else value  # the same object when nothing was masked
+        if isinstance(value, (list, tuple)):
+            items = [self.value(item, depth + 1) for item in value]
+            if all(a is b for a, b in zip(items, value)):
+                return value
+            return items if isinstance(value, list) else tuple(items)
         if isinstance(value, msgspec.Struct):
             self._mask_fields(value, text_fields(type(value)), depth + 1)
         return value
