@@ -298,7 +298,7 @@ class ContainerCurator:
     paths below compute it the same way.
     """
 
-    last_used = 0  # FluentBitCurator's tick at this container's last line (a class default: checkpoints)
+    last_used = 0  # FluentBitCurator's tick at this container's last line
     source: str | None = None  # the file (or topic) read, named where a failure is counted
 
     def __init__(
@@ -830,7 +830,6 @@ class FluentBitCurator:
     """Fluent Bit records carry their pod in each record: one ContainerCurator per container,
     at most `limits.max_containers` of them (the least recently fed go first)."""
 
-    # Class defaults: a curator restored from a checkpoint of an older build lacks them.
     tick = 0  # lines fed; a curator's `last_used` is the tick of its last line
     evictions = 0  # eviction rounds (an owner keeping per-container state compares it)
     limits = CurationLimits()

@@ -89,7 +89,7 @@ class LogPartition:
         DerivedProgress), kept per partition; None derives none.
     """
 
-    _evictions_seen = 0  # the curator's eviction rounds last pruned for (a class default: checkpoints)
+    _evictions_seen = 0  # the curator's eviction rounds last pruned for
 
     def __init__(self, attempt_of, stats: curate.CurationStats | None = None,
                  limits: curate.CurationLimits | None = None, progress=None):
