@@ -7,6 +7,7 @@ digest per job is kept -> diagnose -> report.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import threading
 from dataclasses import dataclass, field
@@ -160,15 +161,18 @@ class Replay:
         result = self.result
         # At most two tasks per worker handed out ahead of the parent: results wait for it in
         # pod order, and each holds its records, so memory stays flat when the parent is slower.
-        ahead = threading.BoundedSemaphore(2 * self.options.workers)
+        ahead = threading.Semaphore(2 * self.options.workers)
+        given_up = threading.Event()
 
         def tasks():
             for i, group in enumerate(groups):
                 ahead.acquire()
+                if given_up.is_set():
+                    return
                 yield (i, group, self.options, self.attempts, self.sink.part(i) if self.sink else None)
 
         context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-        with context.Pool(self.options.workers) as pool:
+        with context.Pool(self.options.workers) as pool, _unblocking(given_up, ahead):
             for done in pool.imap(_curate_group_in_worker, tasks()):
                 ahead.release()
                 _merge_stats(result.curation, done.curation)
@@ -333,6 +337,18 @@ def _curate_group_in_worker(task) -> GroupDone:
         counts, curation, read, pack(digest.all_records()), part.handoff() if part is not None else None, work.rank_progress,
         dict(digest.dropped), digest.summarized,
     )
+
+
+@contextlib.contextmanager
+def _unblocking(given_up: threading.Event, ahead: threading.Semaphore):
+    """On the way out of the pool (an error in the parent included), let the task generator
+    return: while it waits for room, the pool's task handler never sends its workers their
+    stop, and the pool's terminate waits for them forever (the run hung instead of failing)."""
+    try:
+        yield
+    finally:
+        given_up.set()
+        ahead.release()
 
 
 def _merge_stats(into, other) -> None:

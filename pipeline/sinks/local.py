@@ -113,6 +113,10 @@ class LocalFolderSink:
         renames += [(self.out / f".{name}.partial", self.out / name) for name in self.extras]
         done: list[tuple[Path, Path]] = []
         try:
+            (self.out / ".parts").rmdir()  # the workers' parts, absorbed by now
+        except OSError:
+            pass  # none were made, or a part was left behind by a failure: kept to be looked at
+        try:
             for kind, bucket in self.latest.items():
                 handle = self._open(self.out / f"{kind}.ndjson.partial")
                 for data in bucket.values():
@@ -174,12 +178,8 @@ class LocalFolderSink:
                             handle = self.files[kind] = self._open(self.out / f"{kind}.ndjson.partial")
                         shutil.copyfileobj(src, handle, 1 << 20)
                         self.counts[kind] = self.counts.get(kind, 0) + part_counts.get(kind, 0)
+            # `.parts` itself stays until close: removed here, it raced a worker making its part
             shutil.rmtree(part_out, ignore_errors=True)
-            if part_out.parent.name == ".parts":
-                try:
-                    part_out.parent.rmdir()
-                except OSError:
-                    pass
         except OSError as exc:
             raise self._failure(exc) from None
 
