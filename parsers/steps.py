@@ -99,8 +99,8 @@ class StepState(msgspec.Struct, tag="step", kw_only=True, omit_defaults=True):
 
     pending: PendingState | None = None
     epoch: int | float | None = None
-    total_epochs: int | None = None
-    bar_total: int | None = None
+    total_epochs: int | float | None = None
+    bar_total: int | float | None = None
     cleared: int = 0
     bar_lines: bool = False
     block: PendingState | None = None
@@ -343,7 +343,7 @@ class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     logs: list[dict[str, Any]] = []
     marks: list[int] = []
     bars: list[dict[str, Any]] = []
-    total: int | None = None
+    total: int | float | None = None
     per_epoch: float | None = None
     held: list[dict[str, Any]] = []
     seen_logs: bool = False

@@ -28,7 +28,7 @@ class Stamper:
     _step_prefixes: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
-        # The prefix hashes are a cache (and hash objects do not pickle): checkpoints leave them out.
+        # The prefix hashes are a cache (and hash objects do not pickle): a pickled stamper leaves them out.
         return {**self.__dict__, "_step_prefixes": {}}
 
     def stamp(self, record: Record, stream: str | None) -> Record:
