@@ -101,8 +101,8 @@ class ContainerState(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 
 class CuratorState(msgspec.Struct, kw_only=True, omit_defaults=True):
-    """A Fluent Bit stream's curator: its containers (least recently fed first is not implied:
-    the order they were first seen), lines fed (`tick`) and eviction rounds."""
+    """A Fluent Bit stream's curator: its containers in the order they were first seen (each
+    one's `last_used` says how recently it was fed), lines fed (`tick`) and eviction rounds."""
 
     containers: list[ContainerState] = []
     tick: int = 0
