@@ -89,6 +89,7 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
             if part is None:
                 limits = CurationLimits(max_containers=options.max_containers)
                 part = parts[tp] = LogPartition(attempt_of, result.curation, limits, progress=DerivedProgress())
+                part.curator.source = f"{tp[0]}/{tp[1]}"  # what a failure counted in its curation names as its file
             out: list = []
             touched = set()
             for m in messages:
@@ -97,6 +98,9 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
                     env = ksrc.decode_log(m.value)
                 except ksrc.Undecodable:
                     result.curation.unreadable_lines += 1
+                    continue
+                except Exception as exc:  # a message the decoder fails on: counted, skipped (pipeline/isolation.py)
+                    result.read.failures.add("sources", exc, file=f"{m.topic}/{m.partition}", position=m.offset)
                     continue
                 touched.add(part.feed(m.offset, env, out))
             part.touched(touched, 0.0)
