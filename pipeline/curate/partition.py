@@ -129,6 +129,13 @@ class LogPartition:
         partition.next_offset = state.next_offset
         return partition
 
+    def read_from(self, source: str) -> None:
+        """Name what the partition reads (e.g. "topic/partition"): a failure counted in its
+        curation names it as its file, in the containers kept (restored ones too) and new ones."""
+        self.curator.source = source
+        for container in self.curator.curators.values():
+            container.source = source
+
     def restored(self, now: float) -> "LogPartition":
         self.last_seen = {key: now for key in self.curator.curators}
         self.caught_up_since = None

@@ -398,9 +398,7 @@ class Service:
                 state = self.new_state(tp)
             self.states[tp] = state
             if isinstance(state, LogPartition):  # what a failure counted in its curation names as its file
-                state.curator.source = f"{tp.topic}/{tp.partition}"
-                for container in state.curator.curators.values():
-                    container.source = state.curator.source
+                state.read_from(f"{tp.topic}/{tp.partition}")
             if isinstance(state, LogPartition):
                 for job in state.jobs():  # restored containers end like any others, when quiet
                     self.jobs.setdefault(job, JobClock(now))
