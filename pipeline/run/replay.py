@@ -1,8 +1,9 @@
 """Batch replay: files in, curated records into a sink, a diagnosis per job attempt at the end.
 
-One visible flow: discover sources -> read gang events (attempts) -> curate each
-container's lines -> derived records (progress, signals) -> sink, while a bounded
-digest per job is kept -> diagnose -> report.
+One visible flow: discover sources -> read gang events (attempts, through the service's
+EventBook) -> curate each container's lines -> derived records (progress, signals) -> sink,
+while a bounded digest per job is kept -> the back half (pipeline/diagnose/back_half.py:
+stragglers, diagnoses, the timelines the report draws).
 """
 
 from __future__ import annotations
