@@ -252,8 +252,10 @@ class Redactor:
         self._hint_scan = _hint_scanner(self._hints)
         unhinted = [f"(?:{rule.pattern.pattern})" for rule in self.rules if not rule.hints]
         self._unhinted = re.compile("|".join(unhinted)).search if unhinted else None
-        # Records' texts are looked at in one piece, joined by newlines: no hint may hold one.
-        assert not any("\n" in h for h in self._hints)
+        # A record's texts are looked at in one piece, joined by newlines, when that finds what
+        # a look at each finds: no hint spans a newline, and no pattern without hints (it may be
+        # anchored, or span the join).
+        self._one_look = self._unhinted is None and not any("\n" in h for h in self._hints)
         self.counts: dict[str, int] = {}
         self._clean: set[str] = set()  # short texts `text` returns unchanged (see CLEAN_TEXTS)
         self._plain_names: set[str] = set()  # dict keys clean as text and not secret names
@@ -275,10 +277,10 @@ class Redactor:
         """The text with its secrets masked (the same object when there is nothing to mask)."""
         if not text or text in self._clean:
             return text
-        lower = text.lower()
-        if not self._may_hold_secret(text, lower):
+        if not self._may_hold_secret(text):
             self._remember_clean((text,))
             return text
+        lower = text.lower()
         # A mask can remove what stopped an earlier rule (a `/` ending a URL password), so the
         # table runs again until nothing changes: masking a masked text changes nothing.
         given = text
@@ -389,11 +391,11 @@ class Redactor:
                 return True
         if not new:
             return False
-        if self._unhinted is None:  # hints never span a newline: one look at them all
+        if self._one_look:
             text = new[0] if len(new) == 1 else "\n".join(new)
             if self._may_hold_secret(text):
                 return True
-        elif any(self._may_hold_secret(text) for text in new):  # configured patterns may be anchored
+        elif any(self._may_hold_secret(text) for text in new):
             return True
         self._remember_clean(new)
         if names:
