@@ -277,7 +277,7 @@ class GroupWork:
         curator = None
         read = self.read
         for path in source.paths:
-            last_bytes = read.bytes
+            last_bytes = start = read.bytes
             for block in read_blocks(path, read, max_line_bytes=self.options.max_line_bytes):
                 if curator is None:
                     fmt = self.options.fmt
@@ -285,12 +285,21 @@ class GroupWork:
                         fmt = envelopes.detect_format(decode_block(block[: 1 << 16])[0][:SAMPLE_LINES])
                     curator = self._curator_for(source.identity, fmt)
                 curator.source = path  # named where a failure is counted
-                yield curator.feed_block(block)
+                # The last net (parsers and records are guarded inside): a block the curator raises
+                # on is counted and skipped, the file goes on (pipeline/isolation.py).
+                batch: list[Record] = []
+                with unit_of_work(self.curation.failures, "curate", file=path,
+                                  position=f"block ending at byte {read.bytes - start}"):
+                    batch = curator.feed_block(block)
+                yield batch
                 if self.progress is not None:
                     self.progress(read.bytes - last_bytes)
                     last_bytes = read.bytes
         if curator is not None:
-            yield curator.close()
+            batch = []
+            with unit_of_work(self.curation.failures, "curate", file=source.display, position="end of the log"):
+                batch = curator.close()
+            yield batch
 
     def _curator_for(self, identity: PodIdentity, fmt: str):
         if fmt == "fluentbit":
