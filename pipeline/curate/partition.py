@@ -145,9 +145,15 @@ class LogPartition:
         return None if self.caught_up_since is None else max(last, self.caught_up_since)
 
     def feed(self, offset: int, env, out: list[Record]) -> tuple:
+        """Curate one message's envelope at `offset`; its records and their progress go to `out`.
+        The last net (parsers and records are guarded inside): a message the curator raises on
+        is counted (stage "curate") and skipped."""
         self.curator.position = offset
         start = len(out)
-        self.curator.feed_envelope(env, out)
+        try:
+            self.curator.feed_envelope(env, out)
+        except Exception as exc:
+            self.stats.failures.add("curate", exc, file=self.curator.source, position=offset)
         self.next_offset = offset + 1
         if len(out) > start and self.progress is not None:
             out.extend(self.progress.derive(out, start, self.stats.failures))
