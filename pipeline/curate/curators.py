@@ -786,7 +786,12 @@ class ContainerCurator:
                 self._emit(records, stream, out)
         self.open_keys.clear()
         self._open_cache = None
-        self._emit(self.trainer_logs.close(), None, out, fold=False)
+        try:
+            held = self.trainer_logs.close()
+        except Exception as exc:  # what it held is lost; the rest of the log's records are out
+            self._record_failed(None, exc, parser=type(self.trainer_logs).__name__)
+            held = []
+        self._emit(held, None, out, fold=False)
         return out
 
 
