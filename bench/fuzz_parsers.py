@@ -76,14 +76,14 @@ def _imports():
     """The modules under test (imported late, so that atheris can instrument them)."""
     import msgspec
 
-    from gangscope.parsers import envelopes, events, redact, trace_blocks, traces
+    from gangscope.parsers import envelopes, events, redact, times, trace_blocks, traces
     from gangscope.parsers.lines import Line
     from gangscope.parsers.records import encode
     from gangscope.pipeline.curate import curators as curate
     from gangscope.pipeline.sources.files import PodIdentity, decode_block
 
-    return dict(msgspec=msgspec, envelopes=envelopes, events=events, redact=redact, trace_blocks=trace_blocks,
-                traces=traces, Line=Line, encode=encode, curate=curate, PodIdentity=PodIdentity,
+    return dict(msgspec=msgspec, envelopes=envelopes, events=events, redact=redact, times=times,
+                trace_blocks=trace_blocks, traces=traces, Line=Line, encode=encode, curate=curate, PodIdentity=PodIdentity,
                 decode_block=decode_block)  # fmt: skip
 
 
@@ -107,8 +107,8 @@ def make_targets():
             for decode in envelopes.DECODERS.values():
                 decode(raw)
             head = raw.split(" ", 1)[0]
-            envelopes.to_utc(head)
-            envelopes.time_seconds(head)
+            m["times"].to_utc(head)
+            m["times"].seconds(head)
         envelopes.detect_format(lines[:20])
         try:
             obj = m["msgspec"].json.decode(data)

@@ -27,7 +27,7 @@ from pathlib import Path
 from statistics import quantiles
 
 from bench.corpus import generate
-from gangscope.parsers import envelopes
+from gangscope.parsers import envelopes, times
 from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.sources.files import discover
 
@@ -52,7 +52,7 @@ def corpus_records(lines: int, pods: int = 16) -> list[tuple[bytes, bytes]]:
                     env = envelopes.decode_cri(raw.rstrip("\n"))
                     if env is None:
                         continue
-                    rec = {"@timestamp": envelopes.time_seconds(env.time), "time": env.time, "stream": env.stream,
+                    rec = {"@timestamp": times.seconds(env.time), "time": env.time, "stream": env.stream,
                            "_p": "P" if env.partial else "F", "log": env.text, "kubernetes": kube}
                     out.append((key, json.dumps(rec).encode()))
     return out

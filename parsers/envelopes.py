@@ -16,12 +16,12 @@ or None when the line is not of that format. Formats (FORMATS.md section 1):
 
 from __future__ import annotations
 
-import functools
 import re
-from datetime import datetime, timezone
 from typing import Any, NamedTuple
 
 import msgspec
+
+from gangscope.parsers import times
 
 
 class Envelope(NamedTuple):
@@ -142,55 +142,10 @@ def detect_format(sample: list[str]) -> str:
 
 
 def epoch_to_rfc3339(value: Any) -> str | None:
+    """Fluent Bit's `@timestamp` (epoch seconds) as RFC 3339, six fraction digits; None if not a number."""
     if isinstance(value, bool) or not isinstance(value, (int, float)):
         return None
     try:
-        dt = datetime.fromtimestamp(float(value), tz=timezone.utc)
-    except (OverflowError, OSError, ValueError):
-        return None
-    return dt.strftime("%Y-%m-%dT%H:%M:%S.%fZ")
-
-
-def to_utc(ts: str | None) -> str | None:
-    """RFC 3339 in UTC with a `Z`; keeps the nanoseconds as written. Returns None if unreadable."""
-    if ts is None:
-        return None
-    if ts.endswith("Z"):
-        return ts
-    m = _OFFSET.match(ts)
-    if m is None:
-        return None
-    base, frac, offset = m.group(1), m.group(2) or "", m.group(3)
-    try:
-        dt = datetime.fromisoformat(base + offset)
-    except ValueError:
-        return None
-    return dt.astimezone(timezone.utc).strftime("%Y-%m-%dT%H:%M:%S") + frac + "Z"
-
-
-_OFFSET = re.compile(r"^(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d)(\.\d+)?([+-]\d\d:\d\d)$")
-
-
-def time_seconds(ts: str | None) -> float | None:
-    """Seconds since the epoch of an RFC 3339 time (for arithmetic only; ids keep the text)."""
-    if not ts:
-        return None
-    utc = to_utc(ts)
-    if utc is None:
-        return None
-    base, _, frac = utc[:-1].partition(".")
-    if frac and not (frac.isascii() and frac.isdigit()):  # "…:00.abcZ" would break float() below (fuzzing, issue 10)
-        return None
-    whole = _whole_seconds(base)
-    if whole is None:
-        return None
-    return whole + (float("0." + frac) if frac else 0.0)
-
-
-@functools.lru_cache(maxsize=4096)
-def _whole_seconds(base: str) -> float | None:
-    """`YYYY-MM-DDTHH:MM:SS` (UTC) -> seconds; remembered, since lines come many to a second."""
-    try:
-        return datetime.fromisoformat(base).replace(tzinfo=timezone.utc).timestamp()
-    except ValueError:
+        return times.from_seconds(float(value), fixed=True)
+    except OverflowError:  # an int too large for a float
         return None

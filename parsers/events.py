@@ -37,9 +37,9 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Iterable, Iterator
-from datetime import datetime, timedelta, timezone
 from typing import Any, NamedTuple
 
+from gangscope.parsers import times
 from gangscope.parsers.records import EventRecord, stable_id
 
 
@@ -85,10 +85,6 @@ class _Bad(Exception):
 # ---------------------------------------------------------------------------
 # Times
 
-_RFC3339 = re.compile(
-    r"(\d{4})-(\d{2})-(\d{2})[Tt ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,9}))?(Z|z|[+-]\d{2}:?\d{2})$"
-)
-
 
 def normalize_time(value: Any, field: str = "time") -> str | None:
     """RFC 3339 in any offset -> RFC 3339 UTC with a `Z` (fraction kept, trailing zeros trimmed).
@@ -99,23 +95,15 @@ def normalize_time(value: Any, field: str = "time") -> str | None:
         return None
     if not isinstance(value, str):
         raise _Bad("wrong_type", field)
-    m = _RFC3339.match(value.strip())
-    if m is None:
+    value = value.strip()
+    if times.parse(value) is None:
         raise _Bad("bad_timestamp", field)
-    y, mo, d, h, mi, s, frac, off = m.groups()
-    try:
-        dt = datetime(int(y), int(mo), int(d), int(h), int(mi), int(s), tzinfo=timezone.utc)
-    except (ValueError, RecursionError):
-        raise _Bad("bad_timestamp", field) from None
-    if dt.year <= 1:  # metav1.Time zero value
+    if value.startswith("0001-"):  # metav1.Time's zero value, whatever its offset
         return None
-    if off not in ("Z", "z"):
-        sign = 1 if off[0] == "+" else -1
-        digits = off[1:].replace(":", "")
-        dt -= sign * timedelta(hours=int(digits[:2]), minutes=int(digits[2:]))
-    base = dt.strftime("%Y-%m-%dT%H:%M:%S")
-    frac = (frac or "").rstrip("0")
-    return f"{base}.{frac}Z" if frac else base + "Z"
+    utc = times.normalized(value)
+    if utc is None:  # past the year 9999 once in UTC
+        raise _Bad("bad_timestamp", field)
+    return utc
 
 
 # ---------------------------------------------------------------------------

@@ -32,12 +32,12 @@ from __future__ import annotations
 
 import math
 from collections import deque
-from datetime import datetime
 from statistics import median
 from typing import Any, Mapping, NamedTuple
 
 import msgspec
 
+from gangscope.parsers import times
 from gangscope.parsers.dialects import FACTS
 from gangscope.parsers.records import EpochRecord, SignalRecord, StepRecord, record_from_state, record_state
 
@@ -45,16 +45,6 @@ from gangscope.parsers.records import EpochRecord, SignalRecord, StepRecord, rec
 def d_name(rec: StepRecord) -> str | None:
     d = FACTS.get(rec.dialect or "")
     return d.name if d is not None else None
-
-
-def seconds(time: str | None) -> float | None:
-    """RFC 3339 -> seconds since the epoch (None when absent or unreadable)."""
-    if not time:
-        return None
-    try:
-        return datetime.fromisoformat(time).timestamp()
-    except ValueError:
-        return None
 
 
 class DialectFacts(NamedTuple):
@@ -146,7 +136,7 @@ class ProgressTracker:
         """Every rank's last state. A rank is judged stalled against `end_time`, by default
         the time of its job's latest step (a rank that stopped while its peers went on)."""
         out: list[EpochRecord | SignalRecord] = []
-        end = seconds(end_time)
+        end = times.seconds(end_time)
         for key, rp in self._ranks.items():
             out.extend(rp.finish(end if end is not None else self._job_end.get((key[0], key[1]))))
         return out
@@ -263,7 +253,7 @@ class RankProgress:
         """The record's time in seconds (remembered: a bar's states share their line's time)."""
         if rec.time == self._time[0]:
             return self._time[1]
-        t = seconds(rec.time)
+        t = times.seconds(rec.time)
         self._time = (rec.time, t)
         return t
 
@@ -293,7 +283,7 @@ class RankProgress:
         out: list[EpochRecord | SignalRecord] = []
         if self._last is None:
             return out
-        end = end_time if isinstance(end_time, float) else seconds(end_time)
+        end = end_time if isinstance(end_time, float) else times.seconds(end_time)
         if end is not None and self._last_step_at is not None:
             gap = end - self._last_step_at
             base = self._baseline() if gap > self.min_stall_s else None

@@ -20,14 +20,13 @@ free-text message lines also `message_gap_s` and `max_message_lines`.
 
 from __future__ import annotations
 
-import re
 from collections import deque
 from collections.abc import Callable
-from datetime import date
 from typing import Any
 
 import msgspec
 
+from gangscope.parsers import times
 from gangscope.parsers.lines import Line, LineState
 from gangscope.parsers.records import Record
 from gangscope.parsers.trace_blocks import FailureBox, FailureBoxState, parse_block
@@ -248,11 +247,7 @@ class TraceParser:
         self._held: list[str] = []
         self._failures: FailureBox | None = None
         self._text_lines = 0
-        self._last_s: float | None = None
-        self._day: str = ""
-        self._day_s = 0.0
-        self._second = ""
-        self._second_s = 0.0
+        self._last_s: float | None = None  # seconds since the epoch of the last line
 
     @property
     def open(self) -> bool:
@@ -264,7 +259,7 @@ class TraceParser:
             text = ANSI.sub("", text)
         if self._state is None:
             return self._start(line, text), []
-        now = self._seconds(line.time) if line.time else None
+        now = times.leading_seconds(line.time) if line.time else None
         gap = now - self._last_s if now is not None and self._last_s is not None else 0.0
         if gap > self.idle_s:
             return self._restart(line, text)
@@ -317,7 +312,7 @@ class TraceParser:
         stays pure and still needs no clock."""
         if self._state is None or self._last_s is None:
             return []
-        now = self._seconds(time)
+        now = times.leading_seconds(time)
         if now is None or now - self._last_s <= self.quiet_s:
             return []
         return self._finish()
@@ -378,7 +373,7 @@ class TraceParser:
         self._held = []
         self._failures = None
         self._text_lines = 0
-        self._last_s = self._seconds(line.time) if line.time else None
+        self._last_s = times.leading_seconds(line.time) if line.time else None
         self._block.add(line.text)
         return consumed
 
@@ -407,39 +402,6 @@ class TraceParser:
         # cut short: over its bounds, or it stopped (stream end, idle, a foreign line) where more was due
         record.truncated = block.truncated or state not in TERMINAL
         return [record]
-
-    def _seconds(self, ts: str) -> float | None:
-        try:
-            return self._seconds_of(ts)
-        except (ValueError, IndexError):
-            return None  # not a time after all (junk in the envelope's time field)
-
-    def _seconds_of(self, ts: str) -> float | None:
-        """Seconds of an RFC 3339 time, cheaply; None if unreadable. Lines of one trace
-        mostly share their second, so that part is parsed once."""
-        if ts[-1:] == "Z" and ts[:19] == self._second:
-            frac = ts[19:-1]
-            return self._second_s + (float(frac) if frac else 0.0)
-        m = _RFC3339.match(ts)
-        if m is None:
-            return None
-        day, hh, mm, ss, tz = m.groups()
-        if day != self._day:
-            try:
-                self._day_s = date.fromisoformat(day).toordinal() * 86400.0
-            except ValueError:
-                return None
-            self._day = day
-        whole = self._day_s + int(hh) * 3600 + int(mm) * 60
-        if tz and tz not in ("Z", "z"):
-            sign = -1 if tz[0] == "+" else 1
-            whole += sign * (int(tz[1:3]) * 3600 + int(tz[-2:]) * 60)
-        elif ts[10:11] == "T" and ts[-1:] == "Z":
-            self._second, self._second_s = ts[:19], whole + int(ss[:2])
-        return whole + float(ss)
-
-
-_RFC3339 = re.compile(r"(\d{4}-\d\d-\d\d)[Tt _](\d\d):(\d\d):(\d\d(?:\.\d+)?)(Z|z|[+-]\d\d:?\d\d)?")
 
 
 class _Block:

@@ -11,7 +11,7 @@ import sys
 import time
 from pathlib import Path
 
-from gangscope.parsers import envelopes
+from gangscope.parsers import envelopes, times
 from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.sources.files import discover
 
@@ -47,7 +47,7 @@ def fluentbit_records(paths=FIXTURES, host: str | None = None) -> list[tuple[byt
                     first = pending.pop(env.stream, None)
                     ts = first[0] if first else env.time
                     text = "".join(first[1:]) + env.text if first else env.text
-                    seconds = envelopes.time_seconds(ts)
+                    seconds = times.seconds(ts)
                     record = {"@timestamp": seconds, "time": ts, "stream": env.stream, "_p": "F", "log": text,
                               "kubernetes": kube}
                     out.append((seconds, n, key, json.dumps(record).encode()))

@@ -8,7 +8,7 @@ from pathlib import Path
 import msgspec
 import pytest
 
-from gangscope.parsers.envelopes import time_seconds
+from gangscope.parsers.times import seconds as time_seconds
 from gangscope.parsers.records import StepRecord, stable_id
 from gangscope.pipeline.run import replay
 from gangscope.pipeline.diagnose.attempt import diagnose

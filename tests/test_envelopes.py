@@ -5,8 +5,6 @@ from gangscope.parsers.envelopes import (
     decode_docker,
     decode_fluentbit,
     detect_format,
-    time_seconds,
-    to_utc,
 )
 
 
@@ -32,16 +30,6 @@ def test_cri_rejects_lines_that_are_not_cri():
     assert decode_cri("hello world foo bar") is None
     assert decode_cri("2024-01-01T00:00:00Z stdlog F x") is None
     assert decode_cri("") is None
-
-
-def test_crio_offset_times_become_utc():
-    assert to_utc("2019-05-07T18:57:50.904275087+02:00") == "2019-05-07T16:57:50.904275087Z"
-    assert to_utc("2019-05-07T18:57:50.904275087Z") == "2019-05-07T18:57:50.904275087Z"
-    assert to_utc("not a time") is None
-
-
-def test_time_seconds_reads_nanosecond_times():
-    assert abs(time_seconds("1970-01-01T00:00:01.5Z") - 1.5) < 1e-9
 
 
 def test_docker_line_without_newline_is_partial():

@@ -18,6 +18,7 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from gangscope.parsers import envelopes
+from gangscope.parsers import times as rfc3339
 from gangscope.parsers.errors import ErrorDetector, classify_trace, detect
 from gangscope.parsers.events import Skip, decode_event_stream, decode_object
 from gangscope.parsers.lines import Line, strip_rank_prefixes
@@ -139,9 +140,9 @@ def test_envelope_decoders_never_raise_on_any_bytes(data):
 @PROPS
 @given(times)
 def test_time_helpers_never_raise(ts):
-    utc = envelopes.to_utc(ts)
+    utc = rfc3339.to_utc(ts)
     assert utc is None or utc.endswith("Z")
-    seconds = envelopes.time_seconds(ts)
+    seconds = rfc3339.seconds(ts)
     assert seconds is None or isinstance(seconds, float)
 
 
@@ -419,7 +420,7 @@ def test_redaction_never_raises_and_is_idempotent(text):
 
 
 def test_a_cri_time_with_a_non_numeric_fraction_is_not_a_crash():
-    assert envelopes.time_seconds("2024-05-01T12:00:00.abcZ") is None
+    assert rfc3339.seconds("2024-05-01T12:00:00.abcZ") is None
     curate_blocks([b"2024-05-01T12:00:00.abcZ stdout F Traceback (most recent call last):"])
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from gangscope.pipeline.correlate.clock import epoch
+from gangscope.parsers import times
 from gangscope.pipeline.correlate.gang_view import accelerator_time_lost, gang_view
 from gangscope.pipeline.correlate.linking import Index, details_of, get_field, link_events
 from gangscope.pipeline.correlate.model import Attempt, GangConfig
@@ -302,7 +302,7 @@ def _blocked_by(result: dict[str, list[Attempt]]) -> None:
     for job, attempts in result.items():
         for a in attempts:
             if a.start:
-                windows.append((job, epoch(a.start), epoch(a.end), epoch((a.details.get("gang") or {}).get("ready_at"))))
+                windows.append((job, times.seconds(a.start), times.seconds(a.end), times.seconds((a.details.get("gang") or {}).get("ready_at"))))
     for job, attempts in result.items():
         for a in attempts:
             for q in (a.details.get("queued"), a.details.get("waiting_since")):

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import Any
 
-from gangscope.pipeline.correlate.clock import epoch
+from gangscope.parsers import times
 from gangscope.pipeline.correlate.linking import Index, details_of, get_field, set_field
 from gangscope.pipeline.correlate.model import EVICTION_ENDS, Attempt, GangConfig
 from gangscope.pipeline.correlate.signals import Signal
@@ -23,15 +23,15 @@ def gang_view(a: Attempt, nxt: Attempt | None, pod_sigs: list[Signal], node_sigs
               workload: dict, index: Index, untimed: list[Any], cfg: GangConfig) -> None:
     """Pods expected, ready and when, and the ones that never were and why, for one attempt."""
     expected = _expected(workload)
-    t0 = epoch(a.start)
-    t_end = epoch(a.end)
+    t0 = times.seconds(a.start)
+    t_end = times.seconds(a.end)
     if t0 is None:
         a.details["gang"] = {"pods_expected": expected, "pods_seen": 0, "ready": [], "ready_at": None,
                              "not_ready": [], "pods": {}}
         a.details["accelerators"] = _accelerator_use(a, {}, workload, cfg)
         return
     # An attempt's pod events run from its admission to the next admission (pods die after eviction).
-    hi = epoch(nxt.start) if nxt is not None and nxt.start else float("inf")
+    hi = times.seconds(nxt.start) if nxt is not None and nxt.start else float("inf")
     cut = t_end if t_end is not None else float("inf")
     pods: dict[str, dict[str, Any]] = {}
     for s in pod_sigs:
@@ -43,7 +43,7 @@ def gang_view(a: Attempt, nxt: Attempt | None, pod_sigs: list[Signal], node_sigs
                 p["info"] = s.info.get("pod") or {}
     # The gang was ready when Kueue said PodsReady=True, else when the last expected pod was.
     marks = a.details.get("pods_ready", [])
-    ready_mark = next((m for m in marks if m["status"] and (epoch(m["time"]) or 0) <= cut), None)
+    ready_mark = next((m for m in marks if m["status"] and (times.seconds(m["time"]) or 0) <= cut), None)
     views = {}
     for name, p in sorted(pods.items()):
         snapshot = [r for r in untimed if get_field(r, "object_name") == name] if p["info"] is not None else []
@@ -51,9 +51,9 @@ def gang_view(a: Attempt, nxt: Attempt | None, pod_sigs: list[Signal], node_sigs
     ready = sorted((v["ready_at"], n) for n, v in views.items() if v.get("ready_at"))
     gang_ready = ready_mark["time"] if ready_mark else None
     need = expected or len(views)
-    if gang_ready is None and need and len(ready) >= need and epoch(ready[-1][0]) <= cut:
+    if gang_ready is None and need and len(ready) >= need and times.seconds(ready[-1][0]) <= cut:
         gang_ready = ready[-1][0]
-    gang_ready_t = epoch(gang_ready)
+    gang_ready_t = times.seconds(gang_ready)
     # Failures after the gang was ready (what WaitForRecovery waited for).
     for name, v in views.items():
         f = _failure_after(pods[name]["events"], v.get("node"), gang_ready_t, cut, node_sigs)
@@ -76,11 +76,11 @@ def gang_view(a: Attempt, nxt: Attempt | None, pod_sigs: list[Signal], node_sigs
                 not_ready.append({"pod": n, "kind": "slow", "message": v.get("last"), "time": v.get("last_time"),
                                   "event_id": v.get("last_id"), "reason": None})
     for pc in a.details.get("pod_create_failed", []):
-        if t0 <= (epoch(pc["time"]) or 0) <= cut:
+        if t0 <= (times.seconds(pc["time"]) or 0) <= cut:
             not_ready.append({"pod": None, "kind": "pod_create_failed", "message": pc["message"], "time": pc["time"],
                               "event_id": pc["event_id"], "reason": None})
     not_ready.sort(key=lambda b: (_BLOCKER_ORDER.index(b["kind"]) if b["kind"] in _BLOCKER_ORDER else -1,
-                                  epoch(b.get("since") or b.get("time")) or 0.0, b["pod"] or ""))
+                                  times.seconds(b.get("since") or b.get("time")) or 0.0, b["pod"] or ""))
     gang = {
         "pods_expected": expected or (len(views) or None),
         "pods_seen": len(views),
@@ -217,7 +217,7 @@ def _failure_after(events: list[Signal], node: str | None, ready_t: float | None
     if node:
         lost = next((n for n in node_sigs if n.kind == "node_not_ready" and n.info.get("node") == node
                      and ready_t <= n.t <= cut + 1.0), None)
-        if lost is not None and (found is None or found["kind"] != "node_lost" or lost.t < epoch(found["time"])):
+        if lost is not None and (found is None or found["kind"] != "node_lost" or lost.t < times.seconds(found["time"])):
             found = _blocker("node_lost", lost)
         if lost is not None and found is not None and found["kind"] == "node_lost":
             found["node_event_id"] = lost.id
@@ -234,7 +234,7 @@ def _blocker(kind: str, s: Signal) -> dict[str, Any]:
 
 def _accelerator_use(a: Attempt, views: dict[str, dict], workload: dict, cfg: GangConfig) -> dict[str, Any]:
     """Pods x accelerators x admitted seconds for this attempt (lost when it did not finish)."""
-    t0, t1 = epoch(a.start), epoch(a.end)
+    t0, t1 = times.seconds(a.start), times.seconds(a.end)
     per_pod = [sum(v["accelerators"].values()) for v in views.values() if v.get("accelerators")]
     expected = _expected(workload)
     if per_pod and len(per_pod) == len(views):

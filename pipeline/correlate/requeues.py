@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from gangscope.pipeline.correlate.clock import epoch
+from gangscope.parsers import times
 from gangscope.pipeline.correlate.model import EVICTION_ENDS, Attempt, GangConfig
 from gangscope.pipeline.curate.naming import pod_role
 
@@ -48,16 +48,16 @@ def requeue_view(attempts: list[Attempt], workload: dict, cfg: GangConfig) -> No
         r: dict[str, Any] = {"evictions_so_far": sum(1 for x in attempts[: i + 1] if x.end_reason in EVICTION_ENDS),
                              "same_cause_streak": streak, "pods_ready_timeouts": timeouts}
         nxt = attempts[i + 1] if i + 1 < len(attempts) else None
-        t_end = epoch(a.end)
+        t_end = times.seconds(a.end)
         if nxt is not None and nxt.start and t_end is not None:
-            r["readmitted_after_s"] = round(epoch(nxt.start) - t_end, 3)
+            r["readmitted_after_s"] = round(times.seconds(nxt.start) - t_end, 3)
         backoff_done = next((q for q in a.details.get("requeued", []) if q.get("reason") == "BackoffFinished"), None)
         if backoff_done and t_end is not None:
-            r["backoff_s"] = round(epoch(backoff_done["time"]) - t_end, 3)
+            r["backoff_s"] = round(times.seconds(backoff_done["time"]) - t_end, 3)
         if a.end_reason == "PodsReadyTimeout" and nxt is None:
             rs = workload.get("requeue_state") or {}
             if rs.get("requeueAt") and t_end is not None:
-                r["next_retry_s"] = round(epoch(rs["requeueAt"]) - t_end, 3)
+                r["next_retry_s"] = round(times.seconds(rs["requeueAt"]) - t_end, 3)
                 r["next_retry_at"] = rs["requeueAt"]
                 r["next_retry_from"] = "requeueState"
             else:

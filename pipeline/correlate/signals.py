@@ -11,7 +11,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Any
 
-from gangscope.pipeline.correlate.clock import epoch
+from gangscope.parsers import times
 from gangscope.pipeline.correlate.linking import details_of, get_field
 from gangscope.pipeline.curate.naming import JOB_KINDS
 
@@ -77,7 +77,7 @@ def _eviction_from_message(message: str | None) -> str | None:
 
 def classify(rec: Any) -> Signal | None:
     """The gang signal of one event record (Workload, job-kind object, Pod, Node); None when it means nothing here."""
-    t = epoch(get_field(rec, "time"))
+    t = times.seconds(get_field(rec, "time"))
     if t is None:
         return None
     kind = get_field(rec, "object_kind")

@@ -6,7 +6,7 @@ import bisect
 from collections.abc import Callable, Iterable, Mapping
 from typing import Any
 
-from gangscope.pipeline.correlate.clock import epoch, iso
+from gangscope.parsers import times
 from gangscope.pipeline.correlate.linking import get_field, set_field
 from gangscope.pipeline.correlate.model import Attempt
 
@@ -24,9 +24,9 @@ def attempt_lookup(attempts_by_job: Mapping[str, list[Attempt]]) -> Callable[[st
     for job, attempts in attempts_by_job.items():
         if attempts:
             first[job] = min(a.number for a in attempts)
-        pairs = sorted((t, a.number) for a in attempts if (t := epoch(a.start)) is not None)
+        pairs = sorted((t, a.number) for a in attempts if (t := times.seconds(a.start)) is not None)
         if pairs:
-            keys[job] = ([iso(t)[:19] for t, _ in pairs], [t for t, _ in pairs], [n for _, n in pairs])
+            keys[job] = ([times.from_seconds(t)[:19] for t, _ in pairs], [t for t, _ in pairs], [n for _, n in pairs])
 
     def lookup(job: str | None, time: str | None) -> int:
         st = keys.get(job) if job else None
@@ -38,7 +38,7 @@ def attempt_lookup(attempts_by_job: Mapping[str, list[Attempt]]) -> Callable[[st
             # Hot path: UTC times compare as text; a boundary is only ever a second wide.
             i = bisect.bisect_right(st[0], time[:19]) - 1
         else:
-            t = epoch(time)
+            t = times.seconds(time)
             if t is None:
                 return first[job]
             i = bisect.bisect_right(st[1], t) - 1

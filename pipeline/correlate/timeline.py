@@ -5,8 +5,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gangscope.parsers import times
 from gangscope.pipeline.correlate.attempts import build_attempts
-from gangscope.pipeline.correlate.clock import epoch, iso
 from gangscope.pipeline.correlate.gang_view import accelerator_time_lost
 from gangscope.pipeline.correlate.linking import details_of, get_field
 from gangscope.pipeline.correlate.model import Attempt
@@ -55,32 +55,32 @@ def timeline(job: str, attempts: Any = None, events: Iterable[Any] = (), failure
                       "message": shorten(get_field(r, "message") or "", 200), "event_id": s.id})
     fails = []
     for f in failures:
-        t = epoch(get_field(f, "time") or (get_field(f, "first_failure") or {}).get("time"))
+        t = times.seconds(get_field(f, "time") or (get_field(f, "first_failure") or {}).get("time"))
         if t is None:
             continue
         text = get_field(f, "summary") or get_field(f, "exception_type") or get_field(f, "message") or get_field(f, "category") or ""
         if get_field(f, "exception_type") and get_field(f, "message"):
             text = f"{get_field(f, 'exception_type')}: {get_field(f, 'message')}"
-        fails.append({"t": t, "time": iso(t), "pod": get_field(f, "pod") or (get_field(f, "first_failure") or {}).get("pod"),
+        fails.append({"t": t, "time": times.from_seconds(t), "pod": get_field(f, "pod") or (get_field(f, "first_failure") or {}).get("pod"),
                       "category": get_field(f, "category"), "label": shorten(str(text), 200), "id": get_field(f, "id"),
                       "attempt": get_field(f, "attempt"), "from": "logs"})
     for a in attempts:
         for b in (a.details.get("gang") or {}).get("not_ready", []):
             when = b.get("since") or b.get("time")
-            t = epoch(when)
+            t = times.seconds(when)
             if t is not None:
                 fails.append({"t": t, "time": when, "pod": b.get("pod"), "category": b["kind"],
                               "label": shorten(b.get("message") or b["kind"], 200), "id": b.get("event_id"),
                               "attempt": a.number, "from": "gang"})
-    times = [m["t"] for m in marks] + [f["t"] for f in fails]
+    moments = [m["t"] for m in marks] + [f["t"] for f in fails]
     for a in attempts:
         for ts in (a.start, a.end, (a.details.get("queued") or {}).get("since")):
-            if epoch(ts) is not None:
-                times.append(epoch(ts))
-    if not times:
+            if times.seconds(ts) is not None:
+                moments.append(times.seconds(ts))
+    if not moments:
         return {"job": job, "start": None, "end": None, "span_s": 0, "attempts": [], "marks": [], "failures": [],
                 "ticks": [], "accelerator_s_lost": accelerator_time_lost(attempts)}
-    t0, t1 = min(times), max(times)
+    t0, t1 = min(moments), max(moments)
     span = max(t1 - t0, 1.0)
 
     def x(t: float) -> float:
@@ -88,9 +88,9 @@ def timeline(job: str, attempts: Any = None, events: Iterable[Any] = (), failure
 
     bars = []
     for a in attempts:
-        s, e = epoch(a.start), epoch(a.end)
+        s, e = times.seconds(a.start), times.seconds(a.end)
         q = a.details.get("queued") or {}
-        qs = epoch(q.get("since"))
+        qs = times.seconds(q.get("since"))
         bars.append({
             "number": a.number, "start": a.start, "end": a.end, "end_reason": a.end_reason,
             "x0": x(s) if s is not None else None, "x1": x(e) if e is not None else 1.0,
@@ -107,6 +107,6 @@ def timeline(job: str, attempts: Any = None, events: Iterable[Any] = (), failure
         f["x"] = x(f.pop("t"))
     marks.sort(key=lambda m: (m["x"], m["kind"]))
     fails.sort(key=lambda f: (f["x"], f.get("pod") or ""))
-    ticks = [{"x": round(i / 4, 4), "time": iso(t0 + span * i / 4)} for i in range(5)]
-    return {"job": job, "start": iso(t0), "end": iso(t1), "span_s": round(span, 3), "attempts": bars,
+    ticks = [{"x": round(i / 4, 4), "time": times.from_seconds(t0 + span * i / 4)} for i in range(5)]
+    return {"job": job, "start": times.from_seconds(t0), "end": times.from_seconds(t1), "span_s": round(span, 3), "attempts": bars,
             "marks": marks, "failures": fails, "ticks": ticks, "accelerator_s_lost": accelerator_time_lost(attempts)}

@@ -10,11 +10,10 @@ multi-line record cost one split and one regex search.
 from __future__ import annotations
 
 import re
-import time as _time
 from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
-from gangscope.parsers import envelopes
+from gangscope.parsers import envelopes, times
 from gangscope.parsers.lines import Line, strip_rank_prefixes
 from gangscope.parsers.redact import redact_record
 from gangscope.parsers.errors import ErrorDetector, classify_trace
@@ -130,7 +129,7 @@ class SubStream:
         if not quiet:
             return None
         if self._seconds[0] != self.last_time:
-            self._seconds = (self.last_time, envelopes.time_seconds(self.last_time))
+            self._seconds = (self.last_time, times.seconds(self.last_time))
         last = self._seconds[1]
         return None if last is None else last + min(quiet)
 
@@ -283,7 +282,7 @@ DEADLINE_CHARS = 22
 def _deadline_text(seconds: float) -> bytes:
     whole = int(seconds)
     hundredths = int((seconds - whole) * 100)
-    return (_time.strftime("%Y-%m-%dT%H:%M:%S", _time.gmtime(whole)) + f".{hundredths:02d}").encode()
+    return f"{times.utc_second(whole)}.{hundredths:02d}".encode()
 
 
 # How far back a line looks for earlier lines of its stream with the same time.
@@ -436,7 +435,7 @@ class ContainerCurator:
 
     def _note_end(self, time: str | None) -> None:
         """Remember how far the job's log goes (a stall is judged against it)."""
-        seconds = envelopes.time_seconds(time) if time else None
+        seconds = times.seconds(time) if time else None
         if seconds is not None:
             job_end = self.stats.job_end
             job = self.stamper.job

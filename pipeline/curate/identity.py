@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gangscope.parsers.envelopes import to_utc
+from gangscope.parsers.times import to_utc
 from gangscope.parsers.records import Record, StepRecord, id_hasher, stable_id
 from gangscope.pipeline.curate.naming import job_of_pod
 from gangscope.pipeline.sources.files import PodIdentity

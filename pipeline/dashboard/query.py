@@ -5,12 +5,12 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import asdict, dataclass
-from datetime import datetime, timezone
 from typing import Any, Mapping
 
 from opensearchpy import OpenSearch
 from opensearchpy import exceptions as os_exc
 
+from gangscope.parsers import times
 from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.sinks.indices import OpenSearchError, OpenSearchUnavailable
 
@@ -35,14 +35,14 @@ class Filters:
         if job and len(job) > _JOB_MAX:
             problems.append("job: too long, ignored")
             job = None
-        times = {}
+        window = {}
         for key in ("since", "until"):
             value = (args.get(key) or "").strip() or None
             if value and not _TIME_RE.match(value):
                 problems.append(f"{key}: not a time (use now-6h or 2026-01-31T12:00), ignored")
                 value = None
-            times[key] = value
-        return cls(job=job, **times), problems
+            window[key] = value
+        return cls(job=job, **window), problems
 
     def clauses(self, time_field: str = "time") -> list[dict[str, Any]]:
         out: list[dict[str, Any]] = []
@@ -160,17 +160,10 @@ def jobs(search: Search, filters: Filters) -> list[str]:
     return [b["key"] for b in buckets(r, "jobs")]
 
 
-_FRACTION_RE = re.compile(r"(\.\d{6})\d+")
-
-
 def iso_ms(value: str | None) -> float | None:
     """Epoch milliseconds of an RFC 3339 time (nanoseconds cut to micro), None when unreadable."""
-    if not value:
+    instant = times.parse(value)
+    if instant is None:
         return None
-    try:
-        t = datetime.fromisoformat(_FRACTION_RE.sub(r"\1", value).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    if t.tzinfo is None:
-        t = t.replace(tzinfo=timezone.utc)
-    return t.timestamp() * 1000
+    micro = int(instant.fraction[:6].ljust(6, "0")) if instant.fraction else 0
+    return (instant.whole * 10**6 + micro) / 10**6 * 1000

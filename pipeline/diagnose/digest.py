@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 
 import msgspec
 
-from gangscope.parsers.envelopes import time_seconds
+from gangscope.parsers import times
 from gangscope.parsers.records import Record, StepRecord, TraceRecord, encode
 from gangscope.pipeline.diagnose.root_cause import failure_tier
 
@@ -226,7 +226,7 @@ class _AttemptBytes:
         self.heaps: tuple[list, ...] = tuple([] for _ in range(_EVENTS + 1))
 
     def push(self, entry: int, record: Record) -> None:
-        t = time_seconds(record.time)
+        t = times.seconds(record.time)
         # max-heaps on (time, arrival): the latest first; a record without a time before any other
         latest_first = (-(t if t is not None else math.inf), -entry)
         heapq.heappush(self.heaps[_class_of(record)], (latest_first, entry, record.kind))

@@ -12,8 +12,8 @@ import re
 from collections.abc import Iterable
 from typing import Any
 
+from gangscope.parsers import times
 from gangscope.parsers.records import DiagnosisRecord, stable_id
-from gangscope.pipeline.correlate.clock import epoch
 from gangscope.pipeline.correlate.gang_view import accelerator_time_lost
 from gangscope.pipeline.correlate.linking import get_field
 from gangscope.pipeline.correlate.model import EVICTION_ENDS, Attempt, GangConfig
@@ -62,7 +62,7 @@ def _log_cause(records: Iterable[Any], pod: str | None, t0: float | None, t1: fl
         kind = get_field(r, "kind")
         if kind not in ("trace", "error"):
             continue
-        t = epoch(get_field(r, "time"))
+        t = times.seconds(get_field(r, "time"))
         if t is not None and ((t0 is not None and t < t0 - 1.0) or (t1 is not None and t > t1 + 1.0)):
             continue
         key = (t if t is not None else 0.0)
@@ -159,7 +159,7 @@ def scheduler_verdict(attempt: Any, records: Iterable[Any] = (), config: GangCon
     end = d.get("end") or {}
     gang = d.get("gang") or {}
     requeue = d.get("requeue") or {}
-    t0, t1 = epoch(getattr(attempt, "start", None)), epoch(getattr(attempt, "end", None))
+    t0, t1 = times.seconds(getattr(attempt, "start", None)), times.seconds(getattr(attempt, "end", None))
     blockers = gang.get("not_ready") or []
     phase = gang.get("phase") or end.get("cause") or "WaitForStart"
     evidence: list[dict] = []

@@ -27,7 +27,7 @@ import math
 from dataclasses import dataclass
 from typing import Any
 
-from gangscope.parsers.envelopes import time_seconds
+from gangscope.parsers import times
 from gangscope.parsers.errors import SUMMARY, WARNING, child_failures, rule_role
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
@@ -64,7 +64,7 @@ def failure_of(error: ErrorRecord, ranks: RankMap) -> Failure | None:
     tier = failure_tier(error)
     if tier is None:
         return None
-    t = time_seconds(error.time)
+    t = times.seconds(error.time)
     return Failure(error, tier, t if t is not None else math.inf, ranks.rank_of(error))
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from gangscope.parsers.envelopes import time_seconds
+from gangscope.parsers import times
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import EFFECTS, WHAT_HAPPENED
@@ -44,7 +44,7 @@ def _step_at(view: AttemptView, rank: int | None, pod: str | None, t: float) -> 
             continue
         if rank is None and pod and s.pod != pod:
             continue
-        st = time_seconds(s.time)
+        st = times.seconds(s.time)
         if st is None or st > t + 1:
             continue
         if best is None or (st, s.step) > best:

@@ -20,7 +20,7 @@ import jinja2
 
 import gangscope.templates
 
-from gangscope.parsers.envelopes import time_seconds
+from gangscope.parsers import times
 from gangscope.parsers.records import Record, from_dict, job_key
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
 
@@ -203,7 +203,7 @@ def line_chart(steps: list[Record], field: str, label: str) -> dict[str, Any] | 
     series: dict[Any, list[tuple[float, float]]] = defaultdict(list)
     for s in steps:
         value = getattr(s, field, None)
-        x = s.step if s.step is not None else time_seconds(s.time)
+        x = s.step if s.step is not None else times.seconds(s.time)
         if value is None or x is None or not math.isfinite(value):
             continue
         series[(s.attempt, s.rank if s.rank is not None else s.pod)].append((float(x), float(value)))

@@ -10,8 +10,8 @@ record is closed at the end, then progress, stragglers and diagnoses as in pipel
 from __future__ import annotations
 
 import uuid
-from datetime import datetime, timezone
 
+from gangscope.parsers import times
 from gangscope.pipeline.run import replay as replay_mod
 from gangscope.pipeline.curate.curators import CurationLimits
 from gangscope.pipeline.errors import UsageError
@@ -29,13 +29,10 @@ def parse_time(text: str | None, flag: str) -> int | None:
         return int(float(text) * 1000)
     except ValueError:
         pass
-    try:
-        dt = datetime.fromisoformat(text.replace("Z", "+00:00"))
-    except ValueError:
-        raise UsageError(f"{flag}: want an RFC 3339 time (2026-03-02T10:00:00Z) or epoch seconds, got {text!r}") from None
-    if dt.tzinfo is None:
-        dt = dt.replace(tzinfo=timezone.utc)
-    return int(dt.timestamp() * 1000)
+    seconds = times.seconds(text)
+    if seconds is None:
+        raise UsageError(f"{flag}: want an RFC 3339 time (2026-03-02T10:00:00Z) or epoch seconds, got {text!r}")
+    return int(seconds * 1000)
 
 
 class _Settings:

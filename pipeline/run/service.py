@@ -29,6 +29,7 @@ from kafka.errors import KafkaError
 from opensearchpy.exceptions import OpenSearchException
 from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
+from gangscope.parsers import times
 from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline.run import checkpoint
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
@@ -363,7 +364,7 @@ class Service:
 
         if self.cfg.events_lookback <= 0:
             return
-        since = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(time.time() - self.cfg.events_lookback * 3600))
+        since = times.from_seconds(int(time.time() - self.cfg.events_lookback * 3600))
         query = {"query": {"range": {"time": {"gte": since}}}}
         try:
             hits = scan(self.sink.client, index=indices.alias_name("event", self.cfg.index_prefix), query=query,
