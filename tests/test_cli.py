@@ -192,3 +192,19 @@ def test_fluent_bit_file_takes_pod_identity_from_each_record(tmp_path):
         1,
         "KeyError",
     )
+
+
+def test_an_explicit_out_wins_over_the_environments_opensearch_url(tmp_path, monkeypatch):
+    # nothing listens on port 1: a replay that went to OpenSearch would fail with exit 2
+    monkeypatch.setenv("GANGSCOPE_OPENSEARCH_URL", "http://127.0.0.1:1")
+    pod_log(tmp_path / "logs", TRACE)
+    out = tmp_path / "out"
+    assert main(["replay", str(tmp_path / "logs"), "--out", str(out), "--no-progress"]) == 0
+    assert (out / "trace.ndjson").read_text().count("KeyError") >= 1
+
+
+def test_the_opensearch_flag_wins_over_an_explicit_out(tmp_path):
+    pod_log(tmp_path / "logs", TRACE)
+    code = main(["replay", str(tmp_path / "logs"), "--out", str(tmp_path / "out"),
+                 "--opensearch", "http://127.0.0.1:1", "--no-progress"])
+    assert code == 2 and not (tmp_path / "out").exists()

@@ -18,6 +18,7 @@ from gangscope.pipeline.run import opensearch_cli
 from gangscope.pipeline.run import replay as replay_mod
 from gangscope.pipeline.errors import GangscopeError, UsageError
 
+DEFAULT_OUT = "gangscope-out"
 FORMAT_HELP = "log envelope: auto (detect per file, the default), cri, docker, fluentbit or text"
 
 
@@ -46,7 +47,10 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _inputs(replay, paths_required=False)
     _from_kafka(replay)
-    replay.add_argument("--out", default="gangscope-out", metavar="DIR", help="output folder (default: ./gangscope-out)")
+    replay.add_argument(
+        "--out", default=None, metavar="DIR",
+        help="output folder (default: ./gangscope-out); given explicitly, it wins over GANGSCOPE_OPENSEARCH_URL "
+             "(--opensearch URL on the command line wins over both)")
     opensearch_cli.add_connection(replay)
     replay.add_argument(
         "--reindex",
@@ -147,6 +151,9 @@ def cmd_replay(args, err: Console) -> int:
     options = _options(args)
     if args.reindex and not args.opensearch:
         raise UsageError("--reindex goes with --opensearch")
+    if args.out is not None and opensearch_cli.url_from_environment(args):
+        args.opensearch = None  # an explicit flag wins over the environment
+    args.out = args.out if args.out is not None else DEFAULT_OUT
     sink = opensearch_cli.make_sink(args) if args.opensearch else LocalFolderSink(args.out)
     show = not args.no_progress and err.is_terminal
     total = replay_mod.total_bytes(args.paths)

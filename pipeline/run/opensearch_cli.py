@@ -27,6 +27,7 @@ def add_connection(p: argparse.ArgumentParser, *, url_required: bool = False) ->
     group = p.add_argument_group("OpenSearch")
     group.add_argument(
         "--opensearch",
+        action=_GivenURL,
         default=_env("OPENSEARCH_URL"),
         metavar="URL",
         help="OpenSearch URL, http[s]://[user:password@]host:port (env GANGSCOPE_OPENSEARCH_URL)"
@@ -52,6 +53,19 @@ def connection(args) -> dict:
         "client_key": args.client_key,
         "timeout": args.timeout,
     }
+
+
+class _GivenURL(argparse.Action):
+    """Stores --opensearch and notes that it came from the command line, not the environment."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        setattr(namespace, self.dest, values)
+        namespace.opensearch_given = True
+
+
+def url_from_environment(args) -> bool:
+    """True when --opensearch holds GANGSCOPE_OPENSEARCH_URL and was not given on the command line."""
+    return bool(args.opensearch) and not getattr(args, "opensearch_given", False)
 
 
 def _url(args) -> str:
