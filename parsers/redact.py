@@ -1,10 +1,11 @@
 """Redaction: secrets in log text are masked before any record is indexed or written.
 
 A `Redactor` is a table of `RedactionRule`s (name, compiled pattern, replacement), run in
-order over every text field of every record kind, but the identity fields `KEPT` names
-(each with its reason). A cheap prefilter (one Hyperscan pass over the rules' hint
-substrings) lets a text without any hint through at the cost of one search. Extra patterns from configuration are appended to the table (their
-whole match is masked) and joined to the prefilter.
+order over every text field of every record kind but the identity fields that
+parsers/redact_fields.KEPT names, each with its reason. A cheap prefilter (one Hyperscan
+pass over the rules' hint substrings) lets a text without any hint through at the cost of
+one search. Extra patterns from configuration are appended to the table (their whole match
+is masked) and joined to the prefilter.
 
 What is masked, and the shapes (token formats as their issuers document them; the
 prefixes and lengths are those the gitleaks rules check: gitleaks/gitleaks
@@ -32,12 +33,12 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 from functools import lru_cache
-from types import NoneType
-from typing import Any, Callable, Iterable, Literal, get_origin
+from typing import Any, Callable, Iterable
 
 import msgspec
 
-from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, EventRecord, Record, StepRecord, TraceRecord
+from gangscope.parsers.records import Record
+from gangscope.parsers.redact_fields import NOT_TEXT, known_clean_check, text_fields
 
 try:
     import hyperscan
@@ -259,7 +260,7 @@ class Redactor:
         self.counts: dict[str, int] = {}
         self._clean: set[str] = set()  # short texts `text` returns unchanged (see CLEAN_TEXTS)
         self._plain_names: set[str] = set()  # dict keys clean as text and not secret names
-        self._known_clean: dict[type, Callable[[Any], bool]] = {}  # per record type: see _known_clean_check
+        self._known_clean: dict[type, Callable[[Any], bool]] = {}  # per record type: see redact_fields.known_clean_check
 
     def _may_hold_secret(self, text: str, lower: str | None = None) -> bool:
         if self._hint_scan is not None and text.isascii():
@@ -321,7 +322,7 @@ class Redactor:
         same object comes back when nothing in it was masked."""
         if isinstance(value, str):
             return self.text(value)
-        if type(value) in _NOT_TEXT:
+        if type(value) in NOT_TEXT:
             return value
         if depth > MAX_DEPTH:
             return MASK
@@ -355,14 +356,14 @@ class Redactor:
     def record(self, record: Record) -> Record:
         """Mask every text field of a record in place (and return it): each str field and the
         strings in its lists, dicts (keys too) and nested structs (frames, chain links,
-        evidence, metric names), whatever its kind, but for the fields KEPT names. All of the
+        evidence, metric names), whatever its kind, but for the fields redact_fields.KEPT names. All of the
         record's new text is looked at in one piece first: most records hold no secret."""
         known_clean = self._known_clean.get(type(record))
         if known_clean is None:
-            known_clean = self._known_clean[type(record)] = _known_clean_check(text_fields(type(record)), self)
+            known_clean = self._known_clean[type(record)] = known_clean_check(text_fields(type(record)), self._clean, self._plain_names)
         if known_clean(record):
             return record
-        fields = _TEXT_FIELDS[type(record)]
+        fields = text_fields(type(record))
         if self._needs_mask(record, fields):
             self._mask_fields(record, fields, 0)
         return record
@@ -412,7 +413,7 @@ class Redactor:
             if value and value not in self._clean:
                 new.append(value)
             return False
-        if kind in _NOT_TEXT:
+        if kind in NOT_TEXT:
             return False
         if depth > MAX_DEPTH:
             return True
@@ -429,18 +430,18 @@ class Redactor:
                         new.append(key)
                 elif self._gather(key, new, names, depth + 1):
                     return True
-                if type(item) not in _NOT_TEXT and self._gather(item, new, names, depth + 1):
+                if type(item) not in NOT_TEXT and self._gather(item, new, names, depth + 1):
                     return True
             return False
         if kind is list or kind is tuple:
             for item in value:
-                if type(item) not in _NOT_TEXT and self._gather(item, new, names, depth + 1):
+                if type(item) not in NOT_TEXT and self._gather(item, new, names, depth + 1):
                     return True
             return False
         if isinstance(value, msgspec.Struct):
             known_clean = self._known_clean.get(kind)
             if known_clean is None:
-                known_clean = self._known_clean[kind] = _known_clean_check(text_fields(kind), self)
+                known_clean = self._known_clean[kind] = known_clean_check(text_fields(kind), self._clean, self._plain_names)
             if known_clean(value):  # a frame whose file, function and code were seen before
                 return False
             for name, plain in text_fields(kind):
@@ -480,96 +481,6 @@ def _hint_scanner(hints: tuple[str, ...]) -> Callable[[str], bool | None] | None
         return False
 
     return scan
-
-
-# ----------------------------------------------------------------------------- what stays
-
-# The fields redaction leaves as they are, per record kind (a kind has its bases' entries
-# too), each with its reason: what must stay byte-stable for ids and joins. Every other field
-# of every record kind that can hold text is redacted -- a str, or the strings in lists,
-# dicts and nested structs -- including the fields of kinds added later: there is no
-# registry of what to redact, only this table of what not to.
-KEPT: dict[type, dict[str, str]] = {
-    Record: {
-        "id": "the deterministic id (hex) every sink writes and upserts on",
-        "job": "namespace/name of the job: joins records, attempts and diagnoses; part of ids",
-        "namespace": "the Kubernetes identity of the stream (a DNS name): part of every id",
-        "pod": "the Kubernetes identity of the stream: part of every id, joins logs to events",
-        "container": "the Kubernetes identity of the stream: part of every id",
-        "node": "the node of the pod: joins records to node events",
-        "time": "RFC 3339 time: part of ids, orders everything, places records in attempts",
-        "source": "the file or topic the record was read from: where a replay or a consumer resumes",
-        "stream": "stdout or stderr: part of ids",
-    },
-    StepRecord: {"dialect": "a name from the step parsers' dialect table, never log text: part of the step id"},
-    TraceRecord: {"fingerprint": "hex digest of the trace's stable frames: groups one trace printed by many ranks"},
-    ErrorRecord: {"trace_id": "the id of the trace the error stands for: joins the two"},
-    EventRecord: {
-        "object_name": "the pod or workload the event is about: joins events to pods and attempts "
-        "(a DNS name the `sk-` token shape could match)",
-    },
-    DiagnosisRecord: {"events": "ids of the event records the verdict rests on: joins to the events index"},
-}
-
-# Field types that never hold text.
-_NOT_TEXT = frozenset((int, float, bool, NoneType, bytes))
-_TEXT_FIELDS: dict[type, tuple[tuple[str, bool], ...]] = {}
-
-
-def text_fields(cls: type) -> tuple[tuple[str, bool], ...]:
-    """The fields of a struct type redaction looks at, as (name, plain): every field whose type
-    can hold text and that KEPT does not name for the type or its bases; `plain` when the field
-    is a str (or optional str), else its value is walked. Worked out once per type."""
-    fields = _TEXT_FIELDS.get(cls)
-    if fields is None:
-        kept = {name for base in cls.__mro__ for name in KEPT.get(base, ())}
-        fields = tuple((f.name, _is_str(f.type)) for f in msgspec.structs.fields(cls)
-                       if f.name not in kept and _may_hold_text(f.type))  # fmt: skip
-        _TEXT_FIELDS[cls] = fields
-    return fields
-
-
-def _known_clean_check(fields: tuple[tuple[str, bool], ...], redactor: Redactor) -> Callable[[Any], bool]:
-    """A function of a record telling that its text fields need no look from `redactor`: each
-    is None, empty, a text known clean, or a dict of plain names to numbers (a step's metrics).
-    Nearly every record passes here. It is written out field by field and compiled (as
-    dataclasses writes `__init__`): a loop over the fields costs a step record, and steps are
-    most records, about three times as much."""
-    lines = ["def known_clean(obj):"]
-    for name, plain in fields:
-        assert name.isidentifier()
-        lines.append(f"    v = obj.{name}")
-        if plain:
-            lines.append("    if not (v is None or (type(v) is str and (v in clean or not v))): return False")
-        else:
-            lines.append("    if not (v is None or (type(v) is dict and (not v or (names.issuperset(v) and"
-                         " not_text.issuperset(map(type, v.values()))))) or (type(v) is list and not v)): return False")
-    lines.append("    return True")
-    scope: dict[str, Any] = {"clean": redactor._clean, "names": redactor._plain_names, "not_text": _NOT_TEXT}
-    exec("\n".join(lines), scope)  # noqa: S102 -- the source is made above from field names only
-    return scope["known_clean"]
-
-
-def _is_str(annotation: Any) -> bool:
-    return annotation is str or (get_origin(annotation) is not None and set(_args(annotation)) <= {str, NoneType}
-                                 and str in _args(annotation))  # fmt: skip
-
-
-def _args(annotation: Any) -> tuple:
-    return getattr(annotation, "__args__", ())
-
-
-def _may_hold_text(annotation: Any) -> bool:
-    """False only for types known never to hold text (numbers, booleans, literals chosen in
-    code, and containers of them); anything else, unknown types included, is walked."""
-    if annotation in _NOT_TEXT:
-        return False
-    if get_origin(annotation) is Literal:
-        return False
-    args = _args(annotation)
-    if get_origin(annotation) is not None and args:
-        return any(_may_hold_text(a) for a in args if a is not Ellipsis)
-    return True
 
 
 # ----------------------------------------------------------------------------- the default

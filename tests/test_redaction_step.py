@@ -1,5 +1,5 @@
 """Redaction is a step of the chain no record skips: every text field of every record kind is
-redacted unless parsers/redact.KEPT names it (with its reason), and nothing planted in the input
+redacted unless parsers/redact_fields.KEPT names it (with its reason), and nothing planted in the input
 reaches a sink or `gangscope diagnose --json`.
 
 The secrets are made-up Hugging Face tokens (`hf_` + 34 letters and digits), one per place
@@ -18,7 +18,8 @@ import msgspec
 import pytest
 
 from gangscope.parsers.records import AnyRecord, ChainLink, Frame, RECORD_KINDS, Record, decode, encode
-from gangscope.parsers.redact import KEPT, MASK, Redactor
+from gangscope.parsers.redact import MASK, Redactor
+from gangscope.parsers.redact_fields import KEPT
 from gangscope.pipeline.curate import events as curate_events
 from gangscope.pipeline.run.cli import main
 
