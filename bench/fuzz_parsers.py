@@ -79,11 +79,14 @@ def _imports():
     from gangscope.parsers import envelopes, events, redact, times, trace_blocks, traces
     from gangscope.parsers.lines import Line
     from gangscope.parsers.records import encode
-    from gangscope.pipeline.curate import curators as curate
+    from gangscope.pipeline.curate.container import ContainerCurator
+    from gangscope.pipeline.curate.fluentbit import FluentBitCurator
+    from gangscope.pipeline.curate.stats import CurationStats
     from gangscope.pipeline.sources.files import PodIdentity, decode_block
 
     return dict(msgspec=msgspec, envelopes=envelopes, events=events, redact=redact, times=times,
-                trace_blocks=trace_blocks, traces=traces, Line=Line, encode=encode, curate=curate, PodIdentity=PodIdentity,
+                trace_blocks=trace_blocks, traces=traces, Line=Line, encode=encode, CurationStats=CurationStats,
+                FluentBitCurator=FluentBitCurator, ContainerCurator=ContainerCurator, PodIdentity=PodIdentity,
                 decode_block=decode_block)  # fmt: skip
 
 
@@ -98,7 +101,8 @@ ODD_TIMES = TIMES + ["2024-05-01T12:00:00.x1Z", "2024-05-01T12:00:00.5+99:99", "
 
 def make_targets():
     m = _imports()
-    envelopes, curate, Line = m["envelopes"], m["curate"], m["Line"]
+    envelopes, Line = m["envelopes"], m["Line"]
+    CurationStats, FluentBitCurator, ContainerCurator = m["CurationStats"], m["FluentBitCurator"], m["ContainerCurator"]
     pod = m["PodIdentity"](namespace="team-a", pod="fuzz-worker-0", pod_uid="0c6d1111-2222-3333-4444-555566667777", container="c")
 
     def envelopes_target(data: bytes) -> None:
@@ -118,11 +122,11 @@ def make_targets():
             envelopes.envelope_from_record(obj)
 
     def curate_once(fmt: str, blocks: list[bytes], block_scan: bool) -> list[bytes]:
-        stats = curate.CurationStats()
+        stats = CurationStats()
         if fmt == "fluentbit":
-            cur = curate.FluentBitCurator(stats, pod)
+            cur = FluentBitCurator(stats, pod)
         else:
-            cur = curate.ContainerCurator(pod, fmt, stats, block_scan=block_scan)
+            cur = ContainerCurator(pod, fmt, stats, block_scan=block_scan)
         out = []
         for block in blocks:
             out.extend(cur.feed_block(block))

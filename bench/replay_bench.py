@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from bench.corpus import cached
-from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.curate import container
 from gangscope.pipeline.run import replay
 from gangscope.pipeline.sinks.local import LocalFolderSink
 
@@ -48,7 +48,7 @@ def floor(root: Path) -> tuple[int, float]:
 def run_replay(root: Path, out: Path, without: tuple[str, ...] = (), block_scan: bool = True) -> tuple[replay.ReplayResult, float]:
     if without:
         # An A/B of one parser's cost: the same replay with it taken out of the parser table.
-        curate.LINE_PARSERS = tuple(c for c in curate.LINE_PARSERS if c.__name__ not in without)
+        container.LINE_PARSERS = tuple(c for c in container.LINE_PARSERS if c.__name__ not in without)
     sink = LocalFolderSink(out)
     start = time.perf_counter()
     result = replay.run(replay.ReplayOptions(paths=[str(root)], block_scan=block_scan), sink.write)

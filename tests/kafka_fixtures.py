@@ -163,7 +163,7 @@ def end_offsets(bootstrap: str, topic: str) -> dict[int, int]:
 def split_by_job(messages: list[tuple[bytes, bytes]]) -> tuple[list, list]:
     """The messages of the first half of the jobs, and the rest (each job's lines stay together, so a
     pause between the two is a quiet job, not a traceback cut in two)."""
-    from gangscope.pipeline.curate.curators import identity_from_kubernetes
+    from gangscope.pipeline.curate.fluentbit import identity_from_kubernetes
     from gangscope.pipeline.curate.identity import job_of
 
     jobs = {}

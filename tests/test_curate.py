@@ -6,7 +6,9 @@ These tests use a small line-recording parser so that they test the router, not 
 import json
 
 from gangscope.parsers.records import ErrorRecord
-from gangscope.pipeline.curate.curators import ContainerCurator, CurationLimits, CurationStats, FluentBitCurator
+from gangscope.pipeline.curate.container import ContainerCurator
+from gangscope.pipeline.curate.fluentbit import FluentBitCurator
+from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.sources.files import PodIdentity
 
 UID = "0c6d1111-2222-3333-4444-555566667777"
@@ -178,7 +180,7 @@ def test_open_records_remember_the_position_of_their_first_line():
 
 
 def test_trainer_dicts_without_a_bar_still_become_step_records():
-    from gangscope.pipeline.curate.curators import LINE_PARSERS
+    from gangscope.pipeline.curate.substream import LINE_PARSERS
 
     stats = CurationStats()
     cur = ContainerCurator(POD, "cri", stats, parser_classes=LINE_PARSERS)

@@ -84,7 +84,7 @@ def test_replay_needs_paths_or_a_topic(capsys):
 
 
 def test_memory_bounds_of_the_service_are_settings_with_replays_defaults():
-    from gangscope.pipeline.curate.curators import CurationLimits
+    from gangscope.pipeline.curate.stats import CurationLimits
     from gangscope.pipeline.diagnose.digest import JobDigest
 
     cfg = config.load({}, None, BASE)

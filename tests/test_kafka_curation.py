@@ -101,7 +101,7 @@ def test_an_event_message_of_an_unknown_kind_is_undecodable():
 
 
 def test_a_partition_forgets_the_containers_its_curator_evicted():
-    from gangscope.pipeline.curate.curators import CurationLimits
+    from gangscope.pipeline.curate.stats import CurationLimits
 
     state = partition.LogPartition(AttemptOf(EventBook()), limits=CurationLimits(max_containers=16), progress=DerivedProgress())
     out = []

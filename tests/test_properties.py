@@ -27,7 +27,9 @@ from gangscope.parsers.redact import Redactor
 from gangscope.parsers.steps import StepParser
 from gangscope.parsers.trace_blocks import parse_block
 from gangscope.parsers.traces import TraceParser
-from gangscope.pipeline.curate.curators import ContainerCurator, CurationStats, FluentBitCurator
+from gangscope.pipeline.curate.container import ContainerCurator
+from gangscope.pipeline.curate.fluentbit import FluentBitCurator
+from gangscope.pipeline.curate.stats import CurationStats
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -564,7 +566,7 @@ def test_a_pool_worker_exception_group_is_one_trace_not_a_crash():
 
 
 def test_open_records_past_the_limit_are_flushed_early_and_counted():
-    from gangscope.pipeline.curate.curators import CurationLimits
+    from gangscope.pipeline.curate.stats import CurationLimits
 
     lines = [cri_line(f"2024-05-01T12:00:00.{r:09d}Z", "stderr", "F", f"[rank{r}]: Traceback (most recent call last):") for r in range(5)]
     stats = CurationStats()

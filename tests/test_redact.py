@@ -13,7 +13,8 @@ from gangscope.parsers import redact
 from gangscope.parsers.records import ChainLink, ErrorRecord, EventRecord, Frame, TraceRecord
 from gangscope.parsers.redact import MASK, Redactor, sensitive_name
 from gangscope.pipeline.run.cli import main
-from gangscope.pipeline.curate.curators import ContainerCurator, CurationStats
+from gangscope.pipeline.curate.container import ContainerCurator
+from gangscope.pipeline.curate.stats import CurationStats
 from gangscope.pipeline.sources.files import PodIdentity
 
 UID = "0c6d1111-2222-3333-4444-555566667777"

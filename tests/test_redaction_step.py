@@ -147,7 +147,7 @@ def test_records_are_redacted_only_in_curation():
     function; no source, driver or sink calls it, and sources hand on decoded input only."""
     callers = sorted(str(p.relative_to(ROOT)) for p in (ROOT / "pipeline").rglob("*.py")
                      if "redact_record" in p.read_text())  # fmt: skip
-    assert callers == ["pipeline/curate/curators.py", "pipeline/curate/events.py"]
+    assert callers == ["pipeline/curate/container.py", "pipeline/curate/events.py"]
     for path in (ROOT / "pipeline" / "sources").rglob("*.py"):
         text = path.read_text()
         assert "parsers.redact" not in text and "parsers.events" not in text and "pipeline.curate" not in text, path

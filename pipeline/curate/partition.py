@@ -12,7 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 from gangscope.parsers.records import Record
-from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.curate.fluentbit import FluentBitCurator, kube_key
+from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
+from gangscope.pipeline.curate.substream import LINE_PARSERS
 from gangscope.pipeline.curate.snapshot import PartitionState
 from gangscope.pipeline.isolation import unit_of_work
 from gangscope.pipeline.sources.files import PodIdentity
@@ -76,7 +78,7 @@ _SCANNER: list = []  # built on first use: [TextScanner | None]
 
 def text_scanner() -> TextScanner | None:
     if not _SCANNER:
-        _SCANNER.append(TextScanner.build(curate.LINE_PARSERS))
+        _SCANNER.append(TextScanner.build(LINE_PARSERS))
     return _SCANNER[0]
 
 
@@ -91,10 +93,10 @@ class LogPartition:
 
     _evictions_seen = 0  # the curator's eviction rounds last pruned for
 
-    def __init__(self, attempt_of, stats: curate.CurationStats | None = None,
-                 limits: curate.CurationLimits | None = None, progress=None):
-        self.stats = stats if stats is not None else curate.CurationStats()
-        self.curator = curate.FluentBitCurator(self.stats, FALLBACK, attempt_of=attempt_of, limits=limits)
+    def __init__(self, attempt_of, stats: CurationStats | None = None,
+                 limits: CurationLimits | None = None, progress=None):
+        self.stats = stats if stats is not None else CurationStats()
+        self.curator = FluentBitCurator(self.stats, FALLBACK, attempt_of=attempt_of, limits=limits)
         self.progress = progress
         self.next_offset: int | None = None
         self.last_seen: dict[tuple, float] = {}  # container key -> monotonic time of its last line
@@ -114,13 +116,13 @@ class LogPartition:
         )
 
     @classmethod
-    def from_snapshot(cls, state: PartitionState, attempt_of, limits: curate.CurationLimits | None = None,
+    def from_snapshot(cls, state: PartitionState, attempt_of, limits: CurationLimits | None = None,
                       progress=None) -> "LogPartition":
         """The partition `state` describes; the arguments as for the constructor (a fresh
         `progress` takes up the ranks' progress of the snapshot). Call `restored` before use."""
         partition = cls(attempt_of, limits=limits, progress=progress)
         partition.stats.restore(state.stats)
-        partition.curator = curate.FluentBitCurator.from_snapshot(
+        partition.curator = FluentBitCurator.from_snapshot(
             state.curator, partition.stats, FALLBACK, attempt_of=attempt_of, limits=limits)
         if progress is not None and state.progress is not None:
             progress.restore(state.progress)
@@ -157,7 +159,7 @@ class LogPartition:
         self.next_offset = offset + 1
         if len(out) > start and self.progress is not None:
             out.extend(self.progress.derive(out, start, self.stats.failures))
-        return curate._kube_key(env.kubernetes)
+        return kube_key(env.kubernetes)
 
     def feed_batch(self, items: list[tuple[int, Any]], out: list[Record], scanner: TextScanner | None) -> set:
         """(offset, envelope) pairs of one partition, in order. A line no parser wants, of a
@@ -169,7 +171,6 @@ class LogPartition:
         wanted = scanner.wanted([env.text for _, env in items]) if scanner is not None else None
         curators = self.curator.curators
         feed = self.feed
-        kube_key = curate._kube_key
         for i, (offset, env) in enumerate(items):
             key = kube_key(env.kubernetes)
             touched.add(key)
@@ -235,7 +236,7 @@ class LogPartition:
             out.extend(last_word)
 
     def containers(self) -> list[tuple]:
-        """The containers whose curators are kept (`_kube_key`s)."""
+        """The containers whose curators are kept (`kube_key`s)."""
         return list(self.curator.curators)
 
     def jobs(self) -> set[str]:

@@ -22,7 +22,7 @@ from opensearchpy import exceptions as os_exc
 
 from gangscope import __version__
 from gangscope.pipeline.curate import snapshot
-from gangscope.pipeline.curate.curators import CurationLimits
+from gangscope.pipeline.curate.stats import CurationLimits
 from gangscope.pipeline.curate.partition import LogPartition
 from gangscope.pipeline.curate.snapshot import SCHEMA, SnapshotError
 from gangscope.pipeline.sinks import indices

@@ -13,7 +13,7 @@ import uuid
 
 from gangscope.parsers import times
 from gangscope.pipeline.run import replay as replay_mod
-from gangscope.pipeline.curate.curators import CurationLimits
+from gangscope.pipeline.curate.stats import CurationLimits
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate.partition import LogPartition

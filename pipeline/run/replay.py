@@ -12,12 +12,14 @@ import contextlib
 import os
 import threading
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
+from typing import Callable
 
 from gangscope.parsers import envelopes
 from gangscope.parsers.records import Record, pack, unpack
 from gangscope.pipeline.correlate.progress import DerivedProgress
-from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.curate.container import ContainerCurator
+from gangscope.pipeline.curate.fluentbit import FluentBitCurator
+from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.curate.events import events_of_lines
 from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.diagnose.digest import JobDigest
@@ -40,7 +42,7 @@ class ReplayOptions:
     block_scan: bool = True  # False: the reference path, every line read as text
     workers: int = 1  # processes; work is split by pod, never inside a pod's log
     digest_max_bytes: int = JobDigest.max_bytes  # what diagnosis keeps in memory (see pipeline/digest.py)
-    max_containers: int = curate.CurationLimits.max_containers  # curators of a Fluent Bit file
+    max_containers: int = CurationLimits.max_containers  # curators of a Fluent Bit file
 
 
 @dataclass
@@ -48,7 +50,7 @@ class ReplayResult:
     files: int = 0
     pods: int = 0
     read: ReadStats = field(default_factory=ReadStats)
-    curation: curate.CurationStats = field(default_factory=curate.CurationStats)
+    curation: CurationStats = field(default_factory=CurationStats)
     records: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     skipped_events: int = 0
@@ -303,9 +305,9 @@ class GroupWork:
 
     def _curator_for(self, identity: PodIdentity, fmt: str):
         if fmt == "fluentbit":
-            limits = curate.CurationLimits(max_containers=self.options.max_containers)
-            return curate.FluentBitCurator(self.curation, identity, attempt_of=self.attempt_of, limits=limits)
-        return curate.ContainerCurator(
+            limits = CurationLimits(max_containers=self.options.max_containers)
+            return FluentBitCurator(self.curation, identity, attempt_of=self.attempt_of, limits=limits)
+        return ContainerCurator(
             identity, fmt, self.curation, attempt_of=self.attempt_of, block_scan=self.options.block_scan
         )
 
@@ -319,7 +321,7 @@ class GroupDone:
     """What a worker hands back: its counts, what it kept for the diagnosis, its part of the sink."""
 
     counts: dict[str, int]
-    curation: curate.CurationStats
+    curation: CurationStats
     read: ReadStats
     kept: bytes  # the records its digest kept, packed (records.pack)
     part: object
@@ -331,7 +333,7 @@ class GroupDone:
 def _curate_group_in_worker(task) -> GroupDone:
     index, group, options, attempts, make_part = task
     part = make_part() if make_part is not None else None
-    curation, read = curate.CurationStats(), ReadStats()
+    curation, read = CurationStats(), ReadStats()
     digest = JobDigest(max_bytes=options.digest_max_bytes)
     counts: dict[str, int] = {}
     work = GroupWork(group, options, _attempt_lookup(attempts), curation, read)

@@ -34,7 +34,7 @@ from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline.run import checkpoint
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.correlate.progress import DerivedProgress
-from gangscope.pipeline.curate import curators as curate
+from gangscope.pipeline.curate.stats import CurationLimits
 from gangscope.pipeline.curate.events import events_of_message
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
 from gangscope.pipeline.diagnose import back_half
@@ -424,7 +424,7 @@ class Service:
         """The state of a partition read from its start or its committed offset (no checkpoint)."""
         if self._is_events(tp):
             return EventsPartition()
-        return LogPartition(self.attempt_of, limits=curate.CurationLimits(max_containers=self.cfg.max_containers),
+        return LogPartition(self.attempt_of, limits=CurationLimits(max_containers=self.cfg.max_containers),
                             progress=DerivedProgress())
 
     def _restore(self, tp, committed: int | None, now: float) -> tuple[LogPartition | None, int | None]:
@@ -446,7 +446,7 @@ class Service:
             return None, committed
         try:
             state = checkpoint.loads(data, self.attempt_of, progress=DerivedProgress(),
-                                     limits=curate.CurationLimits(max_containers=self.cfg.max_containers))
+                                     limits=CurationLimits(max_containers=self.cfg.max_containers))
         except checkpoint.SnapshotError as exc:  # another schema, or no snapshot: fall back to the committed offset
             log.warning(f"checkpoint {exc}: not used", topic=tp.topic, partition=tp.partition)
             return None, committed

@@ -9,280 +9,22 @@ multi-line record cost one split and one regex search.
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass, field
 from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes, times
 from gangscope.parsers.lines import Line, strip_rank_prefixes
 from gangscope.parsers.redact import redact_record
-from gangscope.parsers.errors import ErrorDetector, classify_trace
-from gangscope.parsers.records import ErrorRecord, Record, TraceRecord, stable_id
-from gangscope.parsers.steps import StepParser, TrainerLogFolder
-from gangscope.parsers.traces import TraceParser
+from gangscope.parsers.records import Record, TraceRecord
+from gangscope.parsers.steps import TrainerLogFolder
 from gangscope.pipeline.curate.identity import Stamper, job_of
-from gangscope.pipeline.curate.scan import BlockScanner
-from gangscope.pipeline.curate.snapshot import (ContainerState, CuratorState, IdentityState, PartialState, StatsState,
-                                                SubState)
-from gangscope.pipeline.isolation import StageFailures, failures_of
+from gangscope.pipeline.curate.snapshot import ContainerState, IdentityState, PartialState
+from gangscope.pipeline.isolation import failures_of
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
-
-
-# Order matters: a trace consumes its lines, so step and error detectors never see the
-# inside of a traceback (the error of a trace comes from classify_trace).
-LINE_PARSERS: tuple[type, ...] = (TraceParser, StepParser, ErrorDetector)
-
-
-@dataclass
-class CurationLimits:
-    max_partial_bytes: int = 1 << 20  # a CRI line re-assembled from P chunks is cut here
-    # Open multi-line records per container (one per rank stream): each holds up to
-    # TraceParser.max_bytes, so past this the quietest is flushed early (counted) (issue 10).
-    max_open_records: int = 1024
-    # Containers a Fluent Bit stream keeps curators for (FluentBitCurator): past this, the least
-    # recently fed are closed (their open records flushed) and forgotten, counted (issue 10).
-    max_containers: int = 20_000
-
-
-@dataclass
-class CurationStats:
-    lines: int = 0
-    unreadable_lines: int = 0
-    invalid_utf8_lines: int = 0
-    partial_lines_cut: int = 0
-    dangling_partials: int = 0
-    open_records_flushed: int = 0  # flushed before their end: over CurationLimits.max_open_records / max_containers
-    containers_evicted: int = 0  # curators closed as the least recently fed: over CurationLimits.max_containers
-    records: dict[str, int] = field(default_factory=dict)
-    problems: list[str] = field(default_factory=list)
-    job_end: dict[str, float] = field(default_factory=dict)  # job -> time of its last line read
-    failures: StageFailures = field(default_factory=StageFailures)  # parsers and records that raised (stage "curate")
-
-    def snapshot(self) -> StatsState:
-        return StatsState(
-            lines=self.lines, unreadable_lines=self.unreadable_lines, invalid_utf8_lines=self.invalid_utf8_lines,
-            partial_lines_cut=self.partial_lines_cut, dangling_partials=self.dangling_partials,
-            open_records_flushed=self.open_records_flushed, containers_evicted=self.containers_evicted,
-            records=dict(self.records), problems=list(self.problems), job_end=dict(self.job_end),
-            failures=self.failures.summary(),
-        )
-
-    def restore(self, state: StatsState) -> None:
-        self.lines, self.unreadable_lines, self.invalid_utf8_lines = state.lines, state.unreadable_lines, state.invalid_utf8_lines
-        self.partial_lines_cut, self.dangling_partials = state.partial_lines_cut, state.dangling_partials
-        self.open_records_flushed, self.containers_evicted = state.open_records_flushed, state.containers_evicted
-        self.records, self.problems, self.job_end = dict(state.records), list(state.problems), dict(state.job_end)
-        self.failures = StageFailures.from_summary(state.failures)
-
-
-_STREAMS = frozenset(("stdout", "stderr"))
-_NO_TIME = object()  # a stream with no line yet (None is a line without a time)
-
-
-class RuleFailed(Exception):
-    """One or more parsers of a sub-stream raised on a line (or on expiry or close); the others
-    went on. `records` is what they gave, `failures` the (parser, exception) pairs. The parsers
-    that raised were replaced by fresh ones: an open record they held may be corrupt, and is dropped."""
-
-    def __init__(self, records: list[Record], failures: list[tuple[object, Exception]]):
-        super().__init__(", ".join(type(exc).__name__ for _parser, exc in failures))
-        self.records = records
-        self.failures = failures
-
-
-class SubStream:
-    """The parsers of one stream of one rank, and whether any of them holds an open record.
-
-    `open_bits` has bit i set while parser i holds an open record; a parser's state changes
-    only when it is fed, expired or closed, so it is read back only then. A parser that raises
-    is one unit of work failing: it skips the line, is reset, and the others go on (RuleFailed)."""
-
-    __slots__ = ("parsers", "prefilters", "expiring", "open_bits", "opened_at", "last_time", "_seconds")
-
-    def __init__(self, parser_classes: tuple[type, ...]):
-        self.parsers = [cls() for cls in parser_classes]
-        self.prefilters = [re.compile(cls.PREFILTER).search for cls in parser_classes]
-        self.expiring = [p for p in self.parsers if hasattr(p, "expire")]  # parsers whose records can go idle
-        self.open_bits = 0
-        self.opened_at = None  # the source position of the line that opened the current record
-        self.last_time = None  # the time of the last line fed
-        self._seconds = (None, None)  # last_time in seconds, as last worked out
-
-    @property
-    def open(self) -> bool:
-        return self.open_bits != 0
-
-    def _read_open_bits(self) -> None:
-        bits = 0
-        bit = 1
-        for parser in self.parsers:
-            if parser.open:
-                bits |= bit
-            bit <<= 1
-        self.open_bits = bits
-
-    def due(self) -> float | None:
-        """When (seconds) the earliest open record of this stream may be over if no line comes."""
-        if not self.last_time:
-            return None
-        quiet = [p.quiet_s for p in self.expiring if p.open]
-        if not quiet:
-            return None
-        if self._seconds[0] != self.last_time:
-            self._seconds = (self.last_time, times.seconds(self.last_time))
-        last = self._seconds[1]
-        return None if last is None else last + min(quiet)
-
-    def expire(self, now: str) -> list[Record]:
-        """Records of parsers whose open record has been idle since before `now`."""
-        out: list[Record] = []
-        failed = None
-        for parser in self.expiring:
-            if parser.open:
-                try:
-                    out.extend(parser.expire(now))
-                except Exception as exc:
-                    failed = self._reset(parser, exc, failed)
-        self._read_open_bits()
-        if failed is not None:
-            raise RuleFailed(out, failed)
-        return out
-
-    def feed(self, line: Line, hints: int = -1) -> list[Record]:
-        """Feed a line to the parsers that are open or want it. `hints` has bit i set when the
-        block scan found parser i's prefilter on the raw line (-1: unknown, test them all)."""
-        out: list[Record] = []
-        text = line.text
-        open_bits = self.open_bits
-        bit = 1
-        failed = None
-        for parser, wants in zip(self.parsers, self.prefilters):
-            if open_bits & bit or (hints & bit and wants(text)):
-                try:
-                    consumed, records = parser.feed(line)
-                except Exception as exc:
-                    failed = self._reset(parser, exc, failed)
-                    open_bits &= ~bit
-                    bit <<= 1
-                    continue
-                if parser.open:
-                    open_bits |= bit
-                else:
-                    open_bits &= ~bit
-                if records:
-                    out.extend(records)
-                if consumed:
-                    break
-            bit <<= 1
-        self.open_bits = open_bits
-        if failed is not None:
-            raise RuleFailed(out, failed)
-        return out
-
-    def close(self) -> list[Record]:
-        out: list[Record] = []
-        failed = None
-        for parser in list(self.parsers):
-            try:
-                out.extend(parser.close())
-            except Exception as exc:
-                failed = self._reset(parser, exc, failed)
-        self.open_bits = 0
-        if failed is not None:
-            raise RuleFailed(out, failed)
-        return out
-
-    def _reset(self, parser, exc: Exception, failed: list | None) -> list:
-        """Replace a parser that raised by a fresh one; the failures so far, this one added."""
-        i = next(i for i, p in enumerate(self.parsers) if p is parser)
-        self.parsers[i] = type(parser)()
-        self.expiring = [p for p in self.parsers if hasattr(p, "expire")]
-        return (failed or []) + [(parser, exc)]
-
-    def snapshot(self, key) -> SubState:
-        """This sub-stream (`key`: its stream, or (stream, rank, local rank)) as plain data: the
-        state of each parser that keeps one (a parser with nothing to keep gives None)."""
-        stream, rank, local_rank = (key, None, None) if isinstance(key, str) else key
-        parsers = [state for state in (p.snapshot() for p in self.parsers if hasattr(p, "snapshot")) if state is not None]
-        return SubState(stream=stream, rank=rank, local_rank=local_rank, parsers=parsers, opened_at=self.opened_at,
-                        last_time=self.last_time)
-
-    @classmethod
-    def from_snapshot(cls, state: SubState, parser_classes: tuple[type, ...]) -> "SubStream":
-        """A sub-stream of `parser_classes` that goes on from `state`."""
-        sub = cls(parser_classes)
-        for parser_state in state.parsers:
-            parser = next((p for p in sub.parsers if getattr(p, "State", None) is type(parser_state)), None)
-            if parser is None:
-                raise ValueError(f"no parser of this build takes a {type(parser_state).__name__}")
-            parser.restore(parser_state)
-        sub._read_open_bits()
-        sub.opened_at, sub.last_time = state.opened_at, state.last_time
-        return sub
-
-
-def combined_prefilter(parser_classes: tuple[type, ...]) -> Callable[[str], object]:
-    if not parser_classes:
-        return lambda text: None
-    return re.compile("|".join(f"(?:{cls.PREFILTER})" for cls in parser_classes)).search
-
-
-_SCANNERS: dict[tuple[type, ...], BlockScanner | None] = {}
-
-
-def scanner_for(parser_classes: tuple[type, ...]) -> BlockScanner | None:
-    """One compiled block scanner per parser table (compiling takes milliseconds)."""
-    if parser_classes not in _SCANNERS:
-        _SCANNERS[parser_classes] = BlockScanner.build([cls.PREFILTER for cls in parser_classes])
-    return _SCANNERS[parser_classes]
-
-
-
-
-def _skipped_from(stale: dict[bytes, int], pos: int) -> dict[bytes, int]:
-    """Both streams stale from `pos` on, unless one already was from an earlier line."""
-    if len(stale) == 2:
-        return stale
-    return {b"stdout": stale.get(b"stdout", pos), b"stderr": stale.get(b"stderr", pos)}
-
-
-def _time_and_stream_of(block: bytes, pos: int, end: int) -> tuple[bytes | None, bytes | None]:
-    """(time, stream) of the CRI line at pos; the time only for a complete (F) line, the
-    only kind whose time sets its stream's seq."""
-    first = block.find(b" ", pos, end)
-    if first < 0:
-        return None, None
-    second = block.find(b" ", first + 1, end)
-    if second < 0:
-        return None, None
-    complete = block.startswith(b"F", second + 1, end)
-    return (block[pos:first] if complete else None), block[first + 1 : second]
-
-
-def _may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, frozenset]) -> bool:
-    """Whether the raw line at pos can belong to an open record: its stream has an open
-    record, and (for records of a rank-prefixed sub-stream) it carries a prefix."""
-    line = block[pos:end] if end >= 0 else block[pos:]
-    parts = line.split(b" ", 3)
-    if len(parts) < 4:
-        return True  # not plain CRI: let the line reader judge it
-    plain, prefixed = open_now
-    stream = parts[1]
-    if stream in plain:
-        return True
-    return stream in prefixed and parts[3][:1] == b"["
-
-
-# A deadline is compared with the first characters of a line's time, to the hundredth of a
-# second ("2024-05-01T12:00:00.12"). Runtimes trim trailing zeros, so the text comparison can be
-# off by less than that; it only decides when to ask the parsers, which judge exactly.
-DEADLINE_CHARS = 22
-
-
-def _deadline_text(seconds: float) -> bytes:
-    whole = int(seconds)
-    hundredths = int((seconds - whole) * 100)
-    return f"{times.utc_second(whole)}.{hundredths:02d}".encode()
+from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
+from gangscope.pipeline.curate.substream import LINE_PARSERS, RuleFailed, SubStream, NO_TIME, STREAMS
+from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, may_continue, skipped_from,
+                                                   time_and_stream_of, combined_prefilter, scanner_for)
+from gangscope.pipeline.curate.trace_errors import error_of_trace
 
 
 # How far back a line looks for earlier lines of its stream with the same time.
@@ -377,7 +119,7 @@ class ContainerCurator:
                 if i == n_starts:
                     break
                 if starts[i] != pos:
-                    stale = _skipped_from(stale, pos)
+                    stale = skipped_from(stale, pos)
                     pos = starts[i]
             else:
                 end = block.find(b"\n", pos)
@@ -387,8 +129,8 @@ class ContainerCurator:
                         open_now = None
                         continue
                     open_now = self._open_streams()
-                if (i == n_starts or starts[i] != pos) and not _may_continue(block, pos, end, open_now):
-                    stale = _skipped_from(stale, pos)
+                if (i == n_starts or starts[i] != pos) and not may_continue(block, pos, end, open_now):
+                    stale = skipped_from(stale, pos)
                     pos = size + 1 if end < 0 else end + 1
                     continue
             if end < 0:
@@ -396,16 +138,16 @@ class ContainerCurator:
                 if end < 0:
                     end = size
             if stale:
-                time, stream = _time_and_stream_of(block, pos, end)
+                time, stream = time_and_stream_of(block, pos, end)
                 if stream in stale:
                     self._sync_stream(block, pos, stream, stale.pop(stream), time)
             self._cri_line(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0))
             pos = end + 1
             open_now = self._open_streams() if (self.open_keys or self.partial) else None
         if pos <= size:
-            stale = _skipped_from(stale, pos)
-        for stream, skipped_from in stale.items():
-            self._sync_stream(block, size + 1, stream, skipped_from)
+            stale = skipped_from(stale, pos)
+        for stream, first_stale in stale.items():
+            self._sync_stream(block, size + 1, stream, first_stale)
         self.note_latest()
         return out
 
@@ -426,7 +168,7 @@ class ContainerCurator:
             if stream in opened or stream in self.partial or (
                     text[:1] == "[" and any(type(k) is tuple and k[0] == stream for k in opened)):
                 return False
-        if self.last_time.get(stream, _NO_TIME) == stamp:
+        if self.last_time.get(stream, NO_TIME) == stamp:
             self.last_seq[stream] += 1
         else:
             self.last_time[stream] = stamp
@@ -515,7 +257,7 @@ class ContainerCurator:
         with nothing idle costs one `_expire`, which sets it right)."""
         if due is None or (self.deadline is not None and due >= self._deadline_due):  # type: ignore[operator]
             return
-        when = _deadline_text(due)
+        when = deadline_text(due)
         if self.deadline is None or when < self.deadline:
             self.deadline = when
             self._deadline_due = due
@@ -528,7 +270,7 @@ class ContainerCurator:
             if due is not None:
                 earliest = due if earliest is None else min(earliest, due)
         self._deadline_due = earliest
-        self.deadline = None if earliest is None else _deadline_text(earliest)
+        self.deadline = None if earliest is None else deadline_text(earliest)
 
     # -- lines as text (the reference path) ----------------------------------
     def feed_lines(self, raws: Iterable[str]) -> list[Record]:
@@ -568,7 +310,7 @@ class ContainerCurator:
         parts = raw.split(" ", 3)
         if self.deadline is not None and self.open_keys and raw[:DEADLINE_CHARS].encode() > self.deadline:
             self._expire(parts[0], out)
-        if len(parts) != 4 or parts[2] != "F" or parts[1] not in _STREAMS or (self.partial and parts[1] in self.partial):
+        if len(parts) != 4 or parts[2] != "F" or parts[1] not in STREAMS or (self.partial and parts[1] in self.partial):
             env = envelopes.decode_cri(raw)
             if env is None:
                 if raw.strip():
@@ -756,7 +498,7 @@ class ContainerCurator:
             c.partial_at[p.stream] = p.at
         c.last_time, c.last_seq, c.text_seq = dict(state.last_time), dict(state.last_seq), state.text_seq
         c._deadline_due = state.deadline_due
-        c.deadline = None if state.deadline_due is None else _deadline_text(state.deadline_due)
+        c.deadline = None if state.deadline_due is None else deadline_text(state.deadline_due)
         c.trainer_logs.restore(state.trainer_logs)
         c.last_used = state.last_used
         return c
@@ -792,196 +534,3 @@ class ContainerCurator:
             held = []
         self._emit(held, None, out, fold=False)
         return out
-
-
-def error_of_trace(trace: TraceRecord) -> ErrorRecord | None:
-    """The pipeline error a finished trace stands for, linked to it by `trace_id`."""
-    verdict = classify_trace(trace)
-    if not verdict:
-        return None
-    category, message = verdict
-    error = ErrorRecord(
-        category=category,
-        message=message,
-        line=_exception_line(trace),
-        trace_id=trace.id,
-        pattern="trace",
-    )
-    for name in ("job", "attempt", "namespace", "pod", "container", "node", "rank", "local_rank", "time", "source", "stream", "seq"):
-        setattr(error, name, getattr(trace, name))
-    if error.rank is None and error.local_rank is None:
-        error.local_rank = _spawned_process(trace)
-    error.id = stable_id("error", trace.id)
-    return error
-
-
-def _spawned_process(trace: TraceRecord) -> int | None:
-    """The child named by torch.multiprocessing.spawn's "-- Process N terminated with the
-    following error:" (its process index, i.e. its local rank), for an error the parent printed."""
-    for remote in (trace.details or {}).get("remote") or ():
-        if isinstance(remote, dict) and isinstance(remote.get("process"), int):
-            return remote["process"]
-    return None
-
-
-def _exception_line(trace: TraceRecord) -> str:
-    if trace.exception_type:
-        return f"{trace.exception_type}: {trace.message}" if trace.message else trace.exception_type
-    return trace.text.splitlines()[0] if trace.text else ""
-
-
-class FluentBitCurator:
-    """Fluent Bit records carry their pod in each record: one ContainerCurator per container,
-    at most `limits.max_containers` of them (the least recently fed go first)."""
-
-    tick = 0  # lines fed; a curator's `last_used` is the tick of its last line
-    evictions = 0  # eviction rounds (an owner keeping per-container state compares it)
-    limits = CurationLimits()
-    source: str | None = None  # the file (or topic) read: its containers' curators name it in failures
-
-    def __init__(self, stats: CurationStats, fallback: PodIdentity, **kwargs):
-        self.stats = stats
-        self.fallback = fallback
-        self.kwargs = kwargs
-        self.limits = kwargs.get("limits") or self.limits
-        self.curators: dict[tuple, ContainerCurator] = {}
-        self.position = None  # see ContainerCurator.position
-
-    def feed_block(self, block: bytes) -> list[Record]:
-        lines, invalid = decode_block(block)
-        self.stats.invalid_utf8_lines += invalid
-        return self.feed_lines(lines)
-
-    def feed_lines(self, raws: Iterable[str]) -> list[Record]:
-        out: list[Record] = []
-        fed: dict[int, ContainerCurator] = {}  # the containers of these lines (not all: thousands may be kept)
-        for raw in raws:
-            self.stats.lines += 1
-            env = envelopes.decode_fluentbit(raw)
-            if env is None:
-                if raw.strip():
-                    self.stats.unreadable_lines += 1
-                continue
-            curator = self.feed_envelope(env, out)
-            fed[id(curator)] = curator
-        for curator in fed.values():
-            curator.note_latest()
-        return out
-
-    def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> "ContainerCurator":
-        kube = env.kubernetes
-        key = _kube_key(kube)
-        curator = self.curators.get(key)
-        if curator is None:
-            if len(self.curators) >= self.limits.max_containers:
-                self.evict(out)
-            identity = identity_from_kubernetes(kube) if kube else self.fallback
-            curator = self.curators[key] = ContainerCurator(identity, "fluentbit", self.stats, **self.kwargs)
-            curator.source = self.source
-        self.tick += 1
-        curator.last_used = self.tick
-        curator.position = self.position
-        curator.feed_envelope(env, out)
-        return curator
-
-    def evict(self, out: list[Record]) -> None:
-        """Close the least recently fed eighth of the curators: what they hold open becomes
-        records in `out` (counted as flushed early), then they are forgotten. A container that
-        speaks again gets a new curator. In rounds, so that the sort is paid once per many new
-        containers."""
-        cap = self.limits.max_containers
-        n = max(1, len(self.curators) - cap + 1, cap // 8)
-        by_age = sorted(self.curators.items(), key=lambda kv: kv[1].last_used)[:n]
-        for key, curator in by_age:
-            self.stats.open_records_flushed += len(curator.open_keys)
-            out.extend(curator.close())
-            curator.note_latest()
-            del self.curators[key]
-        self.stats.containers_evicted += len(by_age)
-        self.evictions += 1
-
-    def note_fed(self, keys) -> set[str]:
-        """The containers (`_kube_key`s) that got lines, some counted by `skip_unwanted` alone:
-        they were used now (eviction goes by it) and their job's log reaches their latest line.
-        Returns their jobs."""
-        jobs = set()
-        curators = self.curators
-        tick = self.tick
-        for key in keys:
-            c = curators.get(key)
-            if c is not None:
-                c.last_used = tick
-                c.note_latest()
-                jobs.add(c.stamper.job)
-        return jobs
-
-    def job_of(self, key: tuple) -> str | None:
-        c = self.curators.get(key)
-        return c.stamper.job if c is not None else None
-
-    def jobs(self) -> set[str]:
-        """The jobs of the containers kept."""
-        return {c.stamper.job for c in self.curators.values()}
-
-    def close_container(self, key: tuple) -> list[Record]:
-        """Close one container's curator: what it holds open becomes records (it stays, for
-        lines that come later)."""
-        c = self.curators.get(key)
-        return c.close() if c is not None else []
-
-    def forget(self, key: tuple) -> None:
-        """Drop a container's curator (closed by its owner first): a later line starts a new one."""
-        self.curators.pop(key, None)
-
-    def open_positions(self) -> list:
-        """Where the records still open in any container started."""
-        return [p for curator in self.curators.values() for p in curator.open_positions()]
-
-    def snapshot(self) -> CuratorState:
-        """Every container's curation state, as plain data."""
-        return CuratorState(containers=[c.snapshot(key) for key, c in self.curators.items()], tick=self.tick,
-                            evictions=self.evictions)
-
-    @classmethod
-    def from_snapshot(cls, state: CuratorState, stats: CurationStats, fallback: PodIdentity, **kwargs) -> "FluentBitCurator":
-        """The curator `state` describes; arguments as for the constructor."""
-        curator = cls(stats, fallback, **kwargs)
-        curator.tick, curator.evictions = state.tick, state.evictions
-        for c in state.containers:
-            curator.curators[tuple(c.key)] = ContainerCurator.from_snapshot(c, stats, **kwargs)
-        return curator
-
-    def close(self) -> list[Record]:
-        out: list[Record] = []
-        for curator in self.curators.values():
-            out.extend(curator.close())
-        return out
-
-
-def _kube_key(kube: dict | None) -> tuple:
-    if not kube:
-        return ()
-    return (kube.get("namespace_name"), kube.get("pod_id") or kube.get("pod_name"), kube.get("container_name"))
-
-
-def identity_from_kubernetes(kube: dict) -> PodIdentity:
-    """A pod identity from filter_kubernetes' block (FORMATS.md 1.4)."""
-
-    def pairs(value: object) -> tuple[tuple[str, str], ...]:
-        if not isinstance(value, dict):
-            return ()
-        return tuple(sorted((str(k), str(v)) for k, v in value.items()))
-
-    def text(name: str) -> str | None:
-        value = kube.get(name)
-        return value if isinstance(value, str) and value else None
-
-    return PodIdentity(
-        namespace=text("namespace_name"),
-        pod=text("pod_name") or "unknown",
-        pod_uid=text("pod_id"),
-        container=text("container_name"),
-        node=text("host"),
-        labels=pairs(kube.get("labels")),
-        annotations=pairs(kube.get("annotations")),
-    )

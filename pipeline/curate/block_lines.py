@@ -1,0 +1,74 @@
+"""Raw CRI blocks read without decoding them: which parsers could want a line, its time and stream,
+whether it may continue an open record, the deadline text a line's time is compared with."""
+
+from __future__ import annotations
+
+import re
+from typing import Callable
+
+from gangscope.parsers import times
+from gangscope.pipeline.curate.scan import BlockScanner
+
+
+def combined_prefilter(parser_classes: tuple[type, ...]) -> Callable[[str], object]:
+    if not parser_classes:
+        return lambda text: None
+    return re.compile("|".join(f"(?:{cls.PREFILTER})" for cls in parser_classes)).search
+
+
+_SCANNERS: dict[tuple[type, ...], BlockScanner | None] = {}
+
+
+def scanner_for(parser_classes: tuple[type, ...]) -> BlockScanner | None:
+    """One compiled block scanner per parser table (compiling takes milliseconds)."""
+    if parser_classes not in _SCANNERS:
+        _SCANNERS[parser_classes] = BlockScanner.build([cls.PREFILTER for cls in parser_classes])
+    return _SCANNERS[parser_classes]
+
+
+
+
+def skipped_from(stale: dict[bytes, int], pos: int) -> dict[bytes, int]:
+    """Both streams stale from `pos` on, unless one already was from an earlier line."""
+    if len(stale) == 2:
+        return stale
+    return {b"stdout": stale.get(b"stdout", pos), b"stderr": stale.get(b"stderr", pos)}
+
+
+def time_and_stream_of(block: bytes, pos: int, end: int) -> tuple[bytes | None, bytes | None]:
+    """(time, stream) of the CRI line at pos; the time only for a complete (F) line, the
+    only kind whose time sets its stream's seq."""
+    first = block.find(b" ", pos, end)
+    if first < 0:
+        return None, None
+    second = block.find(b" ", first + 1, end)
+    if second < 0:
+        return None, None
+    complete = block.startswith(b"F", second + 1, end)
+    return (block[pos:first] if complete else None), block[first + 1 : second]
+
+
+def may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, frozenset]) -> bool:
+    """Whether the raw line at pos can belong to an open record: its stream has an open
+    record, and (for records of a rank-prefixed sub-stream) it carries a prefix."""
+    line = block[pos:end] if end >= 0 else block[pos:]
+    parts = line.split(b" ", 3)
+    if len(parts) < 4:
+        return True  # not plain CRI: let the line reader judge it
+    plain, prefixed = open_now
+    stream = parts[1]
+    if stream in plain:
+        return True
+    return stream in prefixed and parts[3][:1] == b"["
+
+
+# A deadline is compared with the first characters of a line's time, to the hundredth of a
+# second ("2024-05-01T12:00:00.12"). Runtimes trim trailing zeros, so the text comparison can be
+# off by less than that; it only decides when to ask the parsers, which judge exactly.
+DEADLINE_CHARS = 22
+
+
+def deadline_text(seconds: float) -> bytes:
+    whole = int(seconds)
+    hundredths = int((seconds - whole) * 100)
+    return f"{times.utc_second(whole)}.{hundredths:02d}".encode()
