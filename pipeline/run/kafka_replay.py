@@ -77,8 +77,8 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
     result = batch_run.result
     try:
         rng = ksrc.resolve_range(consumer, topic, since_ms, until_ms, from_offset, to_offset)
-        batch_run._load_events(options.events)
-        attempt_of = replay_mod._attempt_lookup(batch_run.attempts)
+        batch_run.load_events(options.events)
+        attempt_of = replay_mod.attempt_lookup_of(batch_run.attempts)
         parts: dict = {}
         for messages in ksrc.read_range(consumer, rng):
             tp = (messages[0].topic, messages[0].partition)
@@ -101,14 +101,14 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
                     continue
                 touched.add(part.feed(m.offset, env, out))
             part.touched(touched, 0.0)
-            batch_run._deliver(out)
+            batch_run.deliver(out)
         for part in parts.values():
             out = []
             part.close_all(out)
-            batch_run._deliver(out)
+            batch_run.deliver(out)
             batch_run.rank_progress.append(part.progress)
         result.pods = len({key for part in parts.values() for key in part.containers()})
-        batch_run._finish()
+        batch_run.finish()
         if rng.stop:
             consumer.commit({tp: OffsetAndMetadata(off, "", -1) for tp, off in rng.stop.items()})
     except KafkaError as exc:

@@ -142,20 +142,20 @@ class Replay:
         result = self.result
         sources, problems = discover(self.options.paths)
         result.problems.extend(problems)
-        self._load_events(self.options.events)
+        self.load_events(self.options.events)
         groups = pod_groups(sources)
         result.files = sum(len(s.paths) for s in sources)
         result.pods = len(groups)
         if self.options.workers > 1 and len(groups) > 1:
             self._curate_in_workers(groups)
         else:
-            attempt_of = _attempt_lookup(self.attempts)
+            attempt_of = attempt_lookup_of(self.attempts)
             for group in groups:
                 work = GroupWork(group, self.options, attempt_of, result.curation, result.read, self.progress)
                 for batch in work.batches():
-                    self._deliver(batch)
+                    self.deliver(batch)
                 self.rank_progress.append(work.rank_progress)
-        self._finish()
+        self.finish()
         return result
 
     def _curate_in_workers(self, groups: list[list[LogSource]]) -> None:
@@ -192,7 +192,7 @@ class Replay:
                 if self.progress is not None:
                     self.progress(done.read.bytes)
 
-    def _deliver(self, batch: list[Record], kept: bool = False) -> None:
+    def deliver(self, batch: list[Record], kept: bool = False) -> None:
         """Count the records, keep them in the digest (unless `kept` there already), write them."""
         if not batch:
             return
@@ -205,7 +205,7 @@ class Replay:
         self.write(batch)
 
     # -- events ----------------------------------------------------------------
-    def _load_events(self, paths: list[str]):
+    def load_events(self, paths: list[str]):
         """Read gang/Kubernetes event files; return the attempt lookup for log records."""
         if not paths:
             return
@@ -228,21 +228,23 @@ class Replay:
         book = EventBook(max_events=None)
         stamped, _ended = book.add(events, failures=result.failures)
         result.attempts = self.attempts = book.attempts
-        self._deliver(stamped)
+        self.deliver(stamped)
 
     # -- the end ---------------------------------------------------------------
-    def _finish(self) -> None:
+    def finish(self) -> None:
+        """The end of the run: each rank's last progress word, then the back half (stragglers,
+        diagnoses, timelines) over what the digest kept."""
         result = self.result
         for progress in self.rank_progress:
             last_word: list[Record] = []
             with unit_of_work(result.failures, "correlate", step="progress"):
                 last_word = progress.finish(result.curation.job_end)
-            self._deliver(last_word)
+            self.deliver(last_word)
         found = back_half.analyse(result.digest, result.attempts, failures=result.failures)
-        self._deliver(found.stragglers, kept=True)
+        self.deliver(found.stragglers, kept=True)
         result.diagnoses = found.diagnoses
         result.timelines = found.timelines
-        self._deliver(result.diagnoses)
+        self.deliver(result.diagnoses)
 
 
 def pod_groups(sources: list[LogSource]) -> list[list[LogSource]]:
@@ -336,7 +338,7 @@ def _curate_group_in_worker(task) -> GroupDone:
     curation, read = CurationStats(), ReadStats()
     digest = JobDigest(max_bytes=options.digest_max_bytes)
     counts: dict[str, int] = {}
-    work = GroupWork(group, options, _attempt_lookup(attempts), curation, read)
+    work = GroupWork(group, options, attempt_lookup_of(attempts), curation, read)
     for batch in work.batches():
         for record in batch:
             counts[record.kind] = counts.get(record.kind, 0) + 1
@@ -382,7 +384,8 @@ def _merge_stats(into, other) -> None:
             getattr(into, name).merge(value)
 
 
-def _attempt_lookup(attempts: dict):
+def attempt_lookup_of(attempts: dict):
+    """The attempt lookup handed to the curators; None without gang events (every record: attempt 1)."""
     return attempt_lookup(attempts) if attempts else None
 
 
