@@ -3,30 +3,36 @@
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
-from typing import Sequence
-
-from rich.console import Console
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
-from rich.table import Table
+from typing import TYPE_CHECKING, Sequence
 
 from gangscope import __version__
-from gangscope.parsers.records import to_dict
-from gangscope.pipeline.run import opensearch_cli
-from gangscope.pipeline.run import replay as replay_mod
 from gangscope.pipeline.errors import GangscopeError, UsageError
+from gangscope.pipeline.run import opensearch_cli
 
+if TYPE_CHECKING:
+    from rich.console import Console
+
+# What the pipeline (replay, rich, the parsers) imports is imported by the command that runs it:
+# `gangscope --help` and `--version` stay at Python's start-up time (tests/test_cli.py measures).
 DEFAULT_OUT = "gangscope-out"
 FORMAT_HELP = "log envelope: auto (detect per file, the default), cri, docker, fluentbit or text"
+# ReplayOptions' defaults, for the help text without importing the pipeline (a test compares them)
+DIGEST_MAX_BYTES = 16 << 20
+MAX_CONTAINERS = 20_000
+OUTPUTS = ("table", "wide", "json", "ndjson")
+WORKERS_HELP = ("curate the pods in N worker processes (default 1: none; 0: one per usable CPU). A pod's logs "
+                "stay in one process; diagnosis and output are made in this one; one pod uses no workers")
 
 
 class _Parser(argparse.ArgumentParser):
     """argparse that reports usage errors with exit code 2 in one line, as SPEC.md asks."""
 
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message} (see --help)")
+        # main() says "gangscope: " once; a subcommand's own name follows it
+        command = self.prog.removeprefix("gangscope").strip()
+        raise UsageError(f"{command + ': ' if command else ''}{message} (see `{self.prog} --help`)")
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -57,22 +63,23 @@ def build_parser() -> argparse.ArgumentParser:
         action="store_true",
         help="with --opensearch: fill new index versions and swap the aliases when done (no half-built panels)",
     )
-    replay.add_argument("--no-progress", action="store_true", help="no progress bar")
-    replay.add_argument(
-        "--workers",
-        type=int,
-        default=1,
-        metavar="N",
-        help="curate with N processes, split by pod (default 1; 0 = one per core)",
-    )
+    replay.add_argument("--no-progress", action="store_true", help="no progress bar (there is none unless stderr is a terminal)")
+    replay.add_argument("--workers", type=int, default=1, metavar="N", help=WORKERS_HELP + "; not with --from-kafka")
 
     diagnose = sub.add_parser(
         "diagnose",
         help="print the diagnosis of every job attempt",
-        description="Diagnose every job attempt in the logs at PATH: root cause, first failing rank, evidence.",
+        description="Diagnose every job attempt in the logs at PATH: root cause, first failing rank and pod, "
+        "a one-line summary. In a terminal the table fits its width (the summary on its own line when it must); "
+        "-o wide prints every column uncut, -o json the diagnoses as a JSON array, -o ndjson one per line.",
     )
     _inputs(diagnose)
-    diagnose.add_argument("--json", action="store_true", help="print a JSON array of diagnoses on stdout")
+    diagnose.add_argument("-o", "--output", choices=OUTPUTS, default=None, metavar="FORMAT",
+                          help="table (default), wide, json or ndjson")
+    diagnose.add_argument("--json", action="store_true", help="the same as -o json: a JSON array of diagnoses on stdout")
+    diagnose.add_argument("--wide", action="store_true", help="the same as -o wide: every column, one line each, uncut")
+    diagnose.add_argument("--no-progress", action="store_true", help="no progress bar (there is none unless stderr is a terminal)")
+    diagnose.add_argument("--workers", type=int, default=1, metavar="N", help=WORKERS_HELP)
 
     consume = sub.add_parser(
         "consume",
@@ -107,33 +114,52 @@ def _inputs(p: argparse.ArgumentParser, paths_required: bool = True) -> None:
     p.add_argument(
         "--max-line-bytes", type=int, default=1 << 20, metavar="N", help="cut longer lines here (default 1 MiB)"
     )
-    p.add_argument("--digest-max-bytes", type=int, default=replay_mod.ReplayOptions.digest_max_bytes, metavar="N",
+    p.add_argument("--digest-max-bytes", type=int, default=DIGEST_MAX_BYTES, metavar="N",
                    help="what the diagnosis keeps in memory, as JSON; past it long records are summarized, then the "
-                        f"least useful records dropped, counted (default {replay_mod.ReplayOptions.digest_max_bytes >> 20} MiB)")
-    p.add_argument("--max-containers", type=int, default=replay_mod.ReplayOptions.max_containers, metavar="N",
+                        f"least useful records dropped, counted (default {DIGEST_MAX_BYTES >> 20} MiB)")
+    p.add_argument("--max-containers", type=int, default=MAX_CONTAINERS, metavar="N",
                    help="Fluent Bit input: containers curated at once; past it the least recently fed are "
-                        f"closed, counted (default {replay_mod.ReplayOptions.max_containers})")
+                        f"closed, counted (default {MAX_CONTAINERS:,})")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    err = Console(stderr=True, highlight=False)
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:
             build_parser().print_help()
             return 2
-        return COMMANDS[args.command](args, err)
+        from rich.console import Console
+
+        return COMMANDS[args.command](args, Console(stderr=True, highlight=False))
     except GangscopeError as exc:
-        err.print(f"gangscope: {exc}", markup=False, soft_wrap=True)
+        _say(f"gangscope: {exc}")
         return exc.exit_code
     except KeyboardInterrupt:
-        err.print("gangscope: interrupted", markup=False, soft_wrap=True)
+        _say("gangscope: interrupted")
         return 130
     except BrokenPipeError:
+        _quiet_stdout()
         return 0
 
 
-def _options(args) -> replay_mod.ReplayOptions:
+def _say(message: str) -> None:
+    """One line on stderr, before or after rich is loaded."""
+    sys.stderr.write(message + "\n")
+    sys.stderr.flush()
+
+
+def _quiet_stdout() -> None:
+    """After a closed pipe (`| head`), Python's own flush of stdout at exit must not complain."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+    except (OSError, ValueError):
+        pass
+
+
+def _options(args):
+    from gangscope.pipeline.run import replay as replay_mod
+
     workers = getattr(args, "workers", 1)
     if workers == 0:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
@@ -144,6 +170,7 @@ def _options(args) -> replay_mod.ReplayOptions:
 
 
 def cmd_replay(args, err: Console) -> int:
+    from gangscope.pipeline.run import replay as replay_mod
     from gangscope.pipeline.sinks.local import LocalFolderSink
 
     if bool(args.paths) == bool(args.from_kafka):
@@ -155,21 +182,10 @@ def cmd_replay(args, err: Console) -> int:
         args.opensearch = None  # an explicit flag wins over the environment
     args.out = args.out if args.out is not None else DEFAULT_OUT
     sink = opensearch_cli.make_sink(args) if args.opensearch else LocalFolderSink(args.out)
-    show = not args.no_progress and err.is_terminal
-    total = replay_mod.total_bytes(args.paths)
-    progress = Progress(
-        TextColumn("[bold]replay"),
-        BarColumn(),
-        DownloadColumn(),
-        TransferSpeedColumn(),
-        TimeRemainingColumn(),
-        console=err,
-        disable=not show,
-        transient=True,
-    )
+    progress = _progress_bar(err, "replay", args)
     try:
         with progress:
-            task = progress.add_task("replay", total=total)
+            task = progress.add_task("replay", total=replay_mod.total_bytes(args.paths))
             if args.from_kafka:
                 from gangscope.pipeline.run import kafka_replay
 
@@ -196,6 +212,23 @@ def cmd_replay(args, err: Console) -> int:
     return result.exit_code
 
 
+def _progress_bar(err: Console, label: str, args):
+    """The bar of a long run on stderr: bytes read, speed, time left. Shown only when stderr is
+    a terminal and --no-progress was not given; it clears itself when done."""
+    from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn, TransferSpeedColumn
+
+    return Progress(
+        TextColumn(label, style="bold"),
+        BarColumn(),
+        DownloadColumn(),
+        TransferSpeedColumn(),
+        TimeRemainingColumn(),
+        console=err,
+        disable=args.no_progress or not err.is_terminal,
+        transient=True,
+    )
+
+
 def _write_report(sink, result) -> None:
     from gangscope.pipeline.report.render import render_report
 
@@ -203,27 +236,59 @@ def _write_report(sink, result) -> None:
                                                  timelines=result.timelines, failures=result.failures))
 
 
+def _output_format(args) -> str:
+    """-o, or its older spellings --json and --wide (SPEC.md keeps --json); two that disagree are a usage error."""
+    asked = {name for name, given in (("json", args.json), ("wide", args.wide)) if given}
+    if args.output:
+        asked.add(args.output)
+    if len(asked) > 1:
+        raise UsageError(f"diagnose: choose one output format, not {' and '.join(sorted(asked))}")
+    return asked.pop() if asked else "table"
+
+
 def cmd_diagnose(args, err: Console) -> int:
-    result = replay_mod.run(_options(args), lambda batch: None)
-    if args.json:
-        json.dump([to_dict(d) for d in result.diagnoses], sys.stdout, indent=2)
-        sys.stdout.write("\n")
+    from gangscope.pipeline.run import replay as replay_mod
+
+    output = _output_format(args)
+    progress = _progress_bar(err, "diagnose", args)
+    with progress:
+        task = progress.add_task("diagnose", total=replay_mod.total_bytes(args.paths))
+        result = replay_mod.run(_options(args), lambda batch: None, lambda n: progress.advance(task, n))
+    if output in ("json", "ndjson"):
+        import json
+
+        from gangscope.parsers.records import to_dict
+
+        if output == "json":
+            json.dump([to_dict(d) for d in result.diagnoses], sys.stdout, indent=2)
+            sys.stdout.write("\n")
+        else:
+            for d in result.diagnoses:
+                sys.stdout.write(json.dumps(to_dict(d)) + "\n")
+    elif result.diagnoses:
+        _print_diagnoses(result.diagnoses, wide=output == "wide")
     else:
-        out = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
-        table = Table(title="gangscope diagnoses")
-        for col in ("job", "attempt", "outcome", "category", "first failure"):
-            table.add_column(col, no_wrap=True)
-        table.add_column("summary", overflow="fold", min_width=40)
-        for d in result.diagnoses:
-            ff = d.first_failure or {}
-            where = " ".join(str(x) for x in (ff.get("pod"), f"rank {ff['rank']}" if ff.get("rank") is not None else None) if x)
-            table.add_row(d.job or "", str(d.attempt), d.outcome, d.category, where, d.summary)
-        out.print(table)
+        err.print("gangscope: no job attempts in the logs given", markup=False, soft_wrap=True)
+    sys.stdout.flush()
     _print_problems(err, result)
     return result.exit_code
 
 
+def _print_diagnoses(diagnoses, wide: bool) -> None:
+    """The table on stdout: fitted to a terminal's width; piped, uncut (COLUMNS, when set, still counts)."""
+    from rich.console import Console
+
+    from gangscope.pipeline.run import diagnose_table
+
+    out = Console(highlight=False)
+    width = out.width if out.is_terminal or os.environ.get("COLUMNS") else None
+    for line in diagnose_table.render(diagnoses, width=width, wide=wide):
+        out.print(line, soft_wrap=True)
+
+
 def _print_summary(err: Console, result, out_dir: str) -> None:
+    from rich.table import Table
+
     table = Table(title="gangscope replay", caption=f"written to {out_dir}", show_header=False)
     table.add_column("what")
     table.add_column("count", justify="right")

@@ -12,10 +12,12 @@ import argparse
 import json
 import os
 import sys
-
-from rich.console import Console
+from typing import TYPE_CHECKING
 
 from gangscope.pipeline.errors import UsageError
+
+if TYPE_CHECKING:  # rich loads with the command that prints, not with `gangscope --help`
+    from rich.console import Console
 
 
 def _env(name: str, default=None):
