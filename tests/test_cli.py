@@ -208,3 +208,239 @@ def test_the_opensearch_flag_wins_over_an_explicit_out(tmp_path):
     code = main(["replay", str(tmp_path / "logs"), "--out", str(tmp_path / "out"),
                  "--opensearch", "http://127.0.0.1:1", "--no-progress"])
     assert code == 2 and not (tmp_path / "out").exists()
+
+
+# --- diagnose as a user reads it (issue 21) ---------------------------------------------------
+
+import os
+import re
+import shutil
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"  # git-ignored: captures a person looks at
+GANG = ROOT / "fixtures" / "gang"
+# Every bundled run and gang scenario, with its events: 59 attempts, names up to 34 characters
+EVERYTHING = [str(ROOT / "fixtures" / "runs"), str(ROOT / "fixtures" / "dialects"), *sorted(str(p) for p in GANG.glob("*/pods")), "--events",
+              *sorted(str(p) for p in GANG.glob("[a-g]_*/*.json*") if p.name != "manifest.json")]
+MARKUP = "[/INST] [bold red]boom[/bold red] \x1b[31mred"
+
+
+def cells(line: str) -> int:
+    from rich.cells import cell_len
+
+    return cell_len(line)
+
+
+def diagnose_lines(*args, env=None):
+    proc = subprocess.run([sys.executable, "-m", "gangscope", "diagnose", *args], capture_output=True, text=True,
+                          timeout=120, env={**os.environ, **(env or {})})
+    assert proc.returncode in (0, 1), proc.stderr
+    return proc.stdout.splitlines(), proc
+
+
+def test_diagnose_table_fits_80_columns_and_names_every_attempt():
+    lines, _ = diagnose_lines(*EVERYTHING, env={"COLUMNS": "80"})
+    assert max(cells(l) for l in lines) <= 80
+    rows = [l for l in lines[1:] if not l.startswith(" ")]
+    diagnoses = json.loads("\n".join(diagnose_lines(*EVERYTHING, "--json")[0]))
+    assert len(rows) == len(diagnoses) > 40
+    for row, d in zip(rows, diagnoses):  # one row per attempt, in the same order, columns whole
+        assert row.split()[1:4] == [str(d["attempt"]), d["outcome"], d["category"]], row
+    assert lines[0].split() == ["JOB", "#", "OUTCOME", "CATEGORY", "RANK", "POD"]
+
+
+def test_diagnose_at_100_columns_keeps_whole_job_names_and_cuts_each_summary_to_one_line():
+    lines, _ = diagnose_lines(*EVERYTHING, env={"COLUMNS": "100"})
+    assert max(cells(l) for l in lines) <= 100
+    assert any(l.startswith("team-a/dataloader-worker-exception ") for l in lines)
+    summaries = [l for l in lines if l.startswith("  ")]
+    assert summaries and all(l.endswith("…") or cells(l) < 100 for l in summaries)
+
+
+def test_diagnose_piped_without_columns_cuts_nothing():
+    lines, _ = diagnose_lines(str(ROOT / "fixtures" / "runs" / "rank_raises"), env={"COLUMNS": ""})
+    (d,) = json.loads("\n".join(diagnose_lines(str(ROOT / "fixtures" / "runs" / "rank_raises"), "-o", "json")[0]))
+    assert lines[0].split()[-1] == "SUMMARY" and d["summary"] in lines[1]
+
+
+def test_log_text_with_rich_markup_and_escapes_is_printed_as_written(tmp_path):
+    trace = [l.replace("KeyError: 'labels'", f"KeyError: '{MARKUP}'") for l in TRACE]
+    pod_log(tmp_path, trace)
+    for width in ("80", "200"):
+        lines, proc = diagnose_lines(str(tmp_path), env={"COLUMNS": width})
+        assert "MarkupError" not in proc.stderr and "Traceback" not in proc.stderr
+        assert "\x1b" not in proc.stdout and max(cells(l) for l in lines) <= int(width)
+    text = "\n".join(lines)  # at 200 columns the summary is whole
+    assert "[/INST] [bold red]boom" in text  # markup shown, not applied
+    wide, _ = diagnose_lines(str(tmp_path), "--wide")
+    assert "[/INST] [bold red]boom[/bold red]" in wide[1] and "\x1b" not in "\n".join(wide)
+
+
+def test_the_table_renders_markup_literally_at_every_width():
+    from rich.console import Console
+
+    from gangscope.parsers.records import DiagnosisRecord
+    from gangscope.pipeline.run import diagnose_table
+
+    d = DiagnosisRecord(job=f"team-a/{MARKUP}", attempt=1, outcome="failed", category="python_exception",
+                        first_failure={"pod": "[red]pod-0", "rank": 3}, summary=f"rank 3 raised KeyError: {MARKUP}")
+    for width in (40, 80, 100, 160):
+        console = Console(width=width, record=True, highlight=False, color_system=None)
+        for line in diagnose_table.render([d], width=width):
+            console.print(line, soft_wrap=True)
+        text = console.export_text()
+        assert max(cells(l) for l in text.splitlines()) <= max(width, 60)
+        assert "[/INST]" in text or "…" in text
+        assert "\x1b" not in text
+    wide = "".join(line.plain for line in diagnose_table.render([d], wide=True))
+    assert wide.count("[/INST] [bold red]boom[/bold red] \\x1b[31mred") == 2  # job and summary, as written
+
+
+def test_output_formats_json_ndjson_and_wide_agree(tmp_path):
+    pod_log(tmp_path, TRACE)
+    as_json = json.loads("\n".join(diagnose_lines(str(tmp_path), "-o", "json")[0]))
+    assert as_json == json.loads("\n".join(diagnose_lines(str(tmp_path), "--json")[0]))  # SPEC.md's --json stays
+    ndjson = [json.loads(l) for l in diagnose_lines(str(tmp_path), "-o", "ndjson")[0]]
+    assert ndjson == as_json
+    wide, _ = diagnose_lines(str(tmp_path), "-o", "wide", env={"COLUMNS": "80"})
+    assert wide[0].split()[:5] == ["JOB", "#", "OUTCOME", "CATEGORY", "EXCEPTION"]
+    assert as_json[0]["summary"] in wide[1] and "KeyError" in wide[1].split()  # uncut, even at 80 columns
+    assert wide == diagnose_lines(str(tmp_path), "--wide", env={"COLUMNS": "80"})[0]
+
+
+def test_two_output_formats_are_a_usage_error(tmp_path):
+    pod_log(tmp_path, TRACE)
+    proc = run_cli("diagnose", str(tmp_path), "--json", "-o", "ndjson")
+    assert proc.returncode == 2 and "json and ndjson" in proc.stderr
+
+
+def test_no_attempts_is_said_on_stderr_not_drawn_as_an_empty_table(tmp_path):
+    (tmp_path / "empty.log").write_text("")
+    lines, proc = diagnose_lines(str(tmp_path / "empty.log"))
+    assert lines == [] and "gangscope: no job attempts" in proc.stderr
+
+
+def test_usage_errors_say_gangscope_once():
+    proc = run_cli("diagnose")
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("gangscope: diagnose: the following arguments are required: PATH")
+    assert proc.stderr.count("gangscope:") == 1 and "gangscope diagnose --help" in proc.stderr
+    top = run_cli("--bogus")
+    assert top.returncode == 2 and top.stderr.startswith("gangscope: unrecognized arguments: --bogus")
+
+
+def test_version():
+    from gangscope import __version__
+
+    proc = run_cli("--version")
+    assert proc.returncode == 0 and proc.stdout.strip() == f"gangscope {__version__}"
+
+
+def test_help_loads_neither_rich_nor_the_pipeline():
+    probe = ("import sys; from gangscope.pipeline.run.cli import build_parser; build_parser(); "
+             "print(sorted(m for m in sys.modules if m.split('.')[0] in ('rich', 'msgspec', 'pyparsing') "
+             "or m.startswith(('gangscope.parsers', 'gangscope.pipeline.run.replay', 'gangscope.pipeline.curate'))))")
+    proc = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=60)
+    assert proc.stdout.strip() == "[]", proc.stdout
+
+
+def test_help_answers_in_under_three_tenths_of_a_second():
+    best = float("inf")
+    for _ in range(3):  # the best of three: a shared machine's hiccup is not the command's start-up
+        start = time.perf_counter()
+        proc = subprocess.run([sys.executable, "-m", "gangscope", "--help"], capture_output=True, timeout=60)
+        best = min(best, time.perf_counter() - start)
+        assert proc.returncode == 0 and b"diagnose" in proc.stdout
+    assert best < 0.3, best
+
+
+def test_help_defaults_are_the_pipelines_own():
+    from gangscope.pipeline.run import cli
+    from gangscope.pipeline.run.replay import ReplayOptions
+
+    assert (cli.DIGEST_MAX_BYTES, cli.MAX_CONTAINERS) == (ReplayOptions.digest_max_bytes, ReplayOptions.max_containers)
+
+
+def test_diagnose_with_workers_gives_the_same_diagnoses():
+    one = diagnose_lines(*EVERYTHING, "-o", "ndjson")[0]
+    two = diagnose_lines(*EVERYTHING, "-o", "ndjson", "--workers", "2")[0]
+    assert len(one) > 40 and one == two
+
+
+def test_workers_help_says_what_workers_do():
+    text = run_cli("diagnose", "--help").stdout + run_cli("replay", "--help").stdout
+    flat = " ".join(text.split())
+    assert "one per usable CPU" in flat and "one pod uses no workers" in flat and "not with --from-kafka" in flat
+
+
+def _in_a_pty(args, columns=80):
+    """Run gangscope with stdout and stderr on a pseudo-terminal of `columns`; what it drew."""
+    import pty
+    import select
+    import struct
+    import fcntl
+    import termios
+
+    master, slave = pty.openpty()
+    fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, columns, 0, 0))
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES")}
+    proc = subprocess.Popen([sys.executable, "-m", "gangscope", *args], stdout=slave, stderr=slave,
+                            env={**env, "TERM": "xterm-256color"})
+    os.close(slave)
+    out = b""
+    while True:
+        ready, _, _ = select.select([master], [], [], 60)
+        if not ready:
+            break
+        try:
+            chunk = os.read(master, 65536)
+        except OSError:
+            break
+        if not chunk:
+            break
+        out += chunk
+    proc.wait(timeout=60)
+    os.close(master)
+    return out.decode("utf-8", "replace")
+
+
+def test_diagnose_shows_a_progress_bar_on_a_terminal(tmp_path):
+    drawn = _in_a_pty(["diagnose", *EVERYTHING])
+    assert "diagnose" in drawn and "━" in drawn  # rich's bar, drawn on stderr, then cleared
+    piped = subprocess.run([sys.executable, "-m", "gangscope", "diagnose", *EVERYTHING], capture_output=True,
+                           text=True, timeout=120)
+    assert "━" not in piped.stderr
+
+
+TMUX = shutil.which("tmux")
+
+
+@pytest.mark.skipif(TMUX is None, reason="needs tmux (apt-get install -y tmux) for the real-terminal check")
+def test_diagnose_in_a_real_80_column_terminal(tmp_path):
+    """tmux gives the command a real 80x50 terminal; its screen is saved in artifacts/."""
+    socket = f"gangscope-test-{os.getpid()}"
+    tmux = [TMUX, "-L", socket, "-f", "/dev/null"]
+    done = tmp_path / "done"
+    command = " ".join([sys.executable, "-m", "gangscope", "diagnose", *EVERYTHING, "--no-progress",
+                        f"> {tmp_path / 'screen.txt'}; touch {done}; sleep 60"])
+    env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "LINES", "TMUX")}
+    subprocess.run([*tmux, "new-session", "-d", "-x", "80", "-y", "50", "sh", "-c",
+                    command.replace(f"> {tmp_path / 'screen.txt'}; ", "; ")], check=True, env=env)
+    try:
+        for _ in range(600):
+            if done.exists():
+                break
+            time.sleep(0.1)
+        screen = subprocess.run([*tmux, "capture-pane", "-p", "-J", "-S", "-200"], capture_output=True, text=True,
+                                check=True).stdout
+    finally:
+        subprocess.run([*tmux, "kill-server"], capture_output=True)
+    lines = [l for l in screen.splitlines() if l.strip()]
+    ARTIFACTS.mkdir(exist_ok=True)
+    (ARTIFACTS / "diagnose-80-columns.txt").write_text(screen)
+    assert lines[0].split() == ["JOB", "#", "OUTCOME", "CATEGORY", "RANK", "POD"]
+    assert max(cells(l) for l in lines) <= 80
+    assert "team-a/rank-raises" in screen and "team-g/vit-small" in screen  # names whole, not a letter a line
+    assert sum(1 for l in lines if re.match(r"\S+\s+\d+\s+(failed|evicted|succeeded|running)\s", l)) > 40
