@@ -444,3 +444,39 @@ def test_diagnose_in_a_real_80_column_terminal(tmp_path):
     assert max(cells(l) for l in lines) <= 80
     assert "team-a/rank-raises" in screen and "team-g/vit-small" in screen  # names whole, not a letter a line
     assert sum(1 for l in lines if re.match(r"\S+\s+\d+\s+(failed|evicted|succeeded|running)\s", l)) > 40
+
+
+def test_the_readmes_first_command_shows_every_bundled_scenario(tmp_path, monkeypatch):
+    """The README's first command, as the shell expands it: every labeled run, public case and
+    gang scenario (events from files of every name, workloads and pods) is in its output, with
+    the gang scenarios' attempts and verdicts, and the stalls of the public cases."""
+    import glob
+    import shlex
+
+    readme = (ROOT / "README.md").read_text()
+    first = re.search(r"```sh\n(.*?)\n```", readme, re.S).group(1)
+    words = shlex.split(first.split("gangscope replay", 1)[1].split("&&", 1)[0])
+    monkeypatch.chdir(ROOT)
+    args = [m for w in words for m in (sorted(glob.glob(w)) if any(c in w for c in "*?[") else [w])]
+    assert all(Path(a).exists() for a in args if not a.startswith("-") and a != "gangscope-out"), args
+    args[args.index("--out") + 1] = str(tmp_path / "out")
+    assert main(["replay", *args, "--no-progress"]) == 0
+    out = tmp_path / "out"
+    diagnoses = [json.loads(l) for l in (out / "diagnosis.ndjson").read_text().splitlines()]
+    seen = {(d["job"], d["attempt"]): d for d in diagnoses}
+    pods = {json.loads(l)["pod"] for f in out.glob("*.ndjson") for l in f.read_text().splitlines()}
+    labeled = sorted(ROOT.glob("fixtures/runs/*/manifest.json")) + sorted(ROOT.glob("fixtures/public/*/manifest.json"))
+    assert len(labeled) > 20
+    for path in labeled:  # every labeled run and public case
+        assert set(json.loads(path.read_text())["pods"]) & pods, path.parent.name
+    gang = sorted(GANG.glob("[a-g]_*/manifest.json"))
+    assert len(gang) == 7
+    for path in gang:
+        for job, want in json.loads(path.read_text())["jobs"].items():
+            assert max(a for j, a in seen if j == job) == want["attempts"], (path.parent.name, job)
+            for verdict in want.get("verdicts", []):
+                if verdict["category"] is None:  # the gang's verdict is "no gang failure"
+                    continue
+                assert seen[(job, verdict["attempt"])]["category"] == verdict["category"], (path.parent.name, job)
+    signals = [json.loads(l) for l in (out / "signal.ndjson").read_text().splitlines()]
+    assert any(s["signal"] == "stall" for s in signals)
