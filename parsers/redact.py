@@ -1,51 +1,38 @@
 """Redaction: secrets in log text are masked before any record is indexed or written.
 
-A `Redactor` is a table of `RedactionRule`s (name, compiled pattern, replacement), run in
-order over every text field of every record kind but the identity fields that
-parsers/redact_fields.KEPT names, each with its reason. A cheap prefilter (one Hyperscan
-pass over the rules' hint substrings) lets a text without any hint through at the cost of
-one search. Extra patterns from configuration are appended to the table (their whole match
+A `Redactor` runs the detector table of parsers/redact_rules.py (`RULES`: each rule's shape,
+what of a match it masks, and its source) over every text field of every record kind but the
+identity fields that parsers/redact_fields.KEPT names, each with its reason. Every rule whose
+hints are in a text looks at the whole text and the union of what they find is masked, so a
+harmless match of one rule never hides a secret from another; the table runs again on the
+result until nothing changes (masking a masked text changes nothing). A cheap prefilter (one
+Hyperscan pass over the rules' hint substrings) lets a text without any hint through at the cost
+of one search. Extra patterns from configuration are appended to the table (their whole match
 is masked) and joined to the prefilter.
 
-What is masked, and the shapes (token formats as their issuers document them; the
-prefixes and lengths are those the gitleaks rules check: gitleaks/gitleaks
-cmd/generate/config/rules/{aws,github,huggingface,slack,openai,jwt,gcp}.go):
-
-- private key blocks `-----BEGIN ... PRIVATE KEY-----` to the matching END (or to the end of
-  the text when a trace was cut short): the body is masked, the armor lines stay;
-- credentials in URLs (`scheme://user:password@host`): the password;
-- `Authorization:` / `Proxy-Authorization:` header values (the scheme word stays) and
-  `Bearer <token>` anywhere;
-- token shapes: AWS access key ids (`AKIA`/`ASIA`/`ABIA`/`ACCA` + 16), Hugging Face `hf_`
-  (+34), GitHub `ghp_`/`gho_`/`ghu_`/`ghs_`/`ghr_` (+36) and `github_pat_`, Slack `xox?-` and
-  `xapp-`, OpenAI-style `sk-` / `sk-proj-`, Google `AIza` (+35), JWTs (`eyJ...`);
-- assignments whose name says secret (`NAME=value`, `NAME: value`, `'NAME': 'value'`, JSON,
-  `--name=value`, `?name=value&`, Kubernetes `{"name": NAME, "value": ...}`, netrc
-  `password X`): see `sensitive_name`.
-
-Near misses stay: hex digests and git shas (no rule matches bare hex), `tokens/s`,
-`num_tokens: 1024`, `max_tokens=512`, `key_padding_mask`, `tokenizer.pad_token_id = 0`,
-`eos_token: </s>`, `TOKENIZERS_PARALLELISM=false`, `KeyError: 'x'`.
+What is masked and what stays: see parsers/redact_rules.py and the README ("Redaction").
 """
 
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
-from functools import lru_cache
 from typing import Any, Callable, Iterable
 
 import msgspec
 
 from gangscope.parsers.records import Record
 from gangscope.parsers.redact_fields import NOT_TEXT, known_clean_check, text_fields
+from gangscope.parsers.redact_rules import (MASK, RULES, RedactionRule, Span, name_strength, placeholder,
+                                            secret_value, sensitive_name)
 
 try:
     import hyperscan
 except ImportError:  # the substring loop does the same job, slower on long texts
     hyperscan = None
 
-MASK = "[REDACTED]"
+__all__ = ["MASK", "RULES", "RedactionRule", "Redactor", "sensitive_name", "redact_text", "redact_record",
+           "configure", "active"]
+
 # Passes of the rule table over one text at most (see Redactor.text).
 MAX_PASSES = 4
 # Nesting a record's values are walked to; anything deeper is masked whole (fail closed).
@@ -55,179 +42,14 @@ MAX_DEPTH = 32
 CLEAN_TEXTS = 1 << 15
 CLEAN_TEXT_CHARS = 256
 
-Replacement = str | Callable[[re.Match[str]], str]
 
-
-@dataclass(frozen=True)
-class RedactionRule:
-    """One kind of secret. `hints` are lowercase substrings one of which every match
-    contains (the rule is skipped when none is in the text); empty means always run."""
-
-    name: str
-    pattern: re.Pattern[str]
-    replacement: Replacement
-    hints: tuple[str, ...] = ()
-
-
-# ----------------------------------------------------------------------------- names
-
-# Words that make a name secret wherever they sit in it (a segment containing them).
-_STRONG = ("secret", "password", "passwd", "credential")
-# Lowercase names ending in `key` are secret only with one of these before it
-# (`api_key`, `accessKey`, `private_key`); `sort_key`, `cache_key` are not.
-_KEY_QUALIFIERS = frozenset(
-    ("api", "access", "secret", "private", "auth", "signing", "encryption", "client", "account", "service",
-     "master", "session", "ssh", "wandb", "openai", "hf", "license", "subscription", "x")
-)  # fmt: skip
-# Tokenizer special tokens are printed in every model config; they are not credentials.
-_SPECIAL_TOKENS = frozenset(("pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "additional", "start", "end"))
-_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
-_SEGMENT_SPLIT = re.compile(r"[_.\-]+")
-
-
-@lru_cache(maxsize=4096)
-def sensitive_name(name: str) -> bool:
-    """Whether a variable / key name says its value is a secret.
-
-    UPPER_CASE names (environment variables): a segment containing SECRET, PASSWORD,
-    PASSWD or CREDENTIAL, or a segment that ends in TOKEN or KEY (`HF_TOKEN`,
-    `WANDB_API_KEY`, `AWS_SECRET_ACCESS_KEY`, `GITHUB_APIKEY`); `MAX_TOKENS` and
-    `TOKENIZERS_PARALLELISM` are not. Other names (configs, dicts, JSON): a segment
-    containing one of the strong words, or a last segment `token` (not a tokenizer's
-    special token), `pwd`, or `key` with a qualifier before it (`api_key`, `accessKey`).
-    """
-    name = name.lstrip("-")
-    if not name:
-        return False
-    letters = [c for c in name if c.isalpha()]
-    if letters and all(c.isupper() for c in letters):
-        for seg in _SEGMENT_SPLIT.split(name.lower()):
-            if any(word in seg for word in _STRONG) or seg.endswith(("token", "key")) or seg in ("pwd", "pass"):
-                return True
-        return False
-    segs = [s.lower() for part in _SEGMENT_SPLIT.split(name) for s in _CAMEL.findall(part)]
-    if not segs:
-        return False
-    if any(word in seg for seg in segs for word in _STRONG):
-        return True
-    last = segs[-1]
-    before = segs[-2] if len(segs) > 1 else ""
-    if last in ("token", "authtoken", "apitoken", "accesstoken"):
-        return before not in _SPECIAL_TOKENS
-    if last in ("apikey", "secretkey", "accesskey", "privatekey", "pwd"):
-        return True
-    return last == "key" and before in _KEY_QUALIFIERS
-
-
-_SAFE_VALUES = frozenset(("", "none", "null", "nil", "true", "false", "undefined", MASK.lower(), "***", "******", "<redacted>"))
-
-
-def _masked_value(value: str) -> str | None:
-    """The value with its content masked (quotes kept); None when there is nothing to hide."""
-    quote = value[:1]
-    if quote in ("'", '"'):
-        closed = len(value) > 1 and value.endswith(quote)
-        inner = value[1:-1] if closed else value[1:]
-        if inner.lower() in _SAFE_VALUES:
-            return None
-        return quote + MASK + (quote if closed else "")
-    if value.lower() in _SAFE_VALUES:
+def _masked_value(key: str, value: str) -> str | None:
+    """A string under a dict key: masked whole when the key says secret and the value fits the
+    key's strength (see redact_rules.secret_value); None when there is nothing to hide."""
+    strength = name_strength(key)
+    if not strength or not secret_value(value, strength):
         return None
     return MASK
-
-
-# A value: a quoted string (its closing quote may be missing when a line was cut), or a
-# bare word up to a separator.
-_VALUE = r"""(?:\[REDACTED\]|"(?:[^"\\\n]|\\.)*"?|'(?:[^'\\\n]|\\.)*'?|[^\s,;&'"}\])>]+)"""
-# `(?<![...])` makes a name start only where an identifier starts: linear on long words.
-_ASSIGNMENT = re.compile(
-    r"(?<![A-Za-z0-9_.\-])(?P<name>-{0,2}[A-Za-z_][A-Za-z0-9_.\-]*)"
-    r"(?P<sep>[\"']?[ \t]*(?:=>|=|:(?!//))[ \t]*)"
-    rf"(?P<value>{_VALUE})"
-)
-
-
-def _assignment(m: re.Match[str]) -> str:
-    if not sensitive_name(m["name"]):
-        return m[0]
-    masked = _masked_value(m["value"])
-    return m[0] if masked is None else m["name"] + m["sep"] + masked
-
-
-# Kubernetes container env as printed in a pod spec: JSON {"name": ..., "value": ...} or YAML.
-_K8S_ENV = re.compile(
-    r"(?P<head>[\"']?name[\"']?[ \t]*:[ \t]*[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]*)[\"']?"
-    r"[ \t]*(?:,|\n)[ \t\-]*[\"']?value[\"']?[ \t]*:[ \t]*)"
-    rf"(?P<value>{_VALUE})"
-)
-
-
-def _k8s_env(m: re.Match[str]) -> str:
-    if not sensitive_name(m["name"]):
-        return m[0]
-    masked = _masked_value(m["value"])
-    return m[0] if masked is None else m["head"] + masked
-
-
-def _keep_group1(m: re.Match[str]) -> str:
-    return m[1] + MASK
-
-
-# ----------------------------------------------------------------------------- the table
-
-RULES: tuple[RedactionRule, ...] = (
-    RedactionRule(
-        "private_key",
-        re.compile(
-            r"(-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)(?:.*?(-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----)|.*\Z)",
-            re.DOTALL,
-        ),
-        lambda m: m[1] + MASK + (m[2] or ""),
-        ("private key",),
-    ),
-    RedactionRule(
-        "url_password",
-        re.compile(r"(\b[A-Za-z][A-Za-z0-9+.\-]*://[^\s/:@]*:)[^\s/@]+(?=@)"),
-        _keep_group1,
-        ("://",),
-    ),
-    RedactionRule(
-        "authorization_header",
-        re.compile(
-            r"(\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|digest|negotiate|apikey)[ \t]+)?)"
-            r"[^\s\"',;]+",
-            re.IGNORECASE,
-        ),
-        _keep_group1,
-        ("authorization",),
-    ),
-    RedactionRule(
-        "bearer_token", re.compile(r"(\b[Bb]earer[ \t]+)[A-Za-z0-9\-._~+/]{16,}=*"), _keep_group1, ("bearer",)
-    ),
-    RedactionRule("aws_access_key_id", re.compile(r"\b(?:AKIA|ASIA|ABIA|ACCA)[A-Z0-9]{16}\b"), MASK,
-                  ("akia", "asia", "abia", "acca")),  # fmt: skip
-    RedactionRule("huggingface_token", re.compile(r"\b(?:hf|api_org)_[A-Za-z0-9]{30,}\b"), MASK, ("hf_", "api_org_")),
-    RedactionRule("github_token", re.compile(r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b"), MASK,
-                  ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_")),  # fmt: skip
-    RedactionRule("slack_token", re.compile(r"\b(?:xox[abeoprs]|xapp)-[0-9A-Za-z][0-9A-Za-z\-]{8,}"), MASK,
-                  ("xoxa-", "xoxb-", "xoxe", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xapp-")),  # fmt: skip
-    RedactionRule("openai_key", re.compile(r"\bsk-(?:proj-|svcacct-|admin-|ant-)?[A-Za-z0-9_\-]{20,}"), MASK, ("sk-",)),
-    RedactionRule("google_api_key", re.compile(r"\bAIza[0-9A-Za-z_\-]{35}\b"), MASK, ("aiza",)),
-    RedactionRule("jwt", re.compile(r"\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}"), MASK, ("eyj",)),
-    RedactionRule(
-        "netrc_password",
-        re.compile(r"(\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+)\S+"),
-        _keep_group1,
-        ("machine",),
-    ),
-    RedactionRule("k8s_env_value", _K8S_ENV, _k8s_env, ("value",)),
-    RedactionRule(
-        "secret_assignment",
-        _ASSIGNMENT,
-        _assignment,
-        ("secret", "passw", "credential", "token", "key", "pwd", "pass"),
-    ),
-)
 
 
 # ----------------------------------------------------------------------------- the engine
@@ -245,7 +67,7 @@ class Redactor:
                 pattern = re.compile(source)
             except re.error as exc:
                 raise ValueError(f"redaction pattern {i + 1} ({source!r}) is not a valid regex: {exc}") from None
-            self.rules.append(RedactionRule(f"extra_{i + 1}", pattern, MASK))
+            self.rules.append(RedactionRule(f"extra_{i + 1}", pattern, 0, (), "configuration (redaction patterns)"))
         # The prefilter: substring tests on the lowercased text (C speed, where one regex
         # alternation of case-insensitive literals costs tens of microseconds per text),
         # then the rules that have no hint.
@@ -304,16 +126,36 @@ class Redactor:
                 clean.add(text)
 
     def _pass(self, text: str, lower: str) -> str:
+        """One run of the table: every rule with a hint in the text looks at all of it; the
+        union of the spans they find is masked (overlapping or touching spans as one)."""
         counts = self.counts
+        spans: list[Span] = []
         for rule in self.rules:
             if rule.hints and not any(h in lower for h in rule.hints):
                 continue
-            new, n = rule.pattern.subn(rule.replacement, text)
-            if n and new != text:
+            found = rule.spans_of(text)
+            if found:
                 counts[rule.name] = counts.get(rule.name, 0) + 1
-                text = new
-                lower = text.lower()
-        return text
+                spans.extend(found)
+        if not spans:
+            return text
+        spans.sort()
+        out: list[str] = []
+        at = 0
+        start, end = spans[0]
+        for s, e in spans[1:]:
+            if s <= end:
+                end = max(end, e)
+                continue
+            out.append(text[at:start])
+            out.append(MASK)
+            at = end
+            start, end = s, e
+        out.append(text[at:start])
+        out.append(MASK)
+        out.append(text[end:])
+        masked = "".join(out)
+        return text if masked == text else masked
 
     def value(self, value: Any, depth: int = 0) -> Any:
         """A value (details of a record: JSON-like, or a struct) with secrets masked in its
@@ -332,7 +174,7 @@ class Redactor:
             for key, item in value.items():
                 if isinstance(key, str):
                     if isinstance(item, str) and item and sensitive_name(key):
-                        masked = _masked_value(item)
+                        masked = _masked_value(key, item)
                         if masked is not None:
                             self.counts["secret_key_in_details"] = self.counts.get("secret_key_in_details", 0) + 1
                             out[self.text(key)] = masked

@@ -1,0 +1,405 @@
+"""The detectors redaction runs: a table of `RedactionRule`s, each with the shape it finds, the
+part of a match it masks, and the source of the shape (issue 20).
+
+Each rule finds spans of a text to mask (`spans_of`); parsers/redact.py runs every rule whose
+hints are in the text over the WHOLE text and masks the union of their spans, so no match of one
+rule hides a secret from another (a harmless `Environment: ...` used to swallow the
+`DB_PASSWORD=...` after it). A rule whose match can cover the start of another secret of its own
+kind (`resume`) searches again from inside a match it did not mask.
+
+Sources (facts carry over, their code does not): gitleaks config/gitleaks.toml (rules generated
+from cmd/generate/config/rules/*.go), detect-secrets detect_secrets/plugins/*.py, trufflehog
+pkg/detectors/*, and the issuers' own documentation named beside each rule.
+
+Names and values: a name says secret strongly (password, secret, credential, passwd, pwd) or
+weakly (token, key, auth, sig). After a strong name any value is masked but a placeholder
+(none, true, yes, `$VAR`, `<...>`, `***`, ...) or a path; after a weak name only a value that
+looks like a key (`looks_secret`): a small number, a boolean, a path, a model or tokenizer name
+or a plain word stays. Names that say what the value is about rather than what it is
+(`TOKEN_LIMIT`, `PASSWORD_MIN_LENGTH`, `SECRET_NAME`, `HF_TOKEN_PATH`) and exception names
+(`NoCredentialsError`) are no secret names.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Callable, Iterable
+
+MASK = "[REDACTED]"
+
+Span = tuple[int, int]
+
+
+@dataclass(frozen=True)
+class RedactionRule:
+    """One kind of secret. `pattern` finds candidates; `secret` names the group masked (0: the
+    whole match) or is a function of the match giving the spans to mask (none: a harmless
+    match). `hints` are lowercase substrings one of which the text holds whenever the rule can
+    match (the rule is skipped without them; empty: always run). `resume`: the group from whose
+    start the search goes on after a match that masked nothing (a value that may hold another
+    assignment). `source`: where the shape is documented."""
+
+    name: str
+    pattern: re.Pattern[str]
+    secret: int | str | Callable[[re.Match[str]], Iterable[Span]] = 0
+    hints: tuple[str, ...] = ()
+    source: str = ""
+    resume: str | None = None
+
+    def spans_of(self, text: str) -> list[Span]:
+        spans: list[Span] = []
+        search = self.pattern.search
+        secret = self.secret
+        pos = 0
+        n = len(text)
+        while pos <= n:
+            m = search(text, pos)
+            if m is None:
+                break
+            found = list(secret(m)) if callable(secret) else [m.span(secret)]
+            found = [(s, e) for s, e in found if e > s and text[s:e] != MASK]
+            spans.extend(found)
+            if not found and self.resume is not None and m.start(self.resume) > m.start():
+                pos = m.start(self.resume)
+            else:
+                pos = max(m.end(), m.start() + 1)
+        return spans
+
+
+# ----------------------------------------------------------------------------- names
+
+_STRONG = ("secret", "password", "passwd", "credential", "passphrase")
+# Lowercase names ending in `key` are secret only with one of these before it
+# (`api_key`, `accessKey`, `private_key`); `sort_key`, `cache_key` are not.
+_KEY_QUALIFIERS = frozenset(
+    ("api", "access", "secret", "private", "auth", "signing", "encryption", "client", "account", "service",
+     "master", "session", "ssh", "wandb", "openai", "hf", "license", "subscription", "x", "shared", "storage",
+     "admin", "app", "user", "consumer", "webhook", "deploy", "sas")
+)  # fmt: skip
+# Tokenizer special tokens are printed in every model config; they are not credentials.
+_SPECIAL_TOKENS = frozenset(("pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "additional", "start", "end",
+                             "eot", "eod", "sot", "im", "image", "video", "audio", "vision", "default", "next", "max",
+                             "min", "num", "first", "last", "new", "stop", "prefix", "suffix", "middle"))  # fmt: skip
+# Last words of a name that say what the value is about, not that it is the secret:
+# `TOKEN_LIMIT=4096`, `PASSWORD_MIN_LENGTH=12`, `SECRET_NAME=db-credentials`, `HF_TOKEN_PATH=...`.
+_ABOUT = frozenset(("length", "len", "limit", "limits", "size", "count", "max", "min", "type", "types", "file", "files",
+                    "path", "paths", "dir", "name", "names", "env", "enabled", "enable", "disabled", "mode", "ids",
+                    "version", "expiry", "expires", "expiration", "ttl", "timeout", "prefix", "suffix", "field",
+                    "fields", "header", "param", "policy", "rotation", "format", "hint", "prompt", "location", "ref",
+                    "store", "manager", "provider", "backend", "index", "idx", "parallelism", "padding", "mask",
+                    "budget", "rate", "url", "uri", "endpoint", "host", "port", "user", "username", "login", "kind",
+                    "required", "set", "exists", "source", "sources", "strategy", "schema", "scope", "scopes",
+                    "method", "algorithm", "length", "error", "errors", "exception", "warning", "exit", "fault",
+                    "str", "id"))  # fmt: skip
+_KEY_ID_QUALIFIERS = frozenset(("private", "access", "secret", "api"))
+_WEAK_ALONE = frozenset(("key", "auth", "sig", "signature", "apikey", "authkey", "token"))
+_CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
+_SEGMENT_SPLIT = re.compile(r"[_.\-]+")
+
+STRONG, WEAK = 2, 1
+
+
+@lru_cache(maxsize=8192)
+def name_strength(name: str) -> int:
+    """How strongly a variable, key or flag name says its value is a secret: STRONG, WEAK or 0."""
+    name = name.lstrip("-")
+    if not name:
+        return 0
+    letters = [c for c in name if c.isalpha()]
+    if letters and all(c.isupper() for c in letters):
+        segs = [s for s in _SEGMENT_SPLIT.split(name.lower()) if s]
+    else:
+        segs = [s.lower() for part in _SEGMENT_SPLIT.split(name) for s in _CAMEL.findall(part)]
+    if not segs:
+        return 0
+    last = segs[-1]
+    before = segs[-2] if len(segs) > 1 else ""
+    if last == "id" and before == "key" and len(segs) > 2 and segs[-3] in _KEY_ID_QUALIFIERS:
+        return WEAK  # GCP `private_key_id`, `AWS_ACCESS_KEY_ID`
+    if last in _ABOUT or last.endswith(("error", "exception")):
+        return 0
+    if any(word in seg for seg in segs for word in _STRONG) or last in ("pwd", "pass", "passwd"):
+        return STRONG
+    if letters and all(c.isupper() for c in letters):
+        # environment variables: a segment ending in TOKEN or KEY (`HF_TOKEN`, `GITHUB_APIKEY`)
+        if any(seg.endswith(("token", "key")) for seg in segs) and last not in ("tokens", "keys"):
+            return WEAK
+        return WEAK if last in _WEAK_ALONE else 0
+    if len(segs) == 1 and last in _WEAK_ALONE:
+        return WEAK
+    if last.endswith("token") and last != "tokens":
+        return 0 if before in _SPECIAL_TOKENS or last[:-5] in _SPECIAL_TOKENS else WEAK
+    if last in ("apikey", "secretkey", "accesskey", "privatekey", "authkey", "accountkey"):
+        return WEAK
+    if last == "key" and before in _KEY_QUALIFIERS:
+        return WEAK
+    return 0
+
+
+def sensitive_name(name: str) -> bool:
+    """Whether a variable / key name says its value may be a secret (strongly or weakly)."""
+    return name_strength(name) > 0
+
+
+# ----------------------------------------------------------------------------- values
+
+_SAFE_VALUES = frozenset(("", "none", "null", "nil", "true", "false", "yes", "no", "on", "off", "undefined", "unset",
+                          "n/a", "na", "empty", "missing", "required", "optional", "redacted", "hidden", "masked",
+                          MASK.lower(), "<redacted>", "-", "--"))  # fmt: skip
+_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]|\{\{|%\(|<[^<>]*>$|\*{3,}|x{5,}$|X{5,}$|\.\.\.$|\[REDACTED\]")
+_PATH = re.compile(r"(?:~?/|\.\.?/|[A-Za-z]:\\)[^\s]*$")
+_NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+_RUN = re.compile(r"[A-Za-z0-9]+")
+
+
+def placeholder(value: str) -> bool:
+    """A value that is no secret whatever its name: nothing, a boolean, a placeholder or mask,
+    a variable reference, or a path (a file that holds a secret is not the secret)."""
+    v = value.strip()
+    return v.lower() in _SAFE_VALUES or _PLACEHOLDER.match(v) is not None or _PATH.match(v) is not None
+
+
+def looks_secret(value: str) -> bool:
+    """Whether a value after a weak name (token, key) looks like a key rather than a count, a
+    word or a name: a run of 16 or more letters and digits, or of 10 or more mixing letters and
+    digits (gitleaks' generic-api-key takes 10 characters and more; the runs keep model names
+    such as `meta-llama/Llama-2-7b-hf` or `cl100k_base`, whose runs are short)."""
+    v = value.strip()
+    if len(v) < 8 or placeholder(v) or _NUMBER.fullmatch(v):
+        return False
+    for run in _RUN.findall(v):
+        if len(run) >= 16 and not run.isdigit():
+            return True
+        if len(run) >= 10 and not run.isalpha() and not run.isdigit():
+            return True
+    return False
+
+
+def secret_value(value: str, strength: int) -> bool:
+    """Whether a value under a name of this strength is to be masked."""
+    if strength >= STRONG:
+        return not placeholder(value)
+    if strength == WEAK:
+        return looks_secret(value)
+    return False
+
+
+def _unquoted(value: str) -> tuple[int, int]:
+    """The offsets of a value's content inside its quotes (a closing quote may be missing)."""
+    if value[:1] in ("'", '"'):
+        end = len(value) - 1 if len(value) > 1 and value.endswith(value[0]) else len(value)
+        return 1, end
+    return 0, len(value)
+
+
+def _named_value(name_group: str = "name", value_group: str = "value") -> Callable[[re.Match[str]], list[Span]]:
+    """Spans of a match whose value is masked when the name says secret and the value fits."""
+
+    def spans(m: re.Match[str]) -> list[Span]:
+        strength = name_strength(m[name_group])
+        if not strength:
+            return []
+        value = m[value_group]
+        a, b = _unquoted(value)
+        if not secret_value(value[a:b], strength):
+            return []
+        start = m.start(value_group)
+        end = start + b
+        if b == len(value) and end < len(m.string) and value[:1] not in ("'", '"'):
+            # a bare value cut at the pattern's length bound: mask the rest of the word too
+            rest = _BARE_REST.match(m.string, end)
+            end = rest.end() if rest else end
+        return [(start + a, end)]
+
+    return spans
+
+
+def _basic_credentials(m: re.Match[str]) -> list[Span]:
+    """A `Basic` credential is base64 of `user:password` (RFC 7617 section 2)."""
+    token = m["secret"]
+    try:
+        decoded = base64.b64decode(token + "=" * (-len(token) % 4), validate=True)
+    except (binascii.Error, ValueError):
+        return []
+    if b":" in decoded and all(32 <= c < 127 for c in decoded):
+        return [m.span("secret")]
+    return []
+
+
+def _mixed_case_key(m: re.Match[str]) -> list[Span]:
+    s = m["secret"]
+    has = (any(c.isupper() for c in s), any(c.islower() for c in s), any(c.isdigit() or c in "+/" for c in s))
+    return [m.span("secret")] if all(has) else []
+
+
+def _url_password(m: re.Match[str]) -> list[Span]:
+    # `https://host:8080/a@b` has a port and a path, not a user and a password
+    if re.fullmatch(r"\d{1,5}(?:/.*)?", m["secret"]):
+        return []
+    return [m.span("secret")]
+
+
+def _not_a_flag(m: re.Match[str]) -> list[Span]:
+    value = m["secret"]
+    a, b = _unquoted(value)
+    if placeholder(value[a:b]) or value.startswith("-"):
+        return []
+    return [(m.start("secret") + a, m.start("secret") + b)]
+
+
+def _not_a_number(m: re.Match[str]) -> list[Span]:
+    # `docker run -u 1000:1000` is a uid and a gid
+    return [] if m["secret"].isdigit() or placeholder(m["secret"]) else [m.span("secret")]
+
+
+def _keep_armor(m: re.Match[str]) -> list[Span]:
+    return [m.span("body")]
+
+
+# A value: a mask, a quoted string (its closing quote may be missing when a line was cut), or a
+# bare word up to a separator; bounded so that a search resumed inside a long value stays linear.
+_VALUE = r"""(?:\[REDACTED\]|"(?:[^"\\\n]|\\.){0,8192}"?|'(?:[^'\\\n]|\\.){0,8192}'?|[^\s,;&'"}\])>]{1,512})"""
+_BARE_REST = re.compile(r"""[^\s,;&'"}\])>]+""")
+_NAME = r"-{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,127}"
+# `(?<![...])`: a name starts only where an identifier starts.
+_ASSIGNMENT = re.compile(
+    rf"(?<![A-Za-z0-9_.\-])(?P<name>{_NAME})"
+    r"(?P<sep>[\"']?[ \t]*(?:=>|=|:(?!//))[ \t]*)"
+    rf"(?P<value>{_VALUE})"
+)
+# Kubernetes container env as printed in a pod spec: JSON {"name": ..., "value": ...} or YAML.
+_K8S_ENV = re.compile(
+    r"[\"']?name[\"']?[ \t]*:[ \t]*[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,127})[\"']?"
+    r"[ \t]*(?:,|\n)[ \t\-]*[\"']?value[\"']?[ \t]*:[ \t]*"
+    rf"(?P<value>{_VALUE})"
+)
+_HINTS_NAMED = ("secret", "passw", "credential", "token", "key", "pwd", "pass", "auth", "sig")
+
+
+def _shape(name: str, pattern: str, hints: Iterable[str], source: str, flags: int = 0) -> RedactionRule:
+    """A provider token recognised by its shape alone: the whole match is masked."""
+    return RedactionRule(name, re.compile(pattern, flags), 0, tuple(hints), source)
+
+
+# ----------------------------------------------------------------------------- the table
+
+RULES: tuple[RedactionRule, ...] = (
+    RedactionRule(
+        "private_key",
+        re.compile(r"-----BEGIN [A-Z0-9 ]{0,40}PRIVATE KEY(?: BLOCK)?-----(?P<body>.*?)(?:-----END [A-Z0-9 ]{0,40}"
+                   r"PRIVATE KEY(?: BLOCK)?-----|\Z)", re.DOTALL),  # fmt: skip
+        _keep_armor, ("private key",),
+        "RFC 7468 (PEM armor); gitleaks rule private-key; a block cut short is masked to the end of the text",
+    ),
+    RedactionRule(
+        "url_password",
+        re.compile(r"\b[A-Za-z][A-Za-z0-9+.\-]{0,30}://[^\s/:@'\"]{0,256}:(?P<secret>[^\s'\"]{1,256})@"),
+        _url_password, ("://",),
+        "RFC 3986 section 3.2.1 userinfo; the password runs to the LAST @ of the word, so `/` and `@` in it "
+        "are masked too (detect-secrets plugins/basic_auth.py takes the first @ only)",
+    ),
+    RedactionRule(
+        "authorization_header",
+        re.compile(r"\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|digest|negotiate|apikey)"
+                   r"[ \t]+)?(?P<secret>[^\s\"',;]+)", re.IGNORECASE),  # fmt: skip
+        "secret", ("authorization",), "RFC 9110 section 11.6.2 (Authorization: <scheme> <credentials>)",
+    ),
+    RedactionRule("bearer_token", re.compile(r"\b[Bb]earer[ \t]+(?P<secret>[A-Za-z0-9\-._~+/]{16,}=*)"), "secret",
+                  ("bearer",), "RFC 6750 section 2.1 (b64token)"),  # fmt: skip
+    RedactionRule("basic_credentials", re.compile(r"\b[Bb]asic[ \t]+(?P<secret>[A-Za-z0-9+/]{6,}={0,2})(?![A-Za-z0-9+/=])"),
+                  _basic_credentials, ("basic",), "RFC 7617 section 2: base64 of user-id `:` password, with or "
+                  "without the Authorization name"),  # fmt: skip
+    _shape("aws_access_key_id", r"\b(?:AKIA|ASIA|ABIA|ACCA|A3T[A-Z0-9])[A-Z2-7]{16}\b", ("akia", "asia", "abia", "acca", "a3t"),
+           "AWS IAM unique id prefixes; gitleaks rule aws-access-token"),
+    RedactionRule(
+        "aws_secret_access_key",
+        re.compile(r"(?<![A-Za-z0-9/+=])(?P<secret>[A-Za-z0-9/+]{40})(?![A-Za-z0-9/+=])"),
+        _mixed_case_key, ("aws", "akia", "asia", "secret", "boto", "s3", "credential"),
+        "trufflehog pkg/detectors/aws: 40 base64 characters in the text of an access key id or an AWS word; "
+        "both cases and a digit or +/ (a git sha, lowercase hex, is kept)",
+    ),
+    _shape("huggingface_token", r"\b(?:hf|api_org)_[A-Za-z0-9]{30,}\b", ("hf_", "api_org_"),
+           "huggingface.co/docs/hub/security-tokens; gitleaks rules huggingface-access-token, huggingface-organization-api-token"),
+    _shape("github_token", r"\b(?:gh[pousr]_[A-Za-z0-9]{36,}|github_pat_[A-Za-z0-9_]{40,})\b",
+           ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+           "GitHub docs 'About authentication to GitHub' (token prefixes); gitleaks rules github-pat, github-fine-grained-pat"),
+    _shape("gitlab_token", r"\bgl(?:pat|ptt|dt|rt|cbt|oas|ft|imt|agent|soat)-[A-Za-z0-9_\-]{20,}",
+           ("glpat-", "glptt-", "gldt-", "glrt-", "glcbt-", "gloas-", "glft-", "glimt-", "glagent-", "glsoat-"),
+           "GitLab docs 'Token prefixes'; gitleaks rules gitlab-pat and siblings"),
+    _shape("slack_token", r"\b(?:xox[abeoprscd]|xapp)-[0-9A-Za-z][0-9A-Za-z.\-]{8,}",
+           ("xoxa-", "xoxb-", "xoxe", "xoxo-", "xoxp-", "xoxr-", "xoxs-", "xoxc-", "xoxd-", "xapp-"),
+           "Slack API docs 'Token types'; gitleaks rules slack-bot-token, slack-user-token, slack-app-token"),
+    _shape("slack_webhook", r"hooks\.slack\.com/(?:services|workflows|triggers)/[A-Za-z0-9+/_\-]{20,}", ("hooks.slack.com",),
+           "Slack API docs 'Incoming webhooks'; gitleaks rule slack-webhook-url"),
+    _shape("openai_key", r"\bsk-(?:proj-|svcacct-|admin-|ant-(?:api|admin)\d\d-|or-v1-)?[A-Za-z0-9_\-]{20,}", ("sk-",),
+           "OpenAI and Anthropic key prefixes; gitleaks rules openai-api-key, anthropic-api-key"),
+    _shape("stripe_key", r"\b(?:sk|rk|pk)_(?:live|test|prod)_[A-Za-z0-9]{10,}", ("sk_", "rk_", "pk_"),
+           "Stripe docs 'API keys'; gitleaks rule stripe-access-token"),
+    _shape("google_api_key", r"\bAIza[0-9A-Za-z_\-]{35}", ("aiza",), "Google Cloud API keys; gitleaks rule gcp-api-key"),
+    _shape("google_oauth_secret", r"\bGOCSPX-[0-9A-Za-z_\-]{28}", ("gocspx-",),
+           "Google OAuth client secrets; trufflehog pkg/detectors/gcpapplicationdefaultcredentials"),
+    _shape("azure_ad_client_secret", r"(?<![A-Za-z0-9_~.\-])[A-Za-z0-9_~.]{3}\dQ~[A-Za-z0-9_~.\-]{31,34}(?![A-Za-z0-9_~.\-])",
+           ("q~",), "Microsoft Entra client secrets; gitleaks rule azure-ad-client-secret"),
+    _shape("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ?[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
+           ("eyj",), "RFC 7519 (base64url JSON header `{\"`); gitleaks rule jwt"),
+    _shape("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",), "npm docs 'About access tokens'; gitleaks rule npm-access-token"),
+    _shape("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", ("pypi-",), "PyPI API tokens (macaroon); gitleaks rule pypi-upload-token"),
+    _shape("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", ("dapi",), "Databricks personal access tokens; gitleaks rule databricks-api-token"),
+    _shape("nvidia_api_key", r"\bnvapi-[A-Za-z0-9_\-]{64}", ("nvapi-",), "NVIDIA NGC / build.nvidia.com keys; kingfisher rule nvapi"),
+    _shape("replicate_token", r"\br8_[A-Za-z0-9]{37}\b", ("r8_",), "trufflehog pkg/detectors/replicate"),
+    _shape("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", ("sg.",), "gitleaks rule sendgrid-api-token"),
+    RedactionRule(
+        "netrc_password", re.compile(r"\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+(?P<secret>\S+)"),
+        "secret", ("machine",), "GNU inetutils netrc(5)",
+    ),
+    RedactionRule("k8s_env_value", _K8S_ENV, _named_value(), ("value",),
+                  "Kubernetes core/v1 EnvVar {name, value} as printed in a pod spec"),
+    RedactionRule(
+        "secret_assignment", _ASSIGNMENT, _named_value(), _HINTS_NAMED,
+        "NAME=value, NAME: value, JSON and dicts, --flag=value, ?name=value: detect-secrets plugins/keyword.py "
+        "(names), gitleaks rule generic-api-key (values of 10+ characters); names and values: see above",
+        resume="value",
+    ),
+    RedactionRule(
+        "secret_flag",
+        re.compile(r"(?<![\w\-])(?P<name>--[A-Za-z][A-Za-z0-9_\-]{0,63})[ \t]+(?P<value>\"[^\"\n]{1,512}\"|'[^'\n]{1,512}'|[^\s\-'\"][^\s]{0,511})"),
+        _named_value(), _HINTS_NAMED,
+        "a long option and its value in the space form (POSIX/GNU getopt_long): `--password V`, `--api-key V`, "
+        "rclone's `--s3-secret-access-key V`",
+    ),
+    RedactionRule(
+        "login_password_flag",
+        re.compile(r"\b(?:(?:docker|podman|buildah|skopeo|nerdctl|oras|crane|helm[ \t]+registry)[ \t]+login|twine[ \t]+upload|"
+                   r"sshpass)\b[^\n]{0,200}?[ \t]-p[ \t]+(?P<secret>\S+)"),  # fmt: skip
+        _not_a_flag, ("login", "twine", "sshpass"),
+        "docker login(1) `-p, --password`, twine upload `-p`, sshpass(1) `-p`",
+    ),
+    RedactionRule(
+        "mysql_password_flag",
+        re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n]{0,200}?[ \t]-p(?P<secret>[^\s\-][^\s]*)"),
+        "secret", ("mysql", "mariadb"),
+        "MySQL 8.0 manual 6.2.2.1, `-p[password]` (no space before the password)",
+    ),
+    RedactionRule(
+        "user_password_flag",
+        re.compile(r"(?:[ \t]|^)(?:-u|--user|--proxy-user)[ \t]+[\"']?[^\s:\"']{1,128}:(?P<secret>[^\s\"']+)", re.MULTILINE),
+        _not_a_number, ("-u", "--user", "--proxy-user"),
+        "curl(1) `-u, --user <user:password>`; gitleaks rule curl-auth-user",
+    ),
+    RedactionRule(
+        "auth_tuple",
+        re.compile(r"\b(?:auth|HTTPBasicAuth|HTTPDigestAuth|HTTPProxyAuth|BasicAuth)[ \t]*(?:=[ \t]*)?\([ \t]*"
+                   r"(?:(?:login|username)[ \t]*=[ \t]*)?(?P<q>['\"])[^'\"\n]{0,256}(?P=q)[ \t]*,[ \t]*(?:password[ \t]*=[ \t]*)?"
+                   r"(?P<q2>['\"])(?P<secret>[^'\"\n]{1,512})(?P=q2)"),  # fmt: skip
+        "secret", ("auth",), "requests docs 'Authentication' (auth=('user', 'pass'), HTTPBasicAuth), aiohttp.BasicAuth",
+    ),
+)
+
+
+def shapes_table() -> list[tuple[str, str]]:
+    """(rule name, source) for every rule: what the README lists."""
+    return [(rule.name, rule.source) for rule in RULES]

@@ -1,0 +1,707 @@
+"""A corpus of secret shapes and of harmless look-alikes, for tests/test_redact_corpus.py.
+
+Every shape is a function of a `Bodies` source: the fixed corpus draws its random parts from a
+seeded generator, hypothesis draws them anew each run (`HypothesisBodies`), so the same table
+yields both the corpus of record and new variants. Each shape gives (text, secret): `secret`
+must not appear in any output, and the text around it should survive.
+
+The formats are those their issuers document (and that the public detector rule sets check:
+gitleaks config/gitleaks.toml, detect-secrets plugins, trufflehog pkg/detectors); every value
+here is made up. Families follow issue 20's list.
+"""
+
+from __future__ import annotations
+
+import base64
+import random
+import string
+from typing import Callable
+
+ALNUM = string.ascii_letters + string.digits
+HEX = "0123456789abcdef"
+B64 = ALNUM + "+/"
+URLSAFE = ALNUM + "-_"
+# Characters a password may hold, `/` and `@` included (issue 20: URL passwords with them leaked).
+PASSWORD_CHARS = ALNUM + "!#%^*_/@~+"
+
+
+class Bodies:
+    """The random parts of secrets, from a seeded generator."""
+
+    def __init__(self, seed: int = 20):
+        self.rng = random.Random(seed)
+
+    def chars(self, alphabet: str, n: int) -> str:
+        return "".join(self.rng.choice(alphabet) for _ in range(n))
+
+    def choice(self, options):
+        return self.rng.choice(list(options))
+
+    def index(self, n: int) -> int:
+        return self.rng.randrange(n)
+
+    def alnum(self, n: int) -> str:
+        """n letters and digits with at least one upper, one lower letter and one digit (as
+        generated keys have: a value of one class only is not one a detector could tell)."""
+        if n < 3:
+            return self.chars(ALNUM, n)
+        body = list(self.chars(ALNUM, n - 3)) + [self.chars(string.ascii_uppercase, 1),
+                                                 self.chars(string.ascii_lowercase, 1), self.chars(string.digits, 1)]
+        for i in range(3):  # the three fixed classes go to drawn places
+            j = self.index(len(body))
+            body[-1 - i], body[j] = body[j], body[-1 - i]
+        return "".join(body)
+
+    def hex(self, n: int) -> str:
+        body = self.chars(HEX, n - 2)
+        return body + "a7"  # a letter and a digit: a hex key of all digits is no hex key
+
+    def b64(self, n: int) -> str:
+        return self.alnum(n - 2) + self.chars("+/", 1) + self.alnum(3)[:1]
+
+    def password(self, n: int) -> str:
+        return self.alnum(n - 2) + self.chars("/@", 1) + self.chars(PASSWORD_CHARS, 1)
+
+
+class HypothesisBodies(Bodies):
+    """The random parts drawn by hypothesis (`data` from `st.data()`): new variants each run."""
+
+    def __init__(self, data):
+        from hypothesis import strategies as st
+
+        self.data = data
+        self.st = st
+
+    def chars(self, alphabet: str, n: int) -> str:
+        return self.data.draw(self.st.text(alphabet=alphabet, min_size=n, max_size=n))
+
+    def choice(self, options):
+        return self.data.draw(self.st.sampled_from(list(options)))
+
+    def index(self, n: int) -> int:
+        return self.data.draw(self.st.integers(0, n - 1))
+
+
+Shape = Callable[[Bodies], tuple[str, str]]
+SHAPES: list[tuple[str, Shape]] = []
+
+
+def shape(family: str):
+    def add(fn: Shape) -> Shape:
+        SHAPES.append((f"{family}:{fn.__name__}", fn))
+        return fn
+
+    return add
+
+
+def aws_secret(b: Bodies) -> str:
+    # 40 characters of base64 (AWS IAM docs; trufflehog pkg/detectors/aws): both cases, a digit
+    return b.alnum(37) + b.chars("+/", 1) + b.alnum(2)
+
+
+def aws_id(b: Bodies, prefix: str = "AKIA") -> str:
+    return prefix + b.chars(string.ascii_uppercase + "234567", 16)
+
+
+def basic(user: str, password: str) -> str:
+    return base64.b64encode(f"{user}:{password}".encode()).decode()
+
+
+# ----------------------------------------------------------------------------- GitHub
+
+@shape("github")
+def ghp_in_clone_error(b):
+    s = "ghp_" + b.alnum(36)
+    return f"fatal: could not read from https://github.com/org/repo using token {s}", s
+
+
+@shape("github")
+def gho_oauth(b):
+    s = "gho_" + b.alnum(36)
+    return f"GH_OAUTH={s}", s
+
+
+@shape("github")
+def ghs_app_in_header(b):
+    s = "ghs_" + b.alnum(36)
+    return f"requests.exceptions.HTTPError: 401 for headers {{'Authorization': 'token {s}'}}", s
+
+
+@shape("github")
+def github_pat_fine_grained(b):
+    s = "github_pat_11" + b.alnum(20) + "_" + b.alnum(59)
+    return f"pushing with {s}", s
+
+
+# ----------------------------------------------------------------------------- Slack
+
+@shape("slack")
+def xoxb_bot(b):
+    s = f"xoxb-{b.chars(string.digits, 12)}-{b.chars(string.digits, 13)}-{b.alnum(24)}"
+    return f"slack_sdk.errors.SlackApiError: invalid_auth for {s}", s
+
+
+@shape("slack")
+def xoxp_user(b):
+    s = f"xoxp-{b.chars(string.digits, 12)}-{b.chars(string.digits, 12)}-{b.chars(string.digits, 13)}-{b.hex(32)}"
+    return f"notify(token={s!r})", s
+
+
+@shape("slack")
+def xapp_app_level(b):
+    s = f"xapp-1-A{b.chars(string.ascii_uppercase + string.digits, 10)}-{b.chars(string.digits, 13)}-{b.hex(64)}"
+    return f"socket mode with {s}", s
+
+
+@shape("slack")
+def slack_webhook(b):
+    s = f"{b.chars(string.ascii_uppercase + string.digits, 9)}/B{b.chars(string.ascii_uppercase + string.digits, 10)}/{b.alnum(24)}"
+    return f"POST https://hooks.slack.com/services/T{s} failed", s
+
+
+# ----------------------------------------------------------------------------- OpenAI / Anthropic
+
+@shape("openai")
+def sk_legacy(b):
+    s = "sk-" + b.alnum(20) + "T3BlbkFJ" + b.alnum(20)
+    return f"openai.AuthenticationError: Incorrect API key provided: {s}.", s
+
+
+@shape("openai")
+def sk_proj(b):
+    s = "sk-proj-" + b.chars(URLSAFE, 60) + b.alnum(20)
+    return f"client = OpenAI(api_key={s!r})", s
+
+
+@shape("openai")
+def sk_ant(b):
+    s = "sk-ant-api03-" + b.chars(URLSAFE, 80) + b.alnum(10) + "-" + b.alnum(6) + "AA"
+    return f"ANTHROPIC_API_KEY is {s}", s
+
+
+# ----------------------------------------------------------------------------- Stripe
+
+@shape("stripe")
+def sk_live(b):
+    s = "sk_live_" + b.alnum(24)
+    return f"stripe.error.AuthenticationError: Invalid API Key provided: {s}", s
+
+
+@shape("stripe")
+def rk_live(b):
+    s = "rk_live_" + b.alnum(99)
+    return f"billing export with {s}", s
+
+
+@shape("stripe")
+def sk_test_env(b):
+    s = "sk_test_" + b.alnum(34)
+    return f"STRIPE={s}", s
+
+
+# ----------------------------------------------------------------------------- AWS
+
+@shape("aws")
+def akia_bare(b):
+    s = aws_id(b)
+    return f"using credentials {s} from the instance profile", s
+
+
+@shape("aws")
+def asia_session(b):
+    s = aws_id(b, "ASIA")
+    return f"assumed role, key {s}", s
+
+
+@shape("aws")
+def secret_after_id(b):
+    s = aws_secret(b)
+    return f"boto3.client('s3', '{aws_id(b)}', '{s}') failed", s
+
+
+@shape("aws")
+def secret_colon_pair(b):
+    s = aws_secret(b)
+    return f"credentials {aws_id(b)}:{s} rejected", s
+
+
+@shape("aws")
+def secret_configure_set(b):
+    s = aws_secret(b)
+    return f"+ aws configure set aws_secret_access_key {s}", s
+
+
+@shape("aws")
+def secret_env(b):
+    s = aws_secret(b)
+    return f"AWS_SECRET_ACCESS_KEY={s}", s
+
+
+@shape("aws")
+def session_token_json(b):
+    s = "IQoJb3JpZ2luX2Vj" + b.b64(200)
+    return f'{{"SessionToken": "{s}", "Expiration": "2026-03-02T10:00:00Z"}}', s
+
+
+# ----------------------------------------------------------------------------- GCP
+
+@shape("gcp")
+def private_key_id(b):
+    s = b.hex(40)
+    return f'{{"type": "service_account", "project_id": "ml-prod", "private_key_id": "{s}",', s
+
+
+@shape("gcp")
+def private_key_json(b):
+    s = "MIIEvQIBADANBgkqhkiG9w0BAQEFAASC" + b.b64(60)
+    return f'"private_key": "-----BEGIN PRIVATE KEY-----\\n{s}\\n{b.b64(64)}\\n-----END PRIVATE KEY-----\\n",', s
+
+
+@shape("gcp")
+def pem_over_lines(b):
+    s = "MIIEpAIBAAKCAQEA" + b.b64(48)
+    return f"could not parse key:\n-----BEGIN RSA PRIVATE KEY-----\n{s}\n{b.b64(64)}\n-----END RSA PRIVATE KEY-----", s
+
+
+@shape("gcp")
+def pem_cut_short(b):
+    s = "b3BlbnNzaC1rZXktdjEAAAAA" + b.b64(40)
+    return f"-----BEGIN OPENSSH PRIVATE KEY-----\n{s}", s
+
+
+@shape("gcp")
+def google_api_key(b):
+    s = "AIza" + b.chars(URLSAFE, 32) + b.alnum(3)
+    return f"googleapiclient.errors.HttpError: <HttpError 400 key={s} returned", s
+
+
+@shape("gcp")
+def oauth_client_secret(b):
+    s = "GOCSPX-" + b.chars(URLSAFE, 25) + b.alnum(3)
+    return f'{{"client_secret": "{s}", "client_id": "1234.apps.googleusercontent.com"}}', s
+
+
+# ----------------------------------------------------------------------------- Azure
+
+@shape("azure")
+def sas_sig(b):
+    s = b.alnum(30) + "%2B" + b.alnum(10) + "%3D"
+    url = f"https://acct.blob.core.windows.net/ckpt/step-10.pt?sv=2022-11-02&ss=b&srt=o&sp=rw&se=2026-01-01T00:00:00Z&sig={s}"
+    return f"azure.core.exceptions.ResourceNotFoundError: {url}", s
+
+
+@shape("azure")
+def account_key_in_conn_str(b):
+    s = b.b64(86) + "=="
+    return f"conn_str = 'DefaultEndpointsProtocol=https;AccountName=mlstore;AccountKey={s};EndpointSuffix=core.windows.net'", s
+
+
+@shape("azure")
+def shared_access_key(b):
+    s = b.b64(43) + "="
+    return f"Endpoint=sb://bus.servicebus.windows.net/;SharedAccessKeyName=send;SharedAccessKey={s}", s
+
+
+@shape("azure")
+def client_secret_env(b):
+    s = b.alnum(3) + "8Q~" + b.chars(URLSAFE + "~.", 31) + b.alnum(3)
+    return f"AZURE_CLIENT_SECRET={s}", s
+
+
+# ----------------------------------------------------------------------------- Hugging Face
+
+@shape("huggingface")
+def hf_in_text(b):
+    s = "hf_" + b.alnum(34)
+    return f"401 Client Error for url: https://huggingface.co/api/whoami-v2 (token {s})", s
+
+
+@shape("huggingface")
+def hf_hub_env(b):
+    s = "hf_" + b.alnum(34)
+    return f"HUGGING_FACE_HUB_TOKEN={s}", s
+
+
+@shape("huggingface")
+def api_org(b):
+    s = "api_org_" + b.alnum(34)
+    return f"load_dataset('org/private', use_auth_token='{s}')", s
+
+
+# ----------------------------------------------------------------------------- JWT
+
+@shape("jwt")
+def jwt_bare(b):
+    s = "eyJhbGciOiJSUzI1NiIsImtpZCI6IjEifQ." + b.chars(URLSAFE, 40) + b.alnum(3) + "." + b.chars(URLSAFE, 43)
+    return f"kube token {s} expired", s
+
+
+@shape("jwt")
+def jwt_in_json(b):
+    s = "eyJ0eXAiOiJKV1QiLCJhbGciOiJIUzI1NiJ9." + b.alnum(60) + "." + b.chars(URLSAFE, 43)
+    return f'{{"access_token": "{s}", "token_type": "Bearer"}}', s
+
+
+# ----------------------------------------------------------------------------- basic / bearer
+
+@shape("http_auth")
+def authorization_basic(b):
+    s = basic("trainer", b.password(14))
+    return f"Authorization: Basic {s}", s
+
+
+@shape("http_auth")
+def basic_alone(b):
+    s = basic("svc-" + b.chars(string.ascii_lowercase, 5), b.password(16))
+    return f"retrying with Basic {s}", s
+
+
+@shape("http_auth")
+def bearer_anywhere(b):
+    s = b.chars(URLSAFE, 38) + b.alnum(2)
+    return f"curl -H 'Authorization: Bearer {s}' https://api.internal/v1", s
+
+
+@shape("http_auth")
+def x_api_key_header(b):
+    s = b.alnum(32)
+    return f"headers={{'X-Api-Key': '{s}', 'Accept': 'application/json'}}", s
+
+
+# ----------------------------------------------------------------------------- URL userinfo
+
+@shape("url")
+def postgres_slash_at(b):
+    s = b.alnum(6) + "/" + b.alnum(4) + "@" + b.alnum(5)
+    return f"sqlalchemy.exc.OperationalError: postgresql://trainer:{s}@db.internal:5432/runs", s
+
+
+@shape("url")
+def https_userinfo(b):
+    s = b.password(18)
+    return f"git clone https://x-access-token:{s}@github.com/org/repo", s
+
+
+@shape("url")
+def redis_no_user(b):
+    s = b.alnum(20)
+    return f"redis.exceptions.ConnectionError: redis://:{s}@cache:6379/0", s
+
+
+@shape("url")
+def mongodb_srv(b):
+    s = b.alnum(10) + "%40" + b.alnum(6)
+    return f"pymongo.errors.ServerSelectionTimeoutError: mongodb+srv://ml:{s}@cluster0.x.mongodb.net/?retryWrites=true", s
+
+
+@shape("url")
+def amqp_userinfo(b):
+    s = b.password(12)
+    return f"kombu: amqp://celery:{s}@rabbit:5672//", s
+
+
+# ----------------------------------------------------------------------------- command-line flags
+
+@shape("flag")
+def password_space(b):
+    s = b.password(14)
+    return f"+ python sync.py --user ml --password {s} --out /data", s
+
+
+@shape("flag")
+def password_equals(b):
+    s = b.password(14)
+    return f"launch: --db-password={s}", s
+
+
+@shape("flag")
+def api_key_space(b):
+    s = b.alnum(32)
+    return f"running eval.py --api-key {s} --model gpt2", s
+
+
+@shape("flag")
+def api_key_equals(b):
+    s = b.alnum(32)
+    return f"running eval.py --api-key={s}", s
+
+
+@shape("flag")
+def token_space(b):
+    s = b.alnum(40)
+    return f"huggingface-cli upload org/model ./out --token {s}", s
+
+
+@shape("flag")
+def token_equals(b):
+    s = b.alnum(40)
+    return f"+ torchrun train.py --token={s}", s
+
+
+@shape("flag")
+def mysql_p_joined(b):
+    s = b.password(12)
+    return f"+ mysql -u root -p{s} -h db.internal runs", s
+
+
+@shape("flag")
+def mysqldump_p_joined(b):
+    s = b.alnum(14)
+    return f"mysqldump -p{s} --all-databases > /backup/all.sql", s
+
+
+@shape("flag")
+def docker_login_p(b):
+    s = b.password(16)
+    return f"+ docker login -u robot -p {s} registry.internal", s
+
+
+@shape("flag")
+def curl_u(b):
+    s = b.password(12)
+    return f"+ curl -sf -u admin:{s} https://registry.internal/v2/_catalog", s
+
+
+@shape("flag")
+def curl_user_long(b):
+    s = b.password(12)
+    return f"curl --user ml-bot:{s} -X POST https://ci.internal/hook", s
+
+
+@shape("flag")
+def rclone_s3_secret(b):
+    s = aws_secret(b)
+    return f"rclone copy /ckpt s3:bucket --s3-access-key-id {aws_id(b)} --s3-secret-access-key {s}", s
+
+
+@shape("flag")
+def secret_flag_space(b):
+    s = b.alnum(28)
+    return f"mc alias set minio http://minio:9000 admin --secret-key {s}", s
+
+
+# ----------------------------------------------------------------------------- Python calls
+
+@shape("python_call")
+def wandb_login_key(b):
+    s = b.hex(40)
+    return f"    wandb.login(key='{s}')", s
+
+
+@shape("python_call")
+def wandb_login_key_double(b):
+    s = b.hex(40)
+    return f'wandb.errors.AuthenticationError: wandb.login(key="{s}", relogin=True) failed', s
+
+
+@shape("python_call")
+def requests_auth_tuple(b):
+    s = b.password(14)
+    return f"requests.get('https://registry.internal/v2/', auth=('robot', '{s}')) raised ConnectionError", s
+
+
+@shape("python_call")
+def http_basic_auth(b):
+    s = b.password(14)
+    return f"    session.auth = HTTPBasicAuth('ml', '{s}')", s
+
+
+@shape("python_call")
+def hub_login_token(b):
+    s = b.alnum(40)
+    return f"    huggingface_hub.login(token=\"{s}\")", s
+
+
+# ----------------------------------------------------------------------------- docker config
+
+@shape("docker_config")
+def docker_auth(b):
+    s = basic("robot$ci", b.password(20))
+    return f'{{"auths": {{"registry.internal": {{"auth": "{s}"}}}}}}', s
+
+
+@shape("docker_config")
+def docker_identitytoken(b):
+    s = b.chars(URLSAFE, 60) + b.alnum(4)
+    return f'{{"auths": {{"acr.io": {{"auth": "", "identitytoken": "{s}"}}}}}}', s
+
+
+# ----------------------------------------------------------------------------- names that say secret
+
+@shape("named")
+def environment_dump(b):
+    s = b.password(16)
+    return f"Environment: DB_PASSWORD={s} PATH=/usr/bin", s
+
+
+@shape("named")
+def service_secret_env(b):
+    s = b.alnum(30)
+    return f"MY_SERVICE_SECRET={s}", s
+
+
+@shape("named")
+def json_client_secret(b):
+    s = b.alnum(30)
+    return f'{{"name": "ml", "clientSecret": "{s}"}}', s
+
+
+@shape("named")
+def yaml_api_key(b):
+    s = b.alnum(32)
+    return f"  api_key: {s}", s
+
+
+@shape("named")
+def wandb_api_key_env(b):
+    s = b.hex(40)
+    return f"WANDB_API_KEY={s}", s
+
+
+@shape("named")
+def python_dict_password(b):
+    s = b.password(14)
+    return f"environ({{'PATH': '/usr/bin', 'MLFLOW_TRACKING_PASSWORD': '{s}'}})", s
+
+
+@shape("named")
+def k8s_env_value(b):
+    s = b.password(14)
+    return f'{{"name": "REGISTRY_CREDENTIALS", "value": "{s}"}}', s
+
+
+@shape("named")
+def netrc(b):
+    s = b.hex(40)
+    return f"machine api.wandb.ai login user password {s}", s
+
+
+@shape("named")
+def libpq_keywords(b):
+    s = b.password(14)
+    return f"host=db port=5432 user=ml password={s} dbname=runs", s
+
+
+# ----------------------------------------------------------------------------- other providers
+
+@shape("provider")
+def gitlab_pat(b):
+    s = "glpat-" + b.chars(URLSAFE, 17) + b.alnum(3)
+    return f"remote: HTTP Basic: Access denied for {s}", s
+
+
+@shape("provider")
+def npm_token(b):
+    s = "npm_" + b.alnum(36)
+    return f"//registry.npmjs.org/:_authToken={s}", s
+
+
+@shape("provider")
+def pypi_token(b):
+    s = "pypi-AgEIcHlwaS5vcmc" + b.chars(URLSAFE, 60) + b.alnum(10)
+    return f"twine upload -p {s} dist/*", s
+
+
+@shape("provider")
+def databricks_token(b):
+    s = "dapi" + b.hex(32)
+    return f"databricks.sdk.errors.PermissionDenied: token {s} is invalid", s
+
+
+@shape("provider")
+def nvidia_ngc(b):
+    s = "nvapi-" + b.chars(URLSAFE, 60) + b.alnum(4)
+    return f"NGC login failed for {s}", s
+
+
+@shape("provider")
+def replicate(b):
+    s = "r8_" + b.alnum(37)
+    return f"replicate.exceptions.ReplicateError: token {s} unauthorized", s
+
+
+@shape("provider")
+def sendgrid(b):
+    s = "SG." + b.chars(URLSAFE, 20) + b.alnum(2) + "." + b.chars(URLSAFE, 40) + b.alnum(3)
+    return f"smtp auth with {s} refused", s
+
+
+def corpus(seed: int = 20) -> list[tuple[str, str, str]]:
+    """The fixed corpus: (shape name, text, secret) for every shape, from a seeded generator."""
+    bodies = Bodies(seed)
+    return [(name, *make(bodies)) for name, make in SHAPES]
+
+
+# ----------------------------------------------------------------------------- harmless look-alikes
+
+HARMLESS: list[str] = [
+    "TOKEN_LIMIT=4096",
+    "PAD_TOKEN=0",
+    "PRIMARY_KEY=id",
+    "eot_token = 50256",
+    "ERROR 1045 (28000): Access denied for user 'root'@'localhost' (using password: YES)",
+    "botocore.exceptions.NoCredentialsError: Unable to locate credentials",
+    "NoCredentialsError: Unable to locate credentials",
+    "google.auth.exceptions.DefaultCredentialsError: Your default credentials were not found.",
+    "tokenizer_name=meta-llama/Llama-2-7b-hf",
+    "TOKENIZER=gpt2 MODEL=EleutherAI/gpt-neox-20b",
+    "HF_TOKEN_PATH=/root/.cache/huggingface/token",
+    "GOOGLE_APPLICATION_CREDENTIALS=/var/secrets/google/key.json",
+    "load_dataset('c4', 'en', use_auth_token=True)",
+    "hub.login(token=None)",
+    "api_key: null",
+    "password_file: /etc/secret/db-password",
+    "TOKENIZERS_PARALLELISM=false MAX_TOKENS=4096",
+    "step 120 | 1532.4 tokens/s | num_tokens: 1024 | max_tokens=512",
+    "tokenizer.pad_token_id = 0; eos_token: </s>; bos_token='<s>'",
+    "special_tokens: {'pad_token': '<pad>', 'unk_token': '<unk>'}",
+    "KeyError: 'input_ids'",
+    "out = attn(query, key, value, key_padding_mask=key_padding_mask)",
+    "sort_key=step cache_key: 'epoch-3'",
+    "git commit 4f2b1c9e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c",
+    "saved checkpoint sha256:9f86d081884c7d659a2feaa0c55ad015a3bf4f1b2b0b822cd15d6c15b0f00a08",
+    "Downloading https://huggingface.co/meta-llama/Llama-2-7b-hf/resolve/main/config.json",
+    "scraping http://10.0.0.1:8080/metrics for user@example.com",
+    "WANDB_MODE=offline WANDB_PROJECT=llama",
+    "SECRET_NAME=db-credentials",
+    "PASSWORD_MIN_LENGTH=12",
+    "TOKEN_TYPE=bearer",
+    "AUTH_ENABLED=false",
+    "HF_TOKEN=",
+    "password: None",
+    "vocab_size=50257 eos_token_id=50256",
+    "MODEL_KEY=llama-7b",
+    "sorted(items, key=len)",
+    "batch = collate(key='labels')",
+    "mkdir -p /workspace/ckpt && docker run -p 8080:80 trainer:1",
+    "kubectl create secret generic hf-token --from-file=token=/tmp/token",
+    "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 2/4 clients joined.",
+    "Basic block size 128 for layer 3",
+]
+
+
+def harmless_strategy():
+    """Look-alikes drawn anew: a name that says TOKEN, KEY, AUTH or PASSWORD with a value that
+    is no secret -- a small number, a boolean, a path, a model or tokenizer name, nothing."""
+    from hypothesis import strategies as st
+
+    weak = st.sampled_from(["TOKEN_LIMIT", "PAD_TOKEN", "HF_TOKEN", "API_KEY", "api_key", "token", "eot_token",
+                            "OPENAI_API_KEY", "access_token", "auth", "SORT_KEY", "PRIMARY_KEY", "private_key"])
+    strong = st.sampled_from(["PASSWORD", "DB_PASSWORD", "client_secret", "SECRET", "credentials", "password"])
+    number = st.integers(0, 99999).map(str)
+    boolean = st.sampled_from(["true", "false", "True", "False", "yes", "no", "none", "None", "null", "0", "1"])
+    path = st.lists(st.from_regex(r"[a-z][a-z0-9_\-]{0,10}", fullmatch=True), min_size=1, max_size=4).map(
+        lambda parts: "/" + "/".join(parts))
+    model = st.tuples(st.sampled_from(["meta-llama", "EleutherAI", "openai-community", "google", "mistralai", "Qwen"]),
+                      st.sampled_from(["Llama-2-7b-hf", "gpt-neox-20b", "gpt2", "t5-base", "Mistral-7B-v0.1",
+                                       "Qwen2-7B-Instruct", "bert-base-uncased"])).map("/".join)
+    tokenizer = st.sampled_from(["gpt2", "bert-base-uncased", "cl100k_base", "<|endoftext|>", "</s>", "<pad>", "[PAD]"])
+    weak_value = st.one_of(number, boolean, path, model, tokenizer)
+    strong_value = st.one_of(boolean, path, st.just(""))
+    sep = st.sampled_from(["=", ": ", " = ", "="])
+    return st.one_of(
+        st.tuples(weak, sep, weak_value).map("".join),
+        st.tuples(strong, sep, strong_value).map("".join),
+        st.tuples(st.sampled_from(["--max-tokens", "--token-limit", "--num-key-value-heads", "--tokenizer"]),
+                  st.sampled_from([" ", "="]), st.one_of(number, tokenizer)).map("".join),
+    )
