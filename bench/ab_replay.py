@@ -31,7 +31,10 @@ ROOT = HERE.parent
 _CHILD = """
 import sys, time, tempfile, shutil
 from pathlib import Path
-from gangscope.pipeline.run import replay
+try:
+    from gangscope.pipeline.run import replay
+except ImportError:  # a commit from before the rooms (issue 15): pipeline/replay.py
+    from gangscope.pipeline import replay
 from gangscope.pipeline.sinks.local import LocalFolderSink
 best = None
 for _ in range(int(sys.argv[2])):
