@@ -148,7 +148,7 @@ def sensitive_name(name: str) -> bool:
 # ----------------------------------------------------------------------------- values
 
 _SAFE_VALUES = frozenset(("", "none", "null", "nil", "true", "false", "yes", "no", "on", "off", "undefined", "unset",
-                          "n/a", "na", "empty", "missing", "required", "optional", "redacted", "hidden", "masked",
+                          "0", "1", "n/a", "na", "empty", "missing", "required", "optional", "redacted", "hidden", "masked",
                           MASK.lower(), "<redacted>", "-", "--"))  # fmt: skip
 _PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]|\{\{|%\(|<[^<>]*>$|\*{3,}|x{5,}$|X{5,}$|\.\.\.$|\[REDACTED\]")
 _PATH = re.compile(r"(?:~?/|\.\.?/|[A-Za-z]:\\)[^\s]*$")
@@ -350,7 +350,7 @@ RULES: tuple[RedactionRule, ...] = (
     _shape("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", ("pypi-",), "PyPI API tokens (macaroon); gitleaks rule pypi-upload-token"),
     _shape("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", ("dapi",), "Databricks personal access tokens; gitleaks rule databricks-api-token"),
     _shape("nvidia_api_key", r"\bnvapi-[A-Za-z0-9_\-]{64}", ("nvapi-",), "NVIDIA NGC / build.nvidia.com keys; kingfisher rule nvapi"),
-    _shape("replicate_token", r"\br8_[A-Za-z0-9]{37}\b", ("r8_",), "trufflehog pkg/detectors/replicate"),
+    _shape("replicate_token", r"\br8_[A-Za-z0-9]{37}\b", ("r8_",), "Replicate API tokens (r8_ + 37); trufflehog pkg/detectors/replicate"),
     _shape("sendgrid_key", r"\bSG\.[A-Za-z0-9_\-]{22}\.[A-Za-z0-9_\-]{43}\b", ("sg.",), "gitleaks rule sendgrid-api-token"),
     RedactionRule(
         "netrc_password", re.compile(r"\bmachine[ \t]+\S+[ \t]+login[ \t]+\S+[ \t]+password[ \t]+(?P<secret>\S+)"),
