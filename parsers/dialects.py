@@ -51,6 +51,7 @@ PREFILTER_PARTS = (
     # plain loops, DeepSpeed ("step=", "global_step="), torchtitan (whose colors glue "\x1b[31m" to "step")
     r"(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER)[^0-9A-Za-z_]{0,3}[0-9]",
     r"[Bb]atch[^0-9A-Za-z_]{0,3}[0-9].*[Ll]oss",  # plain loops counting batches (with a loss)
+    r"(?:Epoch|Iter)\(train\)|Epoch:? \[[0-9]|Iter \[[0-9]|Train: [0-9]+ \[",  # MMEngine/MMCV, torchvision references, timm
 )
 PREFILTER = "|".join(f"(?:{p})" for p in PREFILTER_PARTS)
 
@@ -62,7 +63,7 @@ PREFILTER = "|".join(f"(?:{p})" for p in PREFILTER_PARTS)
 # tps), nan/inf as printed by Python.
 NUMBER = (
     r"(?<![\w.])[-+]?(?:\d+(?:,\d{3})*(?:\.\d*)?|\.\d+)(?:[eE][-+]?\d+)?"
-    r"|(?<![\w.])[-+]?(?:nan|inf)(?![A-Za-z])"
+    r"|(?<![\w.])[-+]?(?:nan|inf|NAN|INF|NaN|Inf)(?![A-Za-z])"
 )
 # The same tokens without nan/inf, written to start with a character class so that re
 # scans for candidates instead of trying a look-behind at every position (2-3x faster);
@@ -171,6 +172,9 @@ class Dialect:
     epoch_base: int | None = None
     step_scope: str = "global"
     item: "Dialect | None" = None  # block headers: the dialect of their continuation lines
+    # a line carrying a key of an evaluation (val_*, eval_*, test_*) is an eval line, not a step (see _EVAL_KEY);
+    # False where the framework prints the last evaluation's metrics on its training lines (NeMo, Lightning bars, Keras)
+    eval_lines: bool = False
 
     def __post_init__(self) -> None:
         if self.grammar is not None:
@@ -195,13 +199,17 @@ class Dialect:
 _HF_KEY = pp.QuotedString("'") | pp.QuotedString('"')
 _HF_NUM = NUM | (L("'") + NUM + L("'")) | (L('"') + NUM + L('"'))
 _HF_OTHER = R(r"'[^']*'|\"[^\"]*\"|\[[^\]]*\]|\([^)]*\)|[^,}]+")
-_HF_ITEM = pair(_HF_KEY, ":", _HF_NUM + pp.FollowedBy(pp.Char(",}"))) | (_HF_KEY + L(":") + _HF_OTHER).suppress()
+# ms-swift's ProgressCallbackNew adds 'global_step/max_steps': '10/94' to the Trainer's dict
+# SRC modelscope/ms-swift swift/trainers/callback.py (logs['global_step/max_steps'] = f'{state.global_step}/{state.max_steps}')
+_HF_STEPS = L("'global_step/max_steps'") + L(":") + L("'") + val("step") + L("/") + val("total_steps") + L("'")
+_HF_ITEM = _HF_STEPS | pair(_HF_KEY, ":", _HF_NUM + pp.FollowedBy(pp.Char(",}"))) | (_HF_KEY + L(":") + _HF_OTHER).suppress()
 HF_TRAINER = Dialect(
     name="hf_trainer",
     source="huggingface/transformers@v5.24.0:src/transformers/trainer_callback.py (ProgressCallback.on_log, PrinterCallback.on_log); trainer.py Trainer.log",
     guard=lambda s: "{" in s and ("'loss'" in s or '"loss"' in s),
     grammar=R(r"[^{]*") + L("{") + pp.DelimitedList(_HF_ITEM, ",") + L("}"),
     step_scope="global",
+    eval_lines=True,  # Trainer.evaluate logs its own dict of eval_* keys
 )
 
 # ---- tqdm bars (Trainer's training bar, plain loops): '{l_bar}{bar}{r_bar}'
@@ -227,7 +235,9 @@ _BAR_COUNTS = (
 )
 _BAR_TAIL = _BAR_COUNTS + _TIMES + _RATE + _POSTFIX + L("]")
 # Descriptions of bars that are not training steps (Lightning's validation/sanity bars, eval loops).
-_NOT_TRAIN_DESC = re.compile(r"(?i)valid|sanity|test|predict|eval|infer")
+# and the bars of the data and hub libraries: huggingface_hub snapshot_download "Fetching N files", "Downloading ...",
+# datasets Dataset.map/filter "Map", "Filter", "Tokenizing", checkpoint shards "Loading checkpoint shards"
+_NOT_TRAIN_DESC = re.compile(r"(?i)valid|sanity|test|predict|eval|infer|fetch|download|upload|load|map\b|filter|token|shard|extract|convert")
 TQDM = Dialect(
     name="tqdm",
     source="tqdm/tqdm@v4.70.1:tqdm/std.py format_meter (r_bar, rate_fmt, postfix); Trainer bar: transformers trainer_callback.py ProgressCallback.on_train_begin tqdm(total=state.max_steps)",
@@ -277,7 +287,8 @@ KERAS = Dialect(
     + pp.Opt(L("ETA:"))
     + pp.Opt(_KERAS_DURATION)
     + pp.Opt(pp.Opt(L("-")) + _KERAS_TIME)
-    + pp.ZeroOrMore(L("-") + _KERAS_METRIC),
+    # tf.keras 2 verbose=2 ends with " - 2s/epoch - 15ms/step" (tf_keras/utils/generic_utils.py Progbar.update, finalize)
+    + pp.ZeroOrMore(L("-") + (_KERAS_TIME | _KERAS_METRIC)),
     kind="bar",
     epoch_base=1,
     step_scope="epoch",
@@ -301,7 +312,9 @@ MEGATRON = Dialect(
     name="megatron",
     source="NVIDIA/Megatron-LM@d98e8a64:megatron/training/training.py training_log (log_string)",
     guard=lambda s: "iteration" in s and "|" in s,
+    # GPT-NeoX prints " samples/sec: {:.3f} |" before the iteration (EleutherAI/gpt-neox megatron/training.py training_log)
     grammar=pp.Opt(R(r"\[[^\]]*\]"))
+    + pp.ZeroOrMore(pair(_MEG_KEY, ":", NUM + pp.FollowedBy("|")) + L("|"))
     + K("iteration")
     + val("step")
     + L("/")
@@ -313,7 +326,9 @@ MEGATRON = Dialect(
         "learning rate": ("learning_rate",),
         "grad norm": ("grad_norm",),
         "elapsed time per iteration (ms)": ("step_time_s", "ms"),
+        "elapsed time per iteration (s)": ("step_time_s", "s"),  # bigscience-workshop/Megatron-DeepSpeed megatron/training.py
         "samples per second": ("throughput", "samples/s"),
+        "samples/sec": ("throughput", "samples/s"),
         "number of skipped iterations": ("metric",),
     },
 )
@@ -363,7 +378,8 @@ TORCHTITAN = Dialect(
     name="torchtitan",
     source="pytorch/torchtitan@b5bcd76c:torchtitan/components/metrics.py MetricsProcessor.log; torchtitan/tools/logging.py",
     guard=lambda s: "step:" in s and "loss:" in s,
-    grammar=pp.Opt(R(r"\[titan\].*? - [A-Z]+ - "))
+    # 2024 releases log through "%(asctime)s - %(name)s - %(levelname)s - %(message)s" without "[titan]"
+    grammar=pp.Opt(R(r"(?:\[titan\] )?.*? - [A-Z]+ - "))
     + K("step")
     + L(":")
     + val("step")
@@ -410,7 +426,8 @@ FAIRSEQ = Dialect(
     name="fairseq",
     source="facebookresearch/fairseq@3d262bb2:fairseq/logging/progress_bar.py SimpleProgressBar.log, BaseProgressBar.__init__",
     guard=lambda s: "epoch" in s and " / " in s,
-    grammar=pp.Opt(R(r".*?\| [A-Z]+ \| [\w.]+ \| "))
+    # fairseq <= 0.9 printed the bar with a leading "| " (fairseq/progress_bar.py simple_progress_bar.log @ v0.9.0)
+    grammar=pp.Opt(R(r".*?\| [A-Z]+ \| [\w.]+ \| |\| (?=epoch )"))
     + K("epoch")
     + val("epoch")
     + L(":")
@@ -507,7 +524,7 @@ LIGHTNING_RICH = Dialect(
 # keys of up to three words ("train loss"), never starting with a logger's level name
 _G_KEY = pp.Regex(
     r"(?!(?:INFO|WARNING|WARN|DEBUG|ERROR|CRITICAL|NOTICE|TRACE)\b)[A-Za-z_][\w./-]*"
-    r"(?: (?!(?:nan|inf)\b)[A-Za-z_][\w./-]*){0,2}(?<![./-])"
+    r"(?: (?!(?:nan|inf|NAN|INF|NaN|Inf)\b)[A-Za-z_][\w./-]*){0,2}(?<![./-])"
 )
 _G_RATIO = (NUM + L("/") + NUM).set_parse_action(lambda t: [_Span(t[0].start, t[0].end, ""), _Span(t[1].start, t[1].end, "/")])
 _G_VALUE = (L("[") + _G_RATIO + L("]")) | _G_RATIO | NUM_UNIT
@@ -548,12 +565,146 @@ GENERIC = Dialect(
     guard=lambda s: _G_GUARD(s) is not None,
     parse=_generic_values,
     step_scope="auto",
+    eval_lines=True,  # nanoGPT's "step N: train loss X, val loss Y" is its evaluation
+)
+
+# ---- fairseq JsonProgressBar (--log-format json): the stats dict as JSON after the logger's prefix
+# SRC facebookresearch/fairseq fairseq/logging/progress_bar.py JsonProgressBar.log (json.dumps of
+# _format_stats: values as strings), logger "%(asctime)s | %(levelname)s | %(name)s | %(message)s"
+FAIRSEQ_JSON = Dialect(
+    name="fairseq",
+    source="facebookresearch/fairseq:fairseq/logging/progress_bar.py JsonProgressBar.log, _format_stats",
+    guard=lambda s: '"num_updates"' in s and "{" in s,
+    grammar=R(r"[^{]*") + L("{") + pp.DelimitedList(_HF_ITEM, ",") + L("}"),
+    keys={"num_updates": ("step",), "update": ("metric",)},
+    epoch_base=1,
+)
+
+# ---- torchtune recipes: a tqdm bar over the epoch's batches whose description carries the global step
+# SRC pytorch/torchtune recipes/full_finetune_distributed.py (and the other recipes) train():
+# pbar.set_description(f"{curr_epoch + 1}|{self.global_step}|Loss: {loss_to_log}")
+TORCHTUNE = Dialect(
+    name="torchtune",
+    source="pytorch/torchtune:recipes/full_finetune_distributed.py train (pbar.set_description)",
+    guard=lambda s: "|Loss: " in s,
+    grammar=val("epoch") + L("|") + val("step") + L("|") + L("Loss:") + val("loss") + L(":")
+    + R(r"\d{1,3}%") + R(r"\|[^|]*\|") + val("epoch_step") + L("/") + (val("epoch_steps") | L("?"))
+    + _TIMES + _RATE + _POSTFIX + L("]"),
+    kind="bar",
+    epoch_base=1,
+)
+
+# ---- MLX-LM LoRA / fine-tuning: "Iter N: Train loss ..., Learning Rate ..., It/sec ..., Tokens/sec ..."
+# SRC ml-explore/mlx-lm mlx_lm/tuner/trainer.py train: f"Iter {it}: Train loss {train_loss:.3f}, Learning Rate {learning_rate:.3e},
+# It/sec {it_sec:.3f}, Tokens/sec {tokens_sec:.3f}, Trained Tokens {trained_tokens}, Peak mem {peak_mem:.3f} GB";
+# f"Iter {it}: Val loss {val_loss:.3f}, Val took {val_time:.3f}s" (an eval line); ml-explore/mlx-examples lora/lora.py (older).
+_MLX_ITEM = (pp.Regex(r"[A-Za-z][\w/]*(?: [A-Za-z][\w/]*)*(?= [-+\d.])") + NUM_UNIT + pp.Opt(R(r"GB\b"))).set_parse_action(
+    lambda t: Value(str(t[0]), t[1].start, t[1].end, t[1].unit)
+)
+MLX_LM = Dialect(
+    name="mlx_lm",
+    source="ml-explore/mlx-lm:mlx_lm/tuner/trainer.py train; ml-explore/mlx-examples:lora/lora.py train",
+    guard=lambda s: s.startswith("Iter "),
+    grammar=K("Iter") + val("step") + L(":") + pp.DelimitedList(_MLX_ITEM, ","),
+    eval_lines=True,
+)
+
+# ---- MaxText: "completed step: N, seconds: ..., TFLOP/s/device: ..., Tokens/s/device: ..., total_weights: ..., loss: ..."
+# SRC AI-Hypercomputer/maxtext MaxText/metric_logger.py (and train.py of older releases) max_logging.log(f"completed step: {step}, seconds: ...")
+MAXTEXT = Dialect(
+    name="maxtext",
+    source="AI-Hypercomputer/maxtext:MaxText/metric_logger.py MetricLogger.log_metrics (train.py record_scalar_metrics in older releases)",
+    guard=lambda s: "completed step: " in s,
+    grammar=pp.Opt(R(r".*?(?=completed step: )")) + L("completed step:") + val("step")
+    + pp.ZeroOrMore(L(",") + pair(pp.Regex(r"[A-Za-z_][\w/]*"), ":", NUM)),
+    keys={"seconds": ("step_time_s", "s"), "Tokens/s/device": ("throughput", "tokens/s"), "TFLOP/s/device": ("metric",)},
+)
+
+# ---- LitGPT pretrain / finetune fit(): "Epoch 1 | iter 10 step 5 | loss train: 2.345, val: n/a | iter time: 123.45 ms (step) ..."
+# SRC Lightning-AI/litgpt litgpt/pretrain.py fit (fabric.print of f"Epoch {metrics['epoch']+1} | iter {metrics['iter']} step {metrics['step']} |"
+# f" loss train: {metrics['loss']:.3f}, val: {val_loss} | iter time: {metrics['iter_time'] * 1000:.2f} ms"); litgpt/finetune/*.py likewise.
+# "iter" counts micro-batches, "step" optimizer steps; the "val" printed is the last evaluation's, not this step's.
+LITGPT = Dialect(
+    name="litgpt",
+    source="Lightning-AI/litgpt:litgpt/pretrain.py fit; litgpt/finetune/lora.py fit",
+    guard=lambda s: "| loss train: " in s,
+    grammar=K("Epoch") + val("epoch") + L("|") + K("iter") + val("iter") + K("step") + val("step") + L("|")
+    + L("loss train:") + val("loss") + L(",") + R(r"val: [^|]*") + L("|") + L("iter time:") + val("iter_time_ms") + L("ms") + R(r".*"),
+    keys={"iter": ("metric",)},
+)
+
+# ---- YOLOX Trainer.after_iter (loguru "{time} | {level: <8} | {name}:{function}:{line} - {message}")
+# SRC Megvii-BaseDetection/YOLOX yolox/core/trainer.py after_iter: "{}, {}, {}, {}, lr: {:.3e}".format(progress_str
+# ("epoch: {}/{}, iter: {}/{}"), "mem: {:.0f}Mb", time_str ("iter_time: {:.3f}s, ..."), loss_str ("total_loss: {:.1f}, ...")) + ", size: {:d}, {}" (ETA)
+YOLOX = Dialect(
+    name="yolox",
+    source="Megvii-BaseDetection/YOLOX:yolox/core/trainer.py Trainer.after_iter",
+    guard=lambda s: "epoch: " in s and "iter: " in s,
+    grammar=pp.Opt(R(r".*? - (?=epoch: )")) + L("epoch:") + val("epoch") + L("/") + val("total_epochs") + L(",")
+    + L("iter:") + val("step") + L("/") + val("total_steps")
+    + pp.ZeroOrMore(L(",") + (R(r"ETA: .*") | pair(pp.Regex(r"[A-Za-z_]\w*"), ":", NUM_UNIT))),
+    keys={"total_loss": ("loss",)},
+    epoch_base=1,
+    step_scope="epoch",
+)
+
+# ---- OpenMMLab: MMEngine LogProcessor and MMCV 1.x TextLoggerHook (logger "%(asctime)s - %(name)s - %(levelname)s - %(message)s")
+# SRC open-mmlab/mmengine mmengine/runner/log_processor.py get_log_after_iter: f"Epoch({mode}) [{cur_epoch}][{cur_iter:>{n}}/{dataloader_len}]  "
+# or f"Iter({mode}) [{cur_iter:>{n}}/{max_iters}]  ", then f"{name}: {val:.4f}" joined by "  " (lr ".4e", "eta: {eta}");
+# open-mmlab/mmcv@v1.7.0 mmcv/runner/hooks/logger/text.py TextLoggerHook._log_info: f"Epoch [{epoch}][{inner_iter}/{len}]\t" or
+# f"Iter [{iter}/{max_iters}]\t", "lr: {:.3e}, ", "eta: {eta_str}, ", then ", ".join(f"{k}: {v:.4f}"). Val lines say Epoch(val) / Epoch(val) [1][500]: not training.
+_MM_HEAD = (
+    (L("Epoch(train)") | L("Epoch")) + L("[") + val("epoch") + L("]") + L("[") + val("step") + L("/") + val("total_steps") + L("]")
+    | (L("Iter(train)") | L("Iter")) + L("[") + val("step") + L("/") + val("total_steps") + L("]")
+)
+_MM_ETA = L("eta:") + pp.Opt(R(r"\d+ days?,")) + val("_remaining", CLOCK)
+MMENGINE = Dialect(
+    name="mmengine",
+    source="open-mmlab/mmengine:mmengine/runner/log_processor.py LogProcessor.get_log_after_iter; open-mmlab/mmcv@v1.7.0:mmcv/runner/hooks/logger/text.py TextLoggerHook._log_info",
+    guard=lambda s: "(train)" in s or "Epoch [" in s or "Iter [" in s,
+    grammar=pp.Opt(R(r".*? - [A-Z]+ - ")) + _MM_HEAD
+    + pp.ZeroOrMore(pp.Opt(L(",")) + (_MM_ETA | pair(pp.Regex(r"[A-Za-z_][\w/.]*"), ":", NUM))) + pp.Opt(L(",")),
+    epoch_base=1,
+    step_scope="epoch",
+)
+
+# ---- torchvision references MetricLogger.log_every (classification, detection, segmentation, video)
+# SRC pytorch/vision references/classification/utils.py MetricLogger.log_every: header f"Epoch: [{epoch}]", "[{0:>N}/{1}]",
+# "eta: {eta}", meters "{name}: {median:.4f} ({global_avg:.4f})" (lr: "{value}"), "time: {time}", "data: {data}", "max mem: {memory:.0f}";
+# evaluation uses the header "Test:" (not training).
+TORCHVISION = Dialect(
+    name="torchvision",
+    source="pytorch/vision:references/classification/utils.py MetricLogger.log_every, SmoothedValue; references/classification/train.py train_one_epoch",
+    guard=lambda s: s.startswith("Epoch: ["),
+    grammar=L("Epoch:") + L("[") + val("epoch") + L("]") + L("[") + val("step") + L("/") + val("total_steps") + L("]")
+    + pp.ZeroOrMore(_MM_ETA | pair(pp.Regex(r"[A-Za-z_][\w/]*(?: mem)?"), ":", NUM) + pp.Opt(R(r"\([^)]*\)"))),
+    epoch_base=0,
+    step_scope="epoch",
+)
+
+# ---- timm train.py train_one_epoch
+# SRC huggingface/pytorch-image-models train.py: f'Train: {epoch} [{update_idx:>4d}/{updates_per_epoch} ({100. * (update_idx + 1) / updates_per_epoch:>3.0f}%)]  '
+# f'Loss: {loss_now:#.3g} ({loss_avg:#.3g})  Time: {update_time_m.val:.3f}s, {rate:>7.2f}/s  ({update_time_m.avg:.3f}s, {rate_avg:>7.2f}/s)  '
+# f'LR: {lr:.3e}  Data: {data_time_m.val:.3f} ({data_time_m.avg:.3f})'; validate() prints "Test: [...]" (not training).
+_PAREN = R(r"\([^)]*\)")
+TIMM = Dialect(
+    name="timm",
+    source="huggingface/pytorch-image-models:train.py train_one_epoch",
+    guard=lambda s: s.startswith("Train: "),
+    grammar=L("Train:") + val("epoch") + L("[") + val("step") + L("/") + val("total_steps") + R(r"\(\s*\d+%\)") + L("]")
+    + L("Loss:") + val("loss") + pp.Opt(_PAREN) + L("Time:") + val("time", NUM_UNIT) + L(",")
+    + (NUM + L("/s")).set_parse_action(lambda t: Value("samples/s", t[0].start, t[0].end)) + pp.Opt(_PAREN)
+    + L("LR:") + val("lr") + pp.Opt(L("Data:") + val("data_time") + pp.Opt(_PAREN)),
+    epoch_base=0,
+    step_scope="epoch",
 )
 
 # Most specific first: the first dialect whose grammar accepts a new shape owns it.
 DIALECTS: tuple[Dialect, ...] = (
+    FAIRSEQ_JSON,
     HF_TRAINER,
     LIGHTNING,
+    TORCHTUNE,
     TQDM,
     MEGATRON,
     DEEPSPEED,
@@ -562,6 +713,13 @@ DIALECTS: tuple[Dialect, ...] = (
     FAIRSEQ,
     COMPOSER_HEADER,
     LIGHTNING_RICH,
+    MLX_LM,
+    MAXTEXT,
+    LITGPT,
+    YOLOX,
+    MMENGINE,
+    TORCHVISION,
+    TIMM,
     EPOCH_HEADER,
     KERAS,
     GENERIC,
@@ -682,7 +840,9 @@ def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
             ops.append(("last_epoch", "total_epochs", None))
             continue
         if key == "_rate":
-            if unit.startswith("s/") or "s/" in unit[:3]:
+            if unit.endswith("/epoch"):  # Keras 2 verbose=2 "2s/epoch": the epoch's time, not a step's
+                ops.append(("skip", key, None))
+            elif unit.startswith("s/") or "s/" in unit[:3]:
                 u = unit.split("/")[0]
                 ops.append(field_or_metric("step_time_s", "rate", ("step_time", "step_time_s", _PER_SECOND.get(u, 1.0))))
             else:
@@ -696,6 +856,11 @@ def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
                 ops.append(("duration", key, _PER_SECOND.get(unit, 1.0)))
             continue
         low = key.lower()
+        if d.eval_lines and _EVAL_KEY(low):
+            return None
+        if unit in _SI and "mem" not in low:  # "1.07M", "134K" (nanotron human_format): the value scaled, whatever field it goes to
+            ops.extend(_scaled(make_plan(d, ((key, ""),)), _SI[unit]))
+            continue
         if plain:
             base = low[:-1] if low.endswith("/") else low
             if not _PROSE_WORDS.isdisjoint(base.split(" ")):
@@ -745,12 +910,40 @@ def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
     return (tuple(ops), clocks)
 
 
+# A key of an evaluation: a line of a step dialect carrying one is an eval / validation / test line (nanoGPT's
+# "step N: train loss X, val loss Y", MLX-LM's "Iter N: Val loss", the Trainer's eval dict), never a training step.
+# Only for dialects that say so (`Dialect.eval_lines`): NeMo's ProgressPrinter, Lightning's and Keras' training bars
+# carry the last val_* metrics along on their training lines.
+_EVAL_KEY = re.compile(r"(?:val|valid|validation|eval|evaluation|test)(?:[ _/.-]|$)").match
+# SI suffixes glued to a number (not on memory: detectron2's "max_mem: 1000M" is megabytes and stays as printed)
+_SI = {"K": 1e3, "k": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "B": 1e9}
+
+
+def _scaled(plan, factor: float) -> list:
+    """The ops of a one-key plan, their value multiplied by `factor` (a metric if the key says nothing)."""
+    if plan is None:
+        return [("skip", "", None)]
+    out = []
+    for op, name, arg in plan[0]:
+        if op in ("field", "metric", "tput"):
+            out.append(("scaled_" + op, name, (arg, factor)))
+        elif op == "step_time":
+            out.append(("step_time", name, arg / factor))
+        else:
+            out.append((op, name, arg))
+    return out
+
+
 def _epoch_value(text: str) -> int | float:
     return float(text) if "." in text else int(text)
 
 
 def _divided(by: float):
     return lambda text: float(text) / by
+
+
+def _times(by: float):
+    return lambda text: float(text) * by
 
 
 def _plus_one(text: str) -> int:
@@ -775,6 +968,11 @@ def compile_plan(d: Dialect, plan: Plan) -> CompiledPlan:
             out.append((True, None, None))
         elif op in ("metric", "field"):
             out.append((op == "metric", name, float))
+        elif op in ("scaled_metric", "scaled_field"):
+            out.append((op == "scaled_metric", name, _times(arg[1])))
+        elif op == "scaled_tput":
+            fixed["throughput_unit"] = arg[0]
+            out.append((False, "throughput", _times(arg[1])))
         elif op == "int":
             out.append((False, name, int))  # int("18.25") fails: not a step number
         elif op == "epoch":
@@ -915,7 +1113,7 @@ class ShapeCache:
                 d, plan, pick = known
                 return Reading(d, plan, pick(seg))
         # text, number, text, number, ..., text
-        if ("nan" in seg or "inf" in seg) and _NAN_VALUE(seg):
+        if ("nan" in seg or "inf" in seg or "NAN" in seg or "INF" in seg or "NaN" in seg or "Inf" in seg) and _NAN_VALUE(seg):
             parts = _NUMBER_SPLIT(seg)
         else:
             parts = _PLAIN_SPLIT(seg)
@@ -991,7 +1189,7 @@ _NUMBER_SPLIT = re.compile(f"({NUMBER})").split
 _PLAIN_SPLIT = re.compile(f"({_PLAIN_NUMBER})").split
 # nan/inf where a value sits ("grad norm: nan", "'loss': nan", "loss=inf"); Megatron's
 # "number of nan iterations" on every line is prose and keeps the fast tokens
-_NAN_VALUE = re.compile(r"(?:[:=',(\[] ?|[A-Za-z_] )[-+]?(?:nan|inf)(?![A-Za-z])(?! [A-Za-z])").search
+_NAN_VALUE = re.compile(r"(?:[:=',(\[] ?|[A-Za-z_] )[-+]?(?:nan|inf|NAN|INF|NaN|Inf)(?![A-Za-z])(?! [A-Za-z])").search
 
 
 def _template(d: Dialect, plan, vals: list[Value], parts: list[str]) -> Template | None:

@@ -81,6 +81,7 @@ class StepRecord(Record, tag="step"):
     throughput_unit: str | None = None
     step_time_s: float | None = None
     metrics: dict[str, float] = {}
+    nonfinite: list[str] | None = None  # SPEC rev. 2: fields (and metrics) printed as NaN/Inf; those fields are null
     dialect: str | None = None
 
 

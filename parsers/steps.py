@@ -22,6 +22,7 @@ stays step 5 of epoch 2). The Trainer's logs dict prints no step at all: see
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -36,6 +37,11 @@ from gangscope.parsers.records import Record, StepRecord, record_from_state, rec
 # (deepspeed/utils/logging.py get_dist_msg), Accelerate's MultiProcessAdapter "[RANK 0] ..."
 # (accelerate/logging.py). Used only when the line has no launcher prefix.
 _TEXT_RANK = re.compile(r"\[(?:Rank|RANK) (\d+)\]")
+# Launcher prefixes that parsers/lines.py leaves (it reads "[...]:" heads only), stripped once before every
+# dialect: `srun --label` "12: " (the task id, a global rank), Open MPI `--tag-output` "[1,0]<stdout>:" ([jobid,rank]).
+_LAUNCHER = re.compile(r"(\d{1,6}): |\[\d+,(\d+)\]<std(?:out|err)>: ?").match
+# fields a printed NaN/Inf is taken out of (SPEC rev. 2: the field null, its name in `nonfinite`)
+_FLOAT_FIELDS = ("loss", "learning_rate", "grad_norm", "throughput", "step_time_s", "epoch")
 # metric the tqdm bar records carry to `fold_trainer_logs`: how many tqdm.write() calls were seen at that step
 WRITES = "tqdm_writes"
 
@@ -67,7 +73,16 @@ class _Pending:
 
     def record(self) -> StepRecord:
         line = self.line
-        return StepRecord(time=line.time, seq=line.seq, rank=self.rank, local_rank=line.local_rank, **self.fields)
+        fields = self.fields
+        nonfinite = [f for f in _FLOAT_FIELDS if (v := fields.get(f)) is not None and not math.isfinite(v)]
+        bad_metrics = [k for k, v in fields["metrics"].items() if not math.isfinite(v)]
+        if nonfinite or bad_metrics:
+            fields = dict(fields)
+            for f in nonfinite:
+                fields[f] = None
+            fields["metrics"] = {k: v for k, v in fields["metrics"].items() if k not in bad_metrics}
+            fields["nonfinite"] = nonfinite + bad_metrics
+        return StepRecord(time=line.time, seq=line.seq, rank=self.rank, local_rank=line.local_rank, **fields)
 
 
 class PendingState(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -157,6 +172,14 @@ class StepParser:
         if "\x1b" in text:
             text = strip_ansi(text)
         rank = line.rank
+        if text[:1].isdigit() or text[:1] == "[":
+            m = _LAUNCHER(text)
+            if m:
+                text = text[m.end():]
+                if rank is None:
+                    rank = int(m.group(1) or m.group(2))
+                if not text:
+                    return False, out
         if rank is None and "[R" in text:
             m = _TEXT_RANK.search(text)
             if m:

@@ -45,13 +45,14 @@ STEPS = {
 
 
 def diagnose(records: Iterable[Record | dict], attempts: Iterable[Any] | None = None,
-             failures: StageFailures | None = None) -> list[DiagnosisRecord]:
-    """One DiagnosisRecord per (job, attempt) found in the records or the given attempts.
+             failures: StageFailures | None = None, jobs: Iterable[str] = ()) -> list[DiagnosisRecord]:
+    """One DiagnosisRecord per (job, attempt) found in the records or the given attempts, and
+    one for the first attempt of each of `jobs` (the jobs whose logs were read) found in neither.
 
     `failures`: where an attempt whose diagnosis raised is counted (stage "diagnose"); that
     attempt still gets its diagnosis, from `undiagnosed`."""
     out = []
-    for view in group_attempts(records, attempts):
+    for view in group_attempts(records, attempts, jobs):
         try:
             out.append(diagnose_attempt(view))
         except Exception as exc:
@@ -100,7 +101,7 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     root, how = find_root(failures)
     if root is None:
         overflows = [e for e in view.errors if e.category == "nan_loss"]
-        nonfinite = [s for s in view.steps if s.loss is not None and not math.isfinite(s.loss)]
+        nonfinite = [s for s in view.steps if "loss" in (s.nonfinite or ()) or s.loss is not None and not math.isfinite(s.loss)]
         if len(overflows) >= ENDLESS_OVERFLOW or (nonfinite and (view.signals or ended_badly(end_reason))):
             return diverged(view, overflows, nonfinite, event_ids, end_reason)
     # [gang, issue 6] Kueue's own verdict (diagnose/gang_verdict.py) where the scheduler decides the attempt.

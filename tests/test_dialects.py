@@ -1,0 +1,73 @@
+"""Step lines of many frameworks (fixtures/generate/dialect_corpus.py, formats from each framework's source,
+values ours) read by the step parser as the pipeline feeds it; eval/validation/test/summary lines give nothing."""
+
+from __future__ import annotations
+
+import pytest
+
+from bench.score_dialects import corpus, run_stream, score
+from gangscope.parsers import dialects
+
+CORPUS = corpus()
+
+
+@pytest.mark.parametrize("variant", CORPUS.VARIANTS, ids=lambda v: f"{v.framework}/{v.name}")
+@pytest.mark.parametrize("seed", [1, 2])
+def test_every_training_line_is_read_right_and_nothing_else_is_a_step(variant, seed):
+    stream = CORPUS.streams(variant, seed)
+    right, spurious, notes = score(stream, run_stream(stream.lines))
+    assert (right, spurious) == (len(stream.expect), 0), notes
+
+
+def test_the_corpus_covers_frameworks_and_has_both_halves():
+    frameworks = {v.framework for v in CORPUS.VARIANTS}
+    assert len(frameworks) >= 25
+    assert {v.split for v in CORPUS.VARIANTS} == {"build", "held"}
+    assert all(v.source for v in CORPUS.VARIANTS)
+
+
+def test_every_dialect_cites_its_source():
+    for d in dialects.DIALECTS:
+        assert d.source and (":" in d.source or d is dialects.GENERIC), d.name
+
+
+def one_stream(*lines: str):
+    return [r for r in run_stream(list(lines)) if type(r).__name__ == "StepRecord"]
+
+
+def test_nanogpt_eval_line_does_not_overwrite_the_training_loss_of_its_step():
+    recs = one_stream("iter 100: loss 2.5000, time 45.67ms, mfu 12.34%", "step 100: train loss 9.0000, val loss 9.5000")
+    assert [(r.step, r.loss) for r in recs] == [(100, 2.5)]
+
+
+def test_a_training_line_carrying_the_last_val_loss_stays_a_step_where_the_framework_prints_it_so():
+    # NeMo's ProgressPrinter adds the logged val_loss to every training line after the first validation
+    recs = one_stream("Training epoch 0, iteration 30/59 | lr: 0.0001766 | global_step: 30 | reduced_train_loss: 3.99 | val_loss: 4.294")
+    assert [(r.step, r.loss, r.metrics.get("val_loss")) for r in recs] == [(30, 3.99, 4.294)]
+
+
+@pytest.mark.parametrize("text,value", [("tokens_per_sec: 1.07M", 1.07e6), ("tokens_per_sec: 134K", 134e3), ("tokens_per_sec: 2.5G", 2.5e9)])
+def test_si_suffixes_scale_the_value(text, value):
+    (r,) = one_stream(f"iteration: 10 / 100 | lm_loss: 2.5 | {text}")
+    assert r.throughput == pytest.approx(value) and r.throughput_unit == "tokens/s"
+
+
+def test_memory_in_megabytes_keeps_its_number():
+    (r,) = one_stream("[05/01 12:00:00 d2.utils.events]:  eta: 0:10:00  iter: 19  total_loss: 1.234  lr: 0.0001  max_mem: 1000M")
+    assert r.metrics["max_mem"] == 1000
+
+
+@pytest.mark.parametrize("prefix,rank", [("12: ", 12), ("[1,3]<stdout>:", 3), ("[1,3]<stderr>: ", 3)])
+def test_launcher_prefixes_are_stripped_before_every_dialect(prefix, rank):
+    (r,) = one_stream(prefix + " iteration       10/    1000 | lm loss: 7.123456E+00 | grad norm: 1.500 |")
+    assert (r.step, r.loss, r.grad_norm, r.rank) == (10, 7.123456, 1.5, rank)
+
+
+def test_megatron_nan_printed_by_the_e_format_is_nonfinite():
+    (r,) = one_stream(" iteration       10/    1000 | lm loss: NAN | grad norm: nan | number of nan iterations:   1 |")
+    assert (r.step, r.loss, r.grad_norm, r.nonfinite) == (10, None, None, ["loss", "grad_norm"])
+
+
+def test_hub_and_datasets_bars_are_not_training_steps():
+    assert one_stream("Fetching 9 files: 100%|##########| 9/9 [00:00<00:00, 12345.67it/s]") == []
+    assert one_stream("Map: 100%|##########| 1000/1000 [00:00<00:00, 12345.67 examples/s]") == []
