@@ -45,14 +45,13 @@ STEPS = {
 
 
 def diagnose(records: Iterable[Record | dict], attempts: Iterable[Any] | None = None,
-             failures: StageFailures | None = None, jobs: Iterable[str] = ()) -> list[DiagnosisRecord]:
-    """One DiagnosisRecord per (job, attempt) found in the records or the given attempts, and
-    one for the first attempt of each of `jobs` (the jobs whose logs were read) found in neither.
+             failures: StageFailures | None = None) -> list[DiagnosisRecord]:
+    """One DiagnosisRecord per (job, attempt) found in the records or the given attempts.
 
     `failures`: where an attempt whose diagnosis raised is counted (stage "diagnose"); that
     attempt still gets its diagnosis, from `undiagnosed`."""
     out = []
-    for view in group_attempts(records, attempts, jobs):
+    for view in group_attempts(records, attempts):
         try:
             out.append(diagnose_attempt(view))
         except Exception as exc:
