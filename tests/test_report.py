@@ -112,3 +112,136 @@ def test_jobs_whose_latest_attempt_failed_come_first():
     html = render_report([], diagnoses)
     order = sorted(("team-a/aaa-fine", "team-a/zzz-broken", "team-a/mmm-recovered"), key=html.index)
     assert order == ["team-a/zzz-broken", "team-a/aaa-fine", "team-a/mmm-recovered"]
+
+
+# --- a report that answers at a glance (issue 21) --------------------------------------------
+
+import json
+import os
+
+from gangscope.parsers.records import DiagnosisRecord, EpochRecord
+
+ROOT = Path(__file__).resolve().parents[1]
+ARTIFACTS = ROOT / "artifacts"  # git-ignored: screenshots a person looks at
+
+
+def overview_rows(html: str) -> list[str]:
+    table = html[html.index('<table class="overview"'):]
+    return re.findall(r"<tr class=.*?</tr>", table[: table.index("</table>")], re.S)
+
+
+def test_the_overview_comes_first_with_one_row_per_attempt_linking_down():
+    recs = records()
+    diagnoses = [*diagnose(recs), DiagnosisRecord(job="team-b/ok", attempt=1, outcome="succeeded", category="success",
+                                                  summary="finished cleanly")]
+    html = render_report(recs, diagnoses)
+    assert html.index('class="overview"') < html.index("<section")
+    rows = overview_rows(html)
+    assert len(rows) == 2
+    failed = rows[0]
+    assert 'data-job="team-a/web"' in failed and ">failed<" in failed and "python_exception" in failed
+    assert "rank 1 · web-worker-0" in failed
+    anchor = re.search(r'href="#(job-\d+-attempt-1)"', failed).group(1)
+    assert f'id="{anchor}"' in html  # the link goes down to the attempt's diagnosis
+    assert "9 m 00 s" in failed  # its records span 04:01 (the first step) to 04:10 (the trace)
+    assert re.search(r'class="num gpu-h">.*?\d', failed, re.S)  # a failed attempt's estimated GPU-hours
+
+
+def test_the_overview_takes_duration_and_gpu_hours_from_the_gang_timeline():
+    recs = records()
+    timeline = {"job": JOB, "attempts": [{"number": 1, "start": "2026-11-30T04:00:00Z", "end": "2026-11-30T05:30:00Z",
+                                          "accelerator_s_lost": 16 * 5400.0, "x0": 0, "x1": 1, "end_reason": "Failed",
+                                          "label": "Failed", "pods_ready": 2, "pods_expected": 2, "queued_x0": None, "pending": False}],
+                "marks": [], "failures": [], "ticks": [], "start": "2026-11-30T04:00:00Z", "end": "2026-11-30T05:30:00Z",
+                "span_s": 5400, "accelerator_s_lost": 16 * 5400.0}  # fmt: skip
+    (row,) = overview_rows(render_report(recs, diagnose(recs), timelines={JOB: timeline}))
+    assert "1 h 30 m" in row and ">24.00<" in row and "≈" not in row
+
+
+def test_evidence_is_capped_and_the_rest_is_behind_details():
+    long_line = "missing keys: " + ", ".join(f"'layer.{i}.weight'" for i in range(3000))
+    evidence = [{"record_id": f"e{i}", "kind": "error", "pod": "p", "rank": 0, "time": None,
+                 "text": "\n".join(f"line {i}.{n}" for n in range(40)) if i else long_line} for i in range(6)]
+    d = DiagnosisRecord(job=JOB, attempt=1, outcome="failed", category="checkpoint_error", summary="s", evidence=evidence)
+    html = render_report([], [d])
+    shown = html[: html.index('<details class="evidence-more"')]
+    assert shown.count('<div class="evidence">') == 3
+    assert "3 more pieces of evidence" in html
+    assert "layer.2999.weight" not in shown[: shown.index('<details class="evidence-rest"')]
+    assert "layer.2999.weight" in html  # nothing is lost, it is folded
+    assert "line 1.7" in shown and "32 more lines" in shown and "line 1.39" in html
+
+
+def test_progress_and_eta_only_for_running_attempts_a_crash_shows_where_it_stopped():
+    def epoch(attempt, progress, eta):
+        return EpochRecord(id=f"p{attempt}", job=JOB, attempt=attempt, namespace="team-a", pod="web-worker-0", rank=0,
+                           time="2026-11-30T04:05:00Z", epoch=1, total_epochs=2, step=30, total_steps=100,
+                           progress=progress, eta_s=eta)  # fmt: skip
+    diagnoses = [DiagnosisRecord(job=JOB, attempt=1, outcome="failed", category="cuda_oom", summary="oom"),
+                 DiagnosisRecord(job=JOB, attempt=2, outcome="running", category="running", summary="going")]
+    html = render_report([epoch(1, 0.3, 4000.0), epoch(2, 0.3, 4000.0)], diagnoses)
+    crashed, running = re.findall(r'<tr class="progress.*?</tr>', html, re.S)
+    assert 'class="stopped"' in crashed and "stopped at 30.0%" in crashed
+    assert 'class="bar"' not in crashed and "1 h 06 m" not in crashed  # no bar, no ETA
+    assert 'class="bar"' in running and "1 h 06 m" in running
+
+
+def test_chart_axes_have_round_readable_ticks_on_a_step_axis():
+    from gangscope.pipeline.report.render import format_number, line_chart
+
+    steps = [StepRecord(id=f"s{n}", job=JOB, attempt=1, rank=0, time=f"2026-11-30T04:00:{n % 60:02d}Z", step=n * 1000,
+                        loss=9.5 - n / 20, throughput=1.1e8 + n * 1e6) for n in range(1, 60)]  # fmt: skip
+    chart = line_chart(steps, "throughput", "throughput", unit="tokens/s")
+    texts = [t["text"] for t in chart["x_ticks"] + chart["y_ticks"]]
+    assert chart["x_label"] == "step"
+    assert all("e+" not in t and not re.search(r"\d[kMGT][kMGT]", t) for t in texts), texts
+    assert [t["text"] for t in chart["x_ticks"]] == ["0", "20k", "40k", "60k"]  # steps 1k..59k
+    assert all(t.endswith("M") for t in (x["text"] for x in chart["y_ticks"]))
+    xs = [t["at"] for t in chart["x_ticks"]]
+    assert min(b - a for a, b in zip(xs, xs[1:])) > 40  # labels 40+ px apart: no overlap
+    assert format_number(1e8) == "100M" and format_number(0.25, 0.05) == "0.25" and format_number(3e-5) == "3e-5"
+
+
+def test_the_demo_report_in_chromium_at_1366_pixels(tmp_path):
+    """The README's demo, in headless Chromium at 1366 px: the overview on the first screen,
+    no sideways scrolling, no attempt taller than a screen and a half; screenshots in artifacts/."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium.webdriver.chrome.service import Service
+
+    driver_path = shutil.which("chromedriver")
+    if CHROMIUM is None or driver_path is None:
+        pytest.skip("needs chromium and chromium-driver (apt-get install -y chromium chromium-driver)")
+    from gangscope.pipeline.run.cli import main
+
+    gang = sorted((ROOT / "fixtures" / "gang").glob("[a-g]_*"))
+    events = [str(p) for g in gang for p in sorted(g.glob("*.json*")) if p.name != "manifest.json"]
+    out = tmp_path / "out"
+    main(["replay", str(ROOT / "fixtures" / "runs"), str(ROOT / "fixtures" / "public"),
+          *[str(g / "pods") for g in gang if (g / "pods").exists()], "--events", *events, "--out", str(out), "--no-progress"])
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--window-size=1366,900"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        browser.get((out / "report.html").as_uri())
+        ARTIFACTS.mkdir(exist_ok=True)
+        browser.save_screenshot(str(ARTIFACTS / "report-1366-overview.png"))
+        js = browser.execute_script
+        assert js("return document.documentElement.scrollWidth") <= 1366
+        overview = browser.find_element("css selector", "table.overview")
+        assert overview.location["y"] < 200
+        attempts = len((out / "diagnosis.ndjson").read_text().splitlines())
+        assert len(browser.find_elements("css selector", "table.overview tr[data-job]")) == attempts
+        assert js("return Math.max(...[...document.querySelectorAll('.diagnosis')].map(d => d.offsetHeight))") < 1350
+        first = browser.find_element("css selector", "table.overview tr.failed a[href*='attempt']")
+        target = first.get_attribute("href").split("#")[1]
+        first.click()
+        assert abs(js(f"return document.getElementById('{target}').getBoundingClientRect().top")) < 5
+        browser.save_screenshot(str(ARTIFACTS / "report-1366-attempt.png"))
+        js("document.querySelector('.charts').scrollIntoView()")
+        browser.save_screenshot(str(ARTIFACTS / "report-1366-charts.png"))
+        for label in js("return [...document.querySelectorAll('svg text.x-tick, svg text.y-tick')].map(t => t.textContent)"):
+            assert "e+" not in label, label
+    finally:
+        browser.quit()

@@ -26,20 +26,36 @@ from gangscope.pipeline.isolation import StageFailures, unit_of_work
 
 TEMPLATES = Path(gangscope.templates.__file__).parent
 
-CHART_W, CHART_H, PAD = 640, 180, 36
+CHART_W, CHART_H = 560, 220
+PAD_L, PAD_R, PAD_T, PAD_B = 64, 16, 28, 40  # room for the y tick labels, the title and the x axis
 SERIES_COLORS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#17becf")
 MAX_SERIES = len(SERIES_COLORS)
 MAX_EXAMPLE_LINES = 60
+EVIDENCE_SHOWN = 3  # evidence items of an attempt shown; the rest behind <details>
+EVIDENCE_LINES = 8  # lines of one evidence text shown; the rest behind <details>
+EVIDENCE_CHARS = 800  # and at most this many characters (a state dict's key list is one 30,000-character line)
+PROGRESS_SHOWN = 8  # progress rows of a job shown; the rest behind <details>
+FAILED = ("failed", "evicted")
 
 
 @cache
 def _env() -> jinja2.Environment:
-    return jinja2.Environment(
+    env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(str(TEMPLATES)),
         autoescape=True,  # everything from a log is escaped
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["clock"] = clock
+    return env
+
+
+def clock(value: str | None) -> str:
+    """An RFC 3339 time as a table shows it: `2026-03-14 09:20:30` (the whole time is in the records)."""
+    if not value:
+        return ""
+    text = str(value)
+    return f"{text[:10]} {text[11:19]}" if len(text) >= 19 and text[10] in "Tt " else text
 
 
 def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record | dict],
@@ -58,21 +74,36 @@ def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record |
     jobs = build_jobs(recs, diags, failures, timelines)
     template = _env().get_template("report.html.j2")
     try:
-        return template.render(jobs=jobs, title="gangscope report")
+        return template.render(jobs=jobs, overview=overview(jobs), title="gangscope report")
     except Exception:
         # Find the sections that do not render, one at a time, and show their jobs with the error.
         for i, job in enumerate(jobs):
             with unit_of_work(failures, "report", position=job["name"], section="render", job=job["name"]) as unit:
-                template.render(jobs=[job], title="gangscope report")
+                template.render(jobs=[job], overview=overview([job]), title="gangscope report")
             if unit.failed:
                 jobs[i] = failed_section(job["name"], unit.failed)
-        return template.render(jobs=jobs, title="gangscope report")
+        return template.render(jobs=jobs, overview=overview(jobs), title="gangscope report")
+
+
+def overview(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """One row per job attempt, in the order of the sections below (jobs in trouble first),
+    each with the anchor of its attempt there."""
+    rows = []
+    for i, job in enumerate(jobs, start=1):
+        for a in job["attempts"]:
+            rows.append({"job": job["name"], "anchor": f"job-{i}-attempt-{a['number']}", "job_anchor": f"job-{i}", **a})
+        if not job["attempts"]:
+            rows.append({"job": job["name"], "anchor": f"job-{i}", "job_anchor": f"job-{i}", "number": None,
+                         "outcome": None, "category": None, "first_failure": {}, "duration_s": None,
+                         "gpu_h_lost": None, "gpu_h_estimated": False, "exception_type": None})
+    return rows
 
 
 def failed_section(name: str, exc: BaseException) -> dict[str, Any]:
     """A job whose section could not be made: its name and the error."""
     return {"name": name, "error": f"{type(exc).__name__} while building its section", "attempts": [],
-            "trace_groups": [], "errors": [], "progress": [], "charts": [], "events": [], "timeline": None}
+            "trace_groups": [], "errors": [], "progress": [], "progress_more": [], "charts": [], "events": [],
+            "timeline": None}
 
 
 def build_jobs(records: list[Record], diagnoses: list[Record], failures: StageFailures | None = None,
@@ -102,22 +133,54 @@ def build_jobs(records: list[Record], diagnoses: list[Record], failures: StageFa
 
 
 def _job_section(name: str, kinds: dict[str, list[Record]], diagnoses: list[Record], timeline: dict | None) -> dict[str, Any]:
+    spans = _attempt_spans(kinds)
+    gang = {a["number"]: a for a in (timeline or {}).get("attempts") or []}
+    outcomes = {d.attempt: d.outcome for d in diagnoses}
+    progress = epoch_progress(kinds.get("epoch", []), outcomes)
     return {
         "name": name,
-        "attempts": [_attempt(d) for d in sorted(diagnoses, key=lambda d: d.attempt)],
+        "attempts": [_attempt(d, spans.get(d.attempt), gang.get(d.attempt)) for d in sorted(diagnoses, key=lambda d: d.attempt)],
         "trace_groups": trace_groups(kinds.get("trace", [])),
         "errors": errors_by_category(kinds.get("error", [])),
-        "progress": epoch_progress(kinds.get("epoch", [])),
+        "progress": progress[:PROGRESS_SHOWN],
+        "progress_more": progress[PROGRESS_SHOWN:],
         "charts": [c for c in (
             line_chart(kinds.get("step", []), "loss", "loss"),
-            line_chart(kinds.get("step", []), "step_time_s", "step time (s)"),
+            line_chart(kinds.get("step", []), "step_time_s", "step time", unit="s"),
         ) if c],  # fmt: skip
         "events": sorted(kinds.get("event", []), key=lambda e: e.time or "")[:200],
         "timeline": timeline,
     }
 
 
-def _attempt(d: Any) -> dict[str, Any]:
+def _attempt_spans(kinds: dict[str, list[Record]]) -> dict[Any, dict[str, Any]]:
+    """Per attempt: the first and last time of its records and the ranks (or pods) that logged."""
+    spans: dict[Any, dict[str, Any]] = {}
+    for kind, records in kinds.items():
+        for r in records:
+            t = times.seconds(r.time) if r.time else None
+            if t is None:
+                continue
+            span = spans.setdefault(r.attempt, {"first": t, "last": t, "workers": set()})
+            span["first"], span["last"] = min(span["first"], t), max(span["last"], t)
+            if kind != "event" and (r.rank is not None or r.pod):
+                span["workers"].add((r.pod, r.rank))
+    return spans
+
+
+def _attempt(d: Any, span: dict[str, Any] | None, gang: dict[str, Any] | None) -> dict[str, Any]:
+    duration_s, gpu_h_lost, estimated = None, None, False
+    start, end = times.seconds((gang or {}).get("start")), times.seconds((gang or {}).get("end"))
+    if start is not None and end is not None:  # admission to the end, from the gang's events
+        duration_s = end - start
+    elif span is not None:
+        duration_s = span["last"] - span["first"]
+    if gang is not None and gang.get("accelerator_s_lost"):
+        gpu_h_lost = gang["accelerator_s_lost"] / 3600
+    elif d.outcome in FAILED and span is not None and span["workers"] and duration_s:
+        # no gang events to count accelerators: one per rank that logged, for the attempt's time
+        gpu_h_lost, estimated = len(span["workers"]) * duration_s / 3600, True
+    evidence = [_evidence(ev) for ev in d.evidence or []]
     return {
         "number": d.attempt,
         "outcome": d.outcome,
@@ -126,10 +189,40 @@ def _attempt(d: Any) -> dict[str, Any]:
         "exception_type": d.exception_type,
         "first_failure": d.first_failure or {},
         "confidence": d.confidence,
-        "evidence": d.evidence,
+        "evidence": evidence[:EVIDENCE_SHOWN],
+        "evidence_more": evidence[EVIDENCE_SHOWN:],
         "symptoms": d.symptoms,
         "events": d.events,
+        "duration_s": duration_s,
+        "duration": _duration(duration_s),
+        "gpu_h_lost": gpu_h_lost,
+        "gpu_h_estimated": estimated,
     }
+
+
+def _evidence(ev: dict[str, Any]) -> dict[str, Any]:
+    """One evidence item: its first EVIDENCE_LINES lines, at most EVIDENCE_CHARS characters, in
+    `head`; the rest in `rest` (shown behind <details>), with `rest_said`, how much that is."""
+    text = str(ev.get("text") or "")
+    lines = text.splitlines(keepends=True)
+    head = "".join(lines[:EVIDENCE_LINES])[:EVIDENCE_CHARS]
+    rest = text[len(head):]
+    rest_lines = rest.count("\n") + (0 if rest.endswith("\n") else 1) if rest else 0
+    said = f"{rest_lines} more line{'s' if rest_lines != 1 else ''}" if rest_lines > 1 else f"{len(rest):,} more characters"
+    return {**ev, "head": head.rstrip("\n") + (" …" if rest and not head.endswith("\n") else ""),
+            "rest": rest.lstrip("\n"), "rest_said": said if rest else ""}
+
+
+def _duration(seconds: float | None) -> str:
+    """1 h 05 m, 12 m 30 s, 45 s."""
+    if seconds is None:
+        return ""
+    s = int(round(seconds))
+    if s >= 3600:
+        return f"{s // 3600} h {s % 3600 // 60:02d} m"
+    if s >= 60:
+        return f"{s // 60} m {s % 60:02d} s"
+    return f"{s} s"
 
 
 def trace_groups(traces: list[Record]) -> list[dict[str, Any]]:
@@ -182,7 +275,10 @@ def errors_by_category(errors: list[Record]) -> list[dict[str, Any]]:
     return sorted(out, key=lambda g: -g["count"])
 
 
-def epoch_progress(epochs: list[Record]) -> list[dict[str, Any]]:
+def epoch_progress(epochs: list[Record], outcomes: Mapping[Any, str] | None = None) -> list[dict[str, Any]]:
+    """The last progress of each rank of each attempt. `outcomes` (attempt -> diagnosed outcome)
+    says which attempts still run: only those get an ETA; an attempt that ended where it stopped."""
+    outcomes = outcomes or {}
     latest: dict[tuple, Record] = {}
     for e in epochs:
         key = (e.attempt, e.rank, e.pod)
@@ -191,19 +287,30 @@ def epoch_progress(epochs: list[Record]) -> list[dict[str, Any]]:
     rows = []
     for (attempt, rank, pod), e in sorted(latest.items(), key=lambda kv: (kv[0][0], kv[0][1] if kv[0][1] is not None else -1, kv[0][2] or "")):
         progress = e.progress if e.progress is not None else None
+        outcome = outcomes.get(attempt, "running")
+        running = outcome == "running"
         rows.append({"attempt": attempt, "rank": rank, "pod": pod, "epoch": e.epoch, "total_epochs": e.total_epochs,
-                     "step": e.step, "total_steps": e.total_steps,
+                     "step": e.step, "total_steps": e.total_steps, "outcome": outcome, "running": running,
                      "percent": round(100 * max(0.0, min(1.0, progress)), 1) if progress is not None else None,
-                     "eta_s": e.eta_s, "time": e.time})  # fmt: skip
+                     "eta_s": e.eta_s if running else None,
+                     "eta": _duration(e.eta_s) if running and e.eta_s is not None else "", "time": e.time})  # fmt: skip
     return rows
 
 
-def line_chart(steps: list[Record], field: str, label: str) -> dict[str, Any] | None:
-    """Polylines (one per rank, at most MAX_SERIES) of `field` against the step number."""
+def line_chart(steps: list[Record], field: str, label: str, unit: str = "") -> dict[str, Any] | None:
+    """Polylines (one per rank, at most MAX_SERIES) of `field` against the optimizer step, with
+    round ticks on both axes (1, 2 or 5 times a power of ten) and labels that do not overlap.
+    Records without a step number are drawn against seconds since the first record."""
     series: dict[Any, list[tuple[float, float]]] = defaultdict(list)
+    by_step = all(s.step is not None for s in steps if getattr(s, field, None) is not None)
+    t_first = min((times.seconds(s.time) for s in steps if s.time and times.seconds(s.time) is not None), default=0.0)
     for s in steps:
         value = getattr(s, field, None)
-        x = s.step if s.step is not None else times.seconds(s.time)
+        if by_step:
+            x = s.step
+        else:
+            t = times.seconds(s.time) if s.time else None
+            x = t - t_first if t is not None else None
         if value is None or x is None or not math.isfinite(value):
             continue
         series[(s.attempt, s.rank if s.rank is not None else s.pod)].append((float(x), float(value)))
@@ -212,19 +319,17 @@ def line_chart(steps: list[Record], field: str, label: str) -> dict[str, Any] | 
     keys = sorted(series, key=lambda k: (-len(series[k]), str(k)))[:MAX_SERIES]
     xs = [x for k in keys for x, _ in series[k]]
     ys = [y for k in keys for _, y in series[k]]
-    x0, x1 = min(xs), max(xs)
-    y0, y1 = min(ys), max(ys)
-    if x1 == x0:
-        x1 = x0 + 1
-    if y1 == y0:
-        y1 = y0 + (abs(y0) or 1) * 0.1
-    inner_w, inner_h = CHART_W - 2 * PAD, CHART_H - 2 * PAD
+    x_ticks = nice_ticks(min(xs), max(xs), 6, integer=by_step)
+    y_ticks = nice_ticks(min(ys), max(ys), 5)
+    x0, x1 = x_ticks[0], x_ticks[-1]
+    y0, y1 = y_ticks[0], y_ticks[-1]
+    inner_w, inner_h = CHART_W - PAD_L - PAD_R, CHART_H - PAD_T - PAD_B
 
     def sx(x: float) -> float:
-        return round(PAD + (x - x0) / (x1 - x0) * inner_w, 1)
+        return round(PAD_L + (x - x0) / (x1 - x0) * inner_w, 1)
 
     def sy(y: float) -> float:
-        return round(CHART_H - PAD - (y - y0) / (y1 - y0) * inner_h, 1)
+        return round(CHART_H - PAD_B - (y - y0) / (y1 - y0) * inner_h, 1)
 
     lines = []
     for i, k in enumerate(keys):
@@ -235,13 +340,62 @@ def line_chart(steps: list[Record], field: str, label: str) -> dict[str, Any] | 
             "color": SERIES_COLORS[i],
             "points": " ".join(f"{sx(x)},{sy(y)}" for x, y in pts),
         })
-    return {"title": label, "width": CHART_W, "height": CHART_H, "pad": PAD, "lines": lines,
-            "x_min": _num(x0), "x_max": _num(x1), "y_min": _num(y0), "y_max": _num(y1),
-            "x_label": "step", "bottom": CHART_H - PAD, "right": CHART_W - PAD}  # fmt: skip
+    x_step, y_step = x_ticks[1] - x_ticks[0], y_ticks[1] - y_ticks[0]
+    return {"title": label + (f" ({unit})" if unit else ""), "width": CHART_W, "height": CHART_H, "lines": lines,
+            "left": PAD_L, "top": PAD_T, "right": CHART_W - PAD_R, "bottom": CHART_H - PAD_B,
+            "x_label": "step" if by_step else "seconds since the first step",
+            "x_ticks": [{"at": sx(v), "text": format_number(v, x_step)} for v in x_ticks],
+            "y_ticks": [{"at": sy(v), "text": format_number(v, y_step)} for v in y_ticks],
+            "x_min": format_number(min(xs)), "x_max": format_number(max(xs)),
+            "y_min": format_number(min(ys)), "y_max": format_number(max(ys))}  # fmt: skip
 
 
-def _num(v: float) -> str:
-    return f"{v:.4g}"
+def nice_ticks(lo: float, hi: float, count: int = 5, integer: bool = False) -> list[float]:
+    """Round tick values that cover [lo, hi]: about `count` of them, a step of 1, 2 or 5 times a
+    power of ten (whole numbers when `integer`, e.g. steps)."""
+    if not (math.isfinite(lo) and math.isfinite(hi)):
+        return [0.0, 1.0]
+    if hi == lo:
+        pad = abs(lo) * 0.1 or 1.0
+        lo, hi = lo - pad, hi + pad
+    raw = (hi - lo) / max(count - 1, 1)
+    power = 10 ** math.floor(math.log10(raw))
+    step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
+    if integer:
+        step = max(1.0, round(step))
+    first = math.floor(lo / step + 1e-9) * step
+    ticks = [round(first, 12)]
+    while ticks[-1] < hi - step * 1e-9 or len(ticks) < 2:
+        ticks.append(round(first + len(ticks) * step, 12))
+    return ticks
+
+
+def format_number(v: float, step: float | None = None) -> str:
+    """A number as a person reads it on an axis: 1.2k, 3.5M, 0.25, 1e-4 (never 1e+08G); with
+    the axis' `step`, no more decimals than it needs."""
+    if v == 0:
+        return "0"
+    a = abs(v)
+    for scale, suffix in ((1e12, "T"), (1e9, "G"), (1e6, "M"), (1e3, "k")):
+        if a >= scale:
+            return _trim(f"{v / scale:.{_decimals((step or a) / scale)}f}") + suffix
+    if a < 1e-3:
+        return f"{v:.0e}".replace("e-0", "e-")
+    return _trim(f"{v:.{_decimals(step or a)}f}")
+
+
+def _decimals(step: float) -> int:
+    """Decimals that tell ticks `step` apart (at most 4)."""
+    if step <= 0 or not math.isfinite(step):
+        return 2
+    for decimals in range(5):
+        if abs(round(step, decimals) - step) <= step * 1e-6:
+            return decimals
+    return 4
+
+
+def _trim(text: str) -> str:
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def _ranks_text(ranks: list[int]) -> str:
