@@ -184,5 +184,9 @@ def serve(opensearch_url: str, *, host: str = "127.0.0.1", port: int = 8050, pre
     """Run the dashboard until interrupted (Werkzeug's threaded server, 127.0.0.1 by default)."""
     from werkzeug.serving import run_simple
 
+    from gangscope.pipeline.dashboard.access_log import RedactingRequestHandler
+
     app = create_app(opensearch_url, prefix, token, **connection)
-    run_simple(host, port, app, threaded=True, use_reloader=False, use_debugger=False)
+    # the access log never holds the token: query values of secret names masked, no headers
+    run_simple(host, port, app, threaded=True, use_reloader=False, use_debugger=False,
+               request_handler=RedactingRequestHandler)

@@ -3,7 +3,7 @@ sink `replay --opensearch` writes through.
 
 Every option also reads an environment variable (SPEC.md): the URL from
 GANGSCOPE_OPENSEARCH_URL, and GANGSCOPE_OPENSEARCH_{USERNAME,PASSWORD,CA_CERTS,
-CLIENT_CERT,CLIENT_KEY,TIMEOUT,PREFIX}, GANGSCOPE_DASHBOARD_TOKEN.
+CLIENT_CERT,CLIENT_KEY,TIMEOUT,PREFIX}, GANGSCOPE_DASHBOARD_TOKEN (or _TOKEN_FILE).
 """
 
 from __future__ import annotations
@@ -12,6 +12,7 @@ import argparse
 import json
 import os
 import sys
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gangscope.pipeline.errors import UsageError
@@ -115,8 +116,14 @@ def add_parsers(sub) -> None:
     dashboard.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     dashboard.add_argument("--port", type=int, default=8050, help="port (default 8050)")
     dashboard.add_argument(
-        "--token", default=_env("DASHBOARD_TOKEN"), help="bearer token required of every request (env GANGSCOPE_DASHBOARD_TOKEN)"
-    )
+        "--token-file", default=_env("DASHBOARD_TOKEN_FILE"), metavar="PATH",
+        help="file holding the bearer token every request must send (env GANGSCOPE_DASHBOARD_TOKEN_FILE; "
+        "or the token itself in GANGSCOPE_DASHBOARD_TOKEN)",
+    )  # fmt: skip
+    dashboard.add_argument(
+        "--token", default=None, metavar="TOKEN",
+        help="deprecated: the token shows in the process list; use --token-file or GANGSCOPE_DASHBOARD_TOKEN",
+    )  # fmt: skip
 
 
 def cmd_indices(args, err: Console) -> int:
@@ -134,11 +141,33 @@ def cmd_indices(args, err: Console) -> int:
     return 0
 
 
+def dashboard_token(args, err: Console) -> str | None:
+    """The dashboard's token: --token (kept for old scripts, with a warning: every user of the
+    machine reads it in the process list), else the file --token-file names (its first line),
+    else GANGSCOPE_DASHBOARD_TOKEN. Never printed."""
+    if args.token is not None:
+        err.print("gangscope: warning: --token shows the token to every user of this machine (the process list); "
+                  "use --token-file PATH or GANGSCOPE_DASHBOARD_TOKEN", markup=False)  # fmt: skip
+        return args.token or None
+    if args.token_file:
+        try:
+            lines = Path(args.token_file).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError) as exc:
+            raise UsageError(f"dashboard: cannot read --token-file {args.token_file}: {getattr(exc, 'strerror', None) or exc}") from None
+        token = lines[0].strip() if lines else ""
+        if not token:
+            raise UsageError(f"dashboard: --token-file {args.token_file} is empty")
+        return token
+    return _env("DASHBOARD_TOKEN") or None
+
+
 def cmd_dashboard(args, err: Console) -> int:
     from gangscope.pipeline.dashboard import serve
 
-    if args.host not in ("127.0.0.1", "localhost", "::1") and not args.token:
-        err.print(f"gangscope: warning: serving on {args.host} without --token: anyone who reaches it can read the logs", markup=False)
+    token = dashboard_token(args, err)
+    if args.host not in ("127.0.0.1", "localhost", "::1") and not token:
+        err.print(f"gangscope: warning: serving on {args.host} without a token (--token-file): anyone who reaches it "
+                  "can read the logs", markup=False)  # fmt: skip
     err.print(f"gangscope dashboard on http://{args.host}:{args.port}/ (Ctrl-C stops it)", markup=False)
-    serve(_url(args), host=args.host, port=args.port, prefix=args.prefix, token=args.token, **connection(args))
+    serve(_url(args), host=args.host, port=args.port, prefix=args.prefix, token=token, **connection(args))
     return 0
