@@ -350,13 +350,18 @@ def browser():
 
 @pytest.fixture
 def served(opensearch_url, loaded):
-    """The dashboard on a free loopback port, as `gangscope dashboard` serves it."""
-    server = make_server("127.0.0.1", 0, create_app(opensearch_url, prefix=loaded, refresh_s=0), threaded=True)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    """The dashboard on a free loopback port, as `gangscope dashboard` serves it (waitress)."""
+    import io
+
+    from gangscope.pipeline.dashboard.server import make_server as production_server
+
+    server = production_server(create_app(opensearch_url, prefix=loaded, refresh_s=0), "127.0.0.1", 0,
+                               stream=io.StringIO())
+    thread = threading.Thread(target=server.run, daemon=True)
     thread.start()
-    yield f"http://127.0.0.1:{server.server_port}"
-    server.shutdown()
-    thread.join()
+    yield f"http://127.0.0.1:{server.effective_port}"
+    server.close()
+    thread.join(10)
 
 
 def text_of(driver, css: str) -> list[str]:
@@ -424,3 +429,38 @@ def test_every_panel_renders_in_chromium_as_a_screenshot(browser, served, tmp_pa
         png = full_page_png(browser)
         assert png.startswith(b"\x89PNG") and len(png) > 10_000
         (folder / f"dashboard-{name}.png").write_bytes(png)
+
+
+def test_the_dashboard_command_serves_with_waitress_and_logs_no_token(tmp_path):
+    """`gangscope dashboard` in one command, on a production WSGI server (not Flask's development
+    server): its Server header, one access-log line per request, the token's value masked.
+    /healthz needs no OpenSearch, so nothing listens at the URL given."""
+    import subprocess
+    import sys
+    import time
+    import urllib.request
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    token = "tok-3f9a1c"
+    env = {**os.environ, "GANGSCOPE_DASHBOARD_TOKEN": token}
+    env.pop("GANGSCOPE_OPENSEARCH_URL", None)
+    proc = subprocess.Popen([sys.executable, "-m", "gangscope", "dashboard", "--opensearch", "http://127.0.0.1:1",
+                             "--port", str(port)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+    try:
+        for _ in range(100):
+            try:
+                response = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz?token={token}", timeout=2)
+                break
+            except OSError:
+                time.sleep(0.1)
+        else:
+            pytest.fail("the dashboard did not answer")
+        assert response.status == 200 and response.headers["Server"] == "waitress"
+    finally:
+        proc.terminate()
+        _, err = proc.communicate(timeout=20)
+    assert "development server" not in err
+    assert '"GET /healthz?token=[REDACTED] HTTP/1.1" 200' in err
+    assert token not in err
