@@ -93,8 +93,9 @@ _ABOUT = frozenset(("length", "len", "limit", "limits", "size", "count", "max", 
                     "store", "manager", "provider", "backend", "index", "idx", "parallelism", "padding", "mask",
                     "budget", "rate", "url", "uri", "endpoint", "host", "port", "user", "username", "login", "kind",
                     "required", "set", "exists", "source", "sources", "strategy", "schema", "scope", "scopes",
-                    "method", "algorithm", "length", "error", "errors", "exception", "warning", "exit", "fault",
-                    "str", "id"))  # fmt: skip
+                    "method", "algorithm", "error", "errors", "exception", "warning", "exit", "fault",
+                    "str", "id", "hasher", "hashers", "scheme", "strength", "complexity", "validators", "scanning",
+                    "reset", "age", "changed", "rotated"))  # fmt: skip
 _KEY_ID_QUALIFIERS = frozenset(("private", "access", "secret", "api"))
 _WEAK_ALONE = frozenset(("key", "auth", "sig", "signature", "apikey", "authkey", "token"))
 _CAMEL = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z0-9]+")
@@ -124,13 +125,15 @@ def name_strength(name: str) -> int:
         return 0
     if any(word in seg for seg in segs for word in _STRONG) or last in ("pwd", "pass", "passwd"):
         return STRONG
+    if last in ("signature", "sig"):
+        return WEAK
     if letters and all(c.isupper() for c in letters):
         # environment variables: a segment ending in TOKEN or KEY (`HF_TOKEN`, `GITHUB_APIKEY`)
         if any(seg.endswith(("token", "key")) for seg in segs) and last not in ("tokens", "keys"):
             return WEAK
         return WEAK if last in _WEAK_ALONE else 0
-    if len(segs) == 1 and last in _WEAK_ALONE:
-        return WEAK
+    if len(segs) == 1 and last in _WEAK_ALONE or last in ("signature", "sig"):
+        return WEAK  # `key=`, `auth=`, and a request's signature (`X-Amz-Signature`, SAS `sig`)
     if last.endswith("token") and last != "tokens":
         return 0 if before in _SPECIAL_TOKENS or last[:-5] in _SPECIAL_TOKENS else WEAK
     if last in ("apikey", "secretkey", "accesskey", "privatekey", "authkey", "accountkey"):
@@ -148,10 +151,13 @@ def sensitive_name(name: str) -> bool:
 # ----------------------------------------------------------------------------- values
 
 _SAFE_VALUES = frozenset(("", "none", "null", "nil", "true", "false", "yes", "no", "on", "off", "undefined", "unset",
-                          "0", "1", "n/a", "na", "empty", "missing", "required", "optional", "redacted", "hidden", "masked",
+                          "0", "1", "enabled", "disabled", "n/a", "na", "empty", "missing", "required", "optional", "redacted", "hidden", "masked",
                           MASK.lower(), "<redacted>", "-", "--"))  # fmt: skip
 _PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]|\{\{|%\(|<[^<>]*>$|\*{3,}|x{5,}$|X{5,}$|\.\.\.$|\[REDACTED\]")
 _PATH = re.compile(r"(?:~?/|\.\.?/|[A-Za-z]:\\)[^\s]*$")
+# Code, not a value: an attribute of an object (`args.password`) or a call (`getpass.getpass()`),
+# as a frame's code line prints them.
+_CODE = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+(?:\(.*)?$|[A-Za-z_]\w*\($")
 _NUMBER = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
 _RUN = re.compile(r"[A-Za-z0-9]+")
 
@@ -160,7 +166,8 @@ def placeholder(value: str) -> bool:
     """A value that is no secret whatever its name: nothing, a boolean, a placeholder or mask,
     a variable reference, or a path (a file that holds a secret is not the secret)."""
     v = value.strip()
-    return v.lower() in _SAFE_VALUES or _PLACEHOLDER.match(v) is not None or _PATH.match(v) is not None
+    return (v.lower() in _SAFE_VALUES or _PLACEHOLDER.match(v) is not None or _PATH.match(v) is not None
+            or _CODE.match(v) is not None)
 
 
 def looks_secret(value: str) -> bool:
@@ -254,6 +261,24 @@ def _not_a_flag(m: re.Match[str]) -> list[Span]:
 def _not_a_number(m: re.Match[str]) -> list[Span]:
     # `docker run -u 1000:1000` is a uid and a gid
     return [] if m["secret"].isdigit() or placeholder(m["secret"]) else [m.span("secret")]
+
+
+_COOKIE_PAIR = re.compile(r"[ \t]*[^=;\s]+=(?P<value>[^;]*)")
+
+
+def _cookie_values(m: re.Match[str]) -> list[Span]:
+    spans: list[Span] = []
+    base = m.start("pairs")
+    pairs = m["pairs"]
+    for pair in _COOKIE_PAIR.finditer(pairs):
+        value = pair["value"].strip()
+        if value and not placeholder(value):
+            spans.append((base + pair.start("value"), base + pair.end("value")))
+        if m["header"].lower() == "set-cookie":
+            break  # after the first pair come the attributes (Path, Expires, ...)
+        if pair.end() < len(pairs) and pairs[pair.end()] != ";":
+            break
+    return spans
 
 
 def _keep_armor(m: re.Match[str]) -> list[Span]:
@@ -377,6 +402,17 @@ RULES: tuple[RedactionRule, ...] = (
                    r"sshpass)\b[^\n]{0,200}?[ \t]-p[ \t]+(?P<secret>\S+)"),  # fmt: skip
         _not_a_flag, ("login", "twine", "sshpass"),
         "docker login(1) `-p, --password`, twine upload `-p`, sshpass(1) `-p`",
+    ),
+    RedactionRule(
+        "redis_cli_password",
+        re.compile(r"\bredis-cli\b[^\n]{0,200}?[ \t](?:-a|--pass|--askpass)[ \t]+(?P<secret>\S+)"),
+        _not_a_flag, ("redis-cli",), "redis-cli(1) `-a <password>` (Redis docs 'redis-cli, the Redis command line interface')",
+    ),
+    RedactionRule(
+        "cookie_values",
+        re.compile(r"\b(?P<header>set-cookie|cookie)[\"']?[ \t]*:[ \t]*(?P<pairs>[^\n\"']{1,4096})", re.IGNORECASE),
+        lambda m: _cookie_values(m), ("cookie",),
+        "RFC 6265 sections 4.1 (Set-Cookie: name=value; attributes) and 4.2 (Cookie: name=value; ...): the values are credentials",
     ),
     RedactionRule(
         "mysql_password_flag",
