@@ -5,6 +5,7 @@ query."""
 
 from __future__ import annotations
 
+import io
 import logging
 import threading
 import urllib.error
@@ -32,6 +33,20 @@ def test_secret_query_values_are_masked_and_the_rest_kept():
 
 @pytest.fixture
 def server():
+    """The server `gangscope dashboard` runs (waitress behind the access log), its log in a buffer."""
+    from gangscope.pipeline.dashboard.server import make_server as make_dashboard_server
+
+    log = io.StringIO()
+    srv = make_dashboard_server(create_app("http://127.0.0.1:9", token=TOKEN), "127.0.0.1", 0, stream=log)
+    thread = threading.Thread(target=srv.run, daemon=True)
+    thread.start()
+    yield f"http://127.0.0.1:{srv.effective_port}", log
+    srv.close()
+    thread.join(5)
+
+
+@pytest.fixture
+def werkzeug_server():
     app = create_app("http://127.0.0.1:9", token=TOKEN)
     srv = make_server("127.0.0.1", 0, app, threaded=True, request_handler=RedactingRequestHandler)
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
@@ -55,13 +70,26 @@ def _get(url: str, headers: dict[str, str] | None = None) -> int:
         return exc.code
 
 
-def test_the_access_log_holds_neither_the_token_nor_a_guess_nor_a_cookie(server, caplog):
-    with caplog.at_level(logging.INFO, logger="werkzeug"):
-        assert _get(f"{server}/panel/errors?job=x&token={GUESS}") == 401
-        assert _get(f"{server}/panel/errors?job=x&token={TOKEN}") == 302  # the login: a cookie, and away
-        assert _get(f"{server}/healthz", {"Cookie": f"gangscope_token={TOKEN}", "Authorization": f"Bearer {TOKEN}"}) == 200
-    logged = "\n".join(r.getMessage() for r in caplog.records)
+def _visit(base: str) -> None:
+    assert _get(f"{base}/panel/errors?job=x&token={GUESS}") == 401
+    assert _get(f"{base}/panel/errors?job=x&tok%65n={GUESS}") == 401
+    assert _get(f"{base}/panel/errors?job=x&token={TOKEN}") == 302  # the login: a cookie, and away
+    assert _get(f"{base}/healthz", {"Cookie": f"gangscope_token={TOKEN}", "Authorization": f"Bearer {TOKEN}"}) == 200
+
+
+def test_the_access_log_holds_neither_the_token_nor_a_guess_nor_a_cookie(server):
+    base, log = server
+    _visit(base)
+    logged = log.getvalue()
     assert "/panel/errors?job=x&token=[REDACTED]" in logged and "/healthz" in logged  # the requests were logged
+    assert TOKEN not in logged and GUESS not in logged
+
+
+def test_werkzeugs_server_logs_no_token_either(werkzeug_server, caplog):
+    with caplog.at_level(logging.INFO, logger="werkzeug"):
+        _visit(werkzeug_server)
+    logged = "\n".join(r.getMessage() for r in caplog.records)
+    assert "/panel/errors?job=x&token=[REDACTED]" in logged and "/healthz" in logged
     assert TOKEN not in logged and GUESS not in logged
 
 
