@@ -464,3 +464,56 @@ def test_the_dashboard_command_serves_with_waitress_and_logs_no_token(tmp_path):
     assert "development server" not in err
     assert '"GET /healthz?token=[REDACTED] HTTP/1.1" 200' in err
     assert token not in err
+
+
+@pytest.fixture
+def days_apart(opensearch_url, index_prefix):
+    """Two jobs logged five days apart: a single-process run with more step records but no rank
+    or step time (as most of the bundled dialect fixtures), and a 4-rank run whose rank 2 is slow."""
+    prefix = index_prefix + "-apart-"
+    records = []
+    for n in range(1, 301):
+        records.append(StepRecord(id=stable_id("solo", n), job="ml/solo", attempt=1, namespace="ml", pod="solo-0",
+                                  time=(T0 - timedelta(days=5) + timedelta(seconds=n)).isoformat().replace("+00:00", "Z"),
+                                  step=n * 100, loss=3.0 - n / 200, throughput=1.2e8 + n * 1e5))  # fmt: skip
+    for rank in range(4):
+        for n in range(1, 41):
+            records.append(StepRecord(id=stable_id("gang", rank, n), job="team-z/gang", attempt=1, namespace="team-z",
+                                      pod=f"gang-worker-{rank // 2}", rank=rank, time=ts(n * 2),
+                                      step=n, loss=2.0 - n / 100, step_time_s=2.0 if rank == 2 else 1.0))  # fmt: skip
+    with OpenSearchSink(opensearch_url, prefix=prefix, refresh=True) as sink:
+        sink.write(records)
+    yield create_app(opensearch_url, prefix=prefix).test_client()
+    indices.delete_all(indices.connect(opensearch_url), prefix)
+
+
+def test_the_step_panel_compares_the_ranks_of_the_job_that_has_them(days_apart):
+    data = days_apart.get("/api/steps").get_json()["data"]
+    assert data["rank_job"] == "team-z/gang" and data["stragglers"] == [2]
+    assert [r["rank"] for r in data["ranks"]] == [0, 1, 2, 3]
+
+
+def test_the_step_charts_are_on_a_step_axis_with_readable_labels(days_apart):
+    from gangscope.pipeline.dashboard.panels import steps
+
+    data = days_apart.get("/api/steps").get_json()["data"]
+    series = {j["job"]: j["series"] for j in data["jobs"]}
+    assert len(series["ml/solo"]) > 20 and len(series["team-z/gang"]) > 5  # jobs days apart, each a line
+    assert max(p["step"] for p in series["ml/solo"]) <= 30000
+    charts = {c.title: c for c in steps.view(data)["charts"]}
+    for title in ("Loss by step", "Throughput by step"):
+        labels = [t.label for t in charts[title].x_ticks + charts[title].y_ticks]
+        assert not any("e+" in l or ":" in l for l in labels), labels  # numbers, not times, never 1e+08G
+    assert [t.label for t in charts["Loss by step"].x_ticks][:3] == ["0", "10k", "20k"]  # steps 100..30,000
+    assert all(t.label.endswith("M") for t in charts["Throughput by step"].y_ticks[1:])
+    xs = [t.pos for t in charts["Loss by step"].x_ticks]
+    assert min(b - a for a, b in zip(xs, xs[1:])) > 50  # labels far enough apart not to overlap
+    html = days_apart.get("/panel/steps").get_data(as_text=True)
+    assert "1e+" not in html
+
+
+def test_axis_numbers_read_as_people_write_them():
+    from gangscope.pipeline.dashboard.charts import fmt_num
+
+    assert [fmt_num(v) for v in (1e17, 999_999, 123_456, 12_345, 0.25, 1.23e-4, 2.5e9)] == [
+        "100P", "1M", "123k", "12.3k", "0.25", "1.23e-4", "2.5G"]

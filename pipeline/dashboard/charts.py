@@ -73,18 +73,32 @@ class Chart:
 
 
 def fmt_num(v: float) -> str:
+    """A number on an axis or in a tooltip: three significant digits and a suffix (12.3k, 1.1G,
+    4.5P); never an exponent glued to a suffix (1e+08G), never 1e+03k for 999,999."""
     if v == 0:
         return "0"
-    a = abs(v)
-    if a >= 1e9:
-        return f"{v / 1e9:.3g}G"
-    if a >= 1e6:
-        return f"{v / 1e6:.3g}M"
-    if a >= 1e4:
-        return f"{v / 1e3:.3g}k"
+    if not math.isfinite(v):
+        return str(v)
+    a = abs(float(f"{v:.3g}"))  # rounded first: 999,999 is 1M, not 1000k
+    for at, scale, suffix in ((1e15, 1e15, "P"), (1e12, 1e12, "T"), (1e9, 1e9, "G"), (1e6, 1e6, "M"), (1e4, 1e3, "k")):
+        if a >= at:
+            if a >= 1e18:  # past the largest suffix
+                return f"{v:.2e}".replace("e+", "e")
+            return _plain(v / scale) + suffix
     if a >= 1:
-        return f"{v:.4g}"
-    return f"{v:.3g}"
+        return _plain(v, 4)
+    if a < 1e-3:
+        return f"{v:.2e}".replace("e-0", "e-")
+    return _plain(v)
+
+
+def _plain(v: float, digits: int = 3) -> str:
+    """`v` with `digits` significant digits, without an exponent."""
+    if v == 0:
+        return "0"
+    decimals = max(0, digits - 1 - math.floor(math.log10(abs(v))))
+    text = f"{v:.{decimals}f}"
+    return text.rstrip("0").rstrip(".") if "." in text else text
 
 
 def fmt_time(ms: float, span_ms: float) -> str:
@@ -157,8 +171,9 @@ def _y_range(lo: float, hi: float) -> tuple[float, float]:
     return lo - (span * 0.05 if span else abs(lo) * 0.1 or 1.0), top
 
 
-def line_chart(title: str, series: dict[str, list[tuple[float, float]]], unit: str = "") -> Chart:
-    """One polyline per series over time (x in epoch ms)."""
+def line_chart(title: str, series: dict[str, list[tuple[float, float]]], unit: str = "", x: str = "time") -> Chart:
+    """One polyline per series. `x`: "time" (epoch ms, ticks on round times) or "step" (the
+    optimizer step, ticks on round numbers)."""
     chart = Chart(title)
     points = [p for pts in series.values() for p in pts if p[1] is not None]
     if not points:
@@ -169,15 +184,19 @@ def line_chart(title: str, series: dict[str, list[tuple[float, float]]], unit: s
     x0, y0, x1, y1 = chart.plot
     xs = _Scale(xlo, xhi, x0, x1) if xhi > xlo else _Scale(xlo - 1, xlo + 1, x0, x1)
     ys = _y_axis(chart, *_y_range(ylo, yhi))
-    _time_ticks(chart, xs, xlo, xhi)
-    span = xhi - xlo
+    if x == "step":
+        chart.x_ticks = [Tick(xs(v), fmt_num(v)) for v in _nice_ticks(xs.lo, xs.hi, 5) if v == int(v)]
+        where = lambda v: f"step {int(v)}"  # noqa: E731
+    else:
+        _time_ticks(chart, xs, xlo, xhi)
+        where = lambda v: fmt_time(v, xhi - xlo)  # noqa: E731
     for i, (name, pts) in enumerate(series.items()):
         pts = [p for p in pts if p[1] is not None]
         if not pts:
             continue
         c = color(i)
-        coords = [(xs(x), ys(y)) for x, y in pts]
-        dots = [(cx, cy, f"{name} {fmt_time(x, span)}: {fmt_num(y)}{unit}") for (cx, cy), (x, y) in zip(coords, pts)]
+        coords = [(xs(x_), ys(y)) for x_, y in pts]
+        dots = [(cx, cy, f"{name} {where(x_)}: {fmt_num(y)}{unit}") for (cx, cy), (x_, y) in zip(coords, pts)]
         chart.lines.append(Line(name, c, " ".join(f"{cx},{cy}" for cx, cy in coords), dots))
         chart.legend.append((name, c))
     return chart
