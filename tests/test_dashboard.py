@@ -517,3 +517,38 @@ def test_axis_numbers_read_as_people_write_them():
 
     assert [fmt_num(v) for v in (1e17, 999_999, 123_456, 12_345, 0.25, 1.23e-4, 2.5e9)] == [
         "100P", "1M", "123k", "12.3k", "0.25", "1.23e-4", "2.5G"]
+
+
+def test_progress_has_a_status_and_an_eta_only_for_running_attempts(api, browser, served):
+    rows = {r["job"]: r for r in api("progress")["jobs"]}
+    assert (rows[LLAMA]["status"], rows[LLAMA]["running"]) == ("failed", False)
+    browser.get(served + "/panel/progress?refresh=0")
+    assert text_of(browser, f'#panel-progress tr[data-job="{LLAMA}"] td.status .status-failed') == ["failed"]
+    assert text_of(browser, f'#panel-progress tr[data-job="{LLAMA}"] td.eta') == ["–"]  # crashed: no ETA
+    assert text_of(browser, f'#panel-progress tr[data-job="{LLAMA}"] .stopped .pct') == ["66.7%"]
+    assert not browser.find_elements("css selector", f'#panel-progress tr[data-job="{LLAMA}"] .bar')
+
+
+def test_events_are_newest_first_in_attempt_bands(browser, served):
+    browser.get(served + "/panel/events?refresh=0")
+    bands = browser.find_elements("css selector", "#panel-events tbody.attempt-band")
+    assert len(bands) >= 2
+    keys = [(b.get_attribute("data-job"), b.get_attribute("data-attempt")) for b in bands]
+    assert keys[0] != keys[1]
+    times = browser.execute_script(
+        "return [...document.querySelectorAll('#panel-events tbody.attempt-band tr[data-lane] td:first-child')]"
+        ".map(td => td.textContent.trim())")
+    assert times == sorted(times, reverse=True)
+
+
+def test_every_panel_fits_1366_pixels_with_screenshots(browser, served):
+    """Each panel alone in Chromium at 1366 px: no sideways scrolling; screenshots in artifacts/."""
+    from gangscope.pipeline.dashboard.panels import PANELS
+
+    artifacts = ROOT / "artifacts"
+    artifacts.mkdir(exist_ok=True)
+    browser.set_window_size(1366, 900)
+    for name in PANELS:
+        browser.get(served + f"/panel/{name}?refresh=0")
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= 1366, name
+        browser.save_screenshot(str(artifacts / f"dashboard-{name}-1366.png"))

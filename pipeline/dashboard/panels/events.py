@@ -14,7 +14,8 @@ from gangscope.pipeline.dashboard.query import Filters, Search, hits, iso_ms, to
 NAME = "events"
 TITLE = "Gang events"
 TEMPLATE = "events.html.j2"
-LIMIT = 500
+LIMIT = 500  # the newest events read
+TABLE_ROWS = 100  # of them listed, newest first; the timeline draws all
 
 # (lane, colour, reason prefixes), first match wins.
 LANES: tuple[tuple[str, str, tuple[str, ...]], ...] = (
@@ -47,11 +48,12 @@ def eviction_cause(reason: str | None) -> str | None:
 def query(search: Search, filters: Filters) -> dict[str, Any]:
     r = search("event", {
         "size": LIMIT, "track_total_hits": True, "query": filters.query(),
-        "sort": [{"time": {"order": "asc", "unmapped_type": "date_nanos"}}, {"id": {"order": "asc"}}],
+        # the newest LIMIT events (a cluster's history is long), then in time order
+        "sort": [{"time": {"order": "desc", "unmapped_type": "date_nanos"}}, {"id": {"order": "desc"}}],
         "_source": ["time", "job", "attempt", "reason", "type", "object_kind", "object_name", "message", "count"],
     })
     events = []
-    for e in hits(r):
+    for e in reversed(hits(r)):
         events.append({**e, "lane": lane_of(e.get("reason")), "cause": eviction_cause(e.get("reason"))})
     lanes = {lane: 0 for lane, _, _ in LANES}
     lanes[OTHER[0]] = 0
@@ -70,4 +72,16 @@ def view(data: dict[str, Any]) -> dict[str, Any]:
             tip = f"{e.get('time')} {e.get('reason')} {e.get('object_kind') or ''}/{e.get('object_name') or ''}: {e.get('message') or ''}"
             marks.append((t, e["lane"], tip))
     return {**data, "charts": [charts.timeline("Timeline", marks, used, colors)],
-            "colors": colors}
+            "colors": colors, "bands": bands(data["events"][::-1][:TABLE_ROWS])}
+
+
+def bands(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """Events newest first, in bands of one job attempt each (a new band where the job or the
+    attempt changes), as the table lists them."""
+    out: list[dict[str, Any]] = []
+    for e in events:
+        key = (e.get("job"), e.get("attempt"))
+        if not out or out[-1]["key"] != key:
+            out.append({"key": key, "job": key[0], "attempt": key[1], "events": []})
+        out[-1]["events"].append(e)
+    return out

@@ -1,10 +1,15 @@
-"""Epoch progress per job: epoch n/N, step n/N, progress, ETA and the last update."""
+"""Epoch progress per job: its status, epoch n/N, step n/N, progress, ETA and the last update.
+
+The status is the outcome of the job's latest diagnosed attempt (running, succeeded, failed,
+evicted); only a running attempt has an ETA: a failed one shows where it stopped.
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
 from gangscope.pipeline.dashboard.query import Filters, Search, buckets, iso_ms
+from gangscope.pipeline.sinks.indices import OpenSearchError
 
 NAME = "progress"
 TITLE = "Epoch progress"
@@ -33,6 +38,7 @@ def query(search: Search, filters: Filters) -> dict[str, Any]:
     """One row per job, newest update first, from its latest epoch record and latest step record."""
     epochs = _latest_per_job(search, "epoch", filters)
     steps = _latest_per_job(search, "step", filters)
+    statuses = _statuses(search, filters)
     rows = []
     for job in sorted(set(epochs) | set(steps)):
         e, s = epochs.get(job, {}), steps.get(job, {})
@@ -46,12 +52,17 @@ def query(search: Search, filters: Filters) -> dict[str, Any]:
             progress = min(1.0, step / total_steps)
         if progress is None and epoch is not None and total_epochs:
             progress = min(1.0, epoch / total_epochs)
-        eta_s = e.get("eta_s") if e else None
+        status = statuses.get(job, {})
+        outcome = status.get("outcome") if status.get("attempt") in (None, newest.get("attempt")) else None
+        eta_s = e.get("eta_s") if e else None  # the log's last word; the page shows it for running attempts only
         eta_at = None
         if eta_s is not None and iso_ms(e.get("time")) is not None:
             eta_at = iso_ms(e.get("time")) + eta_s * 1000
         rows.append({
             "job": job,
+            "status": outcome or "unknown",
+            "running": outcome in (None, "running"),
+            "category": status.get("category") if outcome else None,
             "attempt": newest.get("attempt"),
             "epoch": epoch,
             "total_epochs": total_epochs,
@@ -66,6 +77,22 @@ def query(search: Search, filters: Filters) -> dict[str, Any]:
         })
     rows.sort(key=lambda r: iso_ms(r["last_update"]) or 0, reverse=True)
     return {"jobs": rows}
+
+
+def _statuses(search: Search, filters: Filters) -> dict[str, dict[str, Any]]:
+    """job -> its latest attempt's diagnosis (attempt, outcome, category); {} when there is none.
+    Diagnoses have no time of their own: only the job filter applies."""
+    query = {"term": {"job": filters.job}} if filters.job else {"match_all": {}}
+    try:
+        r = search("diagnosis", {
+            "size": 0, "query": query,
+            "aggs": {"jobs": {"terms": {"field": "job", "size": 500},
+                              "aggs": {"latest": {"top_hits": {"size": 1, "sort": [{"attempt": {"order": "desc"}}],
+                                                               "_source": ["attempt", "outcome", "category"]}}}}},
+        })
+    except OpenSearchError:
+        return {}
+    return {b["key"]: b["latest"]["hits"]["hits"][0]["_source"] for b in buckets(r, "jobs") if b["latest"]["hits"]["hits"]}
 
 
 def view(data: dict[str, Any]) -> dict[str, Any]:
