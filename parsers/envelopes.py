@@ -78,15 +78,78 @@ def decode_docker(raw: str) -> Envelope | None:
     return Envelope(ts, stream if stream in ("stdout", "stderr") else "stdout", partial, text)
 
 
+class Rejected(NamedTuple):
+    """A record of the format whose fields have the wrong type: counted as a skip of `kind`
+    (`wrong_type`), `detail` naming the field; never an envelope."""
+
+    kind: str
+    detail: str
+
+
+# filter_kubernetes' block (FORMATS.md 1.4): the fields that name a container are strings, labels
+# and annotations objects of strings. Anything else in them would key or name a pod wrongly.
+KUBERNETES_TEXT_FIELDS = ("namespace_name", "pod_name", "pod_id", "container_name", "host")
+KUBERNETES_MAP_FIELDS = ("labels", "annotations")
+
+
+def kubernetes_problem(kube: Any) -> str | None:
+    """What is wrong with a Fluent Bit `kubernetes` block (`kubernetes.pod_name is a JSON list`),
+    or None when every field it is read for has its type. The one check of the block."""
+    if type(kube) is not dict:
+        return f"kubernetes is a JSON {_json_type(kube)}, not an object"
+    for name in KUBERNETES_TEXT_FIELDS:
+        v = kube.get(name)
+        if v is not None and type(v) is not str:
+            return f"kubernetes.{name} is a JSON {_json_type(v)}, not a string"
+    for name in KUBERNETES_MAP_FIELDS:
+        v = kube.get(name)
+        if v is None:
+            continue
+        if type(v) is not dict:
+            return f"kubernetes.{name} is a JSON {_json_type(v)}, not an object"
+        for key, value in v.items():
+            if type(value) is not str:
+                return f"kubernetes.{name}[{key[:40]!r}] is a JSON {_json_type(value)}, not a string"
+    return None
+
+
+def _json_type(value: Any) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "boolean"
+    if isinstance(value, (int, float)):
+        return "number"
+    return {str: "string", list: "list", dict: "object"}.get(type(value), type(value).__name__)
+
+
 def decode_fluentbit(raw: str) -> Envelope | None:
+    """A Fluent Bit line as an envelope; None when it is not one, or its fields have the wrong
+    type (`read_fluentbit` says which)."""
+    env = read_fluentbit(raw)
+    return env if type(env) is Envelope else None
+
+
+def read_fluentbit(raw: str) -> Envelope | Rejected | None:
+    """A Fluent Bit line: its envelope, `Rejected` when a field has the wrong type, None when
+    it is no JSON object with log text."""
     obj = _json_object(raw)
     if obj is None:
         return None
-    return envelope_from_record(obj)
+    return read_record(obj)
 
 
 def envelope_from_record(obj: dict[str, Any]) -> Envelope | None:
-    """A Fluent Bit record (already parsed JSON) as an envelope; None if it carries no log text."""
+    """A Fluent Bit record (already parsed JSON) as an envelope; None if it carries no log text
+    or a field of the wrong type (`read_record` says which)."""
+    env = read_record(obj)
+    return env if type(env) is Envelope else None
+
+
+def read_record(obj: dict[str, Any]) -> Envelope | Rejected | None:
+    """A Fluent Bit record (already parsed JSON) as an envelope; `Rejected` when a field it is
+    read for has the wrong type (the `kubernetes` block, `stream`, `_p`), None when it carries
+    no log text. The one reading of the record's fields."""
     text = obj.get("log")
     if not isinstance(text, str):
         text = obj.get("message")
@@ -102,12 +165,16 @@ def envelope_from_record(obj: dict[str, Any]) -> Envelope | None:
         ts = epoch_to_rfc3339(obj.get("@timestamp", obj.get("date")))
     stream = obj.get("stream")
     kube = obj.get("kubernetes")
+    if kube is not None:
+        problem = kubernetes_problem(kube)
+        if problem is not None:
+            return Rejected("wrong_type", problem)
     return Envelope(
         ts,
         stream if stream in ("stdout", "stderr") else "stdout",
         partial,
         text,
-        kube if isinstance(kube, dict) else None,
+        kube,
     )
 
 
@@ -118,27 +185,51 @@ def decode_text(raw: str) -> Envelope:
 DECODERS = {"cri": decode_cri, "docker": decode_docker, "fluentbit": decode_fluentbit, "text": decode_text}
 
 
+DETECT_WINDOW = 20  # lines voted on, from the first line of any envelope on
+
+
 def detect_format(sample: list[str]) -> str:
-    """The envelope of a file, from its first lines: the format most of them parse as."""
+    """The envelope of a file, from its first lines: the format most of them parse as.
+
+    Lines before the first one of any envelope (a banner a wrapper script printed before the
+    runtime's lines) do not vote: the vote is over `DETECT_WINDOW` lines from there on, so 25
+    lines of junk before a CRI log leave it CRI (the junk is then counted unreadable). A file
+    whose lines are mostly none of them is text."""
     votes = {"cri": 0, "docker": 0, "fluentbit": 0}
+    nonempty = 0
+    started = False
     for raw in sample:
-        if _CRI_HEAD.match(raw):
-            votes["cri"] += 1
-            continue
-        obj = _json_object(raw)
-        if obj is None:
-            continue
-        if isinstance(obj.get("kubernetes"), dict) or "@timestamp" in obj or "_p" in obj:
-            votes["fluentbit"] += 1
-        elif isinstance(obj.get("log"), str) and isinstance(obj.get("time"), str):
-            votes["docker"] += 1
-        elif isinstance(obj.get("log"), str) or isinstance(obj.get("message"), str):
-            votes["fluentbit"] += 1
+        fmt = _format_of(raw)
+        if not started:
+            if fmt is None:
+                continue
+            started = True
+        if raw.strip():
+            nonempty += 1
+        if fmt is not None:
+            votes[fmt] += 1
+        if nonempty >= DETECT_WINDOW:
+            break
     best = max(votes, key=votes.__getitem__)
-    nonempty = sum(1 for raw in sample if raw.strip())
     if votes[best] and votes[best] * 2 >= nonempty:
         return best
     return "text"
+
+
+def _format_of(raw: str) -> str | None:
+    """The envelope one line parses as, None when it is of none (text)."""
+    if _CRI_HEAD.match(raw):
+        return "cri"
+    obj = _json_object(raw)
+    if obj is None:
+        return None
+    if isinstance(obj.get("kubernetes"), dict) or "@timestamp" in obj or "_p" in obj:
+        return "fluentbit"
+    if isinstance(obj.get("log"), str) and isinstance(obj.get("time"), str):
+        return "docker"
+    if isinstance(obj.get("log"), str) or isinstance(obj.get("message"), str):
+        return "fluentbit"
+    return None
 
 
 def epoch_to_rfc3339(value: Any) -> str | None:

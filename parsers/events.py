@@ -132,13 +132,33 @@ def _dict(obj: dict, key: str, field: str | None = None, required: bool = False)
     return v
 
 
+# What an OpenSearch `long` holds: a count, exit code or signal past it is no number the index takes.
+LONG_MAX = 2**63 - 1
+
+
 def _int(obj: dict, key: str, field: str | None = None) -> int | None:
     v = obj.get(key)
     if v is None:
         return None
     if isinstance(v, bool) or not isinstance(v, int):
         raise _Bad("wrong_type", field or key)
+    if not -LONG_MAX - 1 <= v <= LONG_MAX:
+        raise _Bad("out_of_range", field or key)
     return v
+
+
+def _list(obj: dict, key: str, field: str | None = None) -> list:
+    """A list field ([] when absent); anything else is one wrong_type, not one per character."""
+    v = obj.get(key)
+    if v is None:
+        return []
+    if not isinstance(v, list):
+        raise _Bad("wrong_type", field or key)
+    return v
+
+
+def _text_or_none(v: Any) -> str | None:
+    return v if isinstance(v, str) else None
 
 
 def _labels(value: Any) -> dict[str, str]:
@@ -169,8 +189,8 @@ def _ref(obj: dict | None) -> dict[str, Any] | None:
 _FIELD_CONTAINER = re.compile(r"spec\.(?:initContainers|containers|ephemeralContainers)\{([^}]*)\}")
 
 
-def _container_of(field_path: str | None) -> str | None:
-    if not field_path:
+def _container_of(field_path: Any) -> str | None:
+    if not field_path or not isinstance(field_path, str):
         return None
     m = _FIELD_CONTAINER.search(field_path)
     return m.group(1) if m else None
@@ -181,7 +201,10 @@ def _parse_quantity(q: Any) -> float | None:
     if isinstance(q, bool):
         return None
     if isinstance(q, (int, float)):
-        return float(q)
+        try:
+            return float(q)
+        except OverflowError:  # an integer past a double
+            return None
     if not isinstance(q, str):
         return None
     m = re.fullmatch(r"\s*([0-9.]+)\s*(m|k|Ki|M|Mi|G|Gi|T|Ti)?\s*", q)
@@ -278,7 +301,7 @@ def _event_records(obj: dict) -> list[EventRecord]:
     elif ev_name:
         identity = (ns or "", ev_name)
     else:  # no metadata at all: the content is the identity
-        identity = (ns or "", kind, name, ref.get("uid") or "", reason, message or "", earliest or latest)
+        identity = (ns or "", kind, name, _text_or_none(ref.get("uid")) or "", reason, message or "", earliest or latest)
 
     labels = _labels(ref.get("labels"))
     annotations = _labels(ref.get("annotations"))
@@ -296,7 +319,7 @@ def _event_records(obj: dict) -> list[EventRecord]:
         "involvedObject": _ref(ref),
         "uid": uid,
         "name": ev_name,
-        "reportingController": controller or source.get("component"),
+        "reportingController": controller or _text_or_none(source.get("component")),
         "reportingInstance": instance,
         "action": _str(obj, "action"),
         "first_time": earliest,
@@ -364,7 +387,8 @@ def workload_summary(obj: dict) -> dict[str, Any]:
     spec = obj.get("spec") if isinstance(obj.get("spec"), dict) else {}
     status = obj.get("status") if isinstance(obj.get("status"), dict) else {}
     pod_sets = []
-    for ps in spec.get("podSets") or []:
+    pod_sets_in = spec.get("podSets")
+    for ps in pod_sets_in if isinstance(pod_sets_in, list) else []:
         if not isinstance(ps, dict):
             continue
         tmpl = ps.get("template") if isinstance(ps.get("template"), dict) else {}
@@ -381,6 +405,7 @@ def workload_summary(obj: dict) -> dict[str, Any]:
     pc = spec.get("priorityClassName")
     if pc is None and isinstance(spec.get("priorityClassRef"), dict):  # v1beta2
         pc = spec["priorityClassRef"].get("name")
+    evictions = stats.get("evictions")
     return {
         "name": meta.get("name"),
         "namespace": meta.get("namespace"),
@@ -389,17 +414,22 @@ def workload_summary(obj: dict) -> dict[str, Any]:
         "owner": _owner(meta),
         "job_uid": labels.get("kueue.x-k8s.io/job-uid"),
         "queue": spec.get("queueName"),
-        "priority": spec.get("priority"),
+        "priority": _bounded_int(spec.get("priority")),
         "priority_class": pc,
         "active": spec.get("active"),
         "pod_sets": pod_sets,
         "cluster_queue": admission.get("clusterQueue"),
         "requeue_state": {
-            "count": requeue.get("count"),
+            "count": _bounded_int(requeue.get("count")),
             "requeueAt": normalize_time(requeue.get("requeueAt"), "status.requeueState.requeueAt"),
         } if requeue else None,
-        "evictions": [e for e in (stats.get("evictions") or []) if isinstance(e, dict)],
+        "evictions": [e for e in evictions if isinstance(e, dict)] if isinstance(evictions, list) else [],
     }
+
+
+def _bounded_int(v: Any) -> int | None:
+    """An integer the index can hold, else None."""
+    return v if type(v) is int and -LONG_MAX - 1 <= v <= LONG_MAX else None
 
 
 def _workload_records(obj: dict) -> list[EventRecord | Skip]:
@@ -467,11 +497,18 @@ def _pod_records(obj: dict) -> list[EventRecord | Skip]:
     status = _dict(obj, "status") or {}
     node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else None
     ident = uid or f"{ns}/{name}"
+    out: list[EventRecord | Skip] = []
+    lists: dict[str, list] = {}
+    for key in ("conditions", "initContainerStatuses", "containerStatuses"):
+        try:
+            lists[key] = _list(status, key, f"status.{key}")
+        except _Bad as bad:  # the pod's other records stand
+            lists[key] = []
+            out.append(Skip(bad.reason, f"Pod {ns}/{name}: {bad.detail}"))
     restarts = {}
-    for cs in (status.get("containerStatuses") or []):
+    for cs in lists["containerStatuses"]:
         if isinstance(cs, dict) and isinstance(cs.get("name"), str):
-            rc = cs.get("restartCount")
-            restarts[cs["name"]] = rc if isinstance(rc, int) and not isinstance(rc, bool) else 0
+            restarts[cs["name"]] = _bounded_int(cs.get("restartCount")) or 0
     pod_info = {
         "uid": uid,
         "labels": _labels(meta.get("labels")),
@@ -479,29 +516,28 @@ def _pod_records(obj: dict) -> list[EventRecord | Skip]:
         "owner": _owner(meta),
         "node": node,
         "accelerators": pod_accelerators(spec),
-        "phase": status.get("phase"),
-        "status_reason": status.get("reason"),
-        "status_message": status.get("message"),
+        "phase": _text_or_none(status.get("phase")),
+        "status_reason": _text_or_none(status.get("reason")),
+        "status_message": _text_or_none(status.get("message")),
         "restarts": restarts,
     }
     base = {"from": "pod", "pod": pod_info}
-    out: list[EventRecord | Skip] = []
     created = normalize_time(meta.get("creationTimestamp"), "metadata.creationTimestamp")
     if created is None:
         raise _Bad("missing_field", "metadata.creationTimestamp")
-    out.append(EventRecord(
+    out.insert(0, EventRecord(
         id=stable_id("pod", ident, "Created"), time=created, namespace=ns, pod=name, node=node,
         reason="Created", type="Object", object_kind="Pod", object_name=name,
         message=status.get("message") if isinstance(status.get("message"), str) else None,
         count=1, details=base,
     ))
-    for cond in status.get("conditions") or []:
+    for cond in lists["conditions"]:
         try:
             out.append(_condition_record("pod", ident, "Pod", name, ns, cond, base, pod=name, node=node))
         except _Bad as bad:
             out.append(Skip(bad.reason, f"Pod {ns}/{name} condition: {bad.detail}"))
     for key in ("initContainerStatuses", "containerStatuses"):
-        for cs in status.get(key) or []:
+        for cs in lists[key]:
             try:
                 out.extend(_container_records(ident, name, ns, node, cs, base, init=key.startswith("init")))
             except _Bad as bad:
@@ -616,7 +652,9 @@ def _documents(lines: Iterable[str]) -> Iterator[tuple[Any, int] | Skip]:
 
     NDJSON is read line by line. When the first non-blank line is not a whole JSON
     value but opens one, the text is read as a sequence of documents; a document
-    that does not decode is skipped up to the next line.
+    that does not decode (cut, or broken inside) is one `bad_json` skip, and reading
+    resyncs at the next line that opens a document at its first column (where
+    pretty-printers and NDJSON writers start one), so the documents after it are kept.
     """
     it = iter(lines)
     lineno = 0
@@ -646,7 +684,8 @@ def _documents(lines: Iterable[str]) -> Iterator[tuple[Any, int] | Skip]:
             except (ValueError, RecursionError):
                 yield Skip("bad_json", s[:80], lineno)
         return
-    text = head + "".join(it)
+    # Lines given without their newlines get them back (the resync and line numbers need them).
+    text = ("" if head.endswith("\n") else "\n").join((head, *it))
     dec = json.JSONDecoder()
     pos, n, at_line = 0, len(text), lineno
     while True:
@@ -661,13 +700,22 @@ def _documents(lines: Iterable[str]) -> Iterator[tuple[Any, int] | Skip]:
         except (ValueError, RecursionError):
             nl = text.find("\n", pos)
             yield Skip("bad_json", text[pos:nl if nl >= 0 else n][:80], at_line)
-            if nl < 0:
+            nxt = _next_document(text, pos)
+            if nxt < 0:
                 return
-            pos = nl
+            at_line += text.count("\n", pos, nxt)
+            pos = nxt
             continue
         yield value, at_line
         at_line += text.count("\n", pos, end)
         pos = end
+
+
+def _next_document(text: str, pos: int) -> int:
+    """Where the next document after `pos` opens: a `{` or `[` first on its line; -1 if none."""
+    brace, bracket = text.find("\n{", pos), text.find("\n[", pos)
+    found = min((i for i in (brace, bracket) if i >= 0), default=-1)
+    return found + 1 if found >= 0 else -1
 
 
 def decode_event_stream(lines: Iterable[str]) -> Iterator[Decoded]:

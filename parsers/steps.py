@@ -29,6 +29,7 @@ from typing import Any
 import msgspec
 
 from gangscope.parsers import dialects
+from gangscope.parsers.divisors import divisors
 from gangscope.parsers.dialects import DEFAULT_CACHE, Dialect, ShapeCache, build, is_step, strip_ansi
 from gangscope.parsers.lines import Line, LineState
 from gangscope.parsers.records import Record, StepRecord, record_from_state, record_state
@@ -504,13 +505,9 @@ class TrainerLogFolder:
 
 
 def _divisors(n: int) -> list[int]:
-    out = []
-    i = 1
-    while i * i <= n:
-        if n % i == 0:
-            out.extend((i, n // i))
-        i += 1
-    return out
+    """The divisors of a bar's total, factored (a total of 2**64 hung trial division to its
+    square root); none past a `long` (parsers/divisors.py)."""
+    return divisors(n)
 
 
 def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:

@@ -60,6 +60,7 @@ class ContainerCurator:
         self.stats = stats
         self.limits = limits or CurationLimits()
         self.stamper = Stamper(identity, job or job_of(identity), fmt, attempt_of)
+        self.stamper.on_skip = self._value_skipped
         parser_classes = parser_classes if parser_classes is not None else LINE_PARSERS
         self.parser_classes = parser_classes
         self.wanted = combined_prefilter(parser_classes)
@@ -455,6 +456,14 @@ class ContainerCurator:
             ledger.add("curate", exc, file=self.source, position=position, parser=type(parser).__name__,
                        job=self.stamper.job)
         return failed.records
+
+    def _value_skipped(self, record: Record, kind: str, detail: str) -> None:
+        """A value of a record the stamp set to null (a malformed time, a number out of range): counted."""
+        position = self.position
+        if position is None:
+            position = f"line at {record.time} ({record.stream} #{record.seq})"
+        self.stats.skips.add("curate", kind, file=self.source, position=position, detail=detail,
+                             record=record.kind)
 
     def _record_failed(self, record: Record | None, exc: Exception, parser: str | None = None) -> None:
         position = self.position

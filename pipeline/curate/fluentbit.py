@@ -20,6 +20,7 @@ class FluentBitCurator:
     evictions = 0  # eviction rounds (an owner keeping per-container state compares it)
     limits = CurationLimits()
     source: str | None = None  # the file (or topic) read: its containers' curators name it in failures
+    lines_read = 0  # lines of the source fed so far (positions of skips)
 
     def __init__(self, stats: CurationStats, fallback: PodIdentity, **kwargs):
         self.stats = stats
@@ -37,12 +38,17 @@ class FluentBitCurator:
     def feed_lines(self, raws: Iterable[str]) -> list[Record]:
         out: list[Record] = []
         fed: dict[int, ContainerCurator] = {}  # the containers of these lines (not all: thousands may be kept)
+        stats = self.stats
         for raw in raws:
-            self.stats.lines += 1
-            env = envelopes.decode_fluentbit(raw)
-            if env is None:
-                if raw.strip():
-                    self.stats.unreadable_lines += 1
+            stats.lines += 1
+            self.lines_read += 1
+            env = envelopes.read_fluentbit(raw)
+            if type(env) is not envelopes.Envelope:
+                if env is not None:  # a record with a field of the wrong type: a skip of its own kind
+                    position = self.position if self.position is not None else f"line {self.lines_read}"
+                    stats.skips.add("curate", env.kind, file=self.source, position=position, detail=env.detail)
+                elif raw.strip():
+                    stats.unreadable_lines += 1
                 continue
             curator = self.feed_envelope(env, out)
             fed[id(curator)] = curator

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gangscope.parsers.times import to_utc
-from gangscope.parsers.records import Record, StepRecord, id_hasher, stable_id
+from gangscope.parsers.times import parse as parse_time, to_utc
+from gangscope.parsers.records import EpochRecord, Record, SignalRecord, StepRecord, TraceRecord, id_hasher, stable_id
 from gangscope.pipeline.curate.naming import job_of_pod
 from gangscope.pipeline.sources.files import PodIdentity
 
@@ -23,13 +23,16 @@ class Stamper:
     job: str
     source: str
     attempt_of: object = None  # callable(job, utc_time) -> attempt number
+    # callable(record, kind, detail): a value the stamp could not keep (a time that names no
+    # instant, a number past what the index mappings hold) was set to null; the owner counts it.
+    on_skip: object = field(default=None, repr=False)
     # Step ids of one rank share every coordinate but epoch, step and dialect: the hash of that
     # common prefix is kept per (attempt, rank, local rank) and copied, not recomputed.
     _step_prefixes: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
         # The prefix hashes are a cache (and hash objects do not pickle): a pickled stamper leaves them out.
-        return {**self.__dict__, "_step_prefixes": {}}
+        return {**self.__dict__, "_step_prefixes": {}, "on_skip": None}
 
     def stamp(self, record: Record, stream: str | None) -> Record:
         ident = self.identity
@@ -41,7 +44,19 @@ class Stamper:
         record.source = self.source
         if stream is not None:
             record.stream = stream
-        record.time = to_utc(record.time) if record.time else None
+        time = record.time
+        if time:
+            utc = to_utc(time)
+            # to_utc passes a `...Z` time unchecked: a runtime's malformed stamp would be written through.
+            if utc is None or (utc is time and parse_time(time) is None):
+                utc = None
+                self._skipped(record, "bad_timestamp", f"time {time[:40]!r}")
+            record.time = utc
+        else:
+            record.time = None
+        names = _BOUNDED_FIELDS.get(type(record), _RANKS)
+        if names:
+            self._bound(record, names)
         if self.attempt_of is not None:
             record.attempt = self.attempt_of(self.job, record.time)  # type: ignore[operator]
         if type(record) is StepRecord and record.step is not None:
@@ -49,6 +64,30 @@ class Stamper:
         else:
             record.id = record_id(record, ident.pod_uid)
         return record
+
+    def _bound(self, record: Record, names: tuple[str, ...]) -> None:
+        """Numbers the index mappings cannot hold (past a `long`) become null, counted."""
+        get = getattr
+        for name in names:
+            v = get(record, name)
+            if type(v) is int and not LONG_MIN <= v <= LONG_MAX:
+                setattr(record, name, None)
+                self._skipped(record, "out_of_range", f"{name} of {v.bit_length()} bits")
+        metrics = get(record, "metrics", None)
+        if metrics:
+            for name, v in list(metrics.items()):
+                if type(v) is int and not LONG_MIN <= v <= LONG_MAX:
+                    del metrics[name]
+                    self._skipped(record, "out_of_range", f"metrics.{name[:40]}")
+        if type(record) is TraceRecord and record.frames:
+            for frame in record.frames:  # type: ignore[attr-defined]
+                if type(frame.line) is int and not LONG_MIN <= frame.line <= LONG_MAX:
+                    frame.line = None
+                    self._skipped(record, "out_of_range", "frame line")
+
+    def _skipped(self, record: Record, kind: str, detail: str) -> None:
+        if self.on_skip is not None:
+            self.on_skip(record, kind, detail)  # type: ignore[operator]
 
     def _step_id(self, record: StepRecord) -> str:
         """record_id of a numbered step, from the hash of its rank's common prefix."""
@@ -64,6 +103,17 @@ class Stamper:
         epoch, dialect = record.epoch, record.dialect
         h.update(f"{'' if epoch is None else epoch}\x1f{record.step}\x1f{'' if dialect is None else dialect}".encode("utf-8", "surrogatepass"))
         return h.hexdigest()
+
+
+# What an OpenSearch `long` holds (templates/: step, total_steps, epochs, counts, line numbers).
+LONG_MAX = 2**63 - 1
+LONG_MIN = -(2**63)
+_RANKS = ("rank", "local_rank")
+_BOUNDED_FIELDS: dict[type, tuple[str, ...]] = {
+    StepRecord: _RANKS + ("step", "total_steps", "total_epochs", "epoch"),
+    EpochRecord: _RANKS + ("step", "total_steps", "total_epochs", "epoch"),
+    SignalRecord: _RANKS + ("step",),
+}
 
 
 def record_id(record: Record, pod_uid: str | None) -> str:

@@ -124,6 +124,7 @@ class StatsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     problems: list[str] = []
     job_end: dict[str, float] = {}
     failures: list[dict[str, Any]] = []
+    skips: list[dict[str, Any]] = []  # CurationStats.skips, as the failures
 
 
 class PartitionState(msgspec.Struct, kw_only=True, omit_defaults=True):

@@ -33,6 +33,9 @@ class CurationStats:
     problems: list[str] = field(default_factory=list)
     job_end: dict[str, float] = field(default_factory=dict)  # job -> time of its last line read
     failures: StageFailures = field(default_factory=StageFailures)  # parsers and records that raised (stage "curate")
+    # Skips by design (issue 17): a line or value of the wrong type or out of range, counted by kind
+    # (the ledger's "error") with file and position; the line's other records and its neighbours kept.
+    skips: StageFailures = field(default_factory=StageFailures)
 
     def snapshot(self) -> StatsState:
         return StatsState(
@@ -40,7 +43,7 @@ class CurationStats:
             partial_lines_cut=self.partial_lines_cut, dangling_partials=self.dangling_partials,
             open_records_flushed=self.open_records_flushed, containers_evicted=self.containers_evicted,
             records=dict(self.records), problems=list(self.problems), job_end=dict(self.job_end),
-            failures=self.failures.summary(),
+            failures=self.failures.summary(), skips=self.skips.summary(),
         )
 
     def restore(self, state: StatsState) -> None:
@@ -49,3 +52,4 @@ class CurationStats:
         self.open_records_flushed, self.containers_evicted = state.open_records_flushed, state.containers_evicted
         self.records, self.problems, self.job_end = dict(state.records), list(state.problems), dict(state.job_end)
         self.failures = StageFailures.from_summary(state.failures)
+        self.skips = StageFailures.from_summary(state.skips)

@@ -74,7 +74,8 @@ class ReplayResult:
 
     @property
     def exit_code(self) -> int:
-        bad = self.unreadable or self.problems or self.read.errors or self.read.long_lines_cut or self.stage_failures
+        bad = (self.unreadable or self.problems or self.read.errors or self.read.long_lines_cut or self.stage_failures
+               or self.curation.skips)
         return 1 if bad else 0
 
     def summary(self) -> dict:
@@ -97,6 +98,7 @@ class ReplayResult:
             "repeated_events": self.repeated_events,
             "problems": self.problems + self.read.errors,
             "stage_failures": self.stage_failures.summary(),
+            "skips": skips_summary(self.curation.skips),
         }
 
 
@@ -224,6 +226,8 @@ class Replay:
                         result.repeated_events += 1
                     else:
                         result.skipped_events += 1
+                        result.curation.skips.add("sources", item.reason, file=path, position=f"line {item.line}",
+                                                  detail=None if item.reason == "bad_json" else item.detail)
         # the consumer's book, given all events at once: attempts are cut by one code path
         book = EventBook(max_events=None)
         stamped, _ended = book.add(events, failures=result.failures)
@@ -245,6 +249,14 @@ class Replay:
         result.diagnoses = found.diagnoses
         result.timelines = found.timelines
         self.deliver(result.diagnoses)
+
+
+def skips_summary(skips: StageFailures) -> list[dict]:
+    """summary.json `skips`: [{"stage", "kind", "count", "examples": [{"file", "position", "detail"}]}]:
+    input skipped by design (a field of the wrong type, a value out of range, a malformed time or
+    document), each kind counted with where it was; `stage_failures` are the crashes caught."""
+    return [{"stage": e["stage"], "kind": e["error"], "count": e["count"], "examples": e["examples"]}
+            for e in skips.summary()]
 
 
 def pod_groups(sources: list[LogSource]) -> list[list[LogSource]]:
@@ -286,7 +298,7 @@ class GroupWork:
                 if curator is None:
                     fmt = self.options.fmt
                     if fmt == "auto":
-                        fmt = envelopes.detect_format(decode_block(block[: 1 << 16])[0][:SAMPLE_LINES])
+                        fmt = envelopes.detect_format(decode_block(block[: 1 << 16])[0])
                     curator = self._curator_for(source.identity, fmt)
                 curator.source = path  # named where a failure is counted
                 # The last net (parsers and records are guarded inside): a block the curator raises

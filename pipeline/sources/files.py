@@ -9,9 +9,11 @@ Anything else is one pod named after the file's stem.
 
 from __future__ import annotations
 
+import fcntl
 import gzip
 import os
 import re
+import stat
 import sys
 import zlib
 from dataclasses import dataclass, field
@@ -116,6 +118,8 @@ def discover(paths: list[str]) -> tuple[list[LogSource], list[str]]:
             files.extend(found)
         elif not os.access(given, os.R_OK):
             problems.append(f"{given}: permission denied")
+        elif _endless(given):
+            problems.append(f"{given}: not a file (a device or socket has no end to read to)")
         else:
             files.append(given)
 
@@ -130,19 +134,47 @@ def discover(paths: list[str]) -> tuple[list[LogSource], list[str]]:
     return list(sources.values()), problems
 
 
+def _endless(path: str) -> bool:
+    """A character or block device or a socket: reading it may never end (/dev/zero). A FIFO is
+    read (process substitution gives one); `open_binary` opens it without waiting for a writer."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return False
+    return stat.S_ISCHR(mode) or stat.S_ISBLK(mode) or stat.S_ISSOCK(mode)
+
+
+def _opener(path: str, flags: int) -> int:
+    """Open without waiting: a FIFO with no writer would block `open` forever. Reads then block
+    as usual (and a FIFO nobody writes to reads as empty)."""
+    fd = os.open(path, flags | os.O_NONBLOCK)
+    try:
+        fcntl.fcntl(fd, fcntl.F_SETFL, fcntl.fcntl(fd, fcntl.F_GETFL) & ~os.O_NONBLOCK)
+    except OSError:
+        pass
+    return fd
+
+
 def _looks_like_log(name: str) -> bool:
     return bool(_RESTART_FILE.match(name)) or name.endswith(_LOG_SUFFIXES) or "." not in name
 
 
 def open_binary(path: str) -> BinaryIO:
-    """The file's bytes, gunzipped when it is gzip (by its magic, not its name)."""
+    """The file's bytes, gunzipped when it is gzip (by its magic, not its name; stdin too).
+    A read that fails while looking raises, as any read of the file (the caller counts it)."""
     if path == "-":
-        return sys.stdin.buffer
+        raw = sys.stdin.buffer
+    else:
+        try:
+            raw = open(path, "rb", opener=_opener)
+        except OSError as exc:
+            raise InputError(f"{path}: {exc.strerror or exc}") from None
     try:
-        raw = open(path, "rb")
-    except OSError as exc:
-        raise InputError(f"{path}: {exc.strerror or exc}") from None
-    head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+    except BaseException:
+        if path != "-":
+            raw.close()
+        raise
     if head == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
     return raw

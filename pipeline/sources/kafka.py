@@ -95,7 +95,7 @@ def _json_object(value: bytes | None) -> dict[str, Any]:
     return obj
 
 
-def decode_log(value: bytes | None, _decode=_decoder.decode, _envelope=envelopes.envelope_from_record) -> envelopes.Envelope:
+def decode_log(value: bytes | None, _decode=_decoder.decode, _envelope=envelopes.read_record) -> envelopes.Envelope:
     """One Fluent Bit record as an envelope, or Undecodable. (The hot path: one call per line.)"""
     try:
         obj = _decode(value)
@@ -104,18 +104,13 @@ def decode_log(value: bytes | None, _decode=_decoder.decode, _envelope=envelopes
     if type(obj) is not dict:
         raise Undecodable("not_an_object", f"JSON {type(obj).__name__}")
     env = _envelope(obj)
-    if env is None:
-        raise Undecodable("no_log_text", "record has no string 'log' or 'message'")
-    kube = env.kubernetes
-    if kube is not None:
-        for name in _KUBE_KEY_FIELDS:  # they key the curation state: a list or object there cannot
-            v = kube.get(name)
-            if v is not None and type(v) is not str:
-                raise Undecodable("bad_kubernetes", f"kubernetes.{name} is a JSON {type(v).__name__}, not a string")
+    if type(env) is not envelopes.Envelope:
+        if env is None:
+            raise Undecodable("no_log_text", "record has no string 'log' or 'message'")
+        # the record's fields checked in one place (parsers/envelopes.py): a list or object where
+        # the `kubernetes` block names the container cannot key the curation state
+        raise Undecodable("bad_kubernetes", env.detail)
     return env
-
-
-_KUBE_KEY_FIELDS = ("namespace_name", "pod_id", "pod_name", "container_name")
 
 
 def event_object(value: bytes | None) -> Any:
