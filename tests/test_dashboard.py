@@ -552,3 +552,36 @@ def test_every_panel_fits_1366_pixels_with_screenshots(browser, served):
         browser.get(served + f"/panel/{name}?refresh=0")
         assert browser.execute_script("return document.documentElement.scrollWidth") <= 1366, name
         browser.save_screenshot(str(artifacts / f"dashboard-{name}-1366.png"))
+
+
+@pytest.fixture
+def many_failures(opensearch_url, index_prefix):
+    """30 failed attempts of 30 jobs, each with an error line and a trace of its own."""
+    prefix = index_prefix + "-many-"
+    records = []
+    for n in range(30):
+        job = f"team-m/job-{n:02d}"
+        records.append(DiagnosisRecord(id=stable_id("d", n), job=job, attempt=1, namespace="team-m", time=ts(n),
+                                       outcome="failed", category="python_exception", summary=f"rank 0 raised {n}"))
+        records.append(ErrorRecord(id=stable_id("e", n), job=job, attempt=1, namespace="team-m", pod=f"p-{n}", rank=0,
+                                   time=ts(n), category="python_exception", line=f"KeyError: {n}",
+                                   message=f"KeyError: {n}"))  # fmt: skip
+        records.append(TraceRecord(id=stable_id("t", n), job=job, attempt=1, namespace="team-m", pod=f"p-{n}", rank=0,
+                                   time=ts(n), exception_type="KeyError", message=str(n), fingerprint=f"fp-{n:02d}",
+                                   text=f"Traceback (most recent call last):\nKeyError: {n}"))  # fmt: skip
+    with OpenSearchSink(opensearch_url, prefix=prefix, refresh=True) as sink:
+        sink.write(records)
+    yield create_app(opensearch_url, prefix=prefix, refresh_s=0).test_client()
+    indices.delete_all(indices.connect(opensearch_url), prefix)
+
+
+def test_the_page_of_every_panel_lists_the_first_rows_and_links_to_the_rest(many_failures):
+    import re
+
+    index = many_failures.get("/").get_data(as_text=True)
+    assert index.count('<article class="diagnosis"') == 10
+    assert index.count('<tr data-fingerprint=') == 10
+    assert re.search(r'<a href="/panel/diagnoses\?[^"]*">all 30 diagnoses', index)
+    assert re.search(r'<a href="/panel/traces\?[^"]*">all 30 trace groups', index)
+    own = many_failures.get("/panel/diagnoses").get_data(as_text=True)
+    assert own.count('<article class="diagnosis"') == 30 and 'class="more"' not in own
