@@ -245,3 +245,15 @@ def test_the_demo_report_in_chromium_at_1366_pixels(tmp_path):
             assert "e+" not in label, label
     finally:
         browser.quit()
+
+
+def test_stalls_and_stragglers_are_listed_under_training_progress():
+    from gangscope.parsers.records import SignalRecord
+
+    stall = SignalRecord(id="g1", job=JOB, attempt=1, namespace="team-a", pod="web-worker-0", rank=1,
+                         time="2026-11-30T04:20:00Z", signal="stall", step=5, value=650.0, baseline=30.0,
+                         message="no new step for 650.0 s after step 5 until the end of the log <b>")  # fmt: skip
+    html = render_report([*records(), stall], diagnose(records()))
+    progress = html[html.index("Training progress"):]
+    row = re.search(r'<tr data-signal="stall">.*?</tr>', progress, re.S).group(0)
+    assert "no new step for 650.0 s after step 5" in row and "web-worker-0" in row and "&lt;b&gt;" in row

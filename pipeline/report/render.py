@@ -102,7 +102,7 @@ def overview(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
 def failed_section(name: str, exc: BaseException) -> dict[str, Any]:
     """A job whose section could not be made: its name and the error."""
     return {"name": name, "error": f"{type(exc).__name__} while building its section", "attempts": [],
-            "trace_groups": [], "errors": [], "progress": [], "progress_more": [], "charts": [], "events": [],
+            "trace_groups": [], "errors": [], "progress": [], "progress_more": [], "charts": [], "events": [], "signals": [],
             "timeline": None}
 
 
@@ -149,6 +149,7 @@ def _job_section(name: str, kinds: dict[str, list[Record]], diagnoses: list[Reco
             line_chart(kinds.get("step", []), "step_time_s", "step time", unit="s"),
         ) if c],  # fmt: skip
         "events": sorted(kinds.get("event", []), key=lambda e: e.time or "")[:200],
+        "signals": sorted(kinds.get("signal", []), key=lambda r: (r.attempt or 0, r.time or "", r.rank if r.rank is not None else -1)),
         "timeline": timeline,
     }
 
