@@ -48,15 +48,25 @@ class Stamper:
         if time:
             utc = to_utc(time)
             # to_utc passes a `...Z` time unchecked: a runtime's malformed stamp would be written through.
-            if utc is None or (utc is time and parse_time(time) is None):
+            if utc is None or (utc is time and not _valid_utc(time)):
                 utc = None
                 self._skipped(record, "bad_timestamp", f"time {time[:40]!r}")
             record.time = utc
         else:
             record.time = None
-        names = _BOUNDED_FIELDS.get(type(record), _RANKS)
-        if names:
-            self._bound(record, names)
+        # Numbers past a `long`: one chained comparison per field while all fit (None counts as 0).
+        kind = type(record)
+        if kind is StepRecord or kind is EpochRecord:
+            if not (LONG_MIN <= (record.step or 0) <= LONG_MAX and LONG_MIN <= (record.total_steps or 0) <= LONG_MAX
+                    and LONG_MIN <= (record.total_epochs or 0) <= LONG_MAX and LONG_MIN <= (record.epoch or 0) <= LONG_MAX
+                    and LONG_MIN <= (record.rank or 0) <= LONG_MAX and LONG_MIN <= (record.local_rank or 0) <= LONG_MAX):
+                self._bound(record, _BOUNDED_FIELDS[kind])
+            metrics = record.metrics if kind is StepRecord else None  # type: ignore[attr-defined]
+            if metrics and not (LONG_MIN <= min(metrics.values()) and max(metrics.values()) <= LONG_MAX):
+                self._bound_metrics(record, metrics)
+        elif not (LONG_MIN <= (record.rank or 0) <= LONG_MAX and LONG_MIN <= (record.local_rank or 0) <= LONG_MAX) or (
+                kind is SignalRecord or kind is TraceRecord):
+            self._bound(record, _BOUNDED_FIELDS.get(kind, _RANKS))
         if self.attempt_of is not None:
             record.attempt = self.attempt_of(self.job, record.time)  # type: ignore[operator]
         if type(record) is StepRecord and record.step is not None:
@@ -73,17 +83,17 @@ class Stamper:
             if type(v) is int and not LONG_MIN <= v <= LONG_MAX:
                 setattr(record, name, None)
                 self._skipped(record, "out_of_range", f"{name} of {v.bit_length()} bits")
-        metrics = get(record, "metrics", None)
-        if metrics:
-            for name, v in list(metrics.items()):
-                if type(v) is int and not LONG_MIN <= v <= LONG_MAX:
-                    del metrics[name]
-                    self._skipped(record, "out_of_range", f"metrics.{name[:40]}")
         if type(record) is TraceRecord and record.frames:
             for frame in record.frames:  # type: ignore[attr-defined]
                 if type(frame.line) is int and not LONG_MIN <= frame.line <= LONG_MAX:
                     frame.line = None
                     self._skipped(record, "out_of_range", "frame line")
+
+    def _bound_metrics(self, record: Record, metrics: dict) -> None:
+        for name, v in list(metrics.items()):
+            if type(v) is int and not LONG_MIN <= v <= LONG_MAX:
+                del metrics[name]
+                self._skipped(record, "out_of_range", f"metrics.{name[:40]}")
 
     def _skipped(self, record: Record, kind: str, detail: str) -> None:
         if self.on_skip is not None:
@@ -108,6 +118,24 @@ class Stamper:
 # What an OpenSearch `long` holds (templates/: step, total_steps, epochs, counts, line numbers).
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)
+_VALID_HEADS: dict[str, bool] = {}  # `YYYY-MM-DDTHH:MM:SS` -> whether it names a time (the same second recurs)
+
+
+def _valid_utc(time: str) -> bool:
+    """Whether a time ending in `Z` is RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.digits]Z`, a real date and
+    time of day): its second checked once, its fraction each time."""
+    head = time[:19]
+    ok = _VALID_HEADS.get(head)
+    if ok is None:
+        if len(_VALID_HEADS) >= 4096:
+            _VALID_HEADS.clear()
+        ok = _VALID_HEADS[head] = parse_time(head + "Z") is not None
+    if not ok:
+        return False
+    tail = time[19:-1]
+    return not tail or (tail[0] == "." and len(tail) > 1 and tail.isascii() and tail[1:].isdigit())
+
+
 _RANKS = ("rank", "local_rank")
 _BOUNDED_FIELDS: dict[type, tuple[str, ...]] = {
     StepRecord: _RANKS + ("step", "total_steps", "total_epochs", "epoch"),
