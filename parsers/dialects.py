@@ -25,6 +25,7 @@ generic (plain loops).
 
 from __future__ import annotations
 
+import math
 import operator
 import re
 from collections.abc import Callable
@@ -47,11 +48,11 @@ PREFILTER_PARTS = (
     r"E(?:TA: [0-9]|poch [0-9]+/[0-9]+)",  # Keras 2 bar before its first rate; Keras epoch header
     r"iteration +[0-9]+/",  # Megatron-LM, NeMo
     r"epoch [0-9]+: +[0-9]+ / [0-9]",  # fairseq
-    r"\[batch=[0-9]",  # Composer
+    # Composer "[batch=10/100]"; "[ 50/500]" of MMEngine/MMCV, torchvision references, timm ("[  50/1000 (  5%)]")
+    r"\[(?:batch=[0-9]| *[0-9]+/[0-9]+[] ])",
     # plain loops, DeepSpeed ("step=", "global_step="), torchtitan (whose colors glue "\x1b[31m" to "step")
     r"(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER)[^0-9A-Za-z_]{0,3}[0-9]",
     r"[Bb]atch[^0-9A-Za-z_]{0,3}[0-9].*[Ll]oss",  # plain loops counting batches (with a loss)
-    r"(?:Epoch|Iter)\(train\)|Epoch:? \[[0-9]|Iter \[[0-9]|Train: [0-9]+ \[",  # MMEngine/MMCV, torchvision references, timm
 )
 PREFILTER = "|".join(f"(?:{p})" for p in PREFILTER_PARTS)
 
@@ -996,7 +997,7 @@ def compile_plan(d: Dialect, plan: Plan) -> CompiledPlan:
     return CompiledPlan(fixed, tuple(out), clocks, measures)
 
 
-def apply_plan(d: Dialect, plan: CompiledPlan, texts: list[str]) -> dict | None:
+def apply_plan(d: Dialect, plan: CompiledPlan, texts: list[str], nonfinite: bool = False) -> dict | None:
     """StepRecord fields from the texts of a line's values, or None when it is not a step."""
     out = dict(plan.fixed)
     metrics: dict[str, float] = {}
@@ -1008,13 +1009,43 @@ def apply_plan(d: Dialect, plan: CompiledPlan, texts: list[str]) -> dict | None:
         if not any("," in t for t in texts):
             return None
         # thousands separators ("7,512"): the rare slow path
-        return apply_plan(d, plan, [t.replace(",", "") for t in texts])
+        return apply_plan(d, plan, [t.replace(",", "") for t in texts], nonfinite)
     if plan.clocks:
         _bar_clocks(out, metrics)
     out["metrics"] = metrics
+    if nonfinite:
+        _take_nonfinite(out)
     if d.kind in ("step", "bar") and not (plan.measures and _numbered(out.get("step"), d)):
         return None
     return out
+
+
+# fields a printed NaN/Inf is taken out of (SPEC rev. 2: the field null, its name in `nonfinite`)
+_FLOAT_FIELDS = ("loss", "learning_rate", "grad_norm", "throughput", "step_time_s", "epoch")
+
+
+def _take_nonfinite(out: dict) -> None:
+    """NaN/Inf values out of a step's fields and metrics, their names into out["nonfinite"]."""
+    names = [f for f in _FLOAT_FIELDS if isinstance(out.get(f), float) and not math.isfinite(out[f])]
+    for f in names:
+        out[f] = None
+    metrics = out["metrics"]
+    for k in [k for k, v in metrics.items() if not math.isfinite(v)]:
+        del metrics[k]
+        names.append(k)
+    if names:
+        out["nonfinite"] = names
+
+
+def merge_nonfinite(into: dict, fields: dict) -> None:
+    """After `fields` (a later line of the same step) merged into `into`: a name stays non-finite
+    only while no line gave it a number."""
+    names = list(dict.fromkeys((into.get("nonfinite") or []) + (fields.get("nonfinite") or [])))
+    kept = [n for n in names if into.get(n) is None and n not in into["metrics"]]
+    if kept:
+        into["nonfinite"] = kept
+    else:
+        into.pop("nonfinite", None)
 
 
 _NOT_METRICS = frozenset({"elapsed_s", "eta_s"})
@@ -1070,18 +1101,25 @@ class Template(NamedTuple):
 
 
 class Reading(NamedTuple):
-    """What a dialect read from one segment: its plan and the text of each value."""
+    """What a dialect read from one segment: its plan, the text of each value, and whether one of
+    them is a NaN/Inf (a property of the layout: only those texts have letters)."""
 
     dialect: Dialect
     plan: CompiledPlan | None
     texts: list[str]
+    nonfinite: bool = False
+
+
+def _has_nonfinite(texts) -> bool:
+    joined = "".join(texts)
+    return "n" in joined or "N" in joined  # nan, inf, NAN, INF: no other number text has an n
 
 
 def build(reading: Reading) -> dict | None:
     """StepRecord fields from a reading, or None when it is not a step."""
     if reading.plan is None:
         return None
-    return apply_plan(reading.dialect, reading.plan, reading.texts)
+    return apply_plan(reading.dialect, reading.plan, reading.texts, reading.nonfinite)
 
 
 class ShapeCache:
@@ -1110,8 +1148,8 @@ class ShapeCache:
             if known is None:
                 return None
             if known is not _UNSEEN:
-                d, plan, pick = known
-                return Reading(d, plan, pick(seg))
+                d, plan, pick, nonfinite = known
+                return Reading(d, plan, pick(seg), nonfinite)
         # text, number, text, number, ..., text
         if ("nan" in seg or "inf" in seg or "NAN" in seg or "INF" in seg or "NaN" in seg or "Inf" in seg) and _NAN_VALUE(seg):
             parts = _NUMBER_SPLIT(seg)
@@ -1127,13 +1165,11 @@ class ShapeCache:
                 self._remember(layout, None)
             return None
         if tpl is not _UNSEEN:
+            texts = [parts[2 * a + 1] if a == b else "".join(parts[2 * a + 1 : 2 * b + 2]) for a, b in tpl.spans]
+            nonfinite = _has_nonfinite(texts)
             if only is None:
-                self._remember(layout, (tpl.dialect, tpl.plan, _picker(tpl.spans, parts)))
-            return Reading(
-                tpl.dialect,
-                tpl.plan,
-                [parts[2 * a + 1] if a == b else "".join(parts[2 * a + 1 : 2 * b + 2]) for a, b in tpl.spans],
-            )
+                self._remember(layout, (tpl.dialect, tpl.plan, _picker(tpl.spans, parts), nonfinite))
+            return Reading(tpl.dialect, tpl.plan, texts, nonfinite)
         reading, tpl = self._parse(seg, parts, only or self.dialects)
         if len(self._shapes) >= self.max_shapes:
             self._shapes.clear()
@@ -1141,7 +1177,7 @@ class ShapeCache:
         if tpl is not None or reading is None:
             self._shapes[key] = tpl
             if only is None:
-                self._remember(layout, None if tpl is None else (tpl.dialect, tpl.plan, _picker(tpl.spans, parts)))
+                self._remember(layout, None if tpl is None else (tpl.dialect, tpl.plan, _picker(tpl.spans, parts), reading.nonfinite))
         return reading
 
     def _remember(self, layout: bytes, known: tuple | None) -> None:
@@ -1163,7 +1199,8 @@ class ShapeCache:
                 plan = make_plan(d, keys)
                 self._plans[pk] = compile_plan(d, plan) if plan is not None else None
             plan = self._plans[pk]
-            reading = Reading(d, plan, [seg[v.start : v.end] for v in vals])
+            texts = [seg[v.start : v.end] for v in vals]
+            reading = Reading(d, plan, texts, _has_nonfinite(texts))
             return reading, _template(d, plan, vals, parts)
         return None, None
 

@@ -22,14 +22,12 @@ stays step 5 of epoch 2). The Trainer's logs dict prints no step at all: see
 
 from __future__ import annotations
 
-import math
 import re
 from typing import Any
 
 import msgspec
 
 from gangscope.parsers import dialects
-from gangscope.parsers.divisors import divisors
 from gangscope.parsers.dialects import DEFAULT_CACHE, Dialect, ShapeCache, build, is_step, strip_ansi
 from gangscope.parsers.lines import Line, LineState
 from gangscope.parsers.records import Record, StepRecord, record_from_state, record_state
@@ -41,8 +39,6 @@ _TEXT_RANK = re.compile(r"\[(?:Rank|RANK) (\d+)\]")
 # Launcher prefixes that parsers/lines.py leaves (it reads "[...]:" heads only), stripped once before every
 # dialect: `srun --label` "12: " (the task id, a global rank), Open MPI `--tag-output` "[1,0]<stdout>:" ([jobid,rank]).
 _LAUNCHER = re.compile(r"(\d{1,6}): |\[\d+,(\d+)\]<std(?:out|err)>: ?").match
-# fields a printed NaN/Inf is taken out of (SPEC rev. 2: the field null, its name in `nonfinite`)
-_FLOAT_FIELDS = ("loss", "learning_rate", "grad_norm", "throughput", "step_time_s", "epoch")
 # metric the tqdm bar records carry to `fold_trainer_logs`: how many tqdm.write() calls were seen at that step
 WRITES = "tqdm_writes"
 
@@ -71,19 +67,12 @@ class _Pending:
                 metrics.update(v)
             elif v is not None:
                 self.fields[k] = v
+        if "nonfinite" in self.fields or "nonfinite" in fields:
+            dialects.merge_nonfinite(self.fields, fields)
 
     def record(self) -> StepRecord:
         line = self.line
-        fields = self.fields
-        nonfinite = [f for f in _FLOAT_FIELDS if (v := fields.get(f)) is not None and not math.isfinite(v)]
-        bad_metrics = [k for k, v in fields["metrics"].items() if not math.isfinite(v)]
-        if nonfinite or bad_metrics:
-            fields = dict(fields)
-            for f in nonfinite:
-                fields[f] = None
-            fields["metrics"] = {k: v for k, v in fields["metrics"].items() if k not in bad_metrics}
-            fields["nonfinite"] = nonfinite + bad_metrics
-        return StepRecord(time=line.time, seq=line.seq, rank=self.rank, local_rank=line.local_rank, **fields)
+        return StepRecord(time=line.time, seq=line.seq, rank=self.rank, local_rank=line.local_rank, **self.fields)
 
 
 class PendingState(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -173,7 +162,7 @@ class StepParser:
         if "\x1b" in text:
             text = strip_ansi(text)
         rank = line.rank
-        if text[:1].isdigit() or text[:1] == "[":
+        if text and (text[0] == "[" or "0" <= text[0] <= "9"):
             m = _LAUNCHER(text)
             if m:
                 text = text[m.end():]
@@ -505,9 +494,13 @@ class TrainerLogFolder:
 
 
 def _divisors(n: int) -> list[int]:
-    """The divisors of a bar's total, factored (a total of 2**64 hung trial division to its
-    square root); none past a `long` (parsers/divisors.py)."""
-    return divisors(n)
+    out = []
+    i = 1
+    while i * i <= n:
+        if n % i == 0:
+            out.extend((i, n // i))
+        i += 1
+    return out
 
 
 def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:

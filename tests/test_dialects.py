@@ -71,3 +71,13 @@ def test_megatron_nan_printed_by_the_e_format_is_nonfinite():
 def test_hub_and_datasets_bars_are_not_training_steps():
     assert one_stream("Fetching 9 files: 100%|##########| 9/9 [00:00<00:00, 12345.67it/s]") == []
     assert one_stream("Map: 100%|##########| 1000/1000 [00:00<00:00, 12345.67 examples/s]") == []
+
+
+def test_a_later_state_of_the_same_step_with_a_number_clears_its_nonfinite_name():
+    bar = "\r".join([
+        "Epoch 0:  10%|#         | 5/50 [00:01<00:09,  4.80it/s, v_num=0, train_loss=nan]",
+        "Epoch 0:  10%|#         | 5/50 [00:01<00:09,  4.80it/s, v_num=0, train_loss=2.340]",
+        "Epoch 0:  12%|#         | 6/50 [00:01<00:09,  4.80it/s, v_num=0, train_loss=inf]",
+    ])
+    recs = one_stream(bar)
+    assert [(r.step, r.loss, r.nonfinite) for r in recs] == [(5, 2.34, None), (6, None, ["loss"])]
