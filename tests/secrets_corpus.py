@@ -786,3 +786,39 @@ MEASURE_HARMLESS: list[str] = [
     "PASSWORD_HASHERS=argon2",
     "Loading checkpoint shards: 100%|##########| 2/2 [00:03<00:00, 1.52s/it]",
 ]
+
+
+def main() -> None:
+    """Leaks and destroyed look-alikes of a redactor on the corpus and the measure set:
+    `python tests/secrets_corpus.py [--redactor FILE]` (FILE: a redact.py of another commit,
+    `git show <commit>:parsers/redact.py > /tmp/old_redact.py`; default: this checkout's)."""
+    import argparse
+    import importlib.util
+    import sys
+
+    ap = argparse.ArgumentParser(description=main.__doc__)
+    ap.add_argument("--redactor", help="a redact.py to load instead of gangscope.parsers.redact")
+    ap.add_argument("-v", action="store_true", help="print each leak and each look-alike lost")
+    args = ap.parse_args()
+    if args.redactor:
+        spec = importlib.util.spec_from_file_location("other_redact", args.redactor)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules["other_redact"] = module  # dataclasses look their module up
+        spec.loader.exec_module(module)
+    else:
+        from gangscope.parsers import redact as module
+    r = module.Redactor()
+    sets = {"corpus": ([(t, s) for _n, t, s in corpus()], HARMLESS), "measure": (MEASURE_SECRETS, MEASURE_HARMLESS)}
+    for name, (secrets, harmless) in sets.items():
+        leaks = [r.text(t) for t, s in secrets if s in r.text(t)]
+        lost = [(h, r.text(h)) for h in harmless if r.text(h) != h]
+        print(f"{name}: {len(leaks)}/{len(secrets)} secrets leak, {len(lost)}/{len(harmless)} look-alikes destroyed")
+        if args.v:
+            for out in leaks:
+                print("  leak:", out[:160])
+            for h, out in lost:
+                print("  lost:", h, "->", out[:160])
+
+
+if __name__ == "__main__":
+    main()
