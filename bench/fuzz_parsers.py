@@ -66,6 +66,10 @@ DICTIONARY = [
     "NCCL WARN", "Watchdog caught collective operation timeout", "CUDA out of memory.", "[Errno 28] ", "NVRM: Xid",
     '{"kind":"Event","apiVersion":"v1"', '"involvedObject":', '"firstTimestamp":"', '"count":', '"items":[',
     "Workload", "Pod", "HF_TOKEN=", "hf_", "Authorization: Bearer ", "-----BEGIN RSA PRIVATE KEY-----", "://u:p@h",
+    # the families of issue 17: fields of the wrong type, numbers past a long, malformed times, markup
+    '"pod_name":["a"]', '"namespace_name":7', '"labels":{"a":{"b":1}}', '"kubernetes":[]', '"fieldPath":5',
+    '"conditions":"abc"', '"containerStatuses":5', '"podSets":7', "18446744073709551616", "9" * 40,
+    "2026-13-45T99:99:99.0Z", "2026-02-30T10:00:00Z", ".Z", "[/INST]", "[bold red]",
 ]  # fmt: skip
 
 
@@ -191,15 +195,33 @@ def seeds(target: str) -> list[bytes]:
         found = [p.read_bytes() for p in sorted((fx / "traces").glob("*.txt"))]
     elif target == "events":
         found = [p.read_bytes()[:8192] for p in sorted(fx.glob("gang/*/*.ndjson")) + sorted(fx.glob("gang/*/*.json"))]
+        found += [HOSTILE_EVENTS]
     else:
         logs = sorted(fx.glob("*/*/pods/*/*/0.log"))
         found = [p.read_bytes()[:4096] for p in logs]
-        found += [_as_docker(s) for s in found[:5]] + [_as_fluentbit(s) for s in found[:5]]
+        found += [_as_docker(s) for s in found[:5]] + [_as_fluentbit(s) for s in found[:5]] + [HOSTILE_LOG]
         if target == "curator":
             found = [bytes([i * 37 % 256]) + s for i, s in enumerate(found)]
     if target == "redact":
         found = found[:10] + [s.encode() for s in DICTIONARY if "=" in s or "://" in s or "BEGIN" in s]
     return [s for s in found if s] or [b"x"]
+
+
+# Seeds of the families of issue 17 (tests/test_hostile.py generates them all).
+HOSTILE_LOG = "\n".join([
+    json.dumps({"log": "step 1 loss 0.5\n", "stream": "stdout", "time": "2026-01-01T00:00:00Z",
+                "kubernetes": {"pod_name": ["a"], "namespace_name": 7, "labels": {"x": {"y": 1}}}}),
+    "junk banner line", "2026-13-45T99:99:99.0Z stdout F step 18446744073709551616 loss 0.5",
+    "2026-01-01T00:00:00.000000000Z stdout F  50%|#   | 5/18446744073709551616 [00:01<00:01, 1.00it/s]",
+    "2026-01-01T00:00:00.000000000Z stdout F {'loss': 0.5, 'epoch': 0.5}",
+    "2026-01-01T00:00:00.000000000Z stdout F ValueError: [/INST] [bold red]x",
+]).encode()
+HOSTILE_EVENTS = "\n".join([
+    '{"kind":"Event","involvedObject":{"kind":"Pod","name":"p","fieldPath":5},"reason":"x","lastTim',
+    json.dumps({"kind": "Pod", "metadata": {"name": "p", "creationTimestamp": "2026-01-01T00:00:00Z"},
+                "status": {"conditions": "abc", "containerStatuses": 5}}),
+    json.dumps({"kind": "Workload", "metadata": {"name": "w"}, "spec": {"podSets": 7}, "status": {"conditions": []}}),
+]).encode()
 
 
 def _as_docker(cri: bytes) -> bytes:

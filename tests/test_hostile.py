@@ -404,3 +404,33 @@ def test_malformed_cri_timestamps_are_counted_and_never_written_as_record_times(
         assert doc["time"] is None or times.parse(doc["time"]) is not None, doc["time"]
     assert skip_kinds(out).get("bad_timestamp", 0) >= 1
     assert 2 in [r["step"] for r in records(out, "step")]
+
+
+# -- the number of workers changes nothing ----------------------------------------------------------
+
+@settings(HOSTILE, max_examples=3)
+@given(st.integers(min_value=0, max_value=3), st.integers(min_value=1, max_value=20), st.integers(min_value=21, max_value=60))
+def test_workers_1_and_2_give_identical_diagnoses_with_the_step_of_the_failing_pod(tmp_path_factory, failing, at, others):
+    import uuid
+
+    tmp = tmp_path_factory.mktemp("workers")
+    for rank in range(4):
+        pod = f"wjob-worker-{rank}"
+        folder = tmp / f"team-a_{pod}_{uuid.uuid5(uuid.NAMESPACE_URL, pod)}" / "pytorch"
+        folder.mkdir(parents=True)
+        last = at if rank == failing else others
+        lines = [f"2026-03-01T10:{s // 60:02d}:{s % 60:02d}.000000000Z stdout F step {s} loss 1.0" for s in range(1, last + 1)]
+        if rank == failing:
+            t = f"2026-03-01T10:{at // 60:02d}:{at % 60:02d}.500000000Z"
+            lines += [f"{t} stderr F Traceback (most recent call last):", f'{t} stderr F   File "/w/a.py", line 1, in f',
+                      f"{t} stderr F KeyError: 'lr'"]
+        write(folder, "0.log", lines)
+    found = []
+    for workers in ("1", "2"):
+        rc, out = replay([str(tmp)], "--workers", workers)
+        found.append([{k: d[k] for k in ("job", "attempt", "category", "first_failure", "summary")}
+                      for d in records(out, "diagnosis")])
+    assert found[0] == found[1]
+    (diagnosis,) = found[0]
+    assert diagnosis["first_failure"]["pod"] == f"wjob-worker-{failing}"
+    assert f"step {at}" in diagnosis["summary"]
