@@ -53,10 +53,27 @@ _PREFIX = re.compile(
 _PART = re.compile(r"([A-Za-z_][\w-]*?)(\d+)$")
 
 
+# Launchers' prefixes of other shapes, tried when no bracket prefix led the line:
+# - Open MPI `mpirun --tag-output` (horovodrun uses it): "[jobid,rank]<stdout>:" before every
+#   line, e.g. "[1,0]<stderr>:Traceback" (open-mpi/ompi orte/mca/iof/base/iof_base_output.c,
+#   "[%s,%s]<%s>:"); stacked when a line was relayed twice.
+# - Slurm `srun --label`: the task id (= global rank), padded to the width of the largest,
+#   then ": " ("  7: Traceback"; SchedMD/slurm src/common/eio + srun's label option, "%*d: ").
+# - Lightning's rank_prefixed_message: "[rank: 3] " (lightning/fabric/utilities/rank_zero.py).
+_MPI = re.compile(r"(?:\[\d{1,9},(\d{1,9})\]<(?:stdout|stderr|stddiag)>:)+")
+_SRUN = re.compile(r" {0,8}(\d{1,6}): (?=\S)")
+_LIGHTNING = re.compile(r"\[rank: (\d{1,9})\] ")
+# torch's "[rankN]:" after what a logger, a log viewer or a progress bar printed first on the
+# same line ("[89251] [rank0]:[E411 ...", "2024-05-01 10:00:00 [rank3]: Traceback",
+# "...2.42s/it][rank5]:[E728 ..."): the head is dropped with the prefix.
+_INNER = re.compile(r"\[rank(\d{1,9})\]: ?")
+_INNER_REACH = 512  # how far into a line such a prefix is looked for
+
+
 def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
     """Remove leading rank prefixes; return (text, rank, local_rank)."""
     if not text.startswith("["):
-        return text, None, None
+        return _other_prefixes(text)
     rank = local_rank = None
     pos = 0
     while text.startswith("[", pos):
@@ -81,7 +98,33 @@ def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
         if lr is not None:
             local_rank = lr
         pos += size
-    return (text[pos:] if pos else text), rank, local_rank
+    if not pos:
+        return _other_prefixes(text)
+    return text[pos:], rank, local_rank
+
+
+def may_be_prefixed(text: str) -> bool:
+    """Whether a line can carry a rank prefix (a cheap test before `strip_rank_prefixes`)."""
+    first = text[:1]
+    return first == "[" or first == " " or first.isdigit() or text.find("[rank", 1, _INNER_REACH) > 0
+
+
+def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
+    """mpirun's, srun's and Lightning's prefixes, or torch's "[rankN]:" after a head (see above)."""
+    first = text[:1]
+    m = None
+    if first == "[":
+        m = _MPI.match(text) or _LIGHTNING.match(text)
+    elif first == " " or first.isdigit():
+        m = _SRUN.match(text)
+    if m is not None:
+        rest, rank, local_rank = strip_rank_prefixes(text[m.end():]) if text[m.end():m.end() + 1] == "[" else (text[m.end():], None, None)
+        return rest, (rank if rank is not None else int(m.group(1))), local_rank
+    at = text.find("[rank", 1, _INNER_REACH)
+    if at > 0 and text[at - 1] in " \t]>:" and (m := _INNER.match(text, at)) is not None:
+        rest, rank, local_rank = strip_rank_prefixes(text[m.end():])
+        return rest, (rank if rank is not None else int(m.group(1))), local_rank
+    return text, None, None
 
 
 _HEADS: dict[str, tuple[int, int | None, int | None]] = {}

@@ -59,7 +59,12 @@ def may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, fr
     stream = parts[1]
     if stream in plain:
         return True
-    return stream in prefixed and parts[3][:1] == b"["
+    if stream not in prefixed:
+        return False
+    text = parts[3]
+    first = text[:1]
+    # a rank prefix (parsers/lines.py): brackets, srun's padded task id, or torch's "[rankN]:" after a head
+    return first == b"[" or first == b" " or first.isdigit() or text.find(b"[rank", 1, 512) > 0
 
 
 # A deadline is compared with the first characters of a line's time, to the hundredth of a

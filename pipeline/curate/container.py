@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes, times
-from gangscope.parsers.lines import Line, strip_rank_prefixes
+from gangscope.parsers.lines import Line, may_be_prefixed, strip_rank_prefixes
 from gangscope.parsers.redact import redact_record
 from gangscope.parsers.records import Record, TraceRecord
 from gangscope.parsers.steps import TrainerLogFolder
@@ -167,7 +167,7 @@ class ContainerCurator:
         opened = self.open_keys
         if opened or self.partial:
             if stream in opened or stream in self.partial or (
-                    text[:1] == "[" and any(type(k) is tuple and k[0] == stream for k in opened)):
+                    may_be_prefixed(text) and any(type(k) is tuple and k[0] == stream for k in opened)):
                 return False
         if self.last_time.get(stream, NO_TIME) == stamp:
             self.last_seq[stream] += 1
@@ -363,9 +363,7 @@ class ContainerCurator:
                 seq = 0
                 self.last_time[stream] = stamp
             self.last_seq[stream] = seq
-        rank = local_rank = None
-        if text[:1] == "[":
-            text, rank, local_rank = strip_rank_prefixes(text)
+        text, rank, local_rank = strip_rank_prefixes(text)
         key = (stream, rank, local_rank) if (rank is not None or local_rank is not None) else stream
         sub = self.subs.get(key)
         if sub is None or not sub.open_bits:

@@ -15,8 +15,10 @@ from gangscope.pipeline.curate.snapshot import SubState
 
 
 # Order matters: a trace consumes its lines, so step and error detectors never see the
-# inside of a traceback (the error of a trace comes from classify_trace).
-LINE_PARSERS: tuple[type, ...] = (TraceParser, StepParser, ErrorDetector)
+# inside of a traceback (the error of a trace comes from classify_trace). Errors come before
+# steps: a line that holds both (a tqdm bar with a watchdog timeout or an OVERFLOW glued to
+# its end, as real logs have them) gives its step record and its error record.
+LINE_PARSERS: tuple[type, ...] = (TraceParser, ErrorDetector, StepParser)
 
 
 STREAMS = frozenset(("stdout", "stderr"))
