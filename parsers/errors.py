@@ -16,7 +16,15 @@ A rule's `role` says how diagnosis may use what it finds:
 - ``summary``: a launcher reporting that a worker died (torchrun's agent, its
   ChildFailedError box): evidence of a failure whose own report may be elsewhere;
 - ``warning``: worth showing, never a failure by itself (NCCL WARN, a skipped step
-  after a loss-scale overflow, torchrun SIGTERMing the survivors).
+  after a loss-scale overflow, torchrun SIGTERMing the survivors);
+- ``end``: the framework's own word that training ended (Lightning's "`Trainer.fit`
+  stopped", the HF Trainer's "Training completed", torchrun's "worker group successfully
+  finished"): the evidence a `success` needs, never a failure (category `success`).
+
+An exception line printed with no traceback header before it (an excerpt cut mid-trace, the
+last line of a Rich traceback box, a `[rankN]:` line that lost its neighbours) is read by the
+last rule, `exception_line`: its category is what `classify_exception` says of the type and
+message, as for a whole trace.
 
 Formats: FORMATS.md section 4 and the sources cited beside each rule (strings
 checked in the source, or in the binaries of torch 2.15 where the source is C++).
@@ -32,13 +40,13 @@ from gangscope.parsers.lines import Line
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord
 
 CATEGORIES = (
-    "success", "cuda_oom", "host_oom", "nccl_timeout", "nccl_error", "cuda_error",
+    "success", "running", "cuda_oom", "host_oom", "nccl_timeout", "nccl_error", "cuda_error",
     "gpu_hardware", "dataloader_error", "storage_io", "checkpoint_error", "nan_loss",
-    "python_exception", "preempted", "rendezvous_error", "hang", "pods_ready_timeout",
+    "python_exception", "preempted", "time_limit", "rendezvous_error", "hang", "pods_ready_timeout",
     "node_failure", "unknown",
 )  # fmt: skip
 
-CAUSE, SUMMARY, WARNING = "cause", "summary", "warning"
+CAUSE, SUMMARY, WARNING, END = "cause", "summary", "warning", "end"
 
 
 @dataclass(frozen=True)
@@ -51,6 +59,9 @@ class LineRule:
     pattern: re.Pattern[str]
     source: str
     role: str = CAUSE
+    # The category from what the match found, where the pattern alone does not say it:
+    # a function of the match returning a category, or None when the line is no failure.
+    classify: Any = None
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -107,9 +118,10 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"cuDNN error: (?P<what>CUDNN_STATUS_[A-Z_]+)"),
              "pytorch/pytorch aten/src/ATen/cudnn/Exceptions.h (\"cuDNN error: \")"),
     # --- collectives
-    LineRule("nccl_watchdog", "nccl_timeout", "Watchdog caught collective operation timeout",
-             _r(r"Watchdog caught collective operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
-                r"(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?"),
+    # The opening words suffice: excerpts cut mid-line keep them ("Watchdog caught collective operati").
+    LineRule("nccl_watchdog", "nccl_timeout", "Watchdog caught collective",
+             _r(r"Watchdog caught collective(?: operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
+                r"(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?)?"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (\"Watchdog caught collective operation timeout: \")"),
     LineRule("gloo_timeout", "nccl_timeout", "Timed out waiting ",
              _r(r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>recv|send) operation to complete"),
@@ -130,6 +142,23 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("gloo_read_error", "nccl_error", "Read error ",
              _r(r"Read error (?P<peer>\S+): (?P<what>[^.]+)\."),
              "pytorch/gloo gloo/transport/tcp/pair.cc (\"Read error \", peer, \": \", strerror(errno))"),
+    # NCCL's own word that the network failed under a collective (a WARN line, but no warning:
+    # the transport gives up after it). The generic NCCL WARN rule below stays a warning.
+    LineRule("nccl_ib_completion", "nccl_error", "Got completion from peer",
+             _r(r"NET/IB ?: Got completion from peer (?P<peer>\S+) with status=(?P<status>[\w()]+)"),
+             "NVIDIA/nccl src/transport/net_ib.cc (WARN(\"NET/IB : Got completion from peer %s with status=%d opcode=%d len=%d vendor err %d (%s)...\"); newer \"NET/IB: ... status=%s(%d)\")"),
+    LineRule("nccl_socket", "nccl_error", "Net : ",
+             _r(r"Net : (?P<what>Call to (?:recv|send) (?:from|to) \S+ failed : [^\n]+|Connection closed by remote peer \S+)"),
+             "NVIDIA/nccl src/misc/socket.cc (WARN(\"Net : Call to recv from %s failed : %s\"), WARN(\"Net : Connection closed by remote peer %s\"))"),
+    LineRule("nccl_result", "nccl_error", "Error: ",
+             _r(r"\b(?P<what>nccl(?:System|Remote|Internal|UnhandledCuda|InvalidUsage|InvalidArgument)Error): "),
+             "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr (\"ncclSystemError: System call (e.g. socket, malloc) or external library call failed...\")"),
+    LineRule("nccl_async_abort", "nccl_error", "Some NCCL operations have failed or timed out",
+             _r(r"Some NCCL operations have failed or timed out"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp WorkNCCL::handleException (\"Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels...\")"),
+    LineRule("watchdog_stuck", "hang", "ProcessGroupNCCL's watchdog got stuck",
+             _r(r"watchdog got stuck for (?P<seconds>\d+) seconds without making progress"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp HeartbeatMonitor (logPrefix(), \"ProcessGroupNCCL's watchdog got stuck for \", heartbeatTimeoutInSec_, \" seconds without making progress in monitoring enqueued collectives. \")"),
     LineRule("nccl_warn", "nccl_error", "NCCL WARN",
              _r(r"\bNCCL WARN (?P<what>.*)"),
              "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),
@@ -146,17 +175,31 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("dataloader_killed", "host_oom", "DataLoader worker (pid",
              _r(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed\."),
              "pytorch/pytorch torch/csrc/DataLoader.cpp (\"DataLoader worker (pid \" ... \") is killed by signal: \" strsignal)"),
+    LineRule("slurm_oom", "host_oom", "Detected ",
+             _r(r"Detected (?P<count>\d+) oom[-_]kill event\(?s?\)? in (?P<step>\S+)"),
+             "SchedMD/slurm src/plugins/task/cgroup/task_cgroup_memory.c (\"Detected %u oom_kill event%s in %ps. Some of the step tasks have been OOM Killed.\")"),
+    LineRule("ray_oom", "host_oom", "Task was killed due to the node running low on memory",
+             _r(r"Task was killed due to the node running low on memory"),
+             "ray-project/ray src/ray/raylet/node_manager.cc / python/ray/exceptions.py OutOfMemoryError (memory monitor kills a worker over the usage threshold)"),
     LineRule("agent_failed", "unknown", "(exitcode: ",
              _r(r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s\")",
              SUMMARY),
     LineRule("box_signal", "unknown", "SIG",
-             _r(r"Signal (?P<signal>\d+) \((?P<name>SIG\w+)\) received by PID (?P<pid>\d+)"),
+             _r(r"[Ss]ignal (?P<signal>\d+) \((?P<name>SIG\w+)\) received by PID (?P<pid>\d+)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py (f\"Signal {-self.exitcode} ({self.signal_name()})\")",
              SUMMARY),
     LineRule("spawn_signal", "unknown", "SIG",
              _r(r"process (?P<index>\d+) terminated with signal (?P<name>SIG\w+)"),
              "pytorch/pytorch torch/multiprocessing/spawn.py (f\"process {error_index:d} terminated with signal {name}\")",
+             SUMMARY),
+    LineRule("spawn_exit", "unknown", "Exception: ",
+             _r(r"(?:Exception|ProcessExitedException): process (?P<index>\d+) terminated with exit code (?P<exitcode>\d+)"),
+             "pytorch/pytorch torch/multiprocessing/spawn.py (\"process %d terminated with exit code %d\"; ProcessExitedException since 1.8)",
+             SUMMARY),
+    LineRule("deepspeed_launcher", "unknown", "[ERROR] [launch.py:",
+             _r(r"(?:--local_rank=(?P<local_rank>\d+).*)?\] exits with return code = (?P<exitcode>-?\d+)"),
+             "deepspeedai/DeepSpeed deepspeed/launcher/launch.py sigkill_handler (logger.error(f\"{cmd} exits with return code = {return_code}\"))",
              SUMMARY),
     # --- DataLoader
     LineRule("dataloader_signal", "dataloader_error", "DataLoader worker (pid",
@@ -228,6 +271,14 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("overflow_deepspeed", "nan_loss", "OVERFLOW! Rank",
              _r(r"OVERFLOW! Rank (?P<rank>\d+) Skipping step\. Attempted loss scale: (?P<scale>\d+)"),
              "deepspeedai/DeepSpeed deepspeed/runtime/fp16/loss_scaler.py", WARNING),
+    LineRule("overflow_fairseq", "nan_loss", "",
+             _r(r"overflow detected, setting loss scale to: (?P<scale>[\d.e+-]+)"),
+             "facebookresearch/fairseq fairseq/trainer.py (\"NOTE: overflow detected, setting loss scale to: \"; older \"| WARNING: overflow detected, ...\")", WARNING),
+    LineRule("deepspeed_skipped", "nan_loss", "",
+             _r(r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+), lr="),
+             "deepspeedai/DeepSpeed deepspeed/runtime/engine.py _report_progress (log_dist(f\"step={step}, skipped={self.skipped_steps}, lr={lr}, mom={mom}\")): "
+             "more than half of the steps skipped for overflow is a loss scale that never settles",
+             classify=lambda m: "nan_loss" if int(m["step"]) >= 10 and 2 * int(m["skipped"]) > int(m["step"]) else None),
     LineRule("overflow_deepspeed_fused", "nan_loss", "Overflow detected",
              _r(r"Overflow detected\. Skipping step\. Attempted loss scale: (?P<scale>[\d.e+-]+)"),
              "deepspeedai/DeepSpeed deepspeed/runtime/fp16/fused_optimizer.py", WARNING),
@@ -241,6 +292,46 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("agent_closing", "preempted", "Sending process ",
              _r(r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"Sending process %s closing signal %s\")", WARNING),
+    LineRule("slurm_cancelled", "preempted", "CANCELLED AT",
+             _r(r"\*\*\* (?:JOB|STEP) (?P<id>\S+) (?:ON (?P<node>\S+) )?CANCELLED AT (?P<at>\S+) DUE TO "
+                r"(?P<why>TIME LIMIT|PREEMPTION|NODE FAILURE|JOB REQUEUE)"),
+             "SchedMD/slurm src/slurmd/slurmstepd/req.c (error(\"*** %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***\"), ... PREEMPTION, NODE FAILURE; JOB REQUEUE from scontrol requeue)",
+             classify=lambda m: {"TIME LIMIT": "time_limit", "NODE FAILURE": "node_failure"}.get(m["why"], "preempted")),
+    LineRule("submitit_signal", "preempted", "Caught signal ",
+             _r(r"Caught signal (?P<name>SIG\w+) on (?P<host>\S+): this job is (?P<case>timed-out|preempted)"),
+             "facebookincubator/submitit submitit/core/job_environment.py SignalHandler.checkpoint_and_try_requeue (f\"Caught signal {name} on {host}: this job is {case}.\")",
+             classify=lambda m: "time_limit" if m["case"] == "timed-out" else "preempted"),
+    LineRule("lightning_sigterm", "preempted", "Received SIGTERM: ",
+             _r(r"Received SIGTERM: (?P<signal>\d+)"),
+             "Lightning-AI/pytorch-lightning src/lightning/pytorch/trainer/connectors/signal_connector.py _sigterm_notifier_fn (rank_prefixed_message(f\"Received SIGTERM: {signum}\", ...))"),
+    LineRule("lightning_requeue", "time_limit", "Handling auto-requeue signal: ",
+             _r(r"Handling auto-requeue signal: (?P<signal>\d+)"),
+             "Lightning-AI/pytorch-lightning src/lightning/pytorch/trainer/connectors/signal_connector.py _slurm_sigusr_handler_fn (SLURM's --signal before the time limit)"),
+    LineRule("k8s_deadline", "time_limit", "DeadlineExceeded",
+             _r(r"\bDeadlineExceeded\b.*|Job was active longer than specified deadline"),
+             "kubernetes/kubernetes pkg/controller/job/job_controller.go (reason \"DeadlineExceeded\", message \"Job was active longer than specified deadline\")"),
+    # --- the gang never became ready (kubectl describe / kubectl logs output pasted as text)
+    LineRule("kueue_pods_ready", "pods_ready_timeout", "Exceeded the PodsReady timeout",
+             _r(r"Exceeded the PodsReady timeout (?P<workload>\S+)"),
+             "kubernetes-sigs/kueue pkg/controller/core/workload_controller.go (\"Exceeded the PodsReady timeout %s\", reason EvictedDueToPodsReadyTimeout)"),
+    LineRule("volcano_gang", "pods_ready_timeout", "",
+             _r(r"(?P<ready>\d+)/(?P<total>\d+) tasks in gang unschedulable: (?P<what>[^\n]+)"),
+             "volcano-sh/volcano pkg/scheduler/api/job_info.go (fmt.Sprintf(\"%v/%v tasks in gang unschedulable: %v\", ...))"),
+    LineRule("k8s_image_pull", "pods_ready_timeout", "",
+             _r(r"is waiting to start: (?:trying and failing to pull image|image can't be pulled)|\b(?:ErrImagePull|ImagePullBackOff)\b|Back-off pulling image"),
+             "kubernetes/kubernetes pkg/kubelet/kubelet_pods.go (\"container %q in pod %q is waiting to start: %s\", \"trying and failing to pull image\"); pkg/kubelet/images (ErrImagePull, ImagePullBackOff)"),
+    LineRule("k8s_crash_backoff", "pods_ready_timeout", "Back-off restarting failed container",
+             _r(r"Back-off restarting failed container (?P<container>\S+)"),
+             "kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go (\"Back-off restarting failed container %s in pod %s\", reason BackOff)"),
+    LineRule("k8s_unschedulable", "pods_ready_timeout", "FailedScheduling",
+             _r(r"\bFailedScheduling\b\s+.*\b\d+/\d+ nodes are available"),
+             "kubernetes/kubernetes pkg/scheduler/framework (event reason FailedScheduling, \"0/%d nodes are available: ...\")"),
+    LineRule("k8s_node_unreachable", "node_failure", "",
+             _r(r"node\.kubernetes\.io/unreachable:No(?:Execute|Schedule)"),
+             "kubernetes/kubernetes pkg/controller/nodelifecycle (taint node.kubernetes.io/unreachable when the kubelet stops posting status)"),
+    LineRule("k8s_node_not_ready", "node_failure", "NotReady",
+             _r(r"\bNodeNotReady\b|^\S+\s+NotReady\s+"),
+             "kubernetes/kubernetes pkg/controller/nodelifecycle (event NodeNotReady); kubectl get nodes STATUS column"),
     # --- rendezvous / store
     LineRule("rendezvous_teardown", "rendezvous_error", "The node '",
              _r(r"The node '(?P<node>[^']+)' has failed to (?:shutdown|send a keep-alive heartbeat to) the rendezvous"),
@@ -261,13 +352,41 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("fatal_signal", "unknown", "Fatal Python error: ",
              _r(r"Fatal Python error: (?P<what>Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"),
              "python/cpython Python/faulthandler.c (\"Fatal Python error: \")"),
+    # --- the end of training (role END: evidence for `success`, never a failure)
+    LineRule("lightning_fit_stopped", "success", "Trainer.fit",
+             _r(r"`Trainer\.fit` stopped: `(?P<what>max_epochs|max_steps|max_time)=[^`]*` reached"),
+             "Lightning-AI/pytorch-lightning src/lightning/pytorch/loops/fit_loop.py (rank_zero_info(f\"`Trainer.fit` stopped: `max_epochs={self.max_epochs!r}` reached.\"))",
+             END),
+    LineRule("hf_training_completed", "success", "Training completed",
+             _r(r"Training completed\. Do not forget to share your model"),
+             "huggingface/transformers src/transformers/trainer.py (logger.info(\"\\n\\nTraining completed. Do not forget to share your model on huggingface.co/models =)\\n\\n\"))",
+             END),
+    LineRule("megatron_done", "success", "[after training is done]",
+             _r(r"\[after training is done\] datetime: "),
+             "NVIDIA/Megatron-LM megatron/training/training.py (print_datetime('after training is done'))",
+             END),
+    LineRule("torchtitan_done", "success", "Training completed",
+             _r(r"^(?:\[[^\]]*\]\s*)?(?:INFO\S*\s+)?Training completed$"),
+             "pytorch/torchtitan torchtitan/train.py (logger.info(\"Training completed\"))",
+             END),
+    LineRule("script_done", "success", "",
+             _r(r"^(?:Finished|Done|Completed?) train(?:ing)?\b|^Training (?:finished|completed?|done)\b"),
+             "user scripts' own last line (\"Finished training\", \"Training finished\"): a convention, not a library string",
+             END),
+    # --- the last word: an exception line with no traceback header (see the module doc)
+    LineRule("exception_line", "python_exception", "",
+             _r(r"^(?P<type>(?:[A-Za-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error)|[a-z_][\w]*\.error)"
+                r"(?::(?P<message>.*))?$"),
+             "python/cpython Lib/traceback.py TracebackException.format_exception_only (\"Type: message\", or the bare type)",
+             classify=lambda m: exception_category(m["type"], m["message"] or "")),
 )
 
 _RULES_BY_NAME = {rule.name: rule for rule in LINE_RULES}
 
 
 def rule_role(pattern: str | None) -> str:
-    """The role of the rule that produced an error (`pattern` field of an ErrorRecord)."""
+    """The role of the rule that produced an error (`pattern` field of an ErrorRecord): cause,
+    summary, warning or end."""
     rule = _RULES_BY_NAME.get(pattern or "")
     return rule.role if rule else CAUSE
 
@@ -282,7 +401,13 @@ def rule_role(pattern: str | None) -> str:
 _EXTRA_KEYS = ("No space left", "Stale file handle", "Disk quota exceeded", "Input/output error",
                "Read-only file system", "Could not connect to the endpoint URL", "Read timeout on endpoint URL",
                "Current loss scale already at minimum", "Minimum loss scale reached",
-               "Loss is ", "LOSS is ", "Loss = ", "Loss became ")  # fmt: skip
+               "Loss is ", "LOSS is ", "Loss = ", "Loss became ",
+               "Job was active longer", "PodGroup", "Unschedulable", "FailedScheduling", "NoExecute", "NoSchedule",
+               "ErrImagePull", "ImagePullBackOff", "Back-off pulling image", "Error from server",
+               "Finished train", "Done train", "Completed train", "Complete train",
+               "Training finished", "Training complete", "Training done",
+               "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",
+               "[Rank ")  # fmt: skip
 PREFILTER = "|".join(
     re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)
 )
@@ -303,6 +428,14 @@ class ErrorDetector:
         if found is None:
             return False, []
         rule, category, message = found
+        rank, local_rank = line.rank, line.local_rank
+        if rank is None:
+            rank = rank_in_text(line.text)
+        if local_rank is None and ("local_rank" in rule.pattern.groupindex or "index" in rule.pattern.groupindex):
+            m = rule.pattern.search(line.text)
+            number = m["local_rank"] if "local_rank" in rule.pattern.groupindex else None
+            number = number or (m["index"] if "index" in rule.pattern.groupindex else None)
+            local_rank = int(number) if number else None
         return False, [
             ErrorRecord(
                 category=category,
@@ -311,8 +444,8 @@ class ErrorDetector:
                 pattern=rule.name,
                 time=line.time,
                 seq=line.seq,
-                rank=line.rank,
-                local_rank=line.local_rank,
+                rank=rank,
+                local_rank=local_rank,
             )
         ]
 
@@ -321,14 +454,42 @@ class ErrorDetector:
 
 
 def detect(text: str) -> tuple[LineRule, str, str] | None:
-    """The first rule that matches `text`: (rule, category, message to show)."""
+    """The first rule that matches `text`: (rule, category, message to show). A rule with a
+    `classify` that finds no failure in its match lets the next rules look."""
     for rule in LINE_RULES:
         if rule.key and rule.key not in text:
             continue
         m = rule.pattern.search(text)
         if m is not None:
-            return rule, _category_of(rule, m), _message(text, m)
+            category = rule.classify(m) if rule.classify is not None else _category_of(rule, m)
+            if category is None:
+                continue
+            return rule, category, _message(text, m)
     return None
+
+
+def groups_of(error: ErrorRecord) -> dict[str, str]:
+    """What the rule that made an error record found in its line (named groups; {} when the
+    rule is unknown or no longer matches)."""
+    rule = _RULES_BY_NAME.get(error.pattern or "")
+    m = rule.pattern.search(error.line or "") if rule is not None else None
+    return {k: v for k, v in m.groupdict().items() if v is not None} if m is not None else {}
+
+
+# Ranks that a line names in its own text, where no prefix gave one: c10d's log prefix
+# (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp logPrefix(): "[Rank 3] ", "[PG 1 Rank 3] ",
+# "[PG ID 0 PG GUID 0(default_pg) Rank 3] "), Megatron's grad-norm check
+# (megatron/core/distributed/param_and_grad_buffer.py: f"Rank {rank}: found NaN in local grad
+# norm"), DeepSpeed's loss scaler ("OVERFLOW! Rank 0 Skipping step").
+MESSAGE_RANK = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<r1>\d{1,6})\]|\bRank (?P<r2>\d{1,6}): found NaN|OVERFLOW! Rank (?P<r3>\d{1,6}) ")
+
+
+def rank_in_text(text: str) -> int | None:
+    """The rank a line names in its text (see MESSAGE_RANK), if any."""
+    m = MESSAGE_RANK.search(text)
+    if m is None:
+        return None
+    return int(m["r1"] or m["r2"] or m["r3"])
 
 
 def _category_of(rule: LineRule, m: re.Match[str]) -> str:
@@ -371,6 +532,10 @@ class TraceRule:
 
 
 TRACE_RULES: tuple[TraceRule, ...] = (
+    # Ray's OutOfMemoryError is the raylet killing a worker for host memory (before cuda_oom,
+    # whose type test would take any *.OutOfMemoryError).
+    TraceRule("ray_oom", "host_oom", "ray-project/ray python/ray/exceptions.py (OutOfMemoryError: \"Task was killed due to the node running low on memory.\")",
+              type=_r(r"^ray\.exceptions\.OutOfMemoryError$"), message=_r(r"Task was killed due to the node running low on memory")),
     TraceRule("cuda_oom", "cuda_oom", "pytorch/pytorch torch/cuda/__init__.py (OutOfMemoryError), c10/cuda/CUDACachingAllocator.cpp",
               type=_r(r"(?:^|\.)OutOfMemoryError$"), message=_r(r"CUDA out of memory|CUDA error: out of memory")),
     TraceRule("dataloader_killed", "host_oom", "pytorch/pytorch torch/csrc/DataLoader.cpp",
@@ -379,6 +544,9 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               type=_r(r"^MemoryError$")),
     TraceRule("spawn_sigkill", "host_oom", "pytorch/pytorch torch/multiprocessing/spawn.py",
               message=_r(r"terminated with signal SIGKILL")),
+    # mp.spawn's parent only says a child exited with a code: the cause, if any, is elsewhere.
+    TraceRule("spawn_exit", "unknown", "pytorch/pytorch torch/multiprocessing/spawn.py (\"process %d terminated with exit code %d\")",
+              message=_r(r"^process \d+ terminated with exit code \d+")),
     TraceRule("gpu_ecc", "gpu_hardware", "cudaGetErrorString(cudaErrorECCUncorrectable) via c10/cuda/CUDAException.cpp",
               message=_r(r"uncorrectable ECC error encountered|GPU has fallen off the bus|NVRM: Xid")),
     TraceRule("cuda_error", "cuda_error", "pytorch/pytorch c10/cuda/CUDAException.cpp, aten/src/ATen/cuda/CUDABlas.cpp, aten/src/ATen/cudnn/Exceptions.h",
@@ -397,6 +565,17 @@ TRACE_RULES: tuple[TraceRule, ...] = (
                          r"The client socket has (?:timed out|failed to connect)|The connection to the C10d store has failed")),
     TraceRule("signal_exception", "preempted", "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (SignalException)",
               type=_r(r"(?:^|\.)SignalException$")),
+    TraceRule("keyboard_interrupt", "preempted", "python/cpython Modules/signalmodule.c (SIGINT's default handler raises KeyboardInterrupt: Ctrl-C, or a launcher's SIGINT)",
+              type=_r(r"^KeyboardInterrupt$")),
+    # An error raised inside c10d / elastic rendezvous code is a rendezvous failure whatever its
+    # class (a TimeoutError from the store, a RuntimeError from the socket).
+    TraceRule("rendezvous_frame", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/, torch/distributed/rendezvous.py (_create_c10d_store, TCPStore)",
+              type=_r(r"(?:^|\.)(?:TimeoutError|RuntimeError|DistNetworkError|DistStoreError|ConnectionError|ValueError)$"),
+              frame=_r(r"torch/distributed/elastic/rendezvous/|torch/distributed/rendezvous\.py:")),
+    # The old DataLoader re-raised the worker's exception as its own type with the worker's
+    # traceback as the message; the new one through ExceptionWrapper.reraise.
+    TraceRule("dataloader_reraise", "dataloader_error", "pytorch/pytorch torch/utils/data/dataloader.py (_process_next_batch: raise batch.exc_type(batch.exc_msg); _process_data: data.reraise()), torch/_utils.py ExceptionWrapper.reraise",
+              frame=_r(r"torch/utils/data/dataloader\.py:(?:_process_next_batch|_process_data)$|torch/_utils\.py:reraise$")),
     TraceRule("dataloader", "dataloader_error", "pytorch/pytorch torch/csrc/DataLoader.cpp, torch/utils/data/dataloader.py, torch/_utils.py",
               message=_r(r"DataLoader worker \(pid|DataLoader timed out after|in DataLoader worker process|"
                          r"encountered in worker|Pin memory thread exited unexpectedly")),
@@ -417,8 +596,23 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("nan_loss", "nan_loss", "FORMATS.md 4.14 (fairseq, DeepSpeed, Lightning, torch anomaly mode, user guards)",
               type=_r(r"^FloatingPointError$"),
               message=_r(r"(?i:\bloss\b[^\n]*\b(?:nan|inf)\b)|returned nan values|Minimum loss scale reached|"
-                         r"loss scale already at minimum|is not finite")),
+                         r"loss scale already at minimum|is not finite|found NaN in local grad norm")),
 )
+
+
+# Exceptions that only carry another one's failure: the one they wrap is read, not them.
+WRAPPERS = re.compile(r"(?:^|\.)(?:ChildFailedError|ProcessRaisedException|RemoteTraceback|(?:Base)?ExceptionGroup)$")
+
+
+def exception_category(exc_type: str, message: str) -> str | None:
+    """The category of one exception seen without its traceback (type and first message
+    line): the trace rules that need no frames, else `python_exception`; None for a wrapper."""
+    if WRAPPERS.search(exc_type):
+        return None
+    for rule in TRACE_RULES:
+        if rule.frame is None and _rule_matches(rule, exc_type, message, []):
+            return rule.category
+    return "python_exception"
 
 
 def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
@@ -440,16 +634,44 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         for rule in TRACE_RULES:
             if _rule_matches(rule, exc_type, message, frames):
                 return rule.category, _exception_text(exc_type, message)
-    # Remote tracebacks (DataLoader worker, multiprocessing) carry the worker's exception.
-    remote = _remote_exception(trace)
-    if remote is not None:
-        for rule in TRACE_RULES:
-            if _rule_matches(rule, remote[0], remote[1], []):
-                return rule.category, _exception_text(*remote)
+    # Remote tracebacks (DataLoader worker, multiprocessing) carry the worker's exception, and a
+    # wrapper whose traceback was cut (mp.spawn's "-- Process 1 terminated with the following
+    # error:" then "...", then "AssertionError") still ends with it: the innermost is named.
+    inner = _remote_exception(trace) or _wrapped_exception(links)
+    if inner is not None:
+        category = exception_category(*inner) or "python_exception"
+        return category, _exception_text(*inner)
     if links[-1][0] in ("SystemExit", "KeyboardInterrupt") and not links[-1][1].strip(" 0"):
         return None
     exc_type, message, _ = _root_link(trace, links)
     return "python_exception", _exception_text(exc_type, message)
+
+
+_INNER_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure))(?:: ?(?P<message>.*))?$")
+
+
+def _wrapped_exception(links: list[tuple[str, str, list[str]]]) -> tuple[str, str] | None:
+    """The exception a wrapper's message ends with (its own traceback elided or cut)."""
+    exc_type, message, _ = links[-1]
+    if not WRAPPERS.search(exc_type):
+        return None
+    for line in reversed(message.splitlines()):
+        if line.strip():
+            m = _INNER_EXCEPTION.match(line.strip())
+            return (m["type"], m["message"] or "") if m else None
+    return None
+
+
+# torch.multiprocessing.spawn names the child that failed by its process index (its local rank):
+# "-- Process 1 terminated with the following error:", "process 1 terminated with signal
+# SIGKILL", "process 0 terminated with exit code 1" (torch/multiprocessing/spawn.py).
+SPAWNED_PROCESS = re.compile(r"\b[Pp]rocess (?P<index>\d+) terminated with (?:the following error|signal|exit code)")
+
+
+def spawned_process(text: str) -> int | None:
+    """The process index mp.spawn names in a message, if any."""
+    m = SPAWNED_PROCESS.search(text or "")
+    return int(m["index"]) if m else None
 
 
 def _links(trace: TraceRecord) -> list[tuple[str, str, list[str]]]:
@@ -557,9 +779,14 @@ def root_failure(trace: TraceRecord) -> dict[str, Any] | None:
     return failures[0] if failures else None
 
 
+_BOX_SIGNAL = re.compile(r"[Ss]ignal (?P<signal>\d+) \((?P<name>SIG\w+)\) received by PID")
+
+
 def failure_category(failure: dict[str, Any]) -> tuple[str, str]:
     """What one box entry says: the signal it died of, or the exception its error file holds."""
     exitcode = failure.get("exitcode")
+    if exitcode is None and (m := _BOX_SIGNAL.search(str(failure.get("message") or ""))):
+        exitcode = -int(m["signal"])  # the exit code line was lost; the box says the signal
     rank = failure.get("rank")
     who = f"rank {rank}" if rank is not None else "a worker"
     if exitcode in EXITCODE_CATEGORY:

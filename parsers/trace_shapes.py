@@ -41,6 +41,9 @@ DUMP_THREAD = re.compile(
 DUMP_TIMEOUT = re.compile(r"^Timeout \((?P<t>\d+:\d\d:\d\d(?:\.\d+)?)\)!\s*$")
 DUMP_EXTENSIONS = re.compile(r"^Extension modules: ")
 REMOTE_HEAD = re.compile(r"^(?P<type>(?:multiprocessing\.pool\.|concurrent\.futures\.process\._)?RemoteTraceback):\s*$")
+# torchrun's ChildFailedError line where the paste or the excerpt starts (no Traceback header
+# before it): the box after it is read all the same.
+CHILD_FAILED_HEAD = re.compile(r"^(?:[\w.]+\.)?ChildFailedError:\s*$")
 SPAWN_INTRO = re.compile(r"^-- Process (?P<index>\d+) terminated with the following error:\s*$")
 ORIGINAL_TB = re.compile(r"^Original Traceback \(most recent call last\):\s*$")
 BORDER = re.compile(r"^=+\s*$")
@@ -73,6 +76,7 @@ PREFILTER = (
     r"|Stack \(most recent call first\)"
     r"|Timeout \(\d+:\d\d:\d\d"
     r"|(?:multiprocessing\.pool\.|concurrent\.futures\.process\._)?RemoteTraceback:"
+    r"|(?:[\w.]+\.)?ChildFailedError:\s*$"
     r"|The above exception was the direct cause|During handling of the above exception"
     r"|[^\r]*\r.*Traceback \(most recent call last\):)"
 )

@@ -34,6 +34,7 @@ from gangscope.parsers.trace_shapes import (
     ANSI,
     BORDER,
     BOX_LINE,
+    CHILD_FAILED_HEAD,
     DUMP_EXTENSIONS,
     DUMP_THREAD,
     DUMP_TIMEOUT,
@@ -92,6 +93,7 @@ START: list[Rule] = [
     (DUMP_TIMEOUT.match, TAKE, "dump"),
     (REMOTE_HEAD.match, TAKE, "remote_open"),
     (SEPARATOR.match, TAKE, "after_separator"),  # the exception before it was printed without header
+    (CHILD_FAILED_HEAD.match, TAKE, "child_failed_open"),  # torchrun's box, its traceback not shown
 ]
 
 #: state -> ordered rules. A state's rules that do not match leave the trace (END).

@@ -43,7 +43,7 @@ def detect(text: str):
         ("torch.distributed.elastic.multiprocessing.api.SignalException: Process 21760 got signal: 15", "preempted",
          "signal_exception"),
         ("node-7:4021:4102 [3] transport/net_ib.cc:1696 NCCL WARN NET/IB : Got completion from peer 10.0.3.9<40123> "
-         "with status=12 opcode=0 len=0 vendor err 129 (Recv)", "nccl_error", "nccl_warn"),
+         "with status=12 opcode=0 len=0 vendor err 129 (Recv)", "nccl_error", "nccl_ib_completion"),
         ("torch.distributed.DistBackendError: NCCL error in: ../torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp:1691, "
          "unhandled system error (run with NCCL_DEBUG=INFO for details), NCCL version 2.19.3", "nccl_error", "nccl_error"),
         ("RuntimeError: [/__w/pytorch/pytorch/third_party/gloo/gloo/transport/tcp/pair.cc:561] Connection closed by peer "

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from gangscope.parsers.errors import classify_trace
+from gangscope.parsers.errors import classify_trace, spawned_process
 from gangscope.parsers.records import ErrorRecord, TraceRecord, stable_id
 
 
@@ -34,7 +34,7 @@ def _spawned_process(trace: TraceRecord) -> int | None:
     for remote in (trace.details or {}).get("remote") or ():
         if isinstance(remote, dict) and isinstance(remote.get("process"), int):
             return remote["process"]
-    return None
+    return spawned_process(trace.message or "")
 
 
 def _exception_line(trace: TraceRecord) -> str:

@@ -19,14 +19,15 @@ from typing import Any, Iterable
 
 from gangscope.parsers.records import DiagnosisRecord, Record, stable_id
 from gangscope.pipeline.diagnose.endings import (
-    diverged, ended_badly, event_ids_of, event_verdict_of, from_event, no_failure, outcome_of, scheduler_diagnosis,
+    collapsed_loss_scale, diverged, ended_badly, event_ids_of, event_verdict_of, from_event, no_failure, outcome_of,
+    scheduler_diagnosis,
 )
 from gangscope.pipeline.diagnose.evidence import evidence_of, symptoms_of
 from gangscope.pipeline.diagnose.ranks import RankMap
 from gangscope.pipeline.diagnose.root_cause import (
     box_agrees, failure_of, find_root, first_failure, silent_ranks, without_handled,
 )
-from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW
+from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW, NONFINITE_STEPS
 from gangscope.pipeline.diagnose.summary import exception_type_of, summary_of
 from gangscope.pipeline.diagnose.views import AttemptView, group_attempts
 from gangscope.pipeline.isolation import StageFailures, frames_of
@@ -45,13 +46,14 @@ STEPS = {
 
 
 def diagnose(records: Iterable[Record | dict], attempts: Iterable[Any] | None = None,
-             failures: StageFailures | None = None) -> list[DiagnosisRecord]:
-    """One DiagnosisRecord per (job, attempt) found in the records or the given attempts.
+             failures: StageFailures | None = None, jobs: Iterable[str] = ()) -> list[DiagnosisRecord]:
+    """One DiagnosisRecord per (job, attempt) found in the records or the given attempts, and
+    one for the first attempt of each of `jobs` (the jobs whose logs were read) found in neither.
 
     `failures`: where an attempt whose diagnosis raised is counted (stage "diagnose"); that
     attempt still gets its diagnosis, from `undiagnosed`."""
     out = []
-    for view in group_attempts(records, attempts):
+    for view in group_attempts(records, attempts, jobs):
         try:
             out.append(diagnose_attempt(view))
         except Exception as exc:
@@ -98,10 +100,11 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     event_verdict = event_verdict_of(view, end_reason)
 
     root, how = find_root(failures)
-    if root is None:
+    if root is None or how == "effect":  # a divergence explains what only effects show
         overflows = [e for e in view.errors if e.category == "nan_loss"]
         nonfinite = [s for s in view.steps if "loss" in (s.nonfinite or ()) or s.loss is not None and not math.isfinite(s.loss)]
-        if len(overflows) >= ENDLESS_OVERFLOW or (nonfinite and (view.signals or ended_badly(end_reason))):
+        if (len(overflows) >= ENDLESS_OVERFLOW or collapsed_loss_scale(overflows)
+                or (nonfinite and (view.signals or ended_badly(end_reason) or len(nonfinite) >= NONFINITE_STEPS))):  # fmt: skip
             return diverged(view, overflows, nonfinite, event_ids, end_reason)
     # [gang, issue 6] Kueue's own verdict (diagnose/gang_verdict.py) where the scheduler decides the attempt.
     if root is None or (event_verdict is not None and event_verdict[0] in ("pods_ready_timeout", "node_failure", root.category)):

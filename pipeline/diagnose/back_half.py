@@ -43,7 +43,7 @@ class Findings:
 
 
 def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines: bool = True,
-            failures: StageFailures | None = None) -> Findings:
+            failures: StageFailures | None = None, jobs: Iterable[str] = ()) -> Findings:
     """Stragglers, diagnoses and timelines of the jobs in `digest`.
 
     digest: the curated records kept for diagnosis; the stragglers found are added to it.
@@ -52,6 +52,8 @@ def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines
     timelines: False leaves them out (the service draws no report).
     failures: where an attempt whose diagnosis raises, or a timeline that cannot be drawn, is
         counted (stages "diagnose" and "report"); the rest goes on.
+    jobs: every job whose log was read; one with neither records nor attempts still gets the
+        diagnosis of its first attempt (a log with nothing to curate is `running`, never absent).
     """
     attempts = attempts or {}
     stragglers = stragglers_of(digest, failures)
@@ -59,7 +61,7 @@ def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines
         digest.add(r)
     records = in_reading_order(digest.all_records())
     every_attempt = [a for job_attempts in attempts.values() for a in job_attempts] or None
-    diagnoses = list(diagnose(records, every_attempt, failures))
+    diagnoses = list(diagnose(records, every_attempt, failures, jobs=jobs))
     found = Findings(stragglers, diagnoses)
     if timelines:
         found.timelines = job_timelines(records, attempts, diagnoses, failures)

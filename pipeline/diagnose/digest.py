@@ -244,8 +244,9 @@ def _class_of(record: Record) -> int:
     if kind == "error":
         tier = failure_tier(record)  # type: ignore[arg-type]
         if tier is None:
-            # fp16 overflow warnings count towards a divergence verdict: kept with the causes
-            return _CAUSES if record.category == "nan_loss" else _WARNINGS  # type: ignore[attr-defined]
+            # fp16 overflow warnings count towards a divergence verdict, an end-of-training line
+            # is what a success rests on: both kept with the causes
+            return _CAUSES if record.category in ("nan_loss", "success") else _WARNINGS  # type: ignore[attr-defined]
         return _BY_TIER[tier]
     if kind == "trace":
         box = record.form == "child_failed" or (record.exception_type or "").endswith("ChildFailedError")  # type: ignore[attr-defined]

@@ -6,11 +6,12 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from gangscope.parsers.errors import END, groups_of, rule_role
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, StepRecord, stable_id
 from gangscope.pipeline.diagnose.evidence import error_evidence, record_evidence, symptoms_of
 from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler_verdict
 from gangscope.pipeline.diagnose.root_cause import Failure
-from gangscope.pipeline.diagnose.rules import CONFIDENCE, EVENT_VERDICTS
+from gangscope.pipeline.diagnose.rules import COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS
 from gangscope.pipeline.diagnose.summary import ranks_text, who
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -103,9 +104,27 @@ def diverged(view: AttemptView, overflows: list[ErrorRecord], nonfinite: list[St
     )  # fmt: skip
 
 
+def collapsed_loss_scale(overflows: list[ErrorRecord]) -> bool:
+    """Whether the fp16 loss scale kept overflowing at a collapsed value (rules.COLLAPSED_LOSS_SCALE)."""
+    low = 0
+    for e in overflows:
+        floor = COLLAPSED_LOSS_SCALE.get(e.pattern or "")
+        if floor is None:
+            continue
+        try:
+            scale = float(groups_of(e).get("scale", "nan"))
+        except ValueError:
+            continue
+        if scale <= floor:
+            low += 1
+    return low >= COLLAPSED_OVERFLOWS
+
+
 def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> DiagnosisRecord:
-    """A diagnosis of an attempt with no failure in its logs: a stall, a bad end, still running, a clean end,
-    or a run that stopped short of its own totals."""
+    """A diagnosis of an attempt with no failure in its logs (SPEC rev. 2): a stall (`hang`), a bad
+    end the logs do not explain (`unknown`), the evidence of an end (`success`: the framework's own
+    end-of-training line, the last step or epoch reached, the scheduler's Finished), or else
+    `running`: the attempt is still going or its log was cut before the end."""
     stalls = [s for s in view.signals if s.signal == "stall"]
     base = dict(id=stable_id("diagnosis", view.job, view.attempt), job=view.job, attempt=view.attempt,
                 namespace=view.job.split("/", 1)[0] if "/" in view.job else None, events=event_ids)  # fmt: skip
@@ -126,21 +145,28 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         return DiagnosisRecord(**base, outcome="failed", category="unknown", confidence=CONFIDENCE["unknown"],
                                summary=f"the attempt ended ({end_reason}) and the logs do not say why")  # fmt: skip
     if getattr(view.meta, "end", "x") is None and view.meta is not None:
-        return DiagnosisRecord(**base, outcome="running", category="success", confidence=CONFIDENCE["no_error"],
+        return DiagnosisRecord(**base, outcome="running", category="running", confidence=CONFIDENCE["no_error"],
                                summary="still running; no error in the logs so far")  # fmt: skip
     done = _clean_end(view)
     if done or re.search(r"succe", end_reason, re.I):
         return DiagnosisRecord(**base, outcome="succeeded", category="success", confidence=CONFIDENCE["clean_end"],
                                summary=f"finished cleanly{(': ' + done) if done else ''}")  # fmt: skip
+    ends = [e for e in view.errors if rule_role(e.pattern) == END]
+    if ends:
+        last = max(ends, key=lambda e: (e.time or "", e.seq))
+        return DiagnosisRecord(**base, outcome="succeeded", category="success", confidence=CONFIDENCE["end_line"],
+                               time=last.time, evidence=[error_evidence(last)],
+                               summary=f"finished cleanly: {last.message or last.line}")  # fmt: skip
     short = _short_of_the_end(view)
     if short:
-        # The run said how long it is and its log ends before that with no error: a job that
-        # is still running, or one that hung with no later line to show the gap.
+        # The run said how long it is and its log stops before that with no error: progress
+        # stopped (a job killed while hung leaves exactly this; fixtures/runs/hang).
         return DiagnosisRecord(**base, outcome="running", category="hang", confidence=CONFIDENCE["short_of_end"],
                                summary=f"progress stopped at {short} and the log ends there with no error: "
-                                       "the job is still running or hung")  # fmt: skip
-    return DiagnosisRecord(**base, outcome="succeeded", category="success", confidence=CONFIDENCE["no_error"],
-                           summary="no error and no stall in the logs (the logs do not show the end of training)")  # fmt: skip
+                                       "the job hung, or is still running")  # fmt: skip
+    return DiagnosisRecord(**base, outcome="running", category="running", confidence=CONFIDENCE["running"],
+                           summary="no failure and no end of training in the logs: the job is still running, "
+                                   "or its log was cut before the end")  # fmt: skip
 
 
 def _short_of_the_end(view: AttemptView) -> str | None:

@@ -10,7 +10,7 @@ import re
 from collections import defaultdict
 from typing import Any
 
-from gangscope.parsers.errors import child_failures
+from gangscope.parsers.errors import SUMMARY, child_failures, rank_in_text, rule_role
 from gangscope.parsers.records import ErrorRecord, TraceRecord
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -23,6 +23,7 @@ class RankMap:
         self.node: dict[int, str] = {}
         self.by_local: dict[tuple[str | None, int], int] = {}
         self.box: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+        self.failed_local: dict[str | None, set[int]] = defaultdict(set)  # local ranks a launcher says failed
         self.extra: set[int] = set()
         self._by_pod: dict[str | None, list[int]] | None = None
         pods = {r.pod for r in (*view.errors, *view.traces, *view.steps) if r.pod}
@@ -32,6 +33,9 @@ class RankMap:
                 self._place(record.rank, record.pod, record.node)
                 if record.local_rank is not None:
                     self.by_local.setdefault((record.pod, record.local_rank), record.rank)
+        for error in view.errors:
+            if error.local_rank is not None and rule_role(error.pattern) == SUMMARY:
+                self.failed_local[error.pod].add(error.local_rank)
         for trace in view.traces:
             if trace.form == "child_failed" or (trace.exception_type or "").endswith("ChildFailedError"):
                 for failure in child_failures(trace):
@@ -74,6 +78,9 @@ class RankMap:
             return error.rank
         if is_box(error):  # its text lists other failures before the root cause
             return self._rank_from_box(error)
+        named = rank_in_text(error.message or "") if error.message else None
+        if named is not None:
+            return named
         local = error.local_rank
         if local is None:
             m = re.search(r"local_rank: (\d+)", error.line or "")
@@ -86,6 +93,11 @@ class RankMap:
         pod_ranks = self.ranks_of_pod(error.pod)
         if len(pod_ranks) == 1:
             return pod_ranks[0]
+        if local is None and len(self.failed_local.get(error.pod) or ()) == 1:
+            # a rank's own report without a prefix, in a pod whose launcher says one worker failed
+            local = next(iter(self.failed_local[error.pod]))
+            if (error.pod, local) in self.by_local:
+                return self.by_local[(error.pod, local)]
         if local is not None and self.single_pod:
             return local  # one pod: its local ranks are the global ranks
         return None

@@ -12,7 +12,11 @@ How the root cause is found (cause -> effect is data, in `rules.py`):
 2. The root is the earliest failure of tiers 0-1. An effect can be reported before
    its cause (peers see a closed socket before the killed rank's launcher notices),
    so a tier-2 failure only wins when it is more than `EFFECT_SLACK_S` earlier.
-   With no tier 0-1 failure, the earliest tier-2 failure is the root.
+   With no tier 0-1 failure, the earliest tier-2 failure is the root, or among effects
+   close in time the one that explains the others (`EFFECT_ORDER`).
+   Where the lines carry no time (plain text, glog stamps without a year), causality
+   decides first (a cause beats any effect, an explaining effect the others) and then
+   the order of appearance (`seq`, the line's position in its stream).
 3. When the root is a collective timeout and some known ranks never reported one,
    those silent ranks are the suspects: `first_failure` names the first of them.
 4. Everything else that failed becomes a symptom, by category, with its ranks.
@@ -28,7 +32,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from gangscope.parsers import times
-from gangscope.parsers.errors import SUMMARY, WARNING, child_failures, rule_role
+from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, rule_role
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
 from gangscope.pipeline.diagnose.rules import EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, INFORMATIVE_SUMMARY
@@ -45,14 +49,20 @@ class Failure:
     rank: int | None
 
     @property
+    def seq(self) -> int:
+        """The line's position in its stream: the order of appearance where times are missing."""
+        return self.error.seq or 0
+
+    @property
     def category(self) -> str:
         return self.error.category
 
 
 def failure_tier(error: ErrorRecord) -> int | None:
-    """The tier of the failure an error record stands for (module doc); None for a warning."""
+    """The tier of the failure an error record stands for (module doc); None for a warning or
+    a line that says training ended."""
     role = rule_role(error.pattern)
-    if role == WARNING:
+    if role == WARNING or role == END:
         return None
     if role == SUMMARY or is_box(error):
         return 1 if error.category in INFORMATIVE_SUMMARY else 3
@@ -88,21 +98,20 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
 
     def key(f: Failure) -> tuple:
         order = EFFECT_ORDER.index(f.category) if f.category in EFFECT_ORDER else -1
-        return (f.t, f.tier, order)
+        return (f.t, f.tier, f.seq, order)
 
     causes = sorted((f for f in failures if f.tier <= 1), key=key)
     effects = sorted((f for f in failures if f.tier == 2), key=key)
     if causes:
         root = causes[0]
-        if effects and effects[0].t < root.t - EFFECT_SLACK_S:
+        if effects and math.isfinite(root.t) and effects[0].t < root.t - EFFECT_SLACK_S:
             return effects[0], "effect"
         root = _sharpen(root, causes)
         return root, ("rank_report" if root.tier == 0 else "launcher")
     if effects:
         # Simultaneous effects: the one that explains the others (a lost peer explains a timeout).
-        first_t = effects[0].t
-        close = [f for f in effects if f.t - first_t <= EFFECT_SLACK_S]
-        return min(close, key=lambda f: (EFFECT_ORDER.index(f.category), f.t)), "effect"
+        close = [f for f in effects if _near(f, effects[0])]
+        return min(close, key=lambda f: (EFFECT_ORDER.index(f.category), f.t, f.seq)), "effect"
     rest = sorted(failures, key=key)
     return (rest[0], "unknown") if rest else (None, "unknown")
 
@@ -115,9 +124,17 @@ def _sharpen(root: Failure, causes: list[Failure]) -> Failure:
     for other in causes:
         if other is root or other.category == "unknown" or other.error.pod != root.error.pod:
             continue
-        if abs(other.t - root.t) <= EFFECT_SLACK_S and (other.rank is None or root.rank in (None, other.rank)):
+        if _near(other, root) and (other.rank is None or root.rank in (None, other.rank)):
             return other
     return root
+
+
+def _near(a: Failure, b: Failure) -> bool:
+    """Whether two failures are close enough in time to be one event; without times
+    (inf, inf) nothing says they are apart."""
+    if a.t == b.t:
+        return True
+    return abs(a.t - b.t) <= EFFECT_SLACK_S  # inf - finite is inf: never near
 
 
 def silent_ranks(failures: list[Failure], ranks: RankMap) -> list[int]:

@@ -15,6 +15,7 @@ EFFECTS: dict[str, str] = {
     "nccl_error": "lost their connection to it (NCCL / gloo peer gone)",
     "preempted": "were stopped with SIGTERM by their launcher",
     "rendezvous_error": "lost the rendezvous / store it hosted",
+    "hang": "stayed stuck in a collective until the NCCL heartbeat monitor gave up",
 }
 
 #: An effect may be printed before its cause is (a killed rank says nothing; its launcher
@@ -25,7 +26,7 @@ EFFECT_SLACK_S = 120.0
 #: launcher RECEIVED (eviction, preemption) makes its peers lose their connection, which
 #: makes collectives time out. (torchrun's own SIGTERMs to the survivors of a failure are
 #: launcher summaries or warnings, never a tier-2 failure.)
-EFFECT_ORDER = ("preempted", "nccl_error", "rendezvous_error", "nccl_timeout")
+EFFECT_ORDER = ("preempted", "nccl_error", "rendezvous_error", "hang", "nccl_timeout")
 
 #: Launcher-level failures whose category names a cause: a death by SIGKILL or SIGTERM, or the
 #: child's own exception copied into torchrun's box from its error file (the only trace of it
@@ -38,12 +39,32 @@ INFORMATIVE_SUMMARY = frozenset({"host_oom", "preempted", "cuda_oom", "gpu_hardw
 #: dynamic loss scaling skips an occasional step by design).
 ENDLESS_OVERFLOW = 20
 
+#: A collapsed loss scale: dynamic loss scaling starts at 2**16 in apex, DeepSpeed and Megatron
+#: (apex/amp/scaler.py, deepspeed/runtime/fp16/loss_scaler.py initial_scale_power=16) and at
+#: 2**7 in fairseq (fairseq/optim/dynamic_loss_scaler.py init_scale); a scale that still
+#: overflows 2**10 below where it started means gradients overflow fp16 barely amplified.
+#: Per overflow rule (parsers/errors.py): the highest scale its `scale` group may show.
+COLLAPSED_LOSS_SCALE: dict[str, float] = {
+    "overflow_deepspeed": 2.0**6,  # the attempted scale
+    "overflow_deepspeed_fused": 2.0**6,  # the attempted scale
+    "overflow_apex": 2.0**6,  # the new scale
+    "overflow_fairseq": 2.0**-3,  # the new scale
+}
+#: Overflows at a collapsed scale that make a divergence (one can be a spike).
+COLLAPSED_OVERFLOWS = 3
+
+#: Step lines with a NaN/Inf loss that make a divergence by themselves (one can be a skipped
+#: fp16 step; with a stall or a failed end, one is enough).
+NONFINITE_STEPS = 3
+
 #: How sure a diagnosis is, by what it rests on.
 CONFIDENCE = {
     "rank_report": 0.9,  # a rank printed its own failure
     "corroborated": 0.95,  # ... and its launcher's box agrees
     "launcher": 0.75,  # only the launcher saw it (SIGKILL leaves no trace in the rank)
     "effect": 0.6,  # only effects were seen
+    "end_line": 0.85,  # the framework said training ended
+    "running": 0.5,  # no failure and no end: still going, or the log was cut
     "silent_suspect": 0.6,  # the ranks that never timed out
     "event": 0.8,  # the scheduler said so
     "clean_end": 0.9,
@@ -66,8 +87,12 @@ WHAT_HAPPENED: dict[str, str] = {
     "checkpoint_error": "failed to save or load a checkpoint",
     "nan_loss": "diverged (loss NaN/Inf)",
     "python_exception": "raised",
-    "preempted": "was stopped by SIGTERM",
+    "preempted": "was stopped from outside (preemption, SIGTERM/SIGHUP or Ctrl-C)",
+    "time_limit": "was stopped at the scheduler's time limit",
     "rendezvous_error": "failed the rendezvous",
+    "hang": "stopped making progress (stuck in a collective or a CUDA call)",
+    "pods_ready_timeout": "never became ready (unschedulable, image pull or crash at start)",
+    "node_failure": "lost its node",
     "unknown": "crashed",
 }
 

@@ -12,8 +12,15 @@ from gangscope.pipeline.diagnose.rules import EFFECTS, WHAT_HAPPENED
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
+# An exception line ("Type: message") at the start of an error's line, where no trace was read.
+_EXCEPTION_LINE = re.compile(r"^((?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt|Failure)|nccl\w+Error))(?::|$)")
+
+
 def exception_type_of(view: AttemptView, error: ErrorRecord) -> str | None:
-    """The exception type of the traceback an error line came from, if any."""
+    """The exception type of the traceback an error line came from, or of the exception line it is."""
+    if not error.trace_id:
+        m = _EXCEPTION_LINE.match(error.line or "")
+        return m.group(1) if m else None
     if error.trace_id:
         m = re.match(r"^([A-Za-z_][\w.]*)(?::|$)", error.message or "")
         if m and not error.message.startswith("ChildFailedError root cause"):

@@ -24,8 +24,10 @@ class AttemptView:
     meta: Any = None  # the gang's Attempt (duck-typed: job, number, start, end, end_reason, event_ids)
 
 
-def group_attempts(records: Iterable[Record | dict], attempts: Iterable[Any] | None = None) -> list[AttemptView]:
-    """One AttemptView per (job, attempt) of the records (dicts are decoded) and of the gang's `attempts`, sorted."""
+def group_attempts(records: Iterable[Record | dict], attempts: Iterable[Any] | None = None,
+                   jobs: Iterable[str] = ()) -> list[AttemptView]:
+    """One AttemptView per (job, attempt) of the records (dicts are decoded) and of the gang's `attempts`,
+    and an empty first attempt for each of `jobs` that has neither; sorted."""
     views: dict[tuple[str, int], AttemptView] = {}
 
     def view(job: str, number: int) -> AttemptView:
@@ -44,4 +46,8 @@ def group_attempts(records: Iterable[Record | dict], attempts: Iterable[Any] | N
         if bucket is None:
             continue
         getattr(view(job_key(record), record.attempt or 1), bucket).append(record)
+    seen = {job for job, _ in views}
+    for job in jobs:
+        if job not in seen:
+            view(job, 1)
     return [views[k] for k in sorted(views)]

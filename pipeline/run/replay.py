@@ -74,8 +74,9 @@ class ReplayResult:
 
     @property
     def exit_code(self) -> int:
+        # a line cut or flushed unfinished was not read as written: counted, and exit 1 (README)
         bad = (self.unreadable or self.problems or self.read.errors or self.read.long_lines_cut or self.stage_failures
-               or self.curation.skips)
+               or self.curation.skips or self.curation.partial_lines_cut or self.curation.dangling_partials)
         return 1 if bad else 0
 
     def summary(self) -> dict:
@@ -139,6 +140,7 @@ class Replay:
         self.result = ReplayResult(digest=JobDigest(max_bytes=options.digest_max_bytes))
         self.attempts: dict = {}
         self.rank_progress: list[DerivedProgress] = []  # one per pod group, finished at the end
+        self.jobs: set[str] = set()  # every job whose log was read: each gets a diagnosis, records or not
 
     def run(self) -> ReplayResult:
         result = self.result
@@ -157,6 +159,7 @@ class Replay:
                 for batch in work.batches():
                     self.deliver(batch)
                 self.rank_progress.append(work.rank_progress)
+                self.jobs.update(work.jobs)
         self.finish()
         return result
 
@@ -189,6 +192,7 @@ class Replay:
                     result.digest.add(record)
                 if done.rank_progress is not None:
                     self.rank_progress.append(done.rank_progress)
+                self.jobs.update(done.jobs)
                 if self.sink is not None:
                     self.sink.absorb(done.part)
                 if self.progress is not None:
@@ -244,7 +248,7 @@ class Replay:
             with unit_of_work(result.failures, "correlate", step="progress"):
                 last_word = progress.finish(result.curation.job_end)
             self.deliver(last_word)
-        found = back_half.analyse(result.digest, result.attempts, failures=result.failures)
+        found = back_half.analyse(result.digest, result.attempts, failures=result.failures, jobs=sorted(self.jobs))
         self.deliver(found.stragglers, kept=True)
         result.diagnoses = found.diagnoses
         result.timelines = found.timelines
@@ -281,6 +285,7 @@ class GroupWork:
         self.read = read
         self.progress = progress
         self.rank_progress = DerivedProgress()
+        self.jobs: set[str] = set()  # the jobs of the containers read
 
     def batches(self):
         """The pod's records. The progress tracker's last word (final epoch states, a stall
@@ -315,6 +320,7 @@ class GroupWork:
             batch = []
             with unit_of_work(self.curation.failures, "curate", file=source.display, position="end of the log"):
                 batch = curator.close()
+            self.jobs.update(jobs_of(curator))
             yield batch
 
     def _curator_for(self, identity: PodIdentity, fmt: str):
@@ -342,6 +348,7 @@ class GroupDone:
     rank_progress: DerivedProgress | None = None
     dropped: dict[str, int] = field(default_factory=dict)  # by the worker's digest
     summarized: int = 0
+    jobs: set[str] = field(default_factory=set)  # the jobs whose logs it read
 
 
 def _curate_group_in_worker(task) -> GroupDone:
@@ -361,7 +368,7 @@ def _curate_group_in_worker(task) -> GroupDone:
         part.close()
     return GroupDone(
         counts, curation, read, pack(digest.all_records()), part.handoff() if part is not None else None, work.rank_progress,
-        dict(digest.dropped), digest.summarized,
+        dict(digest.dropped), digest.summarized, work.jobs,
     )
 
 
@@ -394,6 +401,14 @@ def _merge_stats(into, other) -> None:
                 mine[key] = mine.get(key, 0) + count
         elif isinstance(value, StageFailures):
             getattr(into, name).merge(value)
+
+
+def jobs_of(curator) -> set[str]:
+    """The jobs of the containers a curator read (a Fluent Bit curator holds one per container)."""
+    containers = getattr(curator, "curators", None)
+    if containers is None:
+        return {curator.stamper.job}
+    return {c.stamper.job for c in containers.values()}
 
 
 def attempt_lookup_of(attempts: dict):
