@@ -249,6 +249,24 @@ TQDM = Dialect(
     step_scope="global",
 )
 
+# ---- tqdm bars of loops over one epoch's batches, described "Epoch n/N": the count restarts every epoch
+# SRC tqdm/tqdm tqdm/std.py format_meter (l_bar = desc + ': ' + percentage + '|'); loops such as
+# tqdm(train_dataloader, desc=f"Epoch {epoch + 1}/{num_epochs}"); meta-llama/llama-cookbook
+# src/llama_cookbook/utils/train_utils.py train: pbar.set_description(f"Training Epoch: {epoch+1}/{train_config.num_epochs},"
+# f" step {step}/{len(train_dataloader)} completed (loss: {loss.detach().float()})") (a tensor's repr), pbar.update(1) per optimizer step.
+_TE_LOSS = (L("tensor(") + val("loss") + pp.Opt(R(r", device='[^']*'")) + L(")")) | val("loss")
+TQDM_EPOCH = Dialect(
+    name="tqdm_epoch",
+    source="tqdm/tqdm:tqdm/std.py format_meter; meta-llama/llama-cookbook:src/llama_cookbook/utils/train_utils.py train (pbar.set_description)",
+    guard=lambda s: "Epoch" in s and ("/s" in s or "s/" in s),
+    grammar=pp.Opt(L("Training")) + K("Epoch") + pp.Opt(L(":")) + val("epoch") + L("/") + val("total_epochs")
+    + pp.Opt(L(",") + K("step") + val("batch") + L("/") + val("batches") + L("completed") + L("(loss:") + _TE_LOSS + L(")"))
+    + L(":") + _BAR_TAIL,
+    keys={"batch": ("skip",), "batches": ("skip",)},
+    kind="bar",
+    step_scope="auto",  # epochs as printed, 1-based unless the first is 0 (StepParser._plain_global_step)
+)
+
 # ---- PyTorch Lightning TQDMProgressBar: description f"Epoch {trainer.current_epoch}", postfix = v_num + prog_bar metrics
 # SRC Lightning-AI/pytorch-lightning@2.6.6 src/lightning/pytorch/callbacks/progress/tqdm_progress.py
 # (on_train_epoch_start set_description, on_train_batch_end set_postfix(self.get_metrics(...)));
@@ -705,6 +723,7 @@ DIALECTS: tuple[Dialect, ...] = (
     FAIRSEQ_JSON,
     HF_TRAINER,
     LIGHTNING,
+    TQDM_EPOCH,
     TORCHTUNE,
     TQDM,
     MEGATRON,

@@ -28,6 +28,7 @@ from typing import Any
 import msgspec
 
 from gangscope.parsers import dialects
+from gangscope.parsers.divisors import divisors
 from gangscope.parsers.dialects import DEFAULT_CACHE, Dialect, ShapeCache, build, is_step, strip_ansi
 from gangscope.parsers.lines import Line, LineState
 from gangscope.parsers.records import Record, StepRecord, record_from_state, record_state
@@ -113,6 +114,7 @@ class StepState(msgspec.Struct, tag="step", kw_only=True, omit_defaults=True):
     restarts: bool | None = None
     first_epoch: int | None = None
     last_plain: tuple[Any, Any] | None = None
+    keras_done: int = 0
 
 
 class StepParser:
@@ -141,6 +143,11 @@ class StepParser:
         self._restarts: bool | None = None
         self._first_epoch: int | None = None
         self._last_plain: tuple | None = None  # (epoch, printed step) of the previous such line
+        # A Keras bar reached its total N (N here; 0: not yet) and no "Epoch n/N" followed: the next bars are
+        # evaluate()/predict() (keras/src/callbacks/progbar_logger.py: fit prints the header before every epoch
+        # when epochs > 1), except fit's own reprint of the final state with the val_* metrics (on_epoch_end,
+        # finalize=True), which comes first and is again N/N; -1: that chance is gone.
+        self._keras_done = 0
 
     @property
     def open(self) -> bool:
@@ -211,6 +218,7 @@ class StepParser:
             block=None if b is None else PendingState.of(b),
             block_dialect=None if self._block_dialect is None else self._block_dialect.name,
             restarts=self._restarts, first_epoch=self._first_epoch, last_plain=self._last_plain,
+            keras_done=self._keras_done,
         )
 
     def restore(self, state: StepState) -> None:
@@ -226,6 +234,7 @@ class StepParser:
         self._block = None if state.block is None else state.block.pending()
         self._block_dialect = block_dialect
         self._restarts, self._first_epoch, self._last_plain = state.restarts, state.first_epoch, state.last_plain
+        self._keras_done = state.keras_done
 
     # ------------------------------------------------------------------ internals
 
@@ -247,7 +256,17 @@ class StepParser:
         if d.kind == "epoch_header":
             self._epoch = fields.get("epoch")
             self._total_epochs = fields.get("total_epochs")
+            self._keras_done = 0
             return
+        if d is dialects.KERAS:
+            step, total = fields.get("step"), fields.get("total_steps")
+            if self._keras_done:
+                reprint = self._keras_done > 0 and step == total == self._keras_done
+                self._keras_done = -1
+                if not reprint:
+                    return
+            elif step is not None and step == total:
+                self._keras_done = total
         if d.kind == "block_header":
             self._block = _Pending(fields, line, rank)
             self._block_dialect = d
@@ -269,7 +288,7 @@ class StepParser:
                 fields["total_epochs"] = self._total_epochs
         if d.step_scope == "epoch":
             _to_global_step(fields, d)
-        elif d is dialects.GENERIC and fields.get("total_steps") and fields.get("epoch") is not None:
+        elif (d is dialects.GENERIC or d is dialects.TQDM_EPOCH) and fields.get("total_steps") and fields.get("epoch") is not None:
             self._plain_global_step(fields)
         self._stage(fields, line, rank, out)
 
@@ -494,13 +513,9 @@ class TrainerLogFolder:
 
 
 def _divisors(n: int) -> list[int]:
-    out = []
-    i = 1
-    while i * i <= n:
-        if n % i == 0:
-            out.extend((i, n // i))
-        i += 1
-    return out
+    """The divisors of a bar's total, factored (a total of 2**64 hung trial division to its
+    square root); none past a `long` (parsers/divisors.py)."""
+    return divisors(n)
 
 
 def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:
