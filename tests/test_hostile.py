@@ -434,3 +434,21 @@ def test_workers_1_and_2_give_identical_diagnoses_with_the_step_of_the_failing_p
     (diagnosis,) = found[0]
     assert diagnosis["first_failure"]["pod"] == f"wjob-worker-{failing}"
     assert f"step {at}" in diagnosis["summary"]
+
+
+# -- lines not read as written: exit 1 (README) ---------------------------------------------------
+
+@settings(HOSTILE, max_examples=3)
+@given(st.integers(min_value=1, max_value=3), st.booleans())
+def test_a_dangling_or_overlong_partial_chain_is_counted_and_exits_1(tmp_path_factory, chunks, dangling):
+    tmp = tmp_path_factory.mktemp("partial")
+    piece = "x" * (1 << 18)
+    lines = [f"{TS} stdout P {piece}" for _ in range(chunks * (1 if dangling else 5))]
+    if not dangling:
+        lines.append(f"{TS} stdout F end")
+    lines.append(f"{TS} stderr F step 3 loss 0.5")
+    rc, out = replay([write(tmp, "partial.log", lines)])
+    counted = summary(out)
+    assert rc == 1
+    assert counted["dangling_partials"] if dangling else counted["partial_lines_cut"]
+    assert [r["step"] for r in records(out, "step")] == [3]
