@@ -96,8 +96,9 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"NVRM: Xid \((?P<pci>PCI:[^)]*)\): (?P<xid>\d+), (?P<what>.*)"),
              "NVIDIA/open-gpu-kernel-modules src/nvidia/src/kernel/gpu/rc/kernel_rc.c"),
     LineRule("fallen_off_bus", "gpu_hardware", "NVRM: ",
-             _r(r"NVRM: GPU (?:at )?\S+ has fallen off the bus"),
-             "NVIDIA/open-gpu-kernel-modules kernel-open/nvidia (NVRM console message; FORMATS.md 4.15)"),
+             _r(r"NVRM: (?:GPU (?:at )?\S+ has )?fallen off the bus"),
+             "NVIDIA/open-gpu-kernel-modules kernel-open/nvidia (NVRM console message; FORMATS.md 4.15); newer drivers "
+             "split it over lines (\"NVRM: The NVIDIA GPU %04x:%02x:%02x.%x\" ... \"NVRM: fallen off the bus and is not responding to commands.\")"),
     LineRule("cuda_ecc", "gpu_hardware", "CUDA error: uncorrectable ECC",
              _r(r"CUDA error: uncorrectable ECC error encountered"),
              "pytorch/pytorch c10/cuda/CUDAException.cpp + cudaGetErrorString(cudaErrorECCUncorrectable)"),
@@ -123,6 +124,12 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Watchdog caught collective(?: operation timeout: WorkNCCL\(SeqNum=(?P<seq>\d+), OpType=(?P<op>\w+)"
                 r"(?:.*?Timeout\(ms\)=(?P<timeout_ms>\d+))?)?"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (\"Watchdog caught collective operation timeout: \")"),
+    # The watchdog's companion line: this rank's collective failed (an error or, nearly always,
+    # the timeout reported beside it); it says the rank was not silent.
+    LineRule("watchdog_detected", "nccl_timeout", "",
+             _r(r"(?:Exception \(either an error or timeout\)|failure) detected by watchdog at work(?: sequence id)?: (?P<seq>\d+)"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (\"Exception (either an error or timeout) detected by watchdog at work: \"; "
+             "newer \" failure detected by watchdog at work sequence id: \")"),
     LineRule("gloo_timeout", "nccl_timeout", "Timed out waiting ",
              _r(r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>recv|send) operation to complete"),
              "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc (\"Timed out waiting \", timeout, \"ms for recv operation to complete\")"),
@@ -407,7 +414,7 @@ _EXTRA_KEYS = ("No space left", "Stale file handle", "Disk quota exceeded", "Inp
                "Finished train", "Done train", "Completed train", "Complete train",
                "Training finished", "Training complete", "Training done",
                "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",
-               "[Rank ")  # fmt: skip
+               "[Rank ", "Exception (either an error or timeout)", "[PG ")  # fmt: skip
 PREFILTER = "|".join(
     re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)
 )

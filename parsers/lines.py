@@ -67,6 +67,11 @@ _LIGHTNING = re.compile(r"\[rank: (\d{1,9})\] ")
 # same line ("[89251] [rank0]:[E411 ...", "2024-05-01 10:00:00 [rank3]: Traceback",
 # "...2.42s/it][rank5]:[E728 ..."): the head is dropped with the prefix.
 _INNER = re.compile(r"\[rank(\d{1,9})\]: ?")
+# Ray's driver prints its workers' lines behind "(name pid=N, ip=A) " (coloured on a tty:
+# "\x1b[2m\x1b[36m(RayTrainWorker pid=1942, ip=10.0.0.7)\x1b[0m"; ray/_private/worker.py
+# print_worker_logs), and "(raylet) " for the raylet's. It names a process, not a rank: it is
+# taken off so that the worker's traceback reads as one.
+_RAY = re.compile(r"(?:\x1b\[[0-9;]*m)*\((?:[\w.:<>-]+ pid=\d{1,9}(?:, ip=[\w.:-]+)?|raylet)\)(?:\x1b\[[0-9;]*m)* ?")
 _INNER_REACH = 512  # how far into a line such a prefix is looked for
 
 
@@ -106,7 +111,7 @@ def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
 def may_be_prefixed(text: str) -> bool:
     """Whether a line can carry a rank prefix (a cheap test before `strip_rank_prefixes`)."""
     first = text[:1]
-    return first == "[" or first == " " or first.isdigit() or text.find("[rank", 1, _INNER_REACH) > 0
+    return first != "" and (first in "[ (\x1b" or first.isdigit()) or text.find("[rank", 1, _INNER_REACH) > 0
 
 
 def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
@@ -117,6 +122,10 @@ def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
         m = _MPI.match(text) or _LIGHTNING.match(text)
     elif first == " " or first.isdigit():
         m = _SRUN.match(text)
+    elif first == "(" or first == "\x1b":
+        ray = _RAY.match(text)
+        if ray is not None:
+            return strip_rank_prefixes(text[ray.end():]) if ray.end() < len(text) else ("", None, None)
     if m is not None:
         rest, rank, local_rank = strip_rank_prefixes(text[m.end():]) if text[m.end():m.end() + 1] == "[" else (text[m.end():], None, None)
         return rest, (rank if rank is not None else int(m.group(1))), local_rank

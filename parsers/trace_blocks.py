@@ -291,7 +291,7 @@ def _read_exception(items: list[Any], i: int) -> tuple[_Link | None, int]:
     has_header = bool(TB_HEAD.match(first) or GROUP_TB_HEAD.match(first))
     if has_header:
         i += 1
-    elif not (SYNTAX_FRAME.match(first) or EXCEPTION.match(first)):
+    elif not (SYNTAX_FRAME.match(first) or FRAME.match(first) or EXCEPTION.match(first)):
         return None, i
     i = _read_frames(items, i, link)
     if i >= n or not isinstance(items[i], str):

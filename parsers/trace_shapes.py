@@ -44,6 +44,11 @@ REMOTE_HEAD = re.compile(r"^(?P<type>(?:multiprocessing\.pool\.|concurrent\.futu
 # torchrun's ChildFailedError line where the paste or the excerpt starts (no Traceback header
 # before it): the box after it is read all the same.
 CHILD_FAILED_HEAD = re.compile(r"^(?:[\w.]+\.)?ChildFailedError:\s*$")
+# ... or from its title line, when neither that line nor the border above it was kept
+# (errors/__init__.py _MSG_FORMAT_TEMPLATE: "{boarder}\n{title}\n{section}\nFailures:...",
+# the title being f"{name} FAILED").
+BOX_TITLE = re.compile(r"^\S.{0,400} FAILED\s*$")
+CHILD_FAILED_TYPE = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
 SPAWN_INTRO = re.compile(r"^-- Process (?P<index>\d+) terminated with the following error:\s*$")
 ORIGINAL_TB = re.compile(r"^Original Traceback \(most recent call last\):\s*$")
 BORDER = re.compile(r"^=+\s*$")
@@ -77,6 +82,7 @@ PREFILTER = (
     r"|Timeout \(\d+:\d\d:\d\d"
     r"|(?:multiprocessing\.pool\.|concurrent\.futures\.process\._)?RemoteTraceback:"
     r"|(?:[\w.]+\.)?ChildFailedError:\s*$"
+    r"|\S.{0,400} FAILED\s*$"
     r"|The above exception was the direct cause|During handling of the above exception"
     r"|[^\r]*\r.*Traceback \(most recent call last\):)"
 )

@@ -34,13 +34,16 @@ from gangscope.parsers.trace_shapes import (
     ANSI,
     BORDER,
     BOX_LINE,
+    BOX_TITLE,
     CHILD_FAILED_HEAD,
+    CHILD_FAILED_TYPE,
     DUMP_EXTENSIONS,
     DUMP_THREAD,
     DUMP_TIMEOUT,
     EG_HEAD,
     EXCEPTION,
     FATAL,
+    FRAME,
     FOREIGN,
     PREFILTER,
     REMOTE_HEAD,
@@ -88,12 +91,14 @@ START: list[Rule] = [
     (TB_HEAD.match, TAKE, "frames"),
     (EG_HEAD.match, TAKE, "box"),
     (SYNTAX_FRAME.match, TAKE, "syntax"),  # a SyntaxError of the main script has no header
+    (FRAME.match, TAKE, "frames"),  # a traceback whose header was cut off (an excerpt, a lost line)
     (FATAL.match, TAKE, "dump_head"),
     (DUMP_THREAD.match, TAKE, "dump"),
     (DUMP_TIMEOUT.match, TAKE, "dump"),
     (REMOTE_HEAD.match, TAKE, "remote_open"),
     (SEPARATOR.match, TAKE, "after_separator"),  # the exception before it was printed without header
     (CHILD_FAILED_HEAD.match, TAKE, "child_failed_open"),  # torchrun's box, its traceback not shown
+    (BOX_TITLE.match, TAKE, "child_failed_box"),  # the box from its title on (see _finish)
 ]
 
 #: state -> ordered rules. A state's rules that do not match leave the trace (END).
@@ -374,6 +379,10 @@ class TraceParser:
         self._block = _Block(self.max_lines, self.max_bytes)
         self._held = []
         self._failures = None
+        if nxt == "child_failed_box":  # a box whose border and exception line were not kept
+            self._failures = FailureBox()
+            self._failures.add("=" * 60)
+            self._failures.add(text)
         self._text_lines = 0
         self._last_s = times.leading_seconds(line.time) if line.time else None
         self._block.add(line.text)
@@ -396,7 +405,10 @@ class TraceParser:
         if first is None or state == "syntax":  # a `File "...", line N` that no SyntaxError followed
             return []
         failures, self._failures = (self._failures.result() if self._failures else None), None
-        record = parse_block(block.lines(), block.text(), failures)
+        lines = block.lines()
+        if BOX_TITLE.match(first.text):  # read as the box it is: its exception line and border implied
+            lines = [f"{CHILD_FAILED_TYPE}: ", "=" * 60, *lines]
+        record = parse_block(lines, block.text(), failures)
         if record is None:
             return []
         record.time, record.seq, record.rank, record.local_rank = first.time, first.seq, first.rank, first.local_rank
