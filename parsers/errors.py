@@ -611,10 +611,16 @@ TRACE_RULES: tuple[TraceRule, ...] = (
 WRAPPERS = re.compile(r"(?:^|\.)(?:ChildFailedError|ProcessRaisedException|RemoteTraceback|(?:Base)?ExceptionGroup)$")
 
 
+# torch's ExceptionWrapper re-raises a replica's exception with f"Caught {type} {where}" and
+# the original traceback after it (torch/_utils.py; where = "in replica N on device D" from
+# nn/parallel/parallel_apply.py): the exception line that follows is the one to read.
+_REPLICA_WRAPPER = re.compile(r"Caught \w+ in replica \d+ on device ")
+
+
 def exception_category(exc_type: str, message: str) -> str | None:
     """The category of one exception seen without its traceback (type and first message
     line): the trace rules that need no frames, else `python_exception`; None for a wrapper."""
-    if WRAPPERS.search(exc_type):
+    if WRAPPERS.search(exc_type) or _REPLICA_WRAPPER.match(message.strip()):
         return None
     for rule in TRACE_RULES:
         if rule.frame is None and _rule_matches(rule, exc_type, message, []):
