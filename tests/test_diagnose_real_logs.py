@@ -145,3 +145,59 @@ def test_random_splices_of_real_logs_get_exactly_one_diagnosis_and_no_caught_fai
     assert caught == []
     assert len(diagnoses) == 1
     assert diagnoses[0].category
+
+
+@pytest.mark.parametrize(
+    "line, text, rank",
+    [
+        ("[1,0]<stderr>:[1,0]<stderr>:Traceback (most recent call last):", "Traceback (most recent call last):", 0),
+        ("  7: Traceback (most recent call last):", "Traceback (most recent call last):", 7),
+        ("[rank: 3] Child process with PID 212 terminated with code 1.", "Child process with PID 212 terminated with code 1.", 3),
+        ("[89251] [rank0]:[E411 14:08:37.210222004 ProcessGroupNCCL.cpp:607] x", "[E411 14:08:37.210222004 ProcessGroupNCCL.cpp:607] x", 0),
+        (" 1%|▏| 24/1752 [00:57<1:09:42,  2.42s/it][rank5]:[E728 01:39:17] Watchdog", "[E728 01:39:17] Watchdog", 5),
+        ("(RayTrainWorker pid=1942, ip=10.0.0.7) Traceback (most recent call last):", "Traceback (most recent call last):", None),
+        ("2024-05-01 10:00:00,123 INFO step 3", "2024-05-01 10:00:00,123 INFO step 3", None),
+    ],
+)  # fmt: skip
+def test_launcher_prefixes_come_off_wherever_they_sit(line, text, rank):
+    from gangscope.parsers.lines import strip_rank_prefixes
+
+    assert strip_rank_prefixes(line)[:2] == (text, rank)
+
+
+@pytest.mark.parametrize(
+    "line, category",
+    [
+        ("slurmstepd: error: *** JOB 611204 ON gpu-a12 CANCELLED AT 2025-03-02T17:41:09 DUE TO TIME LIMIT ***", "time_limit"),
+        ("slurmstepd: error: *** JOB 4471023 ON n-21 CANCELLED AT 2026-08-20T13:55:02 DUE TO PREEMPTION ***", "preempted"),
+        ("submitit WARNING (2025-05-19 08:54:03,880) - Caught signal SIGUSR2 on n-7: this job is timed-out.", "time_limit"),
+        ("[2026-01-02 10:00:00] [ERROR] [launch.py:325:sigkill_handler] ['python', '-u', 't.py', '--local_rank=0'] "
+         "exits with return code = -9", "host_oom"),
+        ("[rank0]:[E109 06:11:43.825909127 ProcessGroupNCCL.cpp:1484] [PG ID 0 PG GUID 0(default_pg) Rank 0] "
+         "ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress", "hang"),
+        ("Warning  FailedScheduling  2m7s  volcano  10/6 tasks in gang unschedulable: job is not ready", "pods_ready_timeout"),
+        ("[2021-10-10 06:32:44,173] [INFO] [logging.py:69:log_dist] [Rank 0] step=2000, skipped=1999, lr=[0.0]", "nan_loss"),
+        ("KeyError: 'dense_wh_mask'", "python_exception"),
+        ("RuntimeError: cuda runtime error (39) : uncorrectable ECC error encountered at THCCachingHostAllocator.cpp:305",
+         "gpu_hardware"),
+        ("`Trainer.fit` stopped: `max_epochs=1` reached.", "success"),
+    ],
+)  # fmt: skip
+def test_families_of_real_lines_map_to_their_category(line, category):
+    from gangscope.parsers.errors import detect
+
+    found = detect(line)
+    assert found is not None and found[1] == category
+
+
+def test_a_healthy_deepspeed_step_line_is_no_failure():
+    from gangscope.parsers.errors import detect
+
+    assert detect("[2021-11-25 09:52:02,815] [INFO] [logging.py:68:log_dist] [Rank 0] step=2500, skipped=0, lr=[0.05]") is None
+
+
+def test_a_replica_wrapper_line_is_not_the_diagnosis(tmp_path):
+    text = ("KeyError: Caught KeyError in replica 0 on device 0.\nOriginal Traceback (most recent call last):\n"
+            '  File "/w/model.py", line 49, in forward\n    mask = batch["dense_wh_mask"]\nKeyError: \'dense_wh_mask\'\n')  # fmt: skip
+    diagnoses, _ = diagnose_text(tmp_path, text)
+    assert "dense_wh_mask" in diagnoses[0].summary
