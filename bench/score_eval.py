@@ -81,7 +81,7 @@ def keyword_table(text: str) -> Answer:
 
 
 def last_traceback(path: Path) -> Answer:
-    from gangscope.parsers.errors import child_failures, classify_trace, root_failure
+    from bench import score_diagnosis
     from gangscope.parsers.records import TraceRecord
     from gangscope.pipeline.run import replay
 
@@ -91,14 +91,8 @@ def last_traceback(path: Path) -> Answer:
         return Answer(None, None, "traceback", f"{type(exc).__name__}: {exc}")
     traces = [r for r in result.digest.all_records() if isinstance(r, TraceRecord)]
     traces.sort(key=lambda t: (t.time or "", t.seq))
-    if not traces:
-        return Answer("unknown", None)
-    last = traces[-1]
-    verdict = classify_trace(last)
-    rank = last.rank
-    if rank is None and child_failures(last):
-        rank = (root_failure(last) or {}).get("rank")
-    return Answer(verdict[0] if verdict else "unknown", rank)
+    guess = score_diagnosis.last_traceback(traces, empty="unknown")
+    return Answer(guess.category, guess.rank)
 
 
 def gangscope_answer(path: Path, command: list[str], timeout: float) -> Answer:

@@ -126,6 +126,24 @@ def to_utc(ts: str | None) -> str | None:
     return format_instant(instant)
 
 
+_VALID_HEADS: dict[str, bool] = {}  # `YYYY-MM-DDTHH:MM:SS` -> whether it names a time (the same second recurs)
+
+
+def is_utc(time: str) -> bool:
+    """Whether a time ending in `Z` is RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.digits]Z`, a real date and
+    time of day): its second checked once, its fraction each time."""
+    head = time[:19]
+    ok = _VALID_HEADS.get(head)
+    if ok is None:
+        if len(_VALID_HEADS) >= 4096:
+            _VALID_HEADS.clear()
+        ok = _VALID_HEADS[head] = parse(head + "Z") is not None
+    if not ok:
+        return False
+    tail = time[19:-1]
+    return not tail or (tail[0] == "." and len(tail) > 1 and tail.isascii() and tail[1:].isdigit())
+
+
 def normalized(ts: str | None) -> str | None:
     """The time in UTC with a `Z`, the trailing zeros of its fraction trimmed; None when unreadable."""
     instant = parse(ts)

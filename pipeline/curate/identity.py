@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gangscope.parsers.times import parse as parse_time, to_utc
+from gangscope.parsers.times import is_utc, to_utc
 from gangscope.parsers.records import EpochRecord, Record, SignalRecord, StepRecord, TraceRecord, id_hasher, stable_id
 from gangscope.pipeline.curate.naming import job_of_pod
 from gangscope.pipeline.sources.files import PodIdentity
@@ -48,7 +48,7 @@ class Stamper:
         if time:
             utc = to_utc(time)
             # to_utc passes a `...Z` time unchecked: a runtime's malformed stamp would be written through.
-            if utc is None or (utc is time and not _valid_utc(time)):
+            if utc is None or (utc is time and not is_utc(time)):
                 utc = None
                 self._skipped(record, "bad_timestamp", f"time {time[:40]!r}")
             record.time = utc
@@ -118,24 +118,6 @@ class Stamper:
 # What an OpenSearch `long` holds (templates/: step, total_steps, epochs, counts, line numbers).
 LONG_MAX = 2**63 - 1
 LONG_MIN = -(2**63)
-_VALID_HEADS: dict[str, bool] = {}  # `YYYY-MM-DDTHH:MM:SS` -> whether it names a time (the same second recurs)
-
-
-def _valid_utc(time: str) -> bool:
-    """Whether a time ending in `Z` is RFC 3339 (`YYYY-MM-DDTHH:MM:SS[.digits]Z`, a real date and
-    time of day): its second checked once, its fraction each time."""
-    head = time[:19]
-    ok = _VALID_HEADS.get(head)
-    if ok is None:
-        if len(_VALID_HEADS) >= 4096:
-            _VALID_HEADS.clear()
-        ok = _VALID_HEADS[head] = parse_time(head + "Z") is not None
-    if not ok:
-        return False
-    tail = time[19:-1]
-    return not tail or (tail[0] == "." and len(tail) > 1 and tail.isascii() and tail[1:].isdigit())
-
-
 _RANKS = ("rank", "local_rank")
 _BOUNDED_FIELDS: dict[type, tuple[str, ...]] = {
     StepRecord: _RANKS + ("step", "total_steps", "total_epochs", "epoch"),
