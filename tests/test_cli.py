@@ -480,3 +480,36 @@ def test_the_readmes_first_command_shows_every_bundled_scenario(tmp_path, monkey
                 assert seen[(job, verdict["attempt"])]["category"] == verdict["category"], (path.parent.name, job)
     signals = [json.loads(l) for l in (out / "signal.ndjson").read_text().splitlines()]
     assert any(s["signal"] == "stall" for s in signals)
+
+
+def _with_reader_gone(args, stream="stdout"):
+    """Run gangscope with the reading end of its stdout (or stderr) closed before it writes:
+    what `| head -1` does once it has its line, without the race of when head exits."""
+    pipe = {stream: subprocess.PIPE}
+    other = "stderr" if stream == "stdout" else "stdout"
+    proc = subprocess.Popen([sys.executable, "-m", "gangscope", *args], **pipe, **{other: subprocess.PIPE})
+    getattr(proc, stream).close()
+    _, said = proc.communicate(timeout=120) if stream == "stdout" else (proc.communicate(timeout=120)[0], b"")
+    return proc.returncode, said
+
+
+@pytest.mark.parametrize("output", ["table", "wide", "json", "ndjson"])
+def test_diagnose_into_a_closed_pipe_exits_0_quietly(output):
+    code, stderr = _with_reader_gone(["diagnose", *EVERYTHING, "-o", output, "--no-progress"])
+    assert code == 0 and stderr == b"", stderr.decode()
+
+
+def test_diagnose_piped_into_head_exits_0_in_a_real_shell():
+    command = " ".join(["set -o pipefail;", sys.executable, "-m", "gangscope", "diagnose", *EVERYTHING, "| head -1"])
+    proc = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "COLUMNS": "80"})
+    assert proc.returncode == 0 and proc.stderr == "", proc.stderr
+    assert proc.stdout.split() == ["JOB", "#", "OUTCOME", "CATEGORY", "RANK", "POD"]
+
+
+def test_replay_with_its_stderr_reader_gone_still_writes_everything_and_keeps_its_exit_code(tmp_path):
+    out = tmp_path / "out"
+    code, _ = _with_reader_gone(["replay", str(ROOT / "fixtures" / "runs" / "rank_raises"), "--out", str(out)], "stderr")
+    assert code == 0 and (out / "summary.json").exists() and (out / "report.html").exists()
+    code, _ = _with_reader_gone(["replay", str(tmp_path / "nope"), "--out", str(tmp_path / "o")], "stderr")
+    assert code == 1

@@ -128,9 +128,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.command is None:
             build_parser().print_help()
             return 2
-        from rich.console import Console
-
-        return COMMANDS[args.command](args, Console(stderr=True, highlight=False))
+        return COMMANDS[args.command](args, console(stderr=True))
     except GangscopeError as exc:
         _say(f"gangscope: {exc}")
         return exc.exit_code
@@ -143,18 +141,43 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _say(message: str) -> None:
-    """One line on stderr, before or after rich is loaded."""
-    sys.stderr.write(message + "\n")
-    sys.stderr.flush()
+    """One line on stderr, before or after rich is loaded (nothing if stderr's reader is gone)."""
+    try:
+        sys.stderr.write(message + "\n")
+        sys.stderr.flush()
+    except (BrokenPipeError, ValueError):
+        _quiet(sys.stderr)
 
 
 def _quiet_stdout() -> None:
     """After a closed pipe (`| head`), Python's own flush of stdout at exit must not complain."""
+    _quiet(sys.stdout)
+
+
+def _quiet(stream) -> None:
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, sys.stdout.fileno())
+        os.dup2(devnull, stream.fileno())
     except (OSError, ValueError):
         pass
+
+
+def console(stderr: bool = False, **kwargs) -> Console:
+    """A rich Console that meets a closed pipe as Unix tools do. rich's own exits with status 1
+    (Console.on_broken_pipe); here stdout's reader gone (`gangscope diagnose ... | head -1`)
+    stops the command with status 0 and no message, and stderr's reader gone
+    (`gangscope replay ... 2>&1 | head`) only silences what would have gone there: the run
+    and its exit code are the same."""
+    from rich.console import Console
+
+    class PipeConsole(Console):
+        def on_broken_pipe(self) -> None:
+            self.quiet = True
+            _quiet(self.file)
+            if not stderr:
+                raise BrokenPipeError  # main(): exit 0, nothing said
+
+    return PipeConsole(stderr=stderr, highlight=False, **kwargs)
 
 
 def _options(args):
@@ -276,11 +299,9 @@ def cmd_diagnose(args, err: Console) -> int:
 
 def _print_diagnoses(diagnoses, wide: bool) -> None:
     """The table on stdout: fitted to a terminal's width; piped, uncut (COLUMNS, when set, still counts)."""
-    from rich.console import Console
-
     from gangscope.pipeline.run import diagnose_table
 
-    out = Console(highlight=False)
+    out = console()
     width = out.width if out.is_terminal or os.environ.get("COLUMNS") else None
     for line in diagnose_table.render(diagnoses, width=width, wide=wide):
         out.print(line, soft_wrap=True)
