@@ -132,6 +132,16 @@ def _cut_attempts(job: str, sigs: list[Signal], cfg: GangConfig, workload: dict)
     last_end: float | None = None
     waits: list[Signal] = []  # created / pending / quota signals since the last attempt ended
     admission_counts: dict[tuple, int] = {}
+    known: dict[int, set[str]] = {}  # id(attempt) -> its event ids: list membership was quadratic
+
+    def note(a: Attempt, event_id: str, once: bool = False) -> None:
+        ids = known.get(id(a))
+        if ids is None:
+            ids = known[id(a)] = set(a.event_ids)
+        if once and event_id in ids:
+            return
+        ids.add(event_id)
+        a.event_ids.append(event_id)
 
     def close(at: Signal, reason: str | None, info: dict, inferred: bool = False) -> None:
         nonlocal cur, hint, last_end
@@ -142,8 +152,7 @@ def _cut_attempts(job: str, sigs: list[Signal], cfg: GangConfig, workload: dict)
         cur.details["end"]["event_ids"] = [at.id]
         if inferred:
             cur.details["end"]["inferred"] = True
-        if at.id not in cur.event_ids:
-            cur.event_ids.append(at.id)
+        note(cur, at.id, once=True)
         last_end = at.t
         cur = None
         hint = None
@@ -161,7 +170,7 @@ def _cut_attempts(job: str, sigs: list[Signal], cfg: GangConfig, workload: dict)
             if cur is not None and hint is not None:
                 close_on_hint()
             if cur is not None:  # another report of the same admission
-                cur.event_ids.append(s.id)
+                note(cur, s.id)
                 continue
             number = attempts[-1].number + 1 if attempts else 1
             # An admission Event object folds identical admissions: its count-th one is at least attempt `count`.
@@ -186,7 +195,7 @@ def _cut_attempts(job: str, sigs: list[Signal], cfg: GangConfig, workload: dict)
             if cur is not None and s.t >= cur_t0:
                 close(s, reason, dict(s.info))
             elif same_as_last_close(s):
-                _merge_close(attempts[-1], s, reason)
+                _merge_close(attempts[-1], s, reason, note)
             elif cur is None and not attempts and k == "evicted":
                 # An eviction whose admission is not in the input (events expire after an hour; a
                 # Workload snapshot keeps only its latest conditions): the attempt it ended, start unknown.
@@ -201,7 +210,7 @@ def _cut_attempts(job: str, sigs: list[Signal], cfg: GangConfig, workload: dict)
             if cur is not None and s.t >= cur_t0:
                 hint = s
             elif attempts:
-                attempts[-1].event_ids.append(s.id)
+                note(attempts[-1], s.id)
         elif k == "pending":
             if cur is not None:
                 if s.t > cur_t0 and s.info.get("after_eviction"):
@@ -210,14 +219,14 @@ def _cut_attempts(job: str, sigs: list[Signal], cfg: GangConfig, workload: dict)
                 waits.append(s)
         elif k in ("created", "quota_reserved"):
             if cur is not None:
-                cur.event_ids.append(s.id)
+                note(cur, s.id)
             else:
                 waits.append(s)
         else:
             target = cur if cur is not None else (attempts[-1] if attempts else None)
             if target is None:
                 continue
-            target.event_ids.append(s.id)
+            note(target, s.id)
             if k == "requeued" and cur is None:
                 target.details.setdefault("requeued", []).append(
                     {"time": s.time, "reason": s.info.get("reason"), "message": s.info.get("message"), "event_id": s.id})
@@ -243,10 +252,9 @@ def _cut_attempts(job: str, sigs: list[Signal], cfg: GangConfig, workload: dict)
     return attempts
 
 
-def _merge_close(prev: Attempt, s: Signal, reason: str | None) -> None:
+def _merge_close(prev: Attempt, s: Signal, reason: str | None, note) -> None:
     """Another report of the transition that closed `prev`: keep its ids, take what it adds."""
-    if s.id not in prev.event_ids:
-        prev.event_ids.append(s.id)
+    note(prev, s.id, once=True)
     end = prev.details.setdefault("end", {})
     end.setdefault("event_ids", []).append(s.id)
     if s.kind == "evicted":

@@ -93,8 +93,12 @@ def gang_view(a: Attempt, nxt: Attempt | None, pod_sigs: list[Signal], node_sigs
     }
     if expected and len(views) < expected:
         gang["missing_pods"] = expected - len(views)
+    known = set(a.event_ids)  # a set beside the list: membership in the list made many events quadratic
     for v in views.values():
-        a.event_ids.extend(e for e in v["evidence"] if e not in a.event_ids)
+        for e in v["evidence"]:
+            if e not in known:
+                known.add(e)
+                a.event_ids.append(e)
     for name, v in views.items():
         f = v.get("failure") or {}
         if f.get("node_event_id"):
@@ -102,7 +106,8 @@ def gang_view(a: Attempt, nxt: Attempt | None, pod_sigs: list[Signal], node_sigs
             node_rec = next((n.rec for n in node_sigs if n.id == f["node_event_id"]), None)
             if node_rec is not None and not get_field(node_rec, "job"):
                 set_field(node_rec, "job", a.job)
-            if f["node_event_id"] not in a.event_ids:
+            if f["node_event_id"] not in known:
+                known.add(f["node_event_id"])
                 a.event_ids.append(f["node_event_id"])
     a.details["gang"] = gang
     a.details["accelerators"] = _accelerator_use(a, views, workload, cfg)

@@ -66,6 +66,11 @@ class JobDigest:
     # The budget was reached once: from then on, long records are summarized as they come and every
     # record kept has its place in its attempt's drop order (until then, only bytes are counted).
     _over: bool = field(default=False, init=False, repr=False)
+    # Step series by length, the longest first: (-length, tie, job), pushed when a series grows or
+    # is thinned; an entry whose length is no longer its series' is stale (see _longest_series).
+    # The tie is the job's place in `steps` (the first of equally long series, as max() took it).
+    _by_length: list = field(default_factory=list, init=False, repr=False)
+    _job_order: dict = field(default_factory=dict, init=False, repr=False)
 
     def add(self, record: Record) -> None:
         kind = record.kind
@@ -184,9 +189,11 @@ class JobDigest:
         self.series_steps += 1
         if len(series) >= self.max_steps_per_job:
             self._thin(job)
-        elif self.series_steps > self.max_steps:
-            # many jobs, each under its own limit: thin the longest series (memory stays flat)
-            self._thin(max(self.steps, key=lambda j: len(self.steps[j])))
+        else:
+            self._note_length(job, len(series))
+            if self.series_steps > self.max_steps:
+                # many jobs, each under its own limit: thin the longest series (memory stays flat)
+                self._thin(self._longest_series())
 
     def _thin(self, job: str) -> None:
         """Every other step of the job's series, and half as many kept from now on."""
@@ -194,6 +201,25 @@ class JobDigest:
         self.steps[job] = series[::2]
         self.series_steps -= len(series) - len(self.steps[job])
         self.step_stride[job] *= 2
+        self._note_length(job, len(self.steps[job]))
+
+    def _note_length(self, job: str, length: int) -> None:
+        order = self._job_order.setdefault(job, len(self._job_order))
+        heapq.heappush(self._by_length, (-length, order, job))
+        if len(self._by_length) > 4 * len(self.steps) + 1024:  # mostly stale: start again
+            self._by_length = [(-len(s), self._job_order[j], j) for j, s in self.steps.items() if j in self._job_order]
+            heapq.heapify(self._by_length)
+
+    def _longest_series(self) -> str:
+        """The job whose step series is the longest (O(log n): a max over every job's series per
+        step kept made a run of many small jobs quadratic)."""
+        heap = self._by_length
+        while heap:
+            neg, _tie, job = heap[0]
+            if len(self.steps[job]) == -neg:
+                return job
+            heapq.heappop(heap)
+        return max(self.steps, key=lambda j: len(self.steps[j]))  # not reached: every series is noted
 
     def absorb_counts(self, dropped: dict[str, int], summarized: int) -> None:
         """What another digest (a worker's) dropped and summarized before handing its records over."""

@@ -18,11 +18,11 @@ from gangscope.pipeline.diagnose.views import AttemptView
 
 def event_ids_of(view: AttemptView) -> list[str]:
     """The ids of the attempt's scheduler events: the gang's, then any other event record of the attempt."""
-    ids = list(getattr(view.meta, "event_ids", None) or [])
+    ids = dict.fromkeys(getattr(view.meta, "event_ids", None) or [])  # ordered, and O(1) membership
     for e in view.events:
-        if e.id and e.id not in ids:
-            ids.append(e.id)
-    return ids
+        if e.id:
+            ids.setdefault(e.id)
+    return list(ids)
 
 
 def event_verdict_of(view: AttemptView, end_reason: str) -> tuple[str, str, Any] | None:
