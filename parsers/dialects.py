@@ -176,6 +176,8 @@ class Dialect:
     # a line carrying a key of an evaluation (val_*, eval_*, test_*) is an eval line, not a step (see _EVAL_KEY);
     # False where the framework prints the last evaluation's metrics on its training lines (NeMo, Lightning bars, Keras)
     eval_lines: bool = False
+    # fields derived from the others once a line is read (Ultralytics: the loss is the sum of the printed parts)
+    post: Callable[[dict], None] | None = None
 
     def __post_init__(self) -> None:
         if self.grammar is not None:
@@ -238,7 +240,8 @@ _BAR_TAIL = _BAR_COUNTS + _TIMES + _RATE + _POSTFIX + L("]")
 # Descriptions of bars that are not training steps (Lightning's validation/sanity bars, eval loops).
 # and the bars of the data and hub libraries: huggingface_hub snapshot_download "Fetching N files", "Downloading ...",
 # datasets Dataset.map/filter "Map", "Filter", "Tokenizing", checkpoint shards "Loading checkpoint shards"
-_NOT_TRAIN_DESC = re.compile(r"(?i)valid|sanity|test|predict|eval|infer|fetch|download|upload|load|map\b|filter|token|shard|extract|convert")
+# and Ultralytics' validation bar, described by its column header ("Class Images Instances Box(P R mAP50 mAP50-95)")
+_NOT_TRAIN_DESC = re.compile(r"(?i)valid|sanity|test|predict|eval|infer|fetch|download|upload|load|map\b|filter|token|shard|extract|convert|mAP")
 TQDM = Dialect(
     name="tqdm",
     source="tqdm/tqdm@v4.70.1:tqdm/std.py format_meter (r_bar, rate_fmt, postfix); Trainer bar: transformers trainer_callback.py ProgressCallback.on_train_begin tqdm(total=state.max_steps)",
@@ -257,9 +260,11 @@ TQDM = Dialect(
 _TE_LOSS = (L("tensor(") + val("loss") + pp.Opt(R(r", device='[^']*'")) + L(")")) | val("loss")
 TQDM_EPOCH = Dialect(
     name="tqdm_epoch",
-    source="tqdm/tqdm:tqdm/std.py format_meter; meta-llama/llama-cookbook:src/llama_cookbook/utils/train_utils.py train (pbar.set_description)",
+    source="tqdm/tqdm:tqdm/std.py format_meter; meta-llama/llama-cookbook:src/llama_cookbook/utils/train_utils.py train (pbar.set_description); hpcaitech/ColossalAI:docs/source/en/features/pipeline_parallel.md",
     guard=lambda s: "Epoch" in s and ("/s" in s or "s/" in s),
-    grammar=pp.Opt(L("Training")) + K("Epoch") + pp.Opt(L(":")) + val("epoch") + L("/") + val("total_epochs")
+    # ColossalAI's booster examples: tqdm(desc=f"Epoch [{epoch + 1}]") (docs/source/en/features/pipeline_parallel.md train_epoch)
+    grammar=pp.Opt(L("Training")) + K("Epoch") + pp.Opt(L(":"))
+    + (val("epoch") + L("/") + val("total_epochs") | L("[") + val("epoch") + L("]"))
     + pp.Opt(L(",") + K("step") + val("batch") + L("/") + val("batches") + L("completed") + L("(loss:") + _TE_LOSS + L(")"))
     + L(":") + _BAR_TAIL,
     keys={"batch": ("skip",), "batches": ("skip",)},
@@ -718,6 +723,128 @@ TIMM = Dialect(
     step_scope="epoch",
 )
 
+# ---- Ultralytics YOLO (v8/11) and YOLOv5: the epoch's tqdm bar, its description a row of the column header
+# SRC ultralytics/ultralytics ultralytics/engine/trainer.py BaseTrainer._do_train: pbar.set_description(("%11s" * 2 + "%11.4g" *
+# (2 + loss_length)) % (f"{epoch + 1}/{self.epochs}", f"{self._get_memory():.3g}G", *losses, batch["cls"].shape[0], batch["img"].shape[-1]));
+# progress_string() prints the header ("Epoch", "GPU_mem", *loss_names, "Instances", "Size"). ultralytics/yolov5 train.py: the same
+# row with f"{epoch}/{epochs - 1}" (0-based) and "%11.4g" * 5. The loss is the sum of the printed parts (the objective the
+# trainer backpropagates is their sum, times the batch size); the parts are metrics loss_part0.. in printed order.
+def _yolo_values(t: pp.ParseResults) -> list[Value]:
+    nums = [x for x in t if isinstance(x, _Span)]
+    *parts, instances, size = nums
+    return [Value(f"loss_part{i}", p.start, p.end) for i, p in enumerate(parts)] + [
+        Value("instances", instances.start, instances.end), Value("imgsz", size.start, size.end)]
+
+
+def _yolo_loss(out: dict) -> None:
+    metrics = out["metrics"]
+    parts = [v for k, v in metrics.items() if k.startswith("loss_part")]
+    if parts and out.get("loss") is None:
+        out["loss"] = sum(parts)
+
+
+ULTRALYTICS = Dialect(
+    name="ultralytics",
+    source="ultralytics/ultralytics:ultralytics/engine/trainer.py BaseTrainer._do_train (pbar.set_description), progress_string; ultralytics/yolov5:train.py",
+    guard=lambda s: "G " in s and "%|" in s,
+    grammar=val("epoch") + L("/") + val("total_epochs") + val("gpu_mem_gb") + L("G")
+    + pp.OneOrMore(NUM).set_parse_action(_yolo_values) + L(":")
+    + R(r"\d{1,3}%") + R(r"\|[^|]*\|") + val("step") + L("/") + val("total_steps") + _TIMES + _RATE + _POSTFIX + L("]"),
+    kind="bar",
+    step_scope="auto",  # ultralytics counts epochs from 1, yolov5 from 0 (StepParser._plain_global_step)
+    post=_yolo_loss,
+)
+
+# ---- OLMo (allenai/OLMo) and OLMo-core: a progress marker, then one indented "name=value" line per metric (one log record)
+# SRC allenai/OLMo olmo/train.py Trainer.log_metrics_to_console: log.info(f"{prefix}\n" + "\n".join(f"    {name}={format_float(value)}"))
+# with prefix f"[step={self.global_step}/{self.max_steps}]" (other ranks log the prefix alone); format_float: "{int(v):,d}" above 1000.
+# allenai/OLMo-core src/olmo_core/train/callbacks/console_logger.py ConsoleLoggerCallback: f"[step={step}/{max_steps},epoch={epoch},eta={eta}]".
+OLMO_ITEM = Dialect(
+    name="olmo",
+    source="allenai/OLMo:olmo/train.py Trainer.log_metrics_to_console; allenai/OLMo-core:src/olmo_core/train/callbacks/console_logger.py",
+    guard=lambda s: s.startswith("    ") and "=" in s,
+    grammar=pair(pp.Regex(r"[^=]+"), "=", NUM),
+    keys={
+        "train/CrossEntropyLoss": ("loss",),
+        "train/CE loss": ("loss",),
+        "optim/total_grad_norm": ("grad_norm",),
+        "optim/total grad norm": ("grad_norm",),
+        "optim/learning_rate_group0": ("learning_rate",),
+        "optim/LR (group 0)": ("learning_rate",),
+        "throughput/device/tokens_per_second": ("throughput", "tokens/s"),
+        "throughput/device/TPS": ("throughput", "tokens/s"),
+    },
+    kind="block_item",
+)
+OLMO = Dialect(
+    name="olmo",
+    source="allenai/OLMo:olmo/train.py Trainer.log_metrics_to_console; allenai/OLMo-core:src/olmo_core/train/callbacks/console_logger.py ConsoleLoggerCallback._get_progress_marker",
+    guard=lambda s: "[step=" in s and s.rstrip().endswith("]"),
+    grammar=pp.Opt(R(r".*?(?=\[step=)")) + L("[step=") + val("step") + L("/") + (val("total_steps") | L("???"))
+    + pp.Opt(L(",epoch=") + val("epoch")) + pp.Opt(R(r",eta=[^\]]*")) + L("]"),
+    kind="block_header",
+    item=OLMO_ITEM,
+)
+
+# ---- NVIDIA DLLogger StdOutBackend (DeepLearningExamples): "DLL {timestamp} - {step} {name} : {value} {unit} ..."
+# SRC NVIDIA/dllogger dllogger/logger.py StdOutBackend.log ("{}{} {}".format(prefix_format(ts), step_format(step), " ".join(metrics)),
+# default_prefix_format "DLL {} - ", default_metric_format "{} : {} {}" (unit from metadata)); NVIDIA/DeepLearningExamples
+# PyTorch/LanguageModeling/BERT utils.py format_step ("Training Epoch: {} ", "Training Iteration: {} ", "Validation Iteration: {} ")
+# and dllogger.log(step=(epoch, global_step), data={"step_loss": ..., "learning_rate": ...}). A line with a validation
+# iteration is an evaluation (its key has a space: the metric grammar refuses it); step=() summaries have no iteration.
+# A word after a value is its unit unless a colon follows it (then it is the next metric's name).
+_DLL_ITEM = (pp.Regex(r"[A-Za-z_][\w./]*") + L(":") + NUM + pp.Opt(pp.Regex(r"[A-Za-z%]+(?:/[A-Za-z]+)?(?=\s|$)(?!\s*:)"))).set_parse_action(
+    lambda t: Value(str(t[0]), t[1].start, t[1].end, t[2] if len(t) > 2 else "")
+)
+DLLOGGER = Dialect(
+    name="dllogger",
+    source="NVIDIA/dllogger:dllogger/logger.py StdOutBackend.log; NVIDIA/DeepLearningExamples:PyTorch/LanguageModeling/BERT/utils.py format_step",
+    guard=lambda s: "Training Iteration: " in s,
+    grammar=pp.Opt(R(r"DLL .*? - ")) + pp.Opt(L("Training Epoch:") + val("epoch")) + L("Training Iteration:") + val("step")
+    + pp.OneOrMore(_DLL_ITEM),
+    keys={"step_loss": ("loss",), "average_loss": ("metric",)},
+    epoch_base=0,
+)
+
+# ---- Ray Train / Tune (Ray 2.x output engine): "Training finished iteration N at ...", then the reported metrics as a table
+# SRC ray-project/ray python/ray/tune/experimental/output.py on_trial_result (print(f"{addressing} finished iteration
+# {result[TRAINING_ITERATION]} at {curr_time_str}. Total running time: ...")), _print_result / _get_dict_as_table_data
+# (floats f"{item:.5f}".rstrip("0")), AIR_TABULATE_TABLEFMT (rows "│ key  value │" between "╭─╮" / "├─┤" / "╰─╯").
+# training_iteration counts ray.train.report() calls: the step of the record.
+RAY_TRAIN_ITEM = Dialect(
+    name="ray_train",
+    source="ray-project/ray:python/ray/tune/experimental/output.py _print_result, AIR_TABULATE_TABLEFMT",
+    guard=lambda s: s[:1] in "\u2502\u251c\u256d",
+    grammar=L("\u2502") + pair(pp.Regex(r"[A-Za-z_][\w./-]*"), pp.Empty(), NUM) + L("\u2502"),
+    keys={"training_iteration": ("skip",), "time_this_iter_s": ("step_time_s", "s"), "time_total_s": ("metric",)},
+    kind="block_item",
+)
+RAY_TRAIN = Dialect(
+    name="ray_train",
+    source="ray-project/ray:python/ray/tune/experimental/output.py on_trial_result, _print_result",
+    guard=lambda s: " finished iteration " in s,
+    grammar=pp.Opt(R(r"Training|Trial \S+")) + L("finished iteration") + val("step") + R(r"at .*"),
+    kind="block_header",
+    item=RAY_TRAIN_ITEM,
+)
+
+# ---- PaddlePaddle high-level API (paddle.Model.fit): "Epoch 1/2", then "step  10/938 - loss: 0.5123 - acc: 0.8125 - 12ms/step"
+# SRC PaddlePaddle/Paddle python/paddle/hapi/progressbar.py ProgressBar.update: verbose 2 (fit's default)
+# (self.name + ' %' + str(numdigits) + 'd/%d') + ' - %s:' + ' %.4f' per value + ' - %.0fms/step'; verbose 1 adds
+# ' [' + '='... + '>' + '.'... + ']' and ' - ETA: ...', redrawn with '\b' * width + '\r'; python/paddle/hapi/callbacks.py
+# ProgBarLogger on_epoch_begin "Epoch %d/%d", on_eval_begin "Eval begin..." then the eval loader's bar (another total).
+PADDLE = Dialect(
+    name="paddle",
+    source="PaddlePaddle/Paddle:python/paddle/hapi/progressbar.py ProgressBar.update; python/paddle/hapi/callbacks.py ProgBarLogger",
+    guard=lambda s: s.startswith("step ") and " - " in s,
+    grammar=K("step") + val("step") + L("/") + val("total_steps") + pp.Opt(R(r"\[[=>.]*\]"))
+    + pp.ZeroOrMore(L("-") + (pp.Literal("ETA:").suppress() + R(r"\S+") | _KERAS_TIME | pair(pp.Regex(r"[A-Za-z_][\w./-]*"), ":", NUM))),
+    kind="bar",
+    epoch_base=1,
+    step_scope="epoch",
+)
+
+
 # Most specific first: the first dialect whose grammar accepts a new shape owns it.
 DIALECTS: tuple[Dialect, ...] = (
     FAIRSEQ_JSON,
@@ -725,6 +852,7 @@ DIALECTS: tuple[Dialect, ...] = (
     LIGHTNING,
     TQDM_EPOCH,
     TORCHTUNE,
+    ULTRALYTICS,
     TQDM,
     MEGATRON,
     DEEPSPEED,
@@ -740,6 +868,10 @@ DIALECTS: tuple[Dialect, ...] = (
     MMENGINE,
     TORCHVISION,
     TIMM,
+    OLMO,
+    DLLOGGER,
+    RAY_TRAIN,
+    PADDLE,
     EPOCH_HEADER,
     KERAS,
     GENERIC,
@@ -752,6 +884,8 @@ for _d in DIALECTS:
 FACTS["composer"] = COMPOSER_HEADER
 FACTS["keras"] = KERAS
 FACTS["lightning_rich"] = LIGHTNING_RICH
+FACTS["olmo"] = OLMO
+FACTS["ray_train"] = RAY_TRAIN
 
 
 # --------------------------------------------------------------------------- fields
@@ -769,7 +903,9 @@ for _k, _u in (("tps", "tokens/s"), ("tok/s", "tokens/s"), ("tokens/s", "tokens/
                ("tokens_per_second", "tokens/s"), ("tokens/sec", "tokens/s"), ("tgs", "tokens/s"),
                ("samples/s", "samples/s"), ("samples_per_sec", "samples/s"), ("samples_per_second", "samples/s"),
                ("samples/sec", "samples/s"), ("sps", "samples/s"), ("imgs/s", "samples/s"), ("img/s", "samples/s"),
-               ("it/s", "it/s"), ("its", "it/s"), ("wps", "words/s"), ("ups", "updates/s")):
+               ("it/s", "it/s"), ("its", "it/s"), ("wps", "words/s"), ("ups", "updates/s"),
+               # axolotl's AxolotlTrainer.log (per GPU)
+               ("tokens/train_per_sec_per_gpu", "tokens/s"), ("tokens_per_second_per_gpu", "tokens/s")):
     FIELD_KEYS[_k] = ("throughput", _u)
 for _k in ("time", "step_time", "step time", "iter_time", "batch_time", "dt", "time/step", "time_per_step", "step_time_s",
            "elapsed_time_per_step"):
@@ -784,7 +920,7 @@ EPOCH_KEYS = frozenset({"epoch", "ep"})
 _PROSE_WORDS = frozenset({"of", "in", "at", "to", "for", "from", "with", "by", "and", "or", "is", "was", "are", "the", "a", "an", "on", "after", "before", "every", "until", "than"})
 # seconds from a duration in a unit (divided, so that 52 ms is 0.052 s exactly as printed)
 _PER_SECOND = {"s": 1.0, "sec": 1.0, "ms": 1e3, "us": 1e6, "\u00b5s": 1e6, "min": 1 / 60, "h": 1 / 3600}
-_NOT_TRAINING_LOSS = ("val", "eval", "test", "scale", "aux", "z_loss", "balanc")
+_NOT_TRAINING_LOSS = ("val", "eval", "test", "scale", "aux", "z_loss", "balanc", "part")
 
 
 def to_float(text: str) -> float:
@@ -1032,6 +1168,8 @@ def apply_plan(d: Dialect, plan: CompiledPlan, texts: list[str], nonfinite: bool
     if plan.clocks:
         _bar_clocks(out, metrics)
     out["metrics"] = metrics
+    if d.post is not None:
+        d.post(out)
     if nonfinite:
         _take_nonfinite(out)
     if d.kind in ("step", "bar") and not (plan.measures and _numbered(out.get("step"), d)):

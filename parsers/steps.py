@@ -40,6 +40,8 @@ _TEXT_RANK = re.compile(r"\[(?:Rank|RANK) (\d+)\]")
 # Launcher prefixes that parsers/lines.py leaves (it reads "[...]:" heads only), stripped once before every
 # dialect: `srun --label` "12: " (the task id, a global rank), Open MPI `--tag-output` "[1,0]<stdout>:" ([jobid,rank]).
 _LAUNCHER = re.compile(r"(\d{1,6}): |\[\d+,(\d+)\]<std(?:out|err)>: ?").match
+# dialects whose printed step may restart every epoch, and whose epochs count from 0 or 1 (decided from the stream)
+_PLAIN_EPOCHS = (dialects.GENERIC, dialects.TQDM_EPOCH, dialects.ULTRALYTICS)
 # metric the tqdm bar records carry to `fold_trainer_logs`: how many tqdm.write() calls were seen at that step
 WRITES = "tqdm_writes"
 
@@ -115,6 +117,7 @@ class StepState(msgspec.Struct, tag="step", kw_only=True, omit_defaults=True):
     first_epoch: int | None = None
     last_plain: tuple[Any, Any] | None = None
     keras_done: int = 0
+    paddle_total: int | None = None
 
 
 class StepParser:
@@ -148,6 +151,9 @@ class StepParser:
         # when epochs > 1), except fit's own reprint of the final state with the val_* metrics (on_epoch_end,
         # finalize=True), which comes first and is again N/N; -1: that chance is gone.
         self._keras_done = 0
+        # PaddlePaddle's fit: the training bar's total (its first); a bar of another total is the eval loader's
+        # ("Eval begin..." then "step 157/157 - loss: ...": python/paddle/hapi/callbacks.py ProgBarLogger)
+        self._paddle_total: int | None = None
 
     @property
     def open(self) -> bool:
@@ -218,7 +224,7 @@ class StepParser:
             block=None if b is None else PendingState.of(b),
             block_dialect=None if self._block_dialect is None else self._block_dialect.name,
             restarts=self._restarts, first_epoch=self._first_epoch, last_plain=self._last_plain,
-            keras_done=self._keras_done,
+            keras_done=self._keras_done, paddle_total=self._paddle_total,
         )
 
     def restore(self, state: StepState) -> None:
@@ -235,6 +241,7 @@ class StepParser:
         self._block_dialect = block_dialect
         self._restarts, self._first_epoch, self._last_plain = state.restarts, state.first_epoch, state.last_plain
         self._keras_done = state.keras_done
+        self._paddle_total = state.paddle_total
 
     # ------------------------------------------------------------------ internals
 
@@ -267,6 +274,12 @@ class StepParser:
                     return
             elif step is not None and step == total:
                 self._keras_done = total
+        if d is dialects.PADDLE:
+            total = fields.get("total_steps")
+            if self._paddle_total is None:
+                self._paddle_total = total
+            elif total != self._paddle_total:
+                return
         if d.kind == "block_header":
             self._block = _Pending(fields, line, rank)
             self._block_dialect = d
@@ -282,13 +295,13 @@ class StepParser:
             self._cleared = 0
             if whole_line:
                 self._bar_lines = True
-        if fields.get("epoch") is None and self._epoch is not None and d.name in ("keras", "generic"):
+        if fields.get("epoch") is None and self._epoch is not None and d.name in ("keras", "generic", "paddle"):
             fields["epoch"] = self._epoch
             if fields.get("total_epochs") is None:
                 fields["total_epochs"] = self._total_epochs
         if d.step_scope == "epoch":
             _to_global_step(fields, d)
-        elif (d is dialects.GENERIC or d is dialects.TQDM_EPOCH) and fields.get("total_steps") and fields.get("epoch") is not None:
+        elif d in _PLAIN_EPOCHS and fields.get("total_steps") and fields.get("epoch") is not None:
             self._plain_global_step(fields)
         self._stage(fields, line, rank, out)
 
