@@ -123,6 +123,16 @@ def _inputs(p: argparse.ArgumentParser, paths_required: bool = True) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from gangscope.pipeline.run import log_redaction
+
+    # whatever a command writes on stderr passes the redactor: a server's error message, a
+    # library's log record, a traceback (issue 20)
+    log_redaction.install_excepthook()
+    with log_redaction.redacted_stderr():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
         args = build_parser().parse_args(argv)
         if args.command is None:

@@ -729,31 +729,9 @@ class _Rebalance(AsyncConsumerRebalanceListener):
         self.service.release(lost, lost=True)
 
 
-def configure_logging(level: str = "info") -> None:
-    """structlog JSON lines on stderr, for ours and for the libraries' (kafka-python's) warnings."""
-    import logging
-    import sys
-
-    shared = [structlog.processors.add_log_level, structlog.processors.TimeStamper(fmt="iso", utc=True)]
-    structlog.configure(
-        processors=[structlog.contextvars.merge_contextvars, *shared, structlog.processors.format_exc_info,
-                    structlog.processors.JSONRenderer()],
-        wrapper_class=structlog.make_filtering_bound_logger(getattr(logging, level.upper())),
-        logger_factory=structlog.PrintLoggerFactory(sys.stderr),
-        cache_logger_on_first_use=False,
-    )
-    handler = logging.StreamHandler(sys.stderr)
-    handler.setFormatter(structlog.stdlib.ProcessorFormatter(
-        processors=[structlog.stdlib.ProcessorFormatter.remove_processors_meta, structlog.processors.JSONRenderer()],
-        foreign_pre_chain=[*shared, structlog.stdlib.add_logger_name]))
-    root = logging.getLogger()
-    root.handlers[:] = [handler]
-    root.setLevel(logging.WARNING)
-    # opensearch-py logs every 404 as a warning; a missing checkpoint is one, and normal
-    logging.getLogger("opensearch").setLevel(logging.ERROR)
-
-
 def main(cfg) -> int:
     """Run the service until SIGTERM/SIGINT; the exit code."""
-    configure_logging(cfg.log_level)
+    from gangscope.pipeline.run import log_redaction
+
+    log_redaction.configure(cfg.log_level)  # every line through the redactor, ours and the libraries'
     return Service(cfg).run()

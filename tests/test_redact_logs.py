@@ -1,0 +1,231 @@
+"""What gangscope writes about itself holds no secret (issue 20): the consume service's structlog
+lines and the libraries' log records (pipeline/run/log_redaction.py), and what the command line
+and the dashboard write on stderr. The secrets are planted where such lines take their text
+from: the OpenSearch URL's userinfo, a server's error answer, an exception's message, a poison
+message whose parsing fails, a library's warning. Each process runs in a child: logging is
+configured once per process, for good."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import threading
+import time
+import urllib.request
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN = ROOT / "fixtures" / "runs" / "rank_raises"
+CLI = [sys.executable, "-c", "from gangscope.pipeline.run.cli import main; raise SystemExit(main())"]
+
+# Made-up values of real formats (tests/secrets_corpus.py has the families).
+URL_PASSWORD = "Url-Pa55w0rd-x9"
+GITHUB = "ghp_" + "R8kT2mQ9vL4xW7zN1pB6cF3hJ5sD0gY8aE2u"
+JWT = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJnYW5nc2NvcGUtdGVzdCJ9.Zm9vYmFyYmF6cXV4cXV1eGNvcmdl"
+DB_PASSWORD = "Db-Pa55w0rd-7731"
+AWS_SECRET = "wJalrXUtnFEMI/K7MDENG/bPxRfiCYz9EXAMPLE1"
+SECRETS = (URL_PASSWORD, GITHUB, JWT, DB_PASSWORD, AWS_SECRET)
+# An error answer that quotes what it was sent, as servers and proxies do.
+ERROR_REASON = (f"request rejected: Authorization: Bearer {JWT}; token {GITHUB}; "
+                f"DB_PASSWORD={DB_PASSWORD}; aws_secret_access_key={AWS_SECRET}")
+# What must survive next to them.
+KEPT = "TOKEN_LIMIT=4096 NoCredentialsError: Unable to locate credentials"
+
+
+def _assert_clean(text: str) -> None:
+    for secret in SECRETS:
+        assert secret not in text, f"{secret!r} in:\n{text[-3000:]}"
+
+
+class _Answer(BaseHTTPRequestHandler):
+    """Answers every request with the server's `status` and `body` (an OpenSearch gone bad)."""
+
+    def _answer(self):
+        length = int(self.headers.get("Content-Length") or 0)
+        if length:
+            self.rfile.read(length)
+        body = self.server.body.encode()
+        self.send_response(self.server.status)
+        self.send_header("Content-Type", self.server.content_type)
+        self.send_header("Content-Length", str(len(body)))
+        self.end_headers()
+        if self.command != "HEAD":
+            self.wfile.write(body)
+
+    do_GET = do_POST = do_PUT = do_HEAD = do_DELETE = _answer
+
+    def log_message(self, *args):
+        pass
+
+
+@pytest.fixture
+def bad_server():
+    """A local HTTP server whose every answer is an error quoting secrets; yields a function
+    setting (status, body, content type) and the URL with credentials in its userinfo."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
+    srv.status, srv.content_type = 500, "application/json"
+    srv.body = json.dumps({"error": {"type": "exception", "reason": ERROR_REASON}, "status": 500})
+    thread = threading.Thread(target=srv.serve_forever, daemon=True)
+    thread.start()
+
+    def answer(status: int, body: str, content_type: str = "application/json") -> None:
+        srv.status, srv.body, srv.content_type = status, body, content_type
+
+    yield answer, f"http://admin:{URL_PASSWORD}@127.0.0.1:{srv.server_address[1]}"
+    srv.shutdown()
+    thread.join(5)
+
+
+def _child(code: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, timeout=120,
+                          cwd=ROOT)
+
+
+# ----------------------------------------------------------------------------- the processor
+
+
+def test_every_value_of_the_service_log_lines_is_redacted_and_the_lines_stay_json():
+    done = _child(f"""
+        import logging, structlog
+        from gangscope.pipeline.run import log_redaction
+        log_redaction.configure("info")
+        log = structlog.get_logger("gangscope.consume")
+        log.info("starting", opensearch="http://admin:{URL_PASSWORD}@db:9200", sasl_password="***")
+        log.warning("opensearch unreachable, waiting", error={ERROR_REASON!r}, retry_in=0.5)
+        log.warning("nested", example={{"message": ["x", {{"token": "{GITHUB}"}}]}}, obj=RuntimeError("key {GITHUB}"))
+        log.warning("secret-named key", db_password="{DB_PASSWORD}")
+        log.info("kept", line={KEPT!r}, TOKEN_LIMIT=4096, PAD_TOKEN=0)
+        try:
+            raise ValueError("cannot parse 'DB_PASSWORD={DB_PASSWORD}'")
+        except ValueError:
+            log.exception("unit of work failed and was skipped")
+    """)
+    assert done.returncode == 0, done.stderr
+    _assert_clean(done.stderr)
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    by_event = {line["event"]: line for line in lines}
+    assert by_event["starting"]["opensearch"] == "http://admin:[REDACTED]@db:9200"
+    assert by_event["starting"]["sasl_password"] == "***"
+    assert by_event["opensearch unreachable, waiting"]["retry_in"] == 0.5
+    assert by_event["secret-named key"]["db_password"] == "[REDACTED]"
+    assert by_event["kept"] == {**by_event["kept"], "line": KEPT, "TOKEN_LIMIT": 4096, "PAD_TOKEN": 0}
+    failed = by_event["unit of work failed and was skipped"]
+    assert "ValueError: cannot parse 'DB_PASSWORD=[REDACTED]'" in failed["exception"]
+
+
+def test_the_libraries_log_records_and_their_tracebacks_are_redacted():
+    done = _child(f"""
+        import logging
+        from gangscope.pipeline.run import log_redaction
+        log_redaction.configure("info")
+        logging.getLogger("kafka.conn").warning("SASL login as %s failed: %s", "ml", {ERROR_REASON!r})
+        try:
+            raise ConnectionError("GET https://admin:{URL_PASSWORD}@os:9200/ failed")
+        except ConnectionError:
+            logging.getLogger("opensearch").error("request failed", exc_info=True)
+        logging.getLogger("kafka.client").warning({KEPT!r})
+    """)
+    assert done.returncode == 0, done.stderr
+    _assert_clean(done.stderr)
+    lines = [json.loads(line) for line in done.stderr.splitlines()]
+    assert lines[0]["logger"] == "kafka.conn" and lines[0]["event"].startswith("SASL login as ml failed: request rejected")
+    assert "ConnectionError: GET https://admin:[REDACTED]@os:9200/ failed" in lines[1]["exception"]
+    assert lines[2]["event"] == KEPT
+
+
+def test_the_command_lines_stderr_and_an_uncaught_exception_pass_the_redactor():
+    done = _child(f"""
+        import sys, warnings
+        from gangscope.pipeline.run import cli, log_redaction
+
+        def boom(args, err):
+            err.print("gangscope: OpenSearch answered 500: " + {ERROR_REASON!r}, markup=False)
+            sys.stderr.write({KEPT!r} + "\\n")
+            warnings.warn("retrying https://admin:{URL_PASSWORD}@os:9200")
+            raise RuntimeError("crashed on DB_PASSWORD={DB_PASSWORD}")
+
+        cli.COMMANDS["indices"] = boom
+        cli.main(["indices", "--opensearch", "http://127.0.0.1:9"])
+    """)
+    assert done.returncode == 1
+    _assert_clean(done.stderr)
+    assert "OpenSearch answered 500: request rejected" in done.stderr
+    assert KEPT in done.stderr
+    assert "RuntimeError: crashed on DB_PASSWORD=[REDACTED]" in done.stderr  # the traceback, redacted
+
+
+# ----------------------------------------------------------------------------- the commands
+
+
+def test_replay_into_an_opensearch_that_answers_an_error_quoting_secrets_says_so_without_them(bad_server, tmp_path):
+    _answer, url = bad_server
+    done = subprocess.run([*CLI, "replay", str(RUN), "--opensearch", url, "--out", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode != 0
+    _assert_clean(done.stdout + done.stderr)
+    assert "answered 500: exception: request rejected: Authorization: Bearer [REDACTED]" in done.stderr
+
+
+def test_consume_logs_the_url_and_the_servers_error_without_their_secrets(bad_server, tmp_path):
+    """No Kafka needed: the service says what it was started with, then waits for OpenSearch,
+    logging each error answer, until SIGTERM."""
+    _answer, url = bad_server
+    log = tmp_path / "service.log"
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*CLI, "consume", "--bootstrap", "127.0.0.1:9", "--opensearch", url, "--topic", "t",
+                                 "--metrics-port", "-1", "--backoff-initial", "0.1", "--backoff-max", "0.2"],
+                                stdout=out, stderr=out, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        try:
+            deadline = time.monotonic() + 60
+            while "opensearch unreachable" not in log.read_text() and time.monotonic() < deadline:
+                assert proc.poll() is None, log.read_text()
+                time.sleep(0.2)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(60) == 0, log.read_text()
+    text = log.read_text()
+    _assert_clean(text)
+    lines = [json.loads(line) for line in text.splitlines()]
+    starting = next(line for line in lines if line["event"] == "starting")
+    assert starting["opensearch"] == url.replace(URL_PASSWORD, "[REDACTED]")
+    waiting = next(line for line in lines if line["event"] == "opensearch unreachable, waiting")
+    assert "answered 500: exception: request rejected: Authorization: Bearer [REDACTED]" in waiting["error"]
+
+
+def test_the_dashboard_logs_an_unexpected_answer_without_its_secrets(bad_server, tmp_path):
+    """An answer opensearch-py cannot read (not JSON) raises past the dashboard's handling:
+    Flask logs the exception, whose message quotes the answer."""
+    answer, url = bad_server
+    answer(200, f"<html>proxy login required; token {GITHUB}; password={DB_PASSWORD}</html>", "application/json")
+    log = tmp_path / "dashboard.log"
+    import socket
+
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*CLI, "dashboard", "--opensearch", url, "--port", str(port)], stdout=out, stderr=out,
+                                env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        try:
+            deadline = time.monotonic() + 60
+            while "dashboard on" not in log.read_text() and time.monotonic() < deadline:
+                assert proc.poll() is None, log.read_text()
+                time.sleep(0.2)
+            for path in ("/", "/panel/errors", f"/?token={GITHUB}"):
+                try:
+                    urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30).close()
+                except OSError:
+                    pass  # an error page: what it logged is the point
+        finally:
+            proc.send_signal(signal.SIGINT)
+            proc.wait(60)
+    text = log.read_text()
+    _assert_clean(text)
+    assert "GET /panel/errors" in text
