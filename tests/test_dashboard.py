@@ -14,7 +14,6 @@ from datetime import datetime, timedelta, timezone
 from pathlib import Path
 
 import pytest
-from werkzeug.serving import make_server
 
 from gangscope.parsers.records import (
     DiagnosisRecord,
@@ -464,6 +463,21 @@ def test_the_dashboard_command_serves_with_waitress_and_logs_no_token(tmp_path):
     assert "development server" not in err
     assert '"GET /healthz?token=[REDACTED] HTTP/1.1" 200' in err
     assert token not in err
+
+
+def test_flasks_development_server_is_not_reachable_from_the_code():
+    """waitress is the one server: no module of the pipeline can start Werkzeug's (app.serve,
+    run_simple, Flask.run and Werkzeug's request handler are gone)."""
+    import gangscope.pipeline.dashboard as dashboard_pkg
+    from gangscope.pipeline.dashboard import app as app_module
+    from gangscope.pipeline.dashboard import server
+
+    assert not hasattr(app_module, "serve") and dashboard_pkg.serve is server.serve
+    root = Path(__file__).resolve().parents[1] / "pipeline"
+    for path in root.rglob("*.py"):
+        source = path.read_text()
+        for word in ("run_simple", "werkzeug.serving", "WSGIRequestHandler", ".run(host", "app.run("):
+            assert word not in source, (path, word)
 
 
 @pytest.fixture

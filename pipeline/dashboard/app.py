@@ -178,15 +178,3 @@ def _safe_local(target: str) -> str:
     # Only ever redirect within this site.
     return target if target.startswith("/") and not target.startswith("//") else "/"
 
-
-def serve(opensearch_url: str, *, host: str = "127.0.0.1", port: int = 8050, prefix: str = "",
-          token: str | None = None, **connection: Any) -> None:
-    """Run the dashboard until interrupted (Werkzeug's threaded server, 127.0.0.1 by default)."""
-    from werkzeug.serving import run_simple
-
-    from gangscope.pipeline.dashboard.access_log import RedactingRequestHandler
-
-    app = create_app(opensearch_url, prefix, token, **connection)
-    # the access log never holds the token: query values of secret names masked, no headers
-    run_simple(host, port, app, threaded=True, use_reloader=False, use_debugger=False,
-               request_handler=RedactingRequestHandler)

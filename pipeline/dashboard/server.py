@@ -1,6 +1,6 @@
 """Serving the dashboard: waitress, a production WSGI server, in the one `gangscope dashboard` command.
 
-Flask's own server (Werkzeug's `run_simple`) says it is for development only: one process,
+Flask's own server (Werkzeug's, `flask run`) says it is for development only: one process,
 no limits on what a slow client holds, no request queue. waitress is pure Python, on every
 platform, with a bounded thread pool and request queue. waitress writes no access log of its
 own: `AccessLog` writes one line per request in the common log format, with the values of
