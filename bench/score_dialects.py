@@ -11,7 +11,9 @@ grad norm, throughput within 1e-6 relative; a field printed as NaN/Inf must be n
 in `nonfinite`). A record that matches no expected line is spurious.
 
 Lines go through what the pipeline runs: launcher prefixes stripped (parsers/lines.py), the
-step parser's prefilter unless the parser is open, `StepParser.feed`, then `close`.
+step parser's prefilter unless the parser is open, `StepParser.feed`, then `close`, and the
+records through `TrainerLogFolder` as the container's curation passes them (it numbers the
+Trainer's dicts and consumes the plan lines).
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from gangscope.parsers.lines import Line, strip_rank_prefixes
-from gangscope.parsers.steps import StepParser
+from gangscope.parsers.steps import StepParser, TrainerLogFolder
 
 _CORPUS = Path(__file__).resolve().parents[1] / "fixtures" / "generate" / "dialect_corpus.py"
 
@@ -40,13 +42,14 @@ def corpus():
 
 def run_stream(lines: list[str]) -> list:
     parser = StepParser()
+    folder = TrainerLogFolder()
     prefilter = re.compile(StepParser.PREFILTER).search
     out = []
     for i, raw in enumerate(lines):
         text, rank, local_rank = strip_rank_prefixes(raw)
         if parser.open or prefilter(text):
-            out += parser.feed(Line(f"2024-05-01T12:00:00.{i:06d}Z", 0, text, rank, local_rank))[1]
-    return out + parser.close()
+            out += folder.add(parser.feed(Line(f"2024-05-01T12:00:00.{i:06d}Z", 0, text, rank, local_rank))[1])
+    return out + folder.add(parser.close()) + folder.close()
 
 
 def _close(a, b) -> bool:

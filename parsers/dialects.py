@@ -53,6 +53,7 @@ PREFILTER_PARTS = (
     # plain loops, DeepSpeed ("step=", "global_step="), torchtitan (whose colors glue "\x1b[31m" to "step")
     r"(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER)[^0-9A-Za-z_]{0,3}[0-9]",
     r"[Bb]atch[^0-9A-Za-z_]{0,3}[0-9].*[Ll]oss",  # plain loops counting batches (with a loss)
+    r"(?:Num Epochs|[Tt]otal (?:optimization )?steps) = [0-9]",  # the Trainer's (and Unsloth's) plan of the run
 )
 PREFILTER = "|".join(f"(?:{p})" for p in PREFILTER_PARTS)
 
@@ -845,6 +846,35 @@ PADDLE = Dialect(
 )
 
 
+# ---- The plan of a Trainer run: how many optimizer steps and epochs (the logs dict never prints its step)
+# SRC huggingface/transformers src/transformers/trainer.py _inner_training_loop: logger.info("***** Running training *****"),
+# f"  Num Epochs = {num_train_epochs:,}", f"  Total optimization steps = {max_steps:,}" (INFO: printed where the script sets
+# the verbosity, as the examples, TRL and LLaMA-Factory scripts do); unslothai/unsloth banner
+# f"Num Epochs = {num_train_epochs:,} | Total steps = {max_steps:,}". Each gives a plan record (dialect TRAINER_PLAN) that
+# TrainerLogFolder consumes to number the dicts as they come: never a step record of its own.
+TRAINER_PLAN = "trainer_plan"
+_PLAN_RE = re.compile(r"(?:Num Epochs = (\d[\d,]*)|[Tt]otal (?:optimization )?steps = (\d[\d,]*))")
+
+
+def _plan_values(seg: str) -> list[Value] | None:
+    out = []
+    for m in _PLAN_RE.finditer(seg):
+        if m.group(1) is not None:
+            out.append(Value("total_epochs", m.start(1), m.end(1)))
+        else:
+            out.append(Value("total_steps", m.start(2), m.end(2)))
+    return out or None
+
+
+TRAINER_RUN = Dialect(
+    name=TRAINER_PLAN,
+    source="huggingface/transformers:src/transformers/trainer.py _inner_training_loop (Num Epochs, Total optimization steps); unslothai/unsloth banner",
+    guard=lambda s: "Num Epochs = " in s or "otal steps = " in s or "optimization steps = " in s,
+    parse=_plan_values,
+    kind="plan",
+)
+
+
 # Most specific first: the first dialect whose grammar accepts a new shape owns it.
 DIALECTS: tuple[Dialect, ...] = (
     FAIRSEQ_JSON,
@@ -872,6 +902,7 @@ DIALECTS: tuple[Dialect, ...] = (
     DLLOGGER,
     RAY_TRAIN,
     PADDLE,
+    TRAINER_RUN,
     EPOCH_HEADER,
     KERAS,
     GENERIC,

@@ -260,6 +260,10 @@ class StepParser:
         if fields is None:
             return
         d = reading.dialect
+        if d.kind == "plan":  # for TrainerLogFolder only (it consumes it)
+            fields.pop("metrics", None)
+            out.append(StepRecord(time=line.time, seq=line.seq, rank=rank, local_rank=line.local_rank, **fields))
+            return
         if d.kind == "epoch_header":
             self._epoch = fields.get("epoch")
             self._total_epochs = fields.get("total_epochs")
@@ -393,6 +397,8 @@ class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     held: list[dict[str, Any]] = []
     seen_logs: bool = False
     plain_bar: bool = False
+    plan_steps: int | None = None
+    plan_epochs: int | None = None
 
 
 class TrainerLogFolder:
@@ -408,6 +414,13 @@ class TrainerLogFolder:
     `tqdm_writes`; under torchrun --tee the redraws can arrive shifted, so they only
     vote). A numbered dict gets the bar's total and rate, and the bar's own records
     are dropped: the dicts are the step lines.
+
+    Without a bar (`disable_tqdm`, PrinterCallback: a log file, a pod whose stderr is
+    buffered until the bar's line ends) the run's plan tells S: the Trainer's
+    "Num Epochs = E" and "Total optimization steps = N" (Unsloth's banner likewise)
+    give S = N / E when max_steps was not set, which the dicts' epochs confirm (every
+    `epoch * S` whole and within N); then each dict is numbered and released as it
+    comes, bar or no bar. A plan they contradict (max_steps set) only adds N as a total.
 
     Streaming: `add` returns the records that are ready (everything but dicts
     waiting for S, and bar records held while it is not known whether dicts will
@@ -425,12 +438,16 @@ class TrainerLogFolder:
         self._held: list[Record] = []  # bar records not yet known to be needed
         self._seen_logs = False
         self._plain_bar = False  # held too many bar records without a dict: not the Trainer
+        self._plan_steps: int | None = None  # "Total optimization steps = N"
+        self._plan_epochs: int | None = None  # "Num Epochs = E"
 
     def add(self, records: list[Record]) -> list[Record]:
         out: list[Record] = []
         for r in records:
             dialect = getattr(r, "dialect", None)
-            if dialect == dialects.HF_TRAINER.name and r.step is None:  # type: ignore[attr-defined]
+            if dialect == dialects.TRAINER_PLAN:
+                self._add_plan(r)  # type: ignore[arg-type]
+            elif dialect == dialects.HF_TRAINER.name and r.step is None:  # type: ignore[attr-defined]
                 self._seen_logs = True
                 self._logs.append(r)  # type: ignore[arg-type]
             elif dialect == dialects.TQDM.name:
@@ -460,6 +477,7 @@ class TrainerLogFolder:
             logs=[record_state(r) for r in self._logs], marks=sorted(self._marks),
             bars=[record_state(r) for r in self._bars.values()], total=self._total, per_epoch=self._per_epoch,
             held=[record_state(r) for r in self._held], seen_logs=self._seen_logs, plain_bar=self._plain_bar,
+            plan_steps=self._plan_steps, plan_epochs=self._plan_epochs,
         )
 
     def restore(self, state: "TrainerLogsState") -> None:
@@ -471,6 +489,7 @@ class TrainerLogFolder:
         self._total, self._per_epoch = state.total, state.per_epoch
         self._held = [record_from_state(r) for r in state.held]
         self._seen_logs, self._plain_bar = state.seen_logs, state.plain_bar
+        self._plan_steps, self._plan_epochs = state.plan_steps, state.plan_epochs
 
     def close(self) -> list[Record]:
         out: list[Record] = list(self._release(final=True))
@@ -478,6 +497,17 @@ class TrainerLogFolder:
         out.extend(self._held)
         self._logs, self._held = [], []
         return out
+
+    def _add_plan(self, plan: StepRecord) -> None:
+        """A line of the run's plan; a new plan (a second train() in the same process) starts over."""
+        steps, epochs = plan.total_steps, plan.total_epochs
+        if steps is not None and steps != self._plan_steps or epochs is not None and epochs != self._plan_epochs:
+            if self._per_epoch is not None and not self._bars:
+                self._per_epoch = None
+        if steps is not None:
+            self._plan_steps = steps
+        if epochs is not None:
+            self._plan_epochs = epochs
 
     def _release(self, final: bool) -> list[StepRecord]:
         if self._per_epoch is None:
@@ -488,7 +518,7 @@ class TrainerLogFolder:
         for log in self._logs:
             if log.epoch:
                 log.step = round(log.epoch * s)
-                log.total_steps = self._total
+                log.total_steps = self._total or self._plan_steps
                 bar = self._bars.get(log.step)
                 if bar is not None:
                     if log.throughput is None and bar.throughput is not None:
@@ -501,8 +531,8 @@ class TrainerLogFolder:
     def _decide(self, final: bool) -> float | None:
         """Steps per epoch, when the evidence names one (or, at the end, the best there is)."""
         total = self._total
-        if not total:  # no bar yet: nothing to decide from (and no list to build per record)
-            return None
+        if not total:  # no bar yet: the run's plan, if it printed one (and no list to build per record)
+            return self._from_plan()
         epochs = [log.epoch for log in self._logs if log.epoch]
         if not epochs:
             return None
@@ -523,6 +553,27 @@ class TrainerLogFolder:
         best_score, best = scored[0]
         decided = len(scored) == 1 or best_score > scored[1][0] and best_score >= 2
         return float(best) if decided or final else None
+
+
+    def _from_plan(self) -> float | None:
+        """S = N / E from the run's plan, when every waiting dict's epoch confirms it."""
+        n, e = self._plan_steps, self._plan_epochs
+        if not n or not e or n % e:
+            return None
+        s = n // e
+        epochs = [log.epoch for log in self._logs if log.epoch]
+        if not epochs or not _whole_steps(epochs, s, n):
+            return None
+        return float(s)
+
+
+def _whole_steps(epochs: list[float], s: int, total: int) -> bool:
+    """Every epoch * s is a whole step within the total (epochs print 4 significant digits: whole to that precision)."""
+    for e in epochs:
+        x = e * s
+        if abs(x - round(x)) > max(1e-6, 1e-3 * x) or round(x) > total:
+            return False
+    return True
 
 
 def _divisors(n: int) -> list[int]:

@@ -167,6 +167,60 @@ def test_trainer_dicts_wait_for_the_bar_when_it_comes_later():
     assert folder.close() == []
 
 
+# transformers trainer.py _inner_training_loop's plan (INFO, the examples' explicit format), then PrinterCallback's dicts
+# (disable_tqdm: no bar at all). 375 steps over 3 epochs: 125 per epoch, logging_steps 10.
+PLAN = (
+    "[INFO|trainer.py:2128] 2024-05-01 12:00:00,123 >> ***** Running training *****",
+    "[INFO|trainer.py:2129] 2024-05-01 12:00:00,123 >>   Num Epochs = 3",
+    "[INFO|trainer.py:2133] 2024-05-01 12:00:00,123 >>   Gradient Accumulation steps = 1",
+    "[INFO|trainer.py:2134] 2024-05-01 12:00:00,123 >>   Total optimization steps = 375",
+)
+PRINTED = (
+    "{'loss': 2.3141, 'grad_norm': 1.9310795068740845, 'learning_rate': 4.8e-05, 'epoch': 0.08}",
+    "{'loss': 2.1025, 'grad_norm': 1.5412, 'learning_rate': 4.6e-05, 'epoch': 0.16}",
+)
+
+
+def feed_folder(folder: TrainerLogFolder, *texts: str) -> list:
+    """Each text through a StepParser of one stream, its records through `folder` as they come: what `add` returned."""
+    p = StepParser()
+    out = []
+    for i, text in enumerate(texts):
+        if p.open or _PREFILTER(text):
+            out += folder.add(p.feed(Line(f"2024-05-01T12:00:{i:02d}Z", 0, text))[1])
+    return out + folder.add(p.close())
+
+
+def test_trainer_dicts_without_a_bar_are_numbered_from_the_runs_plan_as_they_come():
+    folder = TrainerLogFolder()
+    assert feed_folder(folder, *PLAN) == []  # the plan is no record of its own
+    first = feed_folder(folder, PRINTED[0])  # released at once: nothing waits for a bar that never comes
+    assert [(r.step, r.total_steps, r.loss) for r in first] == [(10, 375, 2.3141)]
+    assert [r.step for r in feed_folder(folder, PRINTED[1])] == [20]
+    assert folder.close() == []
+
+
+def test_unsloth_banner_is_a_plan_too():
+    folder = TrainerLogFolder()
+    banner = ("   \\   /|    Num examples = 1,000 | Num Epochs = 3 | Total steps = 375",)
+    assert [r.step for r in feed_folder(folder, *banner, *PRINTED)] == [10, 20]
+
+
+def test_plan_the_epochs_contradict_leaves_the_dicts_to_the_bar():
+    # max_steps=330 with 125 steps per epoch prints "Num Epochs = 3": 330 / 3 = 110 would put epoch 0.08 at step 8.8
+    folder = TrainerLogFolder()
+    plan = (PLAN[1], PLAN[3].replace("375", "330"))
+    assert feed_folder(folder, *plan, *PRINTED) == []
+    assert [(r.step, r.loss) for r in folder.close()] == [(None, 2.3141), (None, 2.1025)]
+
+
+def test_plan_and_a_late_bar_agree_and_the_bar_records_are_dropped():
+    folder = TrainerLogFolder()
+    numbered = feed_folder(folder, *PLAN, *PRINTED)
+    bar = " 5%|▌         | 20/375 [00:10<03:00,  1.97it/s]"
+    assert [r.step for r in numbered] == [10, 20] and feed_folder(folder, bar) == [] and folder.close() == []
+
+
 def test_bar_without_trainer_dicts_keeps_its_records():
     folder = TrainerLogFolder()
     recs = folder.add(parse(BAR)) + folder.close()
