@@ -40,6 +40,7 @@ from collections.abc import Iterable, Iterator
 from typing import Any, NamedTuple
 
 from gangscope.parsers import times
+from gangscope.parsers.id_set import IdSet
 from gangscope.parsers.records import EventRecord, stable_id
 
 
@@ -726,7 +727,9 @@ def decode_event_stream(lines: Iterable[str]) -> Iterator[Decoded]:
     derived from a later update, and the conditions that Workload and Pod snapshots
     repeat by nature, are deduplicated silently.
     """
-    primary: dict[str, bool] = {}
+    # Each id seen, marked when a primary copy was: 16 bytes an id (a dict of the id strings
+    # held 130, most of what a file of a million events cost).
+    seen = IdSet()
     for item in _documents(lines):
         if isinstance(item, Skip):
             yield item
@@ -738,12 +741,16 @@ def decode_event_stream(lines: Iterable[str]) -> Iterator[Decoded]:
                 continue
             d = rec.details or {}
             is_primary = d.get("from") == "event" and not d.get("derived")
-            if rec.id in primary:
-                if is_primary and primary[rec.id]:
+            if rec.id in seen:
+                if is_primary and seen.marked(rec.id):
                     yield Skip("duplicate", f"{rec.object_kind} {rec.object_name} {rec.reason} #{rec.count}", lineno)
-                primary[rec.id] = primary[rec.id] or is_primary
+                if is_primary:
+                    seen.mark(rec.id)
                 continue
-            primary[rec.id] = is_primary
+            if is_primary:
+                seen.mark(rec.id)
+            else:
+                seen.add(rec.id)
             yield rec
 
 

@@ -24,13 +24,14 @@ from gangscope.pipeline.correlate.signals import TIE_ORDER, Signal, classify
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
 
 
-_JOB_SIGNALS = {"created", "pending", "quota_reserved", "admitted", "pods_ready", "pods_not_ready", "preemptor",
+# The signals of a job (Workload and job-kind objects) that cut its attempts; the rest are its pods' and nodes'.
+JOB_SIGNALS = {"created", "pending", "quota_reserved", "admitted", "pods_ready", "pods_not_ready", "preemptor",
                 "deactivation_target", "evicted", "finished", "requeue_wait", "requeued", "pod_create_failed"}
 _CLOSERS = {"evicted", "finished"}
 
 
 def build_attempts(events: Iterable[Any], config: GangConfig | None = None,
-                   failures: StageFailures | None = None) -> dict[str, list[Attempt]]:
+                   failures: StageFailures | None = None, index: Index | None = None) -> dict[str, list[Attempt]]:
     """Each job's attempts from its event records (any order, duplicates allowed).
 
     Sorts by time and deduplicates by id; links records to jobs (`link_events`).
@@ -40,17 +41,18 @@ def build_attempts(events: Iterable[Any], config: GangConfig | None = None,
     start, so that the wait can be explained. No attempt comes from anything else.
 
     With `failures` (a ledger), what raises is caught there, per job and per record (stage
-    "correlate"); without one, it raises as before.
+    "correlate"); without one, it raises as before. `index`: made from every record of the run
+    when `events` are only those attempts need (pipeline/correlate/event_book.EventStream).
     """
     cfg = config or GangConfig()
-    everything = link_events(events)  # every copy gets its job, not only the first of each id
+    everything = link_events(events, index)  # every copy gets its job, not only the first of each id
     unique: dict[str, Any] = {}
     for r in everything:
         rid = get_field(r, "id")
         if rid and rid not in unique:
             unique[rid] = r
     records = list(unique.values())
-    index = Index(everything)
+    index = index if index is not None else Index(everything)
     by_job: dict[str, list[Signal]] = {}
     pod_signals: dict[str, list[Signal]] = {}
     node_signals: list[Signal] = []
@@ -73,7 +75,7 @@ def build_attempts(events: Iterable[Any], config: GangConfig | None = None,
             node_signals.append(s)
         elif not job:
             continue
-        elif s.kind in _JOB_SIGNALS:
+        elif s.kind in JOB_SIGNALS:
             by_job.setdefault(job, []).append(s)
         else:
             pod_signals.setdefault(job, []).append(s)
@@ -116,11 +118,7 @@ def _job_attempts(job: str, job_sigs: list[Signal], pod_sigs: list[Signal], node
 
 def _workload_of(job: str, ns: str | None, index: Index) -> dict:
     """The latest Workload summary of a job (from Workload objects), or {}."""
-    best = {}
-    for (wns, wname), w in index.workloads.items():
-        if wns == ns and index.workload_job(wns, wname) == job:
-            best = w
-    return best
+    return index.workload_of_job().get((ns, job), {})
 
 
 def _cut_attempts(job: str, sigs: list[Signal], cfg: GangConfig, workload: dict) -> list[Attempt]:

@@ -49,38 +49,51 @@ def _newer(w: dict, old: dict | None) -> bool:
 class Index:
     """What the records say about workloads, pods and jobs, for linking."""
 
-    def __init__(self, records: list[Any]):
+    def __init__(self, records: Iterable[Any] = (), *, finished: bool = True):
+        """From `records`; with finished=False, more are `add`ed and `finish` is called after the last
+        (a stream read once: the index holds what linking needs, not the records)."""
         self.workloads: dict[tuple, dict] = {}  # (ns, name) -> workload summary
         self.workload_by_uid: dict[str, tuple] = {}
         self.job_by_uid: dict[str, str] = {}
         self.pod_labels: dict[tuple, dict] = {}
         self.pod_info: dict[tuple, dict] = {}
         self.known_jobs: dict[str, set[str]] = {}
+        self._by_job: dict[tuple, dict] | None = None  # workload_of_job, made once finished
         for r in records:
-            d = details_of(r)
-            kind = get_field(r, "object_kind")
-            ns = get_field(r, "namespace")
-            name = get_field(r, "object_name")
-            obj = d.get("involvedObject") or {}
-            if d.get("from") == "workload" and isinstance(d.get("workload"), dict):
-                w = d["workload"]
-                if _newer(w, self.workloads.get((ns, name))):  # a watch stream: keep the latest snapshot
-                    self.workloads[(ns, name)] = w
-                if w.get("uid"):
-                    self.workload_by_uid[w["uid"]] = (ns, name)
-            elif kind == "Workload" and obj.get("uid"):
-                self.workload_by_uid.setdefault(obj["uid"], (ns, name))
-            if kind in JOB_KINDS and name:
-                self.known_jobs.setdefault(ns or "", set()).add(name)
-                if obj.get("uid"):
-                    self.job_by_uid[obj["uid"]] = qualified(ns, name)
-            if kind == "Pod" and name:
-                pod = d.get("pod") if d.get("from") == "pod" else None
-                labels = (pod or {}).get("labels") or d.get("labels")
-                if labels:
-                    self.pod_labels[(ns, name)] = labels
-                if pod:
-                    self.pod_info[(ns, name)] = pod
+            self.add(r)
+        if finished:
+            self.finish()
+
+    def add(self, r: Any) -> None:
+        """What one record says about workloads, pods and jobs."""
+        self._by_job = None
+        d = details_of(r)
+        kind = get_field(r, "object_kind")
+        ns = get_field(r, "namespace")
+        name = get_field(r, "object_name")
+        obj = d.get("involvedObject") or {}
+        if d.get("from") == "workload" and isinstance(d.get("workload"), dict):
+            w = d["workload"]
+            if _newer(w, self.workloads.get((ns, name))):  # a watch stream: keep the latest snapshot
+                self.workloads[(ns, name)] = w
+            if w.get("uid"):
+                self.workload_by_uid[w["uid"]] = (ns, name)
+        elif kind == "Workload" and obj.get("uid"):
+            self.workload_by_uid.setdefault(obj["uid"], (ns, name))
+        if kind in JOB_KINDS and name:
+            self.known_jobs.setdefault(ns or "", set()).add(name)
+            if obj.get("uid"):
+                self.job_by_uid[obj["uid"]] = qualified(ns, name)
+        if kind == "Pod" and name:
+            pod = d.get("pod") if d.get("from") == "pod" else None
+            labels = (pod or {}).get("labels") or d.get("labels")
+            if labels:
+                self.pod_labels[(ns, name)] = labels
+            if pod:
+                self.pod_info[(ns, name)] = pod
+
+    def finish(self) -> None:
+        """The jobs the workloads' owners and the pods' labels name (after the last `add`)."""
         for (ns, _name), w in self.workloads.items():
             owner = w.get("owner") or {}
             if owner.get("name"):
@@ -93,6 +106,15 @@ class Index:
                 if v:
                     self.known_jobs.setdefault(ns or "", set()).add(v)
                     break
+
+    def workload_of_job(self) -> dict[tuple, dict]:
+        """(namespace, job) -> the latest Workload summary of the job, made once (a scan of every
+        workload per job made many jobs quadratic)."""
+        if self._by_job is None:
+            self._by_job = {}
+            for (wns, wname), w in self.workloads.items():
+                self._by_job[(wns, self.workload_job(wns, wname))] = w
+        return self._by_job
 
     def workload_job(self, ns: str | None, name: str) -> str:
         w = self.workloads.get((ns, name)) or {}
@@ -128,10 +150,11 @@ class Index:
         return None
 
 
-def link_events(events: Iterable[Any]) -> list[Any]:
-    """Set `job` on event records that lack one (Workload, Pod and job-kind objects). Returns the list."""
+def link_events(events: Iterable[Any], index: Index | None = None) -> list[Any]:
+    """Set `job` on event records that lack one (Workload, Pod and job-kind objects), from what all
+    the records say (or `index`, made from all of them). Returns the list."""
     records = list(events)
-    index = Index(records)
+    index = index if index is not None else Index(records)
     for r in records:
         if not get_field(r, "job"):
             job = index.job_of(r)

@@ -1,9 +1,9 @@
 """Batch replay: files in, curated records into a sink, a diagnosis per job attempt at the end.
 
-One visible flow: discover sources -> read gang events (attempts, through the service's
-EventBook) -> curate each container's lines -> derived records (progress, signals) -> sink,
-while a bounded digest per job is kept -> the back half (pipeline/diagnose/back_half.py:
-stragglers, diagnoses, the timelines the report draws).
+One visible flow: discover sources -> read gang events (attempts, correlate/event_book.EventStream:
+what attempts need in memory, the rest spooled) -> curate each container's lines -> derived
+records (progress, signals) -> sink, while a bounded digest per job is kept -> the back half
+(pipeline/diagnose/back_half.py: stragglers, diagnoses, the timelines the report draws).
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
-from gangscope.pipeline.correlate.event_book import EventBook
+from gangscope.pipeline.correlate.event_book import EventStream
 from gangscope.pipeline.correlate.stamping import attempt_lookup
 from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
 
 SAMPLE_LINES = 20
+EVENT_BATCH = 4096  # event records handed to the sink at a time
 BENIGN_SKIPS = frozenset({"duplicate", "bookmark"})
 
 
@@ -212,31 +213,39 @@ class Replay:
 
     # -- events ----------------------------------------------------------------
     def load_events(self, paths: list[str]):
-        """Read gang/Kubernetes event files; return the attempt lookup for log records."""
+        """Read gang/Kubernetes event files: the attempts they cut (for the log records' lookup),
+        and every event record, stamped with its job and attempt, to the sink and the digest.
+        Memory is what the attempts need, not every record (correlate/event_book.EventStream)."""
         if not paths:
             return
         result = self.result
         sources, problems = discover(paths)
         result.problems.extend(problems)
-        events = []
-        for source in sources:
-            for path in source.paths:
-                # One stream per file, not per block: a pretty-printed `kubectl get -o json` spans blocks.
-                lines = (line for block in read_lines(path, result.read) for line in block)
-                for item in events_of_lines(lines):  # curated: decoded and redacted
-                    if getattr(item, "kind", None) == "event":
-                        events.append(item)
-                    elif getattr(item, "reason", None) in BENIGN_SKIPS:
-                        result.repeated_events += 1
-                    else:
-                        result.skipped_events += 1
-                        result.curation.skips.add("sources", item.reason, file=path, position=f"line {item.line}",
-                                                  detail=None if item.reason == "bad_json" else item.detail)
-        # the consumer's book, given all events at once: attempts are cut by one code path
-        book = EventBook(max_events=None)
-        stamped, _ended = book.add(events, failures=result.failures)
-        result.attempts = self.attempts = book.attempts
-        self.deliver(stamped)
+        stream = EventStream()
+        try:
+            for source in sources:
+                for path in source.paths:
+                    # One stream per file, not per block: a pretty-printed `kubectl get -o json` spans blocks.
+                    lines = (line for block in read_lines(path, result.read) for line in block)
+                    for item in events_of_lines(lines):  # curated: decoded and redacted
+                        if getattr(item, "kind", None) == "event":
+                            stream.add(item)
+                        elif getattr(item, "reason", None) in BENIGN_SKIPS:
+                            result.repeated_events += 1
+                        else:
+                            result.skipped_events += 1
+                            result.curation.skips.add("sources", item.reason, file=path, position=f"line {item.line}",
+                                                      detail=None if item.reason == "bad_json" else item.detail)
+            result.attempts = self.attempts = stream.cut(failures=result.failures)
+            batch: list[Record] = []
+            for record in stream.stamped():
+                batch.append(record)
+                if len(batch) >= EVENT_BATCH:
+                    self.deliver(batch)
+                    batch = []
+            self.deliver(batch)
+        finally:
+            stream.close()
 
     # -- the end ---------------------------------------------------------------
     def finish(self) -> None:
