@@ -4,6 +4,10 @@ A setting's value comes from, first to last: a command-line flag, the config fil
 (`--config`, TOML; YAML when PyYAML is installed), a `GANGSCOPE_<NAME>` environment
 variable, the default. Two settings also read the names fixed by SPEC.md:
 `bootstrap` <- GANGSCOPE_KAFKA_BOOTSTRAP, `opensearch` <- GANGSCOPE_OPENSEARCH_URL.
+
+Passwords also come from files (`sasl_password_file`, `opensearch_password_file`; their
+first line), as the dashboard's token does: a password given as a flag is read by every user
+of the machine in the process list, so it is taken with a warning.
 """
 
 from __future__ import annotations
@@ -50,7 +54,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("security_protocol", str, "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
     Setting("sasl_mechanism", str, None, "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
     Setting("sasl_username", str, None, "SASL user"),
-    Setting("sasl_password", str, None, "SASL password (prefer GANGSCOPE_SASL_PASSWORD)", secret=True),
+    Setting("sasl_password", str, None, "SASL password; as a flag every user of the machine reads it in the process "
+            "list: prefer sasl_password_file or the environment", secret=True),
+    Setting("sasl_password_file", str, None, "file whose first line is the SASL password",
+            env="GANGSCOPE_KAFKA_SASL_PASSWORD_FILE"),
     Setting("ssl_cafile", str, None, "CA bundle that signed the brokers' certificates"),
     Setting("ssl_certfile", str, None, "client certificate (PEM) for mutual TLS"),
     Setting("ssl_keyfile", str, None, "client key (PEM) for mutual TLS"),
@@ -59,7 +66,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("opensearch", str, None, "OpenSearch URL", env="GANGSCOPE_OPENSEARCH_URL"),
     Setting("index_prefix", str, "", "put before every index name"),
     Setting("opensearch_username", str, None, "OpenSearch user"),
-    Setting("opensearch_password", str, None, "OpenSearch password (prefer the env variable)", secret=True),
+    Setting("opensearch_password", str, None, "OpenSearch password; as a flag every user of the machine reads it in "
+            "the process list: prefer opensearch_password_file or the environment", secret=True),
+    Setting("opensearch_password_file", str, None, "file whose first line is the OpenSearch password"),
     Setting("opensearch_ca_certs", str, None, "CA bundle for https OpenSearch"),
     Setting("opensearch_timeout", float, 30.0, "seconds one OpenSearch request may take"),
     # Streaming curation
@@ -85,6 +94,9 @@ SETTINGS: tuple[Setting, ...] = (
 )
 
 BY_NAME = {s.name: s for s in SETTINGS}
+# A password and the setting naming the file that holds it.
+PASSWORD_FILES = {"sasl_password": "sasl_password_file", "opensearch_password": "opensearch_password_file"}
+_LAYERS = ("flag", "file", "env", "default")  # first wins
 
 
 @dataclass
@@ -203,9 +215,38 @@ def load(flags: Mapping[str, Any] | None = None, config_path: str | None = None,
             continue
         default = s.default
         values[s.name], origin[s.name] = (list(default) if isinstance(default, list) else default), "default"
+    _read_password_files(values, origin)
     config = ServiceConfig(values, origin)
     validate(config)
     return config
+
+
+def read_secret_file(path: str, what: str) -> str:
+    """The first line of a file holding a secret (its line end off; the rest of the file is
+    ignored, as a mounted Kubernetes Secret or `echo pw > file` leave one). Never printed."""
+    try:
+        lines = Path(path).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{what}: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    if not lines or not lines[0].strip():
+        raise UsageError(f"{what}: {path} is empty")
+    return lines[0]
+
+
+def _read_password_files(values: dict[str, Any], origin: dict[str, str]) -> None:
+    """A password from its file: the file is read unless the password itself was given in a
+    layer before it (a flag beats a file named in the environment); both in one layer is an error."""
+    for name, file_name in PASSWORD_FILES.items():
+        path = values[file_name]
+        if not path:
+            continue
+        if values[name] is not None:
+            if origin[name] == origin[file_name]:
+                raise UsageError(f"consume: {name} and {file_name} both given ({origin[name]}): give one")
+            if _LAYERS.index(origin[name]) < _LAYERS.index(origin[file_name]):
+                continue
+        values[name] = read_secret_file(path, f"consume: {file_name}")
+        origin[name] = origin[file_name]
 
 
 def validate(config: ServiceConfig) -> None:
@@ -270,5 +311,12 @@ def add_arguments(parser) -> None:
 
 
 def from_args(args) -> ServiceConfig:
+    import sys
+
     flags = {s.name: getattr(args, s.name, None) for s in SETTINGS}
+    for name, file_name in PASSWORD_FILES.items():
+        if flags.get(name) is not None:
+            flag = "--" + name.replace("_", "-")
+            sys.stderr.write(f"gangscope: warning: {flag} shows the password to every user of this machine (the process "
+                             f"list); use --{file_name.replace('_', '-')} PATH or GANGSCOPE_{name.upper()}\n")
     return load(flags, getattr(args, "config", None))

@@ -49,11 +49,25 @@ class _Settings:
         self.security_protocol = os.environ.get("GANGSCOPE_SECURITY_PROTOCOL", "PLAINTEXT")
         self.sasl_mechanism = os.environ.get("GANGSCOPE_SASL_MECHANISM")
         self.sasl_username = os.environ.get("GANGSCOPE_SASL_USERNAME")
-        self.sasl_password = os.environ.get("GANGSCOPE_SASL_PASSWORD")
+        self.sasl_password = _sasl_password(os.environ)
         self.ssl_cafile = os.environ.get("GANGSCOPE_SSL_CAFILE")
         self.ssl_certfile = os.environ.get("GANGSCOPE_SSL_CERTFILE")
         self.ssl_keyfile = os.environ.get("GANGSCOPE_SSL_KEYFILE")
         self.ssl_check_hostname = os.environ.get("GANGSCOPE_SSL_CHECK_HOSTNAME", "true").lower() not in ("0", "false")
+
+
+def _sasl_password(environ) -> str | None:
+    """GANGSCOPE_SASL_PASSWORD, or the first line of the file GANGSCOPE_SASL_PASSWORD_FILE (or
+    GANGSCOPE_KAFKA_SASL_PASSWORD_FILE) names, as `consume` reads them (pipeline/run/config.py)."""
+    from gangscope.pipeline.run.config import BY_NAME, read_secret_file
+
+    password = environ.get("GANGSCOPE_SASL_PASSWORD")
+    name = next((n for n in BY_NAME["sasl_password_file"].env_names if environ.get(n)), None)
+    if name is None:
+        return password
+    if password:
+        raise UsageError(f"--from-kafka: GANGSCOPE_SASL_PASSWORD and {name} are both set: set one")
+    return read_secret_file(environ[name], f"--from-kafka: {name}")
 
 
 def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str | None, group: str | None = None,

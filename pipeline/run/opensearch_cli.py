@@ -3,7 +3,9 @@ sink `replay --opensearch` writes through.
 
 Every option also reads an environment variable (SPEC.md): the URL from
 GANGSCOPE_OPENSEARCH_URL, and GANGSCOPE_OPENSEARCH_{USERNAME,PASSWORD,CA_CERTS,
-CLIENT_CERT,CLIENT_KEY,TIMEOUT,PREFIX}, GANGSCOPE_DASHBOARD_TOKEN (or _TOKEN_FILE).
+CLIENT_CERT,CLIENT_KEY,TIMEOUT,PREFIX}, GANGSCOPE_OPENSEARCH_PASSWORD_FILE, GANGSCOPE_DASHBOARD_TOKEN
+(or _TOKEN_FILE). Secrets come from a file or the environment: given as flags (`--password`,
+`--token`) they show in the process list, and are taken with a warning.
 """
 
 from __future__ import annotations
@@ -12,7 +14,6 @@ import argparse
 import json
 import os
 import sys
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from gangscope.pipeline.errors import UsageError
@@ -38,7 +39,11 @@ def add_connection(p: argparse.ArgumentParser, *, url_required: bool = False) ->
     )
     group.add_argument("--prefix", default=_env("OPENSEARCH_PREFIX", ""), metavar="P", help="prefix of every index and alias name")
     group.add_argument("--username", default=_env("OPENSEARCH_USERNAME"), help="basic auth user (env GANGSCOPE_OPENSEARCH_USERNAME)")
-    group.add_argument("--password", default=_env("OPENSEARCH_PASSWORD"), help="basic auth password (env GANGSCOPE_OPENSEARCH_PASSWORD)")
+    group.add_argument("--password-file", default=None, metavar="PATH",
+                       help="file whose first line is the basic auth password (env GANGSCOPE_OPENSEARCH_PASSWORD_FILE; "
+                            "or the password itself in GANGSCOPE_OPENSEARCH_PASSWORD)")
+    group.add_argument("--password", default=None, help="deprecated: the password shows in the process list; use "
+                       "--password-file or GANGSCOPE_OPENSEARCH_PASSWORD")
     group.add_argument("--ca-certs", default=_env("OPENSEARCH_CA_CERTS"), metavar="FILE", help="CA bundle for TLS")
     group.add_argument("--client-cert", default=_env("OPENSEARCH_CLIENT_CERT"), metavar="FILE", help="client certificate")
     group.add_argument("--client-key", default=_env("OPENSEARCH_CLIENT_KEY"), metavar="FILE", help="client certificate key")
@@ -50,12 +55,32 @@ def add_connection(p: argparse.ArgumentParser, *, url_required: bool = False) ->
 def connection(args) -> dict:
     return {
         "username": args.username,
-        "password": args.password,
+        "password": opensearch_password(args),
         "ca_certs": args.ca_certs,
         "client_cert": args.client_cert,
         "client_key": args.client_key,
         "timeout": args.timeout,
     }
+
+
+def opensearch_password(args) -> str | None:
+    """The basic auth password: --password (kept for old scripts, with a warning: every user of
+    the machine reads it in the process list), else the file --password-file names (its first
+    line), else GANGSCOPE_OPENSEARCH_PASSWORD_FILE's, else GANGSCOPE_OPENSEARCH_PASSWORD. Never printed."""
+    from gangscope.pipeline.run.config import read_secret_file
+
+    if args.password is not None:
+        if not getattr(args, "password_warned", False):
+            sys.stderr.write("gangscope: warning: --password shows the password to every user of this machine (the "
+                             "process list); use --password-file PATH or GANGSCOPE_OPENSEARCH_PASSWORD\n")
+            args.password_warned = True
+        return args.password
+    if args.password_file:
+        return read_secret_file(args.password_file, "--password-file")
+    path, password = _env("OPENSEARCH_PASSWORD_FILE"), _env("OPENSEARCH_PASSWORD")
+    if path and password:
+        raise UsageError("GANGSCOPE_OPENSEARCH_PASSWORD and GANGSCOPE_OPENSEARCH_PASSWORD_FILE are both set: set one")
+    return read_secret_file(path, "GANGSCOPE_OPENSEARCH_PASSWORD_FILE") if path else password
 
 
 class _GivenURL(argparse.Action):
@@ -150,14 +175,9 @@ def dashboard_token(args, err: Console) -> str | None:
                   "use --token-file PATH or GANGSCOPE_DASHBOARD_TOKEN", markup=False)  # fmt: skip
         return args.token or None
     if args.token_file:
-        try:
-            lines = Path(args.token_file).read_text(encoding="utf-8").splitlines()
-        except (OSError, UnicodeDecodeError) as exc:
-            raise UsageError(f"dashboard: cannot read --token-file {args.token_file}: {getattr(exc, 'strerror', None) or exc}") from None
-        token = lines[0].strip() if lines else ""
-        if not token:
-            raise UsageError(f"dashboard: --token-file {args.token_file} is empty")
-        return token
+        from gangscope.pipeline.run.config import read_secret_file
+
+        return read_secret_file(args.token_file, "dashboard: --token-file").strip()
     return _env("DASHBOARD_TOKEN") or None
 
 
