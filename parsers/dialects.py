@@ -288,6 +288,19 @@ LIGHTNING = Dialect(
     step_scope="epoch",
 )
 
+# ---- PyTorch Lightning's validation bar: never a step, but 1.x's main bar counts its batches too
+# SRC Lightning-AI/pytorch-lightning@1.9.5 src/pytorch_lightning/callbacks/progress/tqdm_progress.py: init_validation_tqdm
+# (desc "Validating"; 2.x "Validation DataLoader 0", lightning/pytorch/callbacks/progress/tqdm_progress.py validation_description);
+# on_train_epoch_start resets the main bar to total_batches_current_epoch (train + val batches of the epoch's checks) and
+# on_validation_batch_end advances it to train_batch_idx + _val_processed: StepParser reads those states as validation.
+LIGHTNING_VAL = Dialect(
+    name="lightning",
+    source="Lightning-AI/pytorch-lightning@1.9.5:src/pytorch_lightning/callbacks/progress/tqdm_progress.py init_validation_tqdm, on_validation_batch_end",
+    guard=lambda s: "Validati" in s and ("/s" in s or "s/" in s),
+    grammar=(L("Validating") | L("Validation") + pp.Opt(L("DataLoader") + R(r"\d+"))) + L(":") + _BAR_TAIL,
+    kind="eval_bar",
+)
+
 # ---- Keras 3 Progbar (and Keras 2 / tf.keras): "Epoch 1/10" line, then the bar
 # SRC keras-team/keras@v3.15.1 keras/src/utils/progbar.py Progbar.update: bar = f"%{numdigits}d/%d" ...
 # "\x1b[1m{bar}\x1b[0m " + "━" runs, info f" \x1b[1m{eta}\x1b[0m" + _format_time (f" {t:.0f}ms/{unit}") +
@@ -879,6 +892,7 @@ TRAINER_RUN = Dialect(
 DIALECTS: tuple[Dialect, ...] = (
     FAIRSEQ_JSON,
     HF_TRAINER,
+    LIGHTNING_VAL,
     LIGHTNING,
     TQDM_EPOCH,
     TORCHTUNE,

@@ -42,6 +42,8 @@ _TEXT_RANK = re.compile(r"\[(?:Rank|RANK) (\d+)\]")
 _LAUNCHER = re.compile(r"(\d{1,6}): |\[\d+,(\d+)\]<std(?:out|err)>: ?").match
 # dialects whose printed step may restart every epoch, and whose epochs count from 0 or 1 (decided from the stream)
 _PLAIN_EPOCHS = (dialects.GENERIC, dialects.TQDM_EPOCH, dialects.ULTRALYTICS)
+# ...tested by identity: `in` on the tuple compares every field of each frozen Dialect (per step line)
+_PLAIN_EPOCH_IDS = frozenset(map(id, _PLAIN_EPOCHS))
 # metric the tqdm bar records carry to `fold_trainer_logs`: how many tqdm.write() calls were seen at that step
 WRITES = "tqdm_writes"
 
@@ -118,6 +120,56 @@ class StepState(msgspec.Struct, tag="step", kw_only=True, omit_defaults=True):
     last_plain: tuple[Any, Any] | None = None
     keras_done: int = 0
     paddle_total: int | None = None
+    lightning: list[Any] | None = None
+
+
+class LightningValidation:
+    """Lightning 1.x: the main bar counts validation batches (total = train + val batches of the epoch, and
+    n = train batches + val batches processed so far), and advances while validation runs. Kept per stream: the
+    epoch followed, val batches of finished validation runs (`done`), the run going on (`current`: its last n, or
+    None), the last main n read as training, whether the main bar was seen advancing during a validation (only
+    then are its counts shifted: Lightning 2.x counts training batches alone), and the epoch's training total once
+    an epoch showed it."""
+
+    __slots__ = ("epoch", "done", "current", "last_n", "advances", "train_total")
+
+    def __init__(self, state: list | None = None):
+        self.epoch, self.done, self.current, self.last_n, self.advances, self.train_total = state or (None, 0, None, 0, False, None)
+
+    def state(self) -> list:
+        return [self.epoch, self.done, self.current, self.last_n, self.advances, self.train_total]
+
+    def validation(self, n, total) -> None:
+        """A state of the validation bar: a run starts, goes on, or ends (its batches then count as done)."""
+        if n is None or not total:
+            return
+        self.current = n
+        if n >= total:
+            self.done += total
+            self.current = None
+
+    def train(self, fields: dict) -> bool:
+        """A state of the main bar: False when it is a validation advance; else its counts made training ones."""
+        epoch, n, total = fields.get("epoch"), fields.get("step"), fields.get("total_steps")
+        if n is None:
+            return True
+        if epoch != self.epoch:
+            if self.epoch is not None and self.advances and self.done and total:
+                self.train_total = total - self.done  # the last epoch's checks: the same every epoch
+            self.epoch, self.done, self.current, self.last_n = epoch, 0, None, 0
+        if self.current is not None:  # validation is running
+            if n > self.last_n:
+                self.advances = True
+                return False
+            return True  # the main bar redrawn at the last training batch (Lightning 2.x on_validation_end)
+        self.last_n = n
+        if self.advances:
+            if n <= self.done:
+                return False
+            fields["step"] = n - self.done
+            if total:
+                fields["total_steps"] = self.train_total or total - self.done
+        return True
 
 
 class StepParser:
@@ -154,6 +206,7 @@ class StepParser:
         # PaddlePaddle's fit: the training bar's total (its first); a bar of another total is the eval loader's
         # ("Eval begin..." then "step 157/157 - loss: ...": python/paddle/hapi/callbacks.py ProgBarLogger)
         self._paddle_total: int | None = None
+        self._lightning = LightningValidation()
 
     @property
     def open(self) -> bool:
@@ -224,7 +277,7 @@ class StepParser:
             block=None if b is None else PendingState.of(b),
             block_dialect=None if self._block_dialect is None else self._block_dialect.name,
             restarts=self._restarts, first_epoch=self._first_epoch, last_plain=self._last_plain,
-            keras_done=self._keras_done, paddle_total=self._paddle_total,
+            keras_done=self._keras_done, paddle_total=self._paddle_total, lightning=self._lightning.state(),
         )
 
     def restore(self, state: StepState) -> None:
@@ -242,6 +295,7 @@ class StepParser:
         self._restarts, self._first_epoch, self._last_plain = state.restarts, state.first_epoch, state.last_plain
         self._keras_done = state.keras_done
         self._paddle_total = state.paddle_total
+        self._lightning = LightningValidation(state.lightning)
 
     # ------------------------------------------------------------------ internals
 
@@ -260,6 +314,11 @@ class StepParser:
         if fields is None:
             return
         d = reading.dialect
+        if d.kind == "eval_bar":
+            self._lightning.validation(fields.get("step"), fields.get("total_steps"))
+            return
+        if d is dialects.LIGHTNING and not self._lightning.train(fields):
+            return
         if d.kind == "plan":  # for TrainerLogFolder only (it consumes it)
             fields.pop("metrics", None)
             out.append(StepRecord(time=line.time, seq=line.seq, rank=rank, local_rank=line.local_rank, **fields))
@@ -305,7 +364,7 @@ class StepParser:
                 fields["total_epochs"] = self._total_epochs
         if d.step_scope == "epoch":
             _to_global_step(fields, d)
-        elif d in _PLAIN_EPOCHS and fields.get("total_steps") and fields.get("epoch") is not None:
+        elif id(d) in _PLAIN_EPOCH_IDS and fields.get("total_steps") and fields.get("epoch") is not None:
             self._plain_global_step(fields)
         self._stage(fields, line, rank, out)
 

@@ -663,3 +663,28 @@ def test_layout_cache_reads_what_a_cold_cache_reads_for_every_fixture_line():
             assert again.dialect is cold.dialect and list(again.texts) == list(cold.texts), seg
             compared += 1
     assert compared > 300
+
+
+def test_lightning_1x_main_bar_advancing_through_validation_is_not_training():
+    # pytorch_lightning 1.9 tqdm_progress.py: main total = 40 train + 10 val batches; the main bar advances with the
+    # val bar ("Validating") and, after a mid-epoch validation, counts the val batches it went through
+    lines = [
+        "Epoch 0:  40%|████      | 20/50 [00:10<00:20,  4.80it/s, loss=2.1, v_num=0]",
+        "Validating:  50%|█████     | 5/10 [00:01<00:01,  8.00it/s]",
+        "Epoch 0:  50%|█████     | 25/50 [00:11<00:19,  4.80it/s, loss=2.1, v_num=0]",
+        "Validating: 100%|██████████| 10/10 [00:01<00:00,  8.00it/s]",
+        "Epoch 0:  60%|██████    | 30/50 [00:11<00:19,  4.80it/s, loss=2.1, v_num=0]",
+        "Epoch 0:  80%|████████  | 40/50 [00:12<00:10,  4.80it/s, loss=1.9, v_num=0]",
+        "Epoch 1:  20%|██        | 10/50 [00:14<00:10,  4.80it/s, loss=1.7, v_num=0]",
+    ]
+    assert [(r.step, r.loss) for r in parse(*lines)] == [(20, 2.1), (30, 1.9), (50, 1.7)]
+
+
+def test_lightning_2x_redraw_after_validation_stays_the_last_training_step():
+    lines = [
+        "Epoch 0: 100%|██████████| 40/40 [00:10<00:00,  4.00it/s, v_num=0, train_loss=0.290]",
+        "Validation DataLoader 0: 100%|██████████| 10/10 [00:01<00:00,  8.00it/s]",
+        "Epoch 0: 100%|██████████| 40/40 [00:11<00:00,  3.60it/s, v_num=0, train_loss=0.290, val_loss=0.396]",
+        "Epoch 1:  25%|██▌       | 10/40 [00:12<00:30,  4.00it/s, v_num=0, train_loss=0.250, val_loss=0.396]",
+    ]
+    assert [r.step for r in parse(*lines)] == [40, 50]
