@@ -38,6 +38,7 @@ from typing import Any
 
 from gangscope.parsers.lines import Line
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord
+from gangscope.parsers.rule_literals import RuleFilter
 
 CATEGORIES = (
     "success", "running", "cuda_oom", "host_oom", "nccl_timeout", "nccl_error", "cuda_error",
@@ -160,9 +161,13 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("nccl_result", "nccl_error", "Error: ",
              _r(r"\b(?P<what>nccl(?:System|Remote|Internal|UnhandledCuda|InvalidUsage|InvalidArgument)Error): "),
              "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr (\"ncclSystemError: System call (e.g. socket, malloc) or external library call failed...\")"),
+    # handleException's follow-up to the watchdog's own report ("failed OR timed out"): it says a
+    # collective failed, not how, so it is a summary (the answer only when nothing says more) and
+    # never outranks the "Watchdog caught collective operation timeout" of the same rank.
     LineRule("nccl_async_abort", "nccl_error", "Some NCCL operations have failed or timed out",
              _r(r"Some NCCL operations have failed or timed out"),
-             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp WorkNCCL::handleException (\"Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels...\")"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp WorkNCCL::handleException (\"Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels...\")",
+             SUMMARY),
     LineRule("watchdog_stuck", "hang", "ProcessGroupNCCL's watchdog got stuck",
              _r(r"watchdog got stuck for (?P<seconds>\d+) seconds without making progress"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp HeartbeatMonitor (logPrefix(), \"ProcessGroupNCCL's watchdog got stuck for \", heartbeatTimeoutInSec_, \" seconds without making progress in monitoring enqueued collectives. \")"),
@@ -208,6 +213,19 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"(?:--local_rank=(?P<local_rank>\d+).*)?\] exits with return code = (?P<exitcode>-?\d+)"),
              "deepspeedai/DeepSpeed deepspeed/launcher/launch.py sigkill_handler (logger.error(f\"{cmd} exits with return code = {return_code}\"))",
              SUMMARY),
+    LineRule("composer_launcher", "unknown", "Rank ",
+             _r(r"\bRank (?P<rank>\d+) crashed with exit code (?P<exitcode>-?\d+)"),
+             "mosaicml/composer composer/cli/launcher.py (logger composer.cli.launcher: f\"Rank {global_rank} crashed with exit code {returncode}.\")",
+             SUMMARY),
+    LineRule("ray_worker_died", "unknown", "A worker died or was killed",
+             _r(r"A worker died or was killed while executing a task by an unexpected system error"
+                r"(?:.*?Worker PID: (?P<pid>\d+))?(?:.*?Worker exit type: (?P<exit_type>\w+))?"),
+             "ray-project/ray python/ray/_private/worker.py (the raylet's WorkerCrashedError report: \"A worker died or was killed while executing a task by an unexpected system error. ... Worker exit type: SYSTEM_ERROR\")",
+             SUMMARY),
+    LineRule("horovod_shutdown", "unknown", "Horovod has been shut down",
+             _r(r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the ranks"),
+             "horovod/horovod horovod/common/common.h SHUT_DOWN_ERROR (\"Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution.\"): the other rank's failure is the cause",
+             SUMMARY),
     # --- DataLoader
     LineRule("dataloader_signal", "dataloader_error", "DataLoader worker (pid",
              _r(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<what>[^.]+)\."),
@@ -240,6 +258,10 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("s3_endpoint", "storage_io", "",
              _r(r"(?P<what>Could not connect to the endpoint URL|Read timeout on endpoint URL): \"(?P<url>[^\"]+)\""),
              "boto/botocore botocore/exceptions.py EndpointConnectionError / ReadTimeoutError"),
+    LineRule("hub_unreachable", "storage_io", "",
+             _r(r"Couldn't reach '(?P<repo>[^']+)' on the Hub|We couldn't connect to '(?P<url>[^']+)' to load"),
+             "huggingface/datasets src/datasets/load.py (ConnectionError(f\"Couldn't reach '{path}' on the Hub ({type(e).__name__})\")); "
+             "huggingface/transformers src/transformers/utils/hub.py (\"We couldn't connect to '{HUGGINGFACE_CO_RESOLVE_ENDPOINT}' to load this file\")"),
     # --- checkpoints
     LineRule("stream_writer", "checkpoint_error", "PytorchStreamWriter failed",
              _r(r"PytorchStreamWriter failed (?P<what>.*)"),
@@ -253,6 +275,9 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("state_dict", "checkpoint_error", "Error(s) in loading state_dict",
              _r(r"Error\(s\) in loading state_dict for (?P<module>\w+)"),
              "pytorch/pytorch torch/nn/modules/module.py (\"Error(s) in loading state_dict for {}:\")"),
+    LineRule("state_dict_shape", "checkpoint_error", "Size([",
+             _r(r"size mismatch for (?P<param>\S+): copying a param with shape"),
+             "pytorch/pytorch torch/nn/modules/module.py _load_from_state_dict ('size mismatch for {}: copying a param with shape {} from checkpoint, the shape in current model is {}.')"),
     LineRule("safetensors", "checkpoint_error", "SafetensorError",
              _r(r"SafetensorError: (?P<what>.*)"),
              "huggingface/safetensors bindings/python/src/lib.rs (create_exception!(.., SafetensorError, ..))"),
@@ -405,7 +430,7 @@ def rule_role(pattern: str | None) -> str:
 # starts with a common lower-case letter brings that down to ~25k). So lower-case
 # `loss is nan` lines are left to the step parser (a non-finite `loss`), and exceptions
 # saying so to `classify_trace`.
-_EXTRA_KEYS = ("No space left", "Stale file handle", "Disk quota exceeded", "Input/output error",
+_EXTRA_KEYS = ("Couldn't reach '", "We couldn't connect to '", "No space left", "Stale file handle", "Disk quota exceeded", "Input/output error",
                "Read-only file system", "Could not connect to the endpoint URL", "Read timeout on endpoint URL",
                "Current loss scale already at minimum", "Minimum loss scale reached",
                "Loss is ", "LOSS is ", "Loss = ", "Loss became ",
@@ -462,10 +487,31 @@ class ErrorDetector:
 
 def detect(text: str) -> tuple[LineRule, str, str] | None:
     """The first rule that matches `text`: (rule, category, message to show). A rule with a
-    `classify` that finds no failure in its match lets the next rules look."""
-    for rule in LINE_RULES:
-        if rule.key and rule.key not in text:
-            continue
+    `classify` that finds no failure in its match lets the next rules look.
+
+    Only the rules whose literals the line holds are tried (parsers/rule_literals.py: one scan
+    for all of them); the answer for a line of the same text is remembered (lines recur)."""
+    known = _DETECTED.get(text, _UNSEEN)
+    if known is not _UNSEEN:
+        return known
+    found = _detect(text)
+    if len(text) <= 4096:
+        if len(_DETECTED) >= 4096:
+            _DETECTED.clear()
+        _DETECTED[text] = found
+    return found
+
+
+_DETECTED: dict[str, tuple[LineRule, str, str] | None] = {}
+_UNSEEN = object()
+_FILTER: list = []  # the RuleFilter of LINE_RULES, built on first use (a Hyperscan compile)
+
+
+def _detect(text: str) -> tuple[LineRule, str, str] | None:
+    if not _FILTER or _FILTER[0].rules is not LINE_RULES:
+        _FILTER[:] = [RuleFilter(LINE_RULES)]
+        _DETECTED.clear()
+    for rule in _FILTER[0].candidates(text):
         m = rule.pattern.search(text)
         if m is not None:
             category = rule.classify(m) if rule.classify is not None else _category_of(rule, m)
@@ -488,15 +534,18 @@ def groups_of(error: ErrorRecord) -> dict[str, str]:
 # "[PG ID 0 PG GUID 0(default_pg) Rank 3] "), Megatron's grad-norm check
 # (megatron/core/distributed/param_and_grad_buffer.py: f"Rank {rank}: found NaN in local grad
 # norm"), DeepSpeed's loss scaler ("OVERFLOW! Rank 0 Skipping step").
-MESSAGE_RANK = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<r1>\d{1,6})\]|\bRank (?P<r2>\d{1,6}): found NaN|OVERFLOW! Rank (?P<r3>\d{1,6}) ")
+MESSAGE_RANK = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<r1>\d{1,6})\]|\bRank (?P<r2>\d{1,6}): found NaN|OVERFLOW! Rank (?P<r3>\d{1,6}) "
+                          r"|\bRank (?P<r4>\d{1,6}) crashed with exit code")
 
 
 def rank_in_text(text: str) -> int | None:
     """The rank a line names in its text (see MESSAGE_RANK), if any."""
+    if "Rank " not in text:  # every alternative of MESSAGE_RANK holds it
+        return None
     m = MESSAGE_RANK.search(text)
     if m is None:
         return None
-    return int(m["r1"] or m["r2"] or m["r3"])
+    return int(m["r1"] or m["r2"] or m["r3"] or m["r4"])
 
 
 def _category_of(rule: LineRule, m: re.Match[str]) -> str:
@@ -586,6 +635,19 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("dataloader", "dataloader_error", "pytorch/pytorch torch/csrc/DataLoader.cpp, torch/utils/data/dataloader.py, torch/_utils.py",
               message=_r(r"DataLoader worker \(pid|DataLoader timed out after|in DataLoader worker process|"
                          r"encountered in worker|Pin memory thread exited unexpectedly")),
+    # Ray's word that an actor's or task's worker process died: a crash whose cause Ray does not know.
+    TraceRule("ray_worker_died", "unknown", "ray-project/ray python/ray/exceptions.py (ActorDiedError: \"The actor died unexpectedly before finishing this task.\", WorkerCrashedError)",
+              type=_r(r"^ray\.exceptions\.(?:ActorDiedError|WorkerCrashedError|ActorUnavailableError)$")),
+    # A model, dataset or file fetched over HTTP (the Hub, a mirror, an object store's URL) that
+    # fails: by the client's exception types, by the Hub's messages, or by any socket error raised
+    # inside the HTTP client's own frames.
+    TraceRule("remote_fetch", "storage_io", "urllib3/urllib3 src/urllib3/exceptions.py; psf/requests src/requests/exceptions.py; huggingface/huggingface_hub errors.py; huggingface/datasets load.py",
+              type=_r(r"(?:^|\.)(?:ConnectTimeoutError|ReadTimeoutError|MaxRetryError|NewConnectionError|ConnectTimeout|ReadTimeout|"
+                      r"LocalEntryNotFoundError|HfHubHTTPError|OfflineModeIsEnabled)$"),
+              message=_r(r"Couldn't reach '[^']+' on the Hub|We couldn't connect to '[^']+' to load")),
+    TraceRule("remote_fetch_frame", "storage_io", "urllib3/urllib3 src/urllib3/connection.py, util/connection.py (create_connection); psf/requests adapters.py",
+              type=_r(r"(?:^|\.)(?:timeout|TimeoutError|ConnectionError|ConnectionRefusedError|ConnectionResetError|SSLError|gaierror)$"),
+              frame=_r(r"/urllib3/|/requests/(?:adapters|sessions)\.py:|/huggingface_hub/")),
     TraceRule("storage_errno", "storage_io", "python/cpython OSError_str + glibc strerror; boto/botocore botocore/exceptions.py; lustre libcfs",
               type=_r(r"(?:^|\.)(?:ClientError|EndpointConnectionError|ReadTimeoutError|ConnectTimeoutError|NoCredentialsError)$"),
               message=_r(_ERRNO_STORAGE + r"|No space left on device|Stale file handle|Disk quota exceeded|"

@@ -72,7 +72,9 @@ _INNER = re.compile(r"\[rank(\d{1,9})\]: ?")
 # print_worker_logs), and "(raylet) " for the raylet's. It names a process, not a rank: it is
 # taken off so that the worker's traceback reads as one.
 _RAY = re.compile(r"(?:\x1b\[[0-9;]*m)*\((?:[\w.:<>-]+ pid=\d{1,9}(?:, ip=[\w.:-]+)?|raylet)\)(?:\x1b\[[0-9;]*m)* ?")
-_INNER_REACH = 512  # how far into a line such a prefix is looked for
+_INNER_REACH = INNER_REACH = 512  # how far into a line such a prefix is looked for
+# The first characters of a line that may start a rank prefix (besides a digit: srun's task id).
+PREFIX_FIRST = "[ (\x1b"
 
 
 def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
@@ -111,7 +113,7 @@ def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
 def may_be_prefixed(text: str) -> bool:
     """Whether a line can carry a rank prefix (a cheap test before `strip_rank_prefixes`)."""
     first = text[:1]
-    return first != "" and (first in "[ (\x1b" or first.isdigit()) or text.find("[rank", 1, _INNER_REACH) > 0
+    return first != "" and (first in PREFIX_FIRST or first.isdigit()) or text.find("[rank", 1, _INNER_REACH) > 0
 
 
 def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:

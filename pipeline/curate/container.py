@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes, times
-from gangscope.parsers.lines import Line, may_be_prefixed, strip_rank_prefixes
+from gangscope.parsers.lines import INNER_REACH, PREFIX_FIRST, Line, may_be_prefixed, strip_rank_prefixes
 from gangscope.parsers.redact import redact_record
 from gangscope.parsers.records import Record, TraceRecord
 from gangscope.parsers.steps import TrainerLogFolder
@@ -363,8 +363,15 @@ class ContainerCurator:
                 seq = 0
                 self.last_time[stream] = stamp
             self.last_seq[stream] = seq
-        text, rank, local_rank = strip_rank_prefixes(text)
-        key = (stream, rank, local_rank) if (rank is not None or local_rank is not None) else stream
+        # A rank prefix starts with one of a few characters or is torch's "[rankN]:" after a head
+        # (parsers/lines.may_be_prefixed, inlined): most lines have none and skip the two calls.
+        first = text[:1]
+        if first in PREFIX_FIRST or first.isdigit() or text.find("[rank", 1, INNER_REACH) > 0:
+            text, rank, local_rank = strip_rank_prefixes(text)
+            key = (stream, rank, local_rank) if (rank is not None or local_rank is not None) else stream
+        else:
+            rank = local_rank = None
+            key = stream
         sub = self.subs.get(key)
         if sub is None or not sub.open_bits:
             if not hints or (hints == -1 and not self.wanted(text)):

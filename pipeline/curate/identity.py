@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gangscope.parsers.times import is_utc, to_utc
+from gangscope.parsers.times import checked_utc
 from gangscope.parsers.records import EpochRecord, Record, SignalRecord, StepRecord, TraceRecord, id_hasher, stable_id
 from gangscope.pipeline.curate.naming import job_of_pod
 from gangscope.pipeline.sources.files import PodIdentity
@@ -27,7 +27,7 @@ class Stamper:
     # instant, a number past what the index mappings hold) was set to null; the owner counts it.
     on_skip: object = field(default=None, repr=False)
     # Step ids of one rank share every coordinate but epoch, step and dialect: the hash of that
-    # common prefix is kept per (attempt, rank, local rank) and copied, not recomputed.
+    # common prefix is kept per (rank, local rank) and copied, not recomputed.
     _step_prefixes: dict = field(default_factory=dict, repr=False)
 
     def __getstate__(self) -> dict:
@@ -46,10 +46,9 @@ class Stamper:
             record.stream = stream
         time = record.time
         if time:
-            utc = to_utc(time)
-            # to_utc passes a `...Z` time unchecked: a runtime's malformed stamp would be written through.
-            if utc is None or (utc is time and not is_utc(time)):
-                utc = None
+            # A runtime's malformed stamp is not written through: a `...Z` time is checked too.
+            utc = checked_utc(time)
+            if utc is None:
                 self._skipped(record, "bad_timestamp", f"time {time[:40]!r}")
             record.time = utc
         else:
@@ -101,13 +100,13 @@ class Stamper:
 
     def _step_id(self, record: StepRecord) -> str:
         """record_id of a numbered step, from the hash of its rank's common prefix."""
-        who = (record.attempt, record.rank, record.local_rank)
+        who = (record.rank, record.local_rank)
         prefix = self._step_prefixes.get(who)
         if prefix is None:
             if len(self._step_prefixes) >= 4096:
                 self._step_prefixes.clear()
             ident = self.identity
-            head = ("step", record.job, record.attempt, ident.pod_uid or record.pod, record.container, record.rank, record.local_rank)
+            head = ("step", record.job, ident.pod_uid or record.pod, record.container, record.rank, record.local_rank)
             prefix = self._step_prefixes[who] = id_hasher(*head, "")
         h = prefix.copy()
         epoch, dialect = record.epoch, record.dialect
@@ -131,9 +130,13 @@ def record_id(record: Record, pod_uid: str | None) -> str:
     if isinstance(record, StepRecord) and record.step is not None:
         # One record per pod, rank, epoch and step: a redraw or a replay overwrites it (a
         # container restart that re-runs a step too); loops that restart their step
-        # counter each epoch print "step 10" once per epoch.
+        # counter each epoch print "step 10" once per epoch. Not the attempt: it comes from
+        # gang events, which may arrive after the line (a late event re-stamps the attempt
+        # field in place; the id, like every line record's, is the line's alone). A new
+        # attempt runs in new pods (a requeue deletes them), so the pod uid keeps two
+        # attempts' "step 10" apart.
         who = (pod_uid or record.pod, record.container, record.rank, record.local_rank)
-        return stable_id("step", record.job, record.attempt, *who, record.epoch, record.step, record.dialect)
+        return stable_id("step", record.job, *who, record.epoch, record.step, record.dialect)
     return stable_id(
         record.kind,
         record.namespace,
