@@ -7,8 +7,9 @@ hints are in a text looks at the whole text and the union of what they find is m
 harmless match of one rule never hides a secret from another; the table runs again on the
 result until nothing changes (masking a masked text changes nothing). A cheap prefilter (one
 Hyperscan pass over the rules' hint substrings) lets a text without any hint through at the cost
-of one search. Extra patterns from configuration are appended to the table (their whole match
-is masked) and joined to the prefilter.
+of one search. A site's own patterns (`parse_patterns`: a file of `name: regex` lines, read by
+the commands' `--redaction-patterns`) are appended to the table: their match, or its group
+named `secret`, is masked; having no hints, they are searched on every text.
 
 What is masked and what stays: see parsers/redact_rules.py and the README ("Redaction").
 """
@@ -31,7 +32,7 @@ except ImportError:  # the substring loop does the same job, slower on long text
     hyperscan = None
 
 __all__ = ["MASK", "RULES", "RedactionRule", "Redactor", "sensitive_name", "redact_text", "redact_record",
-           "configure", "active"]
+           "configure", "active", "parse_patterns", "extra_rule"]
 
 # Passes of the rule table over one text at most (see Redactor.text).
 MAX_PASSES = 4
@@ -55,26 +56,57 @@ def _masked_value(key: str, value: str) -> str | None:
 # ----------------------------------------------------------------------------- the engine
 
 
-class Redactor:
-    """Masks secrets in text and in records. `extra` are regex sources from configuration
-    (each whole match becomes `[REDACTED]`); `counts` tallies masks per rule."""
+def extra_rule(name: str, source: str, where: str = "configuration (redaction patterns)") -> RedactionRule:
+    """A site's own rule: `source` is a regex whose group named `secret`, if it has one, is
+    masked, else its whole match. ValueError when it does not compile."""
+    try:
+        pattern = re.compile(source)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise ValueError(f"{name}: not a valid regex ({exc}): {source}") from None
+    return RedactionRule(name, pattern, "secret" if "secret" in pattern.groupindex else 0, (), where)
 
-    def __init__(self, rules: Iterable[RedactionRule] = RULES, extra: Iterable[str] = ()):
+
+_PATTERN_LINE = re.compile(r"(?P<name>[A-Za-z0-9_.\-]+)[ \t]*:[ \t]*(?P<regex>.*?)[ \t\r]*$")
+
+
+def parse_patterns(text: str, where: str = "redaction patterns") -> list[RedactionRule]:
+    """The rules of a patterns file: one `name: regex` a line (a name of letters, digits, `_`,
+    `.`, `-`; the regex to the end of the line, spaces around it off); blank lines and lines
+    starting with `#` are skipped. ValueError naming `where` and the line for a line of another
+    shape, an empty or invalid regex, or a name given twice."""
+    rules: list[RedactionRule] = []
+    names: set[str] = set()
+    for number, line in enumerate(text.splitlines(), 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = _PATTERN_LINE.fullmatch(line.strip())
+        if m is None or not m["regex"]:
+            raise ValueError(f"{where} line {number}: want `name: regex`, got {line.strip()[:80]!r}")
+        if m["name"] in names:
+            raise ValueError(f"{where} line {number}: {m['name']} is named twice")
+        names.add(m["name"])
+        try:
+            rules.append(extra_rule(m["name"], m["regex"], f"{where} line {number}"))
+        except ValueError as exc:
+            raise ValueError(f"{where} line {number}: {exc}") from None
+    return rules
+
+
+class Redactor:
+    """Masks secrets in text and in records. `extra`: a site's own rules (`extra_rule`,
+    `parse_patterns`), or bare regex sources (each whole match masked); `counts` tallies masks
+    per rule."""
+
+    def __init__(self, rules: Iterable[RedactionRule] = RULES, extra: Iterable[str | RedactionRule] = ()):
         self.rules = list(rules)
-        extras = list(extra)
-        for i, source in enumerate(extras):
-            try:
-                pattern = re.compile(source)
-            except re.error as exc:
-                raise ValueError(f"redaction pattern {i + 1} ({source!r}) is not a valid regex: {exc}") from None
-            self.rules.append(RedactionRule(f"extra_{i + 1}", pattern, 0, (), "configuration (redaction patterns)"))
+        for i, item in enumerate(extra):
+            self.rules.append(item if isinstance(item, RedactionRule) else extra_rule(f"extra_{i + 1}", item))
         # The prefilter: substring tests on the lowercased text (C speed, where one regex
         # alternation of case-insensitive literals costs tens of microseconds per text),
         # then the rules that have no hint.
         self._hints = tuple(sorted({h for rule in self.rules for h in rule.hints}))
         self._hint_scan = _hint_scanner(self._hints)
-        unhinted = [f"(?:{rule.pattern.pattern})" for rule in self.rules if not rule.hints]
-        self._unhinted = re.compile("|".join(unhinted)).search if unhinted else None
+        self._unhinted = _any_match([rule.pattern for rule in self.rules if not rule.hints])
         # A record's texts are looked at in one piece, joined by newlines, when that finds what
         # a look at each finds: no hint spans a newline, and no pattern without hints (it may be
         # anchored, or span the join).
@@ -88,13 +120,13 @@ class Redactor:
         if self._hint_scan is not None and text.isascii():
             found = self._hint_scan(text)
             if found is not None:
-                return found or (self._unhinted is not None and self._unhinted(text) is not None)
+                return found or (self._unhinted is not None and self._unhinted(text))
         if lower is None:
             lower = text.lower()
         for hint in self._hints:
             if hint in lower:
                 return True
-        return self._unhinted is not None and self._unhinted(text) is not None
+        return self._unhinted is not None and self._unhinted(text)
 
     def text(self, text: str) -> str:
         """The text with its secrets masked (the same object when there is nothing to mask)."""
@@ -295,6 +327,20 @@ class Redactor:
         return isinstance(value, (str, dict, list, tuple))
 
 
+def _any_match(patterns: list[re.Pattern[str]]) -> Callable[[str], bool] | None:
+    """Whether any of the patterns matches a text: one alternation when they join into one, else
+    (flags of their own, clashing group names, inline flags) each searched in turn."""
+    if not patterns:
+        return None
+    if all(p.flags == re.UNICODE for p in patterns):
+        try:
+            joined = re.compile("|".join(f"(?:{p.pattern})" for p in patterns))
+            return lambda text: joined.search(text) is not None
+        except re.error:
+            pass
+    return lambda text: any(p.search(text) is not None for p in patterns)
+
+
 def _hint_scanner(hints: tuple[str, ...]) -> Callable[[str], bool | None] | None:
     """Whether an ASCII text holds any of the hints (caseless), in one Hyperscan pass: a
     traceback of 2 KB costs about 1 microsecond instead of one substring search per hint.
@@ -330,8 +376,8 @@ def _hint_scanner(hints: tuple[str, ...]) -> Callable[[str], bool | None] | None
 _active = Redactor()
 
 
-def configure(extra: Iterable[str] = (), rules: Iterable[RedactionRule] = RULES) -> Redactor:
-    """Replace the redactor the pipeline uses (extra patterns from configuration). Worker
+def configure(extra: Iterable[str | RedactionRule] = (), rules: Iterable[RedactionRule] = RULES) -> Redactor:
+    """Replace the redactor the pipeline uses (a site's own rules, see `parse_patterns`). Worker
     processes started by fork inherit it."""
     global _active
     _active = Redactor(rules, extra)

@@ -120,6 +120,9 @@ def _inputs(p: argparse.ArgumentParser, paths_required: bool = True) -> None:
     p.add_argument("--max-containers", type=int, default=MAX_CONTAINERS, metavar="N",
                    help="Fluent Bit input: containers curated at once; past it the least recently fed are "
                         f"closed, counted (default {MAX_CONTAINERS:,})")
+    p.add_argument("--redaction-patterns", default=os.environ.get("GANGSCOPE_REDACTION_PATTERNS"), metavar="FILE",
+                   help="a site's own secret patterns, one `name: regex` a line, masked next to the built-in ones "
+                        "(the group named secret, or the whole match; env GANGSCOPE_REDACTION_PATTERNS)")
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -192,6 +195,11 @@ def console(stderr: bool = False, **kwargs) -> Console:
 
 def _options(args):
     from gangscope.pipeline.run import replay as replay_mod
+
+    if args.redaction_patterns:
+        from gangscope.pipeline.run.config import use_redaction_patterns
+
+        use_redaction_patterns(args.redaction_patterns, "--redaction-patterns")
 
     workers = getattr(args, "workers", 1)
     if workers == 0:

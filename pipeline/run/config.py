@@ -91,6 +91,9 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("metrics_port", int, 9464, "port of /metrics and /healthz (0 = any free port, -1 = off)"),
     Setting("metrics_host", str, "127.0.0.1", "address of /metrics and /healthz"),
     Setting("log_level", str, "info", "debug, info, warning or error"),
+    # Redaction
+    Setting("redaction_patterns", str, None, "file of a site's own secret patterns, one `name: regex` a line "
+            "(the group named secret, or the whole match, is masked)"),
 )
 
 BY_NAME = {s.name: s for s in SETTINGS}
@@ -310,7 +313,27 @@ def add_arguments(parser) -> None:
             parser.add_argument(flag, dest=s.name, metavar=s.name.upper(), help=help_text)
 
 
+def use_redaction_patterns(path: str, what: str) -> int:
+    """Read a file of `name: regex` lines (parsers/redact.parse_patterns) and put its rules in
+    use next to the built-in ones, for records and log lines alike; the number of rules. A file
+    that cannot be read or a line that is not a valid rule is one line, exit 2."""
+    from gangscope.parsers import redact
+
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as exc:
+        raise UsageError(f"{what}: cannot read {path}: {getattr(exc, 'strerror', None) or exc}") from None
+    try:
+        rules = redact.parse_patterns(text, f"{what} {path}")
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+    redact.configure(extra=rules)
+    return len(rules)
+
+
 def from_args(args) -> ServiceConfig:
+    """The settings of the command line (with a warning for a password given as a flag); the
+    redaction patterns they name are put in use."""
     import sys
 
     flags = {s.name: getattr(args, s.name, None) for s in SETTINGS}
@@ -319,4 +342,7 @@ def from_args(args) -> ServiceConfig:
             flag = "--" + name.replace("_", "-")
             sys.stderr.write(f"gangscope: warning: {flag} shows the password to every user of this machine (the process "
                              f"list); use --{file_name.replace('_', '-')} PATH or GANGSCOPE_{name.upper()}\n")
-    return load(flags, getattr(args, "config", None))
+    cfg = load(flags, getattr(args, "config", None))
+    if cfg.redaction_patterns:
+        use_redaction_patterns(cfg.redaction_patterns, "consume: redaction_patterns")
+    return cfg
