@@ -433,6 +433,15 @@ TORCHTITAN = Dialect(
 # SRC NVIDIA/NeMo@8cfedd72 nemo/lightning/pytorch/callbacks/progress_printer.py on_train_batch_end:
 # prefix = self.train_description + f" epoch {trainer.current_epoch}, iteration {n-1}/{self.total-1}";
 # format_string: f' | {metric}: {val}' (int-valued) or f' | {metric}: {val:.4}'.
+def _counted_from_zero(out: dict) -> None:
+    """A 0-based iteration index -> optimizer steps done (SPEC `step`): iteration k of 0..N-1 is step k + 1 of N
+    (Lightning's own "global step {n}" checkpoint line says n = k + 1 after it)."""
+    if isinstance(out.get("step"), int):
+        out["step"] += 1
+    if isinstance(out.get("total_steps"), int):
+        out["total_steps"] += 1
+
+
 _NEMO_ITEM = pair(pp.Regex(r"[^:|]+"), ":", NUM + pp.FollowedBy(pp.Literal("|") | pp.StringEnd())) | R(r"[^|]+")
 NEMO = Dialect(
     name="nemo",
@@ -453,6 +462,7 @@ NEMO = Dialect(
     },
     epoch_base=0,
     step_scope="auto",
+    post=_counted_from_zero,
 )
 
 # ---- fairseq SimpleProgressBar.log (logger "%(asctime)s | %(levelname)s | %(name)s | %(message)s", name = tag "train_inner")

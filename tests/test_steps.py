@@ -372,7 +372,8 @@ def test_torchtitan_validation_is_not_a_step():
 
 def test_nemo_progress_printer_line():
     r = one("Training epoch 0, iteration 3/59 | lr: 0.00024 | consumed_samples: 128 | global_batch_size: 32 | global_step: 3 | reduced_train_loss: 9.674 | train_step_timing in s: 0.07611")
-    assert (r.epoch, r.step, r.total_steps, r.loss, r.learning_rate, r.step_time_s) == (0, 3, 59, 9.674, 0.00024, 0.07611)
+    # the 0-based iteration 3 of 0..59 is the 4th optimizer step of 60 (SPEC: `step` is the global optimizer step)
+    assert (r.epoch, r.step, r.total_steps, r.loss, r.learning_rate, r.step_time_s) == (0, 4, 60, 9.674, 0.00024, 0.07611)
 
 
 def test_nemo_validation_progress_is_not_a_step():
