@@ -469,12 +469,15 @@ def find_stragglers(
     threshold: float = 1.5,
     min_steps: int = 3,
     min_excess_s: float = 0.0,
+    min_share: float = 0.5,
 ) -> list[SignalRecord]:
     """Ranks whose step time is an outlier against their peers (same job attempt) at the same step.
 
     At every step that two or more ranks report, a rank is slow when its step time
     exceeds `threshold` times the median of the other ranks' times (and by at least
-    `min_excess_s`). A rank slow at `min_steps` steps or more is a straggler: one
+    `min_excess_s`). A rank slow at `min_steps` steps or more, and at `min_share` or more of
+    the steps it was compared at (a straggler is slow most of the time; a rank slow at a few
+    steps of many is the jitter of a busy host), is a straggler: one
     signal per rank, at its first slow step, with its median time at its slow steps
     (`value`) against the peers' median there (`baseline`). Step time is
     `step_time_s`, else the inverse of the throughput.
@@ -505,7 +508,7 @@ def find_stragglers(
     for who in sorted(slow):
         rank = who[2]
         hits = slow[who]
-        if len(hits) < min_steps:
+        if len(hits) < min_steps or len(hits) < min_share * compared[who]:
             continue
         hits.sort(key=lambda h: (h[2].epoch or 0, h[2].step))
         first = hits[0][2]

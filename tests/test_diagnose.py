@@ -142,6 +142,14 @@ def test_stall_without_error_is_a_hang():
     assert "no error" in d.summary
 
 
+def test_a_stall_the_rank_recovered_from_is_no_hang():
+    # fixtures/runs/straggler: every rank waits 35 s at step 14, then goes on to step 30 of 30
+    stall = SignalRecord(id="sig", job=JOB, attempt=1, namespace="team-a", pod="llama-worker-0", rank=2, time=ts(300),
+                         signal="stall", step=41, message="no new step for 240 s after step 41 before step 42")  # fmt: skip
+    [d] = diagnose([step(2, 41, 60), stall, step(2, 42, 300), step(2, 100, 400, total=100)])
+    assert (d.outcome, d.category) == ("succeeded", "success")
+
+
 @dataclass
 class Attempt:  # the shape of pipeline/correlate/model.py's Attempt, duck-typed by diagnose
     job: str

@@ -226,6 +226,13 @@ def test_a_few_slow_steps_are_not_a_straggler():
     assert find_stragglers(step_times({0: [1.0] * 10, 1: [1.0] * 8 + [3.0] * 2}), min_steps=3) == []
 
 
+def test_a_rank_slow_at_a_few_steps_of_many_is_jitter_not_a_straggler():
+    # a busy host: rank 0 1.6x its peers at 8 of 30 steps (fixtures/runs/straggler, 4 ranks on 2 cores)
+    jitter = [0.011] * 22 + [0.018] * 8
+    recs = step_times({0: jitter, 1: [0.011] * 30, 2: [0.010] * 30, 3: [0.21] * 30})
+    assert [s.rank for s in find_stragglers(recs)] == [3]
+
+
 def test_ranks_of_different_jobs_are_not_peers():
     recs = step_times({0: [1.0] * 5}, job="a") + step_times({1: [3.0] * 5}, job="b")
     assert find_stragglers(recs) == []

@@ -125,7 +125,7 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
     end the logs do not explain (`unknown`), the evidence of an end (`success`: the framework's own
     end-of-training line, the last step or epoch reached, the scheduler's Finished), or else
     `running`: the attempt is still going or its log was cut before the end."""
-    stalls = [s for s in view.signals if s.signal == "stall"]
+    stalls = unresumed_stalls(view)
     base = dict(id=stable_id("diagnosis", view.job, view.attempt), job=view.job, attempt=view.attempt,
                 namespace=view.job.split("/", 1)[0] if "/" in view.job else None, events=event_ids)  # fmt: skip
     if stalls:
@@ -186,6 +186,20 @@ def _short_of_the_end(view: AttemptView) -> str | None:
     if furthest.epoch is not None and furthest.total_epochs:
         parts.append(f"epoch {min(int(furthest.epoch) + 1, furthest.total_epochs)} of {furthest.total_epochs}")
     return ", ".join(parts) or f"{furthest.progress:.0%}"
+
+
+def unresumed_stalls(view: AttemptView) -> list:
+    """The stalls after which their rank logged no later step: where its progress ended. A rank
+    that stopped for a while and went on (a slow checkpoint, a data source that paused) did not
+    hang; its stall stays a signal, not the attempt's diagnosis."""
+    stalls = [s for s in view.signals if s.signal == "stall"]
+    if not stalls:
+        return stalls
+    last: dict[tuple, int] = {}
+    for r in view.steps:
+        if r.step is not None and r.step > last.get((r.pod, r.rank), -1):
+            last[(r.pod, r.rank)] = r.step
+    return [s for s in stalls if s.step is None or last.get((s.pod, s.rank), -1) <= s.step]
 
 
 def _clean_end(view: AttemptView) -> str | None:
