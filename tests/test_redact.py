@@ -142,7 +142,7 @@ def test_extra_patterns_from_configuration_are_masked():
 
 
 def test_an_invalid_extra_pattern_is_one_clear_error():
-    with pytest.raises(ValueError, match=r"redaction pattern 1 .* not a valid regex"):
+    with pytest.raises(ValueError, match=r"extra_1: not a valid regex .*: \(unclosed"):
         Redactor(extra=["(unclosed"])
 
 
