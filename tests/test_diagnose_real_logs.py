@@ -201,3 +201,75 @@ def test_a_replica_wrapper_line_is_not_the_diagnosis(tmp_path):
             '  File "/w/model.py", line 49, in forward\n    mask = batch["dense_wh_mask"]\nKeyError: \'dense_wh_mask\'\n')  # fmt: skip
     diagnoses, _ = diagnose_text(tmp_path, text)
     assert "dense_wh_mask" in diagnoses[0].summary
+
+
+@pytest.mark.parametrize(
+    "line, category",
+    [
+        # composer's launcher, Ray's raylet, Horovod: a worker died, the cause is elsewhere (or unknown)
+        ("ERROR:composer.cli.launcher:Rank 2 crashed with exit code -11.", "unknown"),
+        ("ERROR:composer.cli.launcher:Rank 5 crashed with exit code -9.", "host_oom"),
+        ("2025-03-04 11:20:35,472\tWARNING worker.py:1829 -- A worker died or was killed while executing a task by an "
+         "unexpected system error. To troubleshoot the problem, check the logs for the dead worker. Worker PID: 8812 "
+         "Worker exit type: SYSTEM_ERROR", "unknown"),
+        ("[1,3]<stderr>:Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt "
+         "to allreduce, allgather or broadcast a tensor after one of the ranks finished execution.", "unknown"),
+        # a model or data set that cannot be fetched is storage_io (SPEC rev. 2)
+        ("ConnectionError: Couldn't reach 'org/corpus-7b' on the Hub (ConnectTimeout)", "storage_io"),
+        ("OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached files",
+         "storage_io"),
+        # the lines of a state_dict shape mismatch, without their header
+        ("[rank3]:        size mismatch for model.layers.4.mlp.up_proj.weight: copying a param with shape "
+         "torch.Size([2816, 1024]) from checkpoint, the shape in current model is torch.Size([11008, 4096]).",
+         "checkpoint_error"),
+    ],
+)  # fmt: skip
+def test_more_families_of_real_lines_map_to_their_category(line, category):
+    from gangscope.parsers.errors import detect
+    from gangscope.parsers.lines import strip_rank_prefixes
+
+    found = detect(strip_rank_prefixes(line)[0])
+    assert found is not None and found[1] == category
+
+
+def test_composer_s_launcher_names_the_global_rank():
+    from gangscope.parsers.errors import rank_in_text
+
+    assert rank_in_text("ERROR:composer.cli.launcher:Rank 6 crashed with exit code -11.") == 6
+
+
+def test_the_watchdog_s_follow_up_line_does_not_outrank_its_timeout(tmp_path):
+    """handleException's 'Some NCCL operations have failed or timed out' comes before the rank's own
+    'Watchdog caught collective operation timeout' in a real paste: the timeout is the diagnosis."""
+    text = ("[rank2]:[E602 13:18:52.531176265 ProcessGroupNCCL.cpp:684] [Rank 2] Some NCCL operations have failed or "
+            "timed out. Due to the asynchronous nature of CUDA kernels, subsequent GPU operations might run on corrupted/"
+            "incomplete data.\n"
+            "[rank2]:[E602 13:18:52.536602063 ProcessGroupNCCL.cpp:1896] [PG ID 1 PG GUID 1 Rank 2] Process group watchdog "
+            "thread terminated with exception: [Rank 2] Watchdog caught collective operation timeout: WorkNCCL(SeqNum=77, "
+            "OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600041 milliseconds before timing out.\n")  # fmt: skip
+    diagnoses, _ = diagnose_text(tmp_path, text)
+    assert (diagnoses[0].category, diagnoses[0].first_failure["rank"]) == ("nccl_timeout", 2)
+
+
+def test_alone_the_watchdog_s_follow_up_line_is_still_a_communication_failure(tmp_path):
+    diagnoses, _ = diagnose_text(tmp_path, "[E ProcessGroupNCCL.cpp:455] Some NCCL operations have failed or timed out. "
+                                           "Due to the asynchronous nature of CUDA kernels\n")  # fmt: skip
+    assert diagnoses[0].category == "nccl_error"
+
+
+def test_a_fetch_that_times_out_inside_the_http_client_is_storage_io(tmp_path):
+    text = ("Traceback (most recent call last):\n"
+            '  File "/opt/venv/lib/python3.10/site-packages/urllib3/util/connection.py", line 73, in create_connection\n'
+            "    sock.connect(sa)\n"
+            "socket.timeout: timed out\n")  # fmt: skip
+    diagnoses, _ = diagnose_text(tmp_path, text)
+    assert diagnoses[0].category == "storage_io"
+
+
+def test_a_dead_ray_actor_is_a_crash_not_a_bug_in_user_code(tmp_path):
+    text = ("Traceback (most recent call last):\n"
+            '  File "/opt/venv/lib/python3.11/site-packages/ray/_private/worker.py", line 931, in get_objects\n'
+            "    raise value\n"
+            "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n")  # fmt: skip
+    diagnoses, _ = diagnose_text(tmp_path, text)
+    assert diagnoses[0].category == "unknown"
