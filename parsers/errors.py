@@ -381,6 +381,12 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"The client socket has (?:timed out after \S+ while trying to connect|failed to connect) to (?P<addr>.*)"),
              "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp"),
     # --- crashes with no category of their own
+    # UCX's fatal-signal handler (loaded with NCCL/UCC/MPI): "[host:pid :0:tid] Caught signal 7 (Bus error:
+    # nonexistent physical address)" then "==== backtrace (tid: N) ====". A process that died of a
+    # signal is a crash, never a run still going.
+    LineRule("ucx_fatal_signal", "unknown", "Caught signal ",
+             _r(r"^\[(?P<host>[^\]:\s]+):(?P<pid>\d+) *:\d+:(?P<tid>\d+)\] Caught signal (?P<signal>\d+) \((?P<what>[^:)]+)"),
+             "openucx/ucx src/ucs/debug/debug.c (fatal signal handler: \"Caught signal %d (%s)\", then \"==== backtrace (tid:%7d) ====\")"),
     LineRule("fatal_signal", "unknown", "Fatal Python error: ",
              _r(r"Fatal Python error: (?P<what>Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"),
              "python/cpython Python/faulthandler.c (\"Fatal Python error: \")"),
