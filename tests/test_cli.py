@@ -51,11 +51,80 @@ def test_replay_writes_one_ndjson_file_per_kind_and_a_summary(tmp_path):
     assert not list(out.glob("*.partial"))
 
 
-def test_missing_path_is_one_line_and_exit_code_1(tmp_path):
-    proc = run_cli("replay", str(tmp_path / "nope"), "--out", str(tmp_path / "o"))
-    assert proc.returncode == 1
-    assert "no such file or directory" in proc.stderr
-    assert "Traceback" not in proc.stderr
+def test_missing_path_is_a_usage_error_before_any_output_folder(tmp_path):
+    """SPEC.md: exit 2 for a usage error, and nothing that looks like a finished run (it exited 1
+    with a complete-looking folder). Nothing at all is made: no --out, no staging folder."""
+    logs = tmp_path / "logs"
+    pod_log(logs, ["2024-05-01T12:00:00Z stdout F hello"])
+    for args in ([str(tmp_path / "nope")], [str(logs), str(tmp_path / "nope")],
+                 [str(logs), "--events", str(tmp_path / "no-events.ndjson")]):
+        for command in ("replay", "diagnose"):
+            out = ["--out", str(tmp_path / "o")] if command == "replay" else []
+            proc = run_cli(command, *args, *out)
+            assert proc.returncode == 2, (command, args, proc.stderr)
+            assert proc.stderr.count("\n") == 1 and "no such file or directory" in proc.stderr, proc.stderr
+            assert "Traceback" not in proc.stderr
+            assert sorted(p.name for p in tmp_path.iterdir()) == ["logs"]
+
+
+def test_a_folder_without_logs_is_a_usage_error_before_any_output_folder(tmp_path):
+    (tmp_path / "empty").mkdir()
+    (tmp_path / "only-a-readme").mkdir()
+    (tmp_path / "only-a-readme" / "README.md").write_text("no logs here\n")
+    for folder in ("empty", "only-a-readme"):
+        proc = run_cli("replay", str(tmp_path / folder), "--out", str(tmp_path / "o"))
+        assert proc.returncode == 2, proc.stderr
+        assert "no log files found" in proc.stderr and "Traceback" not in proc.stderr
+        assert not (tmp_path / "o").exists() and not (tmp_path / ".o.partial").exists()
+        proc = run_cli("diagnose", str(tmp_path / folder))
+        assert proc.returncode == 2 and proc.stdout == "", proc.stderr
+
+
+# Runs the command line with the k-th rename of a file or folder killing the process right after it
+# (os._exit: no clean-up runs, as with SIGKILL), to see what a kill at that moment leaves.
+DIE_AT_RENAME = """
+import os, sys
+k = int(sys.argv[1])
+done = [0]
+def dying(real):
+    def rename(*a, **kw):
+        real(*a, **kw)
+        done[0] += 1
+        if done[0] == k:
+            os._exit(137)
+    return rename
+os.replace, os.rename = dying(os.replace), dying(os.rename)
+from gangscope.pipeline.run.cli import main
+raise SystemExit(main(sys.argv[2:]))
+"""
+
+
+def test_a_kill_at_any_rename_never_leaves_finished_files_without_their_summary(tmp_path):
+    """A kill after the first rename left step.ndjson & co. under their final names and no
+    summary.json (issue 17): now the run is written into a hidden staging folder that becomes
+    --out in one rename. Killed at every rename in turn, --out is absent or complete; a rerun
+    over the previous run's folder too."""
+    logs = tmp_path / "logs"
+    pod_log(logs, ["2024-05-01T12:00:00Z stdout F step 1 loss 2.0"] + TRACE)
+    finished = None
+    for rerun in (False, True):
+        out = tmp_path / ("again" if rerun else "out")
+        if rerun:
+            assert main(["replay", str(logs), "--out", str(out), "--no-progress"]) == 0
+        for k in range(1, 40):
+            proc = subprocess.run([sys.executable, "-c", DIE_AT_RENAME, str(k), "replay", str(logs), "--out", str(out),
+                                   "--no-progress"], capture_output=True, text=True, timeout=120)
+            names = sorted(p.name for p in out.iterdir()) if out.exists() else []
+            if proc.returncode != 137:  # the run ended before a k-th rename
+                assert proc.returncode == 0, proc.stderr
+                assert "summary.json" in names
+                break
+            final = [n for n in names if not n.startswith(".") and not n.endswith(".partial")]
+            assert final == [] or "summary.json" in final, (k, names)
+            finished = finished or (k if "summary.json" in final else None)
+        else:
+            pytest.fail("the run never ended")
+    assert finished is not None  # the last rename is the one that makes the folder complete
 
 
 def test_unknown_option_is_a_usage_error_with_exit_code_2(tmp_path):
@@ -518,4 +587,4 @@ def test_replay_with_its_stderr_reader_gone_still_writes_everything_and_keeps_it
     code, _ = _with_reader_gone(["replay", str(ROOT / "fixtures" / "runs" / "rank_raises"), "--out", str(out)], "stderr")
     assert code == 0 and (out / "summary.json").exists() and (out / "report.html").exists()
     code, _ = _with_reader_gone(["replay", str(tmp_path / "nope"), "--out", str(tmp_path / "o")], "stderr")
-    assert code == 1
+    assert code == 2  # a missing path is a usage error (SPEC.md), whoever reads stderr

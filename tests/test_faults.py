@@ -422,15 +422,17 @@ def fill_disk(small_disk, out) -> str:
     """Make the next writes into `out` fail with ENOSPC, for real: the tmpfs is full enough (or a
     file the sink writes is /dev/full). Returns how."""
     if small_disk is None:
-        (out / "trace.ndjson.partial").unlink(missing_ok=True)
-        (out / "trace.ndjson.partial").symlink_to("/dev/full")
+        staging = out.parent / f".{out.name}.partial"  # where the sink writes until it closes (sinks/local.py)
+        staging.mkdir(exist_ok=True)
+        (staging / "trace.ndjson.partial").unlink(missing_ok=True)
+        (staging / "trace.ndjson.partial").symlink_to("/dev/full")
         return "/dev/full"
     return "a 2 MiB tmpfs"
 
 
 def looks_finished(out) -> list[str]:
     """Files of the folder under a final name (everything but .partial ones)."""
-    return sorted(p.name for p in out.iterdir() if not p.name.endswith(".partial"))
+    return sorted(p.name for p in out.iterdir() if not p.name.endswith(".partial")) if out.exists() else []
 
 
 def test_disk_full_under_replay_out_leaves_no_summary_and_no_finished_looking_file(small_disk, tmp_path):
@@ -445,7 +447,8 @@ def test_disk_full_under_replay_out_leaves_no_summary_and_no_finished_looking_fi
     assert len(lines) == 1 and lines[0].startswith("gangscope: ") and "disk full" in lines[0], done.stderr
     assert "Traceback" not in done.stderr
     assert looks_finished(out) == []
-    partial = sum(p.stat().st_size for p in out.iterdir() if p.is_file())
+    staging = out.parent / f".{out.name}.partial"
+    partial = sum(p.stat().st_size for p in staging.iterdir() if p.is_file() and not p.is_symlink())
     figures("disk full under replay --out", how=how, exit_code=done.returncode, stderr=lines[0],
             bytes_left_as_partial=partial, seconds_to_fail=round(took, 1))
 

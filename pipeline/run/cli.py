@@ -201,13 +201,23 @@ def _options(args):
 
         use_redaction_patterns(args.redaction_patterns, "--redaction-patterns")
 
+    _check_paths(args)
     workers = getattr(args, "workers", 1)
     if workers == 0:
         workers = len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else (os.cpu_count() or 1)
     return replay_mod.ReplayOptions(
         paths=args.paths, events=args.events, fmt=args.fmt, max_line_bytes=args.max_line_bytes, workers=workers,
-        digest_max_bytes=args.digest_max_bytes, max_containers=args.max_containers,
+        digest_max_bytes=args.digest_max_bytes, max_containers=args.max_containers, require_input=True,
     )
+
+
+def _check_paths(args) -> None:
+    """A PATH or an --events path that does not exist is a usage error (exit 2, SPEC.md), said
+    before anything is written: no output folder that could pass for a run. A folder without a
+    log file is found while the input is read (replay.run with require_input), also before."""
+    for path in [*(args.paths or []), *(getattr(args, "events", None) or [])]:
+        if path != "-" and not os.path.lexists(path):
+            raise UsageError(f"{args.command}: {path}: no such file or directory")
 
 
 def cmd_replay(args, err: Console) -> int:

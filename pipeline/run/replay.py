@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import contextlib
 import os
+import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from typing import Callable
 
@@ -44,6 +46,9 @@ class ReplayOptions:
     workers: int = 1  # processes; work is split by pod, never inside a pod's log
     digest_max_bytes: int = JobDigest.max_bytes  # what diagnosis keeps in memory (see pipeline/digest.py)
     max_containers: int = CurationLimits.max_containers  # curators of a Fluent Bit file
+    # The command line's: no log file under any PATH (and no --events) is a usage error, raised
+    # before anything is written; a library caller gets an empty result with its problems.
+    require_input: bool = False
 
 
 @dataclass
@@ -146,6 +151,8 @@ class Replay:
     def run(self) -> ReplayResult:
         result = self.result
         sources, problems = discover(self.options.paths)
+        if self.options.require_input and not sources and not self.options.events:
+            raise UsageError("; ".join(problems) or "no log files found")
         result.problems.extend(problems)
         self.load_events(self.options.events)
         groups = pod_groups(sources)
@@ -181,7 +188,8 @@ class Replay:
                 yield (i, group, self.options, self.attempts, self.sink.part(i) if self.sink else None)
 
         context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else "spawn")
-        with context.Pool(self.options.workers) as pool, _unblocking(given_up, ahead):
+        with context.Pool(self.options.workers, initializer=die_with_parent, initargs=(os.getpid(),)) as pool, \
+                _unblocking(given_up, ahead):
             for done in pool.imap(_curate_group_in_worker, tasks()):
                 ahead.release()
                 _merge_stats(result.curation, done.curation)
@@ -379,6 +387,32 @@ def _curate_group_in_worker(task) -> GroupDone:
         counts, curation, read, pack(digest.all_records()), part.handoff() if part is not None else None, work.rank_progress,
         dict(digest.dropped), digest.summarized, work.jobs,
     )
+
+
+def die_with_parent(parent: int) -> None:
+    """A worker's first act: end when the replay that started it ends, even by SIGKILL (which runs
+    no clean-up of the parent's): Linux's PR_SET_PDEATHSIG, else a thread that watches the parent
+    id. Without it, workers went on curating and writing their parts after the parent was gone."""
+    import signal
+
+    armed = False
+    if sys.platform.startswith("linux"):
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            armed = libc.prctl(1, signal.SIGKILL, 0, 0, 0) == 0  # PR_SET_PDEATHSIG
+        except (OSError, AttributeError):
+            armed = False
+    if os.getppid() != parent:  # the parent died before the signal was armed
+        os._exit(1)
+    if not armed:
+        def watch() -> None:
+            while os.getppid() == parent:
+                time.sleep(0.5)
+            os._exit(1)
+
+        threading.Thread(target=watch, name="parent-watch", daemon=True).start()
 
 
 @contextlib.contextmanager

@@ -1,20 +1,27 @@
 """The local-folder sink: one NDJSON file per record kind, written so that a crash never
-leaves a file that looks complete.
+leaves a folder that looks complete.
 
-Each kind is written to `<kind>.ndjson.partial` and renamed to `<kind>.ndjson` only when
-the run closes the sink; `summary.json` is written last. Everything that takes disk space
-(the files, the report, the summary) is written and synced under a `.partial` name before
-the first rename, so a full disk or a failed write leaves no final-named file: the folder
-never looks complete when it is not. Kinds whose records are updated as a stream advances
+Nothing is made on disk before the first record or file is written (a usage error found while
+the input is read leaves no folder). Then the previous run's finished files are taken out of
+`--out` (this run replaces them), and everything is written into a hidden staging folder beside
+it, `.<name>.partial`: each kind to `<kind>.ndjson.partial`, the report, and at close
+`summary.json`. At close every file is synced and given its final name inside the staging
+folder, the folder is synced, and the staging folder is renamed to `--out` in one rename: a
+kill at any moment leaves either no finished-looking folder or a complete one, never final-named
+files without `summary.json`. Where `--out` cannot be replaced whole (it holds files of its own,
+it is the working directory or a mount point, or its parent is read-only) the files are moved
+into it one by one, `summary.json` last. Kinds whose records are updated as a stream advances
 (epoch progress, diagnoses) keep only the newest record per id, as an index would.
 """
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import functools
 import json
 import os
+import shutil
 from pathlib import Path
 from typing import IO, Iterable
 
@@ -25,33 +32,78 @@ from gangscope.pipeline.isolation import StageFailures, record_place
 UPDATED_IN_PLACE = frozenset({"epoch", "diagnosis"})
 
 
+FINISHED = ("summary.json", "report.html", *(f"{kind}.ndjson" for kind in RECORD_KINDS))
+
+
 class LocalFolderSink:
     def __init__(self, out_dir: str | os.PathLike, *, kinds: Iterable[str] = RECORD_KINDS, is_part: bool = False):
         self.out = Path(out_dir)
         self.is_part = is_part
-        try:
-            self.out.mkdir(parents=True, exist_ok=True)
-        except OSError as exc:
-            raise SinkError(f"{self.out}: cannot create the output folder: {exc.strerror or exc}") from None
         self.kinds = tuple(kinds)
         self.files: dict[str, IO[bytes]] = {}
         self.latest: dict[str, dict[str, bytes]] = {kind: {} for kind in UPDATED_IN_PLACE}
         self.counts: dict[str, int] = {kind: 0 for kind in self.kinds}
         self.extras: list[str] = []  # files of write_file, published at close
         self.failures = StageFailures()  # records that could not be encoded (stage "sinks"): skipped
-        # Remove a previous run's finished files first (this run replaces them): until this
-        # run closes, the folder must not look complete, not even in part.
-        for name in ("summary.json", "report.html", *(f"{kind}.ndjson" for kind in RECORD_KINDS)):
-            try:
-                (self.out / name).unlink()
-            except FileNotFoundError:
-                pass
-            except OSError as exc:
-                raise SinkError(f"{self.out / name}: cannot remove the previous run's file: "
-                                f"{exc.strerror or exc}") from None
+        # Where the files are written until close: made at the first write (a worker's part: its folder).
+        self.dir: Path | None = None
+        if is_part:
+            self._make(self.out)
+            self.dir = self.out
+            self._open_kinds()
+
+    @property
+    def staging(self) -> Path:
+        """The hidden folder beside --out that the run is written into."""
+        out = Path(os.path.abspath(self.out))
+        return out.parent / f".{out.name}.partial"
+
+    def _make(self, folder: Path) -> None:
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise SinkError(f"{self.out}: cannot create the output folder: {exc.strerror or exc}") from None
+
+    def _ready(self) -> Path:
+        """The staging folder, made on first use: the previous run's finished files are taken out of
+        --out first (until this run closes, the folder must not look complete, not even in part)."""
+        if self.dir is not None:
+            return self.dir
+        if self.out.exists() and not self.out.is_dir():
+            raise SinkError(f"{self.out}: cannot create the output folder: a file of that name is in the way")
+        if self.out.is_dir():
+            for name in FINISHED:
+                try:
+                    (self.out / name).unlink()
+                except FileNotFoundError:
+                    pass
+                except OSError as exc:
+                    raise SinkError(f"{self.out / name}: cannot remove the previous run's file: "
+                                    f"{exc.strerror or exc}") from None
+        staging = self.staging
+        try:
+            staging.mkdir(parents=True, exist_ok=True)
+        except OSError:
+            staging = self.out / ".gangscope.partial"  # a read-only parent: staged inside --out
+            self._make(staging)
+        # What a killed run left there goes, but the partial files this run opens (truncated when opened).
+        keep = {f"{kind}.ndjson.partial" for kind in self.kinds if kind not in UPDATED_IN_PLACE}
+        for entry in staging.iterdir():
+            if entry.name in keep:
+                continue
+            if entry.is_dir() and not entry.is_symlink():
+                shutil.rmtree(entry, ignore_errors=True)
+            else:
+                with contextlib.suppress(OSError):
+                    entry.unlink()
+        self.dir = staging
+        self._open_kinds()
+        return staging
+
+    def _open_kinds(self) -> None:
         for kind in self.kinds:
-            if kind not in UPDATED_IN_PLACE:
-                self.files[kind] = self._open(self.out / f"{kind}.ndjson.partial")
+            if kind not in UPDATED_IN_PLACE and kind not in self.files:
+                self.files[kind] = self._open(self.dir / f"{kind}.ndjson.partial")
 
     def _open(self, path: Path) -> IO[bytes]:
         try:
@@ -60,6 +112,7 @@ class LocalFolderSink:
             raise SinkError(f"{path}: cannot write: {exc.strerror or exc}") from None
 
     def write(self, records: Iterable[Record]) -> None:
+        folder = self._ready()
         try:
             for record in records:
                 # One record is one unit of work: one that cannot be encoded is counted and skipped.
@@ -77,7 +130,7 @@ class LocalFolderSink:
                     continue
                 handle = self.files.get(kind)
                 if handle is None:
-                    handle = self.files[kind] = self._open(self.out / f"{kind}.ndjson.partial")
+                    handle = self.files[kind] = self._open(folder / f"{kind}.ndjson.partial")
                 handle.write(data)
                 handle.write(b"\n")
                 self.counts[kind] = self.counts.get(kind, 0) + 1
@@ -86,13 +139,14 @@ class LocalFolderSink:
 
     def _failure(self, exc: OSError) -> SinkError:
         if exc.errno == errno.ENOSPC:
-            return SinkError(f"{self.out}: disk full while writing; the output is incomplete (left as .partial files)")
-        return SinkError(f"{self.out}: write failed: {exc.strerror or exc}; the output is incomplete")
+            return SinkError(f"{self.out}: disk full while writing; the output is incomplete (left in {self.dir or self.staging})")
+        return SinkError(f"{self.out}: write failed: {exc.strerror or exc}; the output is incomplete (left in {self.dir or self.staging})")
 
     def write_file(self, name: str, text: str) -> None:
         """An extra file (the report): written now as `.<name>.partial`, named `<name>` at close."""
+        folder = self._ready()
         try:
-            self._write_synced(self.out / f".{name}.partial", text)
+            self._write_synced(folder / f".{name}.partial", text)
         except OSError as exc:
             raise self._failure(exc) from None
         if name not in self.extras:
@@ -106,19 +160,20 @@ class LocalFolderSink:
             os.fsync(f.fileno())
 
     def close(self, summary: dict | None = None) -> dict[str, int]:
-        """Flush and sync everything under `.partial` names, then give the files their final
-        names, `summary.json` last. A failure on the way takes back the names already given."""
-        renames = [(self.out / f"{kind}.ndjson.partial", self.out / f"{kind}.ndjson")
+        """Flush and sync everything, give the files their final names inside the staging folder,
+        `summary.json` last, and rename the folder to --out (see the module's doc). A worker's
+        part renames its files in place."""
+        folder = self._ready()
+        renames = [(folder / f"{kind}.ndjson.partial", folder / f"{kind}.ndjson")
                    for kind in (*self.files, *(k for k in self.latest if k not in self.files))]
-        renames += [(self.out / f".{name}.partial", self.out / name) for name in self.extras]
-        done: list[tuple[Path, Path]] = []
+        renames += [(folder / f".{name}.partial", folder / name) for name in self.extras]
         try:
-            (self.out / ".parts").rmdir()  # the workers' parts, absorbed by now
+            (folder / ".parts").rmdir()  # the workers' parts, absorbed by now
         except OSError:
             pass  # none were made, or a part was left behind by a failure: kept to be looked at
         try:
             for kind, bucket in self.latest.items():
-                handle = self._open(self.out / f"{kind}.ndjson.partial")
+                handle = self._open(folder / f"{kind}.ndjson.partial")
                 for data in bucket.values():
                     handle.write(data)
                     handle.write(b"\n")
@@ -129,25 +184,46 @@ class LocalFolderSink:
                     os.fsync(handle.fileno())
                 handle.close()
             if summary is not None:
-                self._write_synced(self.out / ".summary.json.partial",
-                                   json.dumps(summary, indent=2, sort_keys=True) + "\n")
-                renames.append((self.out / ".summary.json.partial", self.out / "summary.json"))
-            for partial, final in renames:
+                self._write_synced(folder / ".summary.json.partial", json.dumps(summary, indent=2, sort_keys=True) + "\n")
+                renames.append((folder / ".summary.json.partial", folder / "summary.json"))
+            if self.is_part:
+                for partial, final in renames:
+                    os.replace(partial, final)
+                return dict(self.counts)
+            for partial, final in renames:  # inside the hidden folder: nothing looks finished yet
                 os.replace(partial, final)
-                done.append((partial, final))
+            _sync_folder(folder)
+            self._publish(folder, [final.name for _, final in renames])
         except OSError as exc:
-            for partial, final in reversed(done):
-                try:
-                    os.replace(final, partial)
-                except OSError:
-                    pass
             raise self._failure(exc) from None
         return dict(self.counts)
+
+    def _publish(self, folder: Path, names: list[str]) -> None:
+        """The staging folder becomes --out in one rename where --out can go (absent, or an empty
+        folder of no other use); else its files are moved in one by one, `summary.json` last."""
+        out = self.out
+        if folder.parent == out:  # staged inside --out
+            whole = False
+        else:
+            whole = not out.exists()
+            if not whole and out.is_dir() and not out.is_symlink() and not any(out.iterdir()) \
+                    and not os.path.ismount(out) and not _is_cwd(out):
+                out.rmdir()
+                whole = True
+        if whole:
+            os.rename(folder, out)
+            _sync_folder(out.parent)
+            return
+        for name in sorted(names, key=lambda n: n == "summary.json"):
+            os.replace(folder / name, out / name)
+        _sync_folder(out)
+        with contextlib.suppress(OSError):
+            folder.rmdir()
 
     # -- parts written by worker processes -------------------------------------
     def part(self, index: int):
         """How a worker process makes the sink for its share: a hidden folder of this one."""
-        return functools.partial(LocalFolderSink, self.out / ".parts" / f"{index:06d}", kinds=self.kinds, is_part=True)
+        return functools.partial(LocalFolderSink, self._ready() / ".parts" / f"{index:06d}", kinds=self.kinds, is_part=True)
 
     def handoff(self) -> tuple[str, dict[str, int], StageFailures]:
         """What a closed part tells the parent: where it is, what it holds and what it skipped."""
@@ -155,8 +231,6 @@ class LocalFolderSink:
 
     def absorb(self, handoff: tuple) -> None:
         """Append a closed part's files to this sink's, then remove the part."""
-        import shutil
-
         part_out, part_counts = Path(handoff[0]), handoff[1]
         if len(handoff) > 2:
             self.failures.merge(handoff[2])
@@ -175,7 +249,7 @@ class LocalFolderSink:
                     else:
                         handle = self.files.get(kind)
                         if handle is None:
-                            handle = self.files[kind] = self._open(self.out / f"{kind}.ndjson.partial")
+                            handle = self.files[kind] = self._open(self._ready() / f"{kind}.ndjson.partial")
                         shutil.copyfileobj(src, handle, 1 << 20)
                         self.counts[kind] = self.counts.get(kind, 0) + part_counts.get(kind, 0)
             # `.parts` itself stays until close: removed here, it raced a worker making its part
@@ -184,9 +258,30 @@ class LocalFolderSink:
             raise self._failure(exc) from None
 
     def abort(self) -> None:
-        """Close without publishing: the .partial files stay, named as incomplete."""
+        """Close without publishing: the files stay in the hidden staging folder, named as incomplete."""
         for handle in self.files.values():
             try:
                 handle.close()
             except OSError:
                 pass
+
+
+def _sync_folder(folder: Path) -> None:
+    """fsync a folder, so that the renames in it are on disk (where folders can be synced)."""
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+
+
+def _is_cwd(folder: Path) -> bool:
+    try:
+        return os.path.samefile(folder, os.getcwd())
+    except OSError:
+        return False
