@@ -70,6 +70,7 @@ def service_command(bootstrap: str, opensearch: str, topic: str, prefix: str, gr
     return [sys.executable, "-c", "from gangscope.pipeline.run.cli import main; raise SystemExit(main())", "consume",
             "--bootstrap", bootstrap, "--opensearch", opensearch, "--topic", topic, "--index-prefix", prefix,
             "--group", group, "--metrics-port", "0", "--flush-idle", "1", "--attempt-idle", "3",
+            "--open-wait", "6",
             "--commit-interval", "0.5", "--dead-letter-topic", f"{topic}-dead", *extra]
 
 

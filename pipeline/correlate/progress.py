@@ -55,3 +55,25 @@ class DerivedProgress:
         """Every rank's last progress state, each judged against its job's end (`job_end`:
         job -> epoch seconds of its latest line, as CurationStats.job_end keeps it)."""
         return [with_derived_id(r) for r in self.tracker.finish_each(job_end)]
+
+    def forget_job(self, job: str | None) -> None:
+        """Drop the ranks of `job` without a last word (their progress is being derived anew)."""
+        state = self.tracker.snapshot()
+        if any(r.job == job for r in state.ranks):
+            state.ranks = [r for r in state.ranks if r.job != job]
+            state.job_end = [e for e in state.job_end if e.job != job]
+            self.tracker.restore(state)
+
+    def take_ranks(self, other: "DerivedProgress", wanted) -> None:
+        """Take over the ranks of `other` for which `wanted(rank_state)` holds (a RankState:
+        job, attempt, namespace, pod, container, rank, local_rank), with their jobs' latest step times."""
+        theirs = other.tracker.snapshot()
+        moved = [r for r in theirs.ranks if wanted(r)]
+        if not moved:
+            return
+        mine = self.tracker.snapshot()
+        mine.ranks = [*mine.ranks, *moved]
+        jobs = {(r.job, r.attempt) for r in moved}
+        known = {(e.job, e.attempt) for e in mine.job_end}
+        mine.job_end = [*mine.job_end, *(e for e in theirs.job_end if (e.job, e.attempt) in jobs - known)]
+        self.tracker.restore(mine)

@@ -517,6 +517,14 @@ class ContainerCurator:
         c.last_used = state.last_used
         return c
 
+    def holds_open(self) -> int:
+        """How many structures a later line of this container could still continue or complete: open
+        multi-line records, partial lines, and the Trainer's logs waiting for their step numbers."""
+        folder = self.trainer_logs
+        # TrainerLogFolder keeps what it holds in these two lists (parsers/steps.py)
+        held = bool(getattr(folder, "_logs", None) or getattr(folder, "_held", None))
+        return len(self.open_keys) + len(self.partial) + held
+
     def open_positions(self) -> list:
         """Where the records still open started (positions as set in `position`)."""
         found = [self.subs[key].opened_at for key in self.open_keys]

@@ -198,13 +198,29 @@ class LogPartition:
                 self.flushed.discard(key)
         return jobs
 
-    def flush_idle(self, now: float, idle_s: float, out: list[Record]) -> None:
-        """Close the containers quiet for idle_s: what they hold open becomes records."""
+    def flush_idle(self, now: float, idle_s: float, out: list[Record], wait_s: float | None = None) -> int:
+        """Close the containers quiet for idle_s that hold nothing a later line could continue (for
+        the record: nothing is made of them then). One that holds an open record (a traceback, a
+        partial line, Trainer logs waiting for their step numbers) waits for its end, as a replay
+        reads it whole whatever the pauses of its delivery: it is closed only after `wait_s` quiet
+        (None: never; the end of its job's attempt closes it). Returns how many open structures
+        were closed at that bound, before their end."""
         if self.caught_up_since is None or now - self.caught_up_since < idle_s:
-            return
+            return 0
+        cut = 0
+        curators = self.curator.curators
         for key, seen in self.last_seen.items():
-            if key not in self.flushed and now - seen >= idle_s:
-                self.close_container(key, out)
+            if key in self.flushed or now - seen < idle_s:
+                continue
+            c = curators.get(key)
+            holding = c.holds_open() if c is not None else 0
+            if holding:
+                if wait_s is None or now - seen < wait_s:
+                    continue
+                cut += holding
+                self.stats.open_records_flushed += holding
+            self.close_container(key, out)
+        return cut
 
     def close_container(self, key: tuple, out: list[Record]) -> None:
         """Close one container: what it holds open becomes records (and their progress)."""
@@ -241,6 +257,15 @@ class LogPartition:
 
     def jobs(self) -> set[str]:
         return self.curator.jobs()
+
+    def holds_open(self, job: str) -> bool:
+        """Whether a container of the job holds something a later line could continue (see flush_idle)."""
+        return any(c.stamper.job == job and c.holds_open() for c in self.curator.curators.values())
+
+    def containers_of(self, job: str) -> set[tuple]:
+        """(namespace, pod name, container) of the job's containers curated here, as records name them."""
+        return {(c.identity.namespace, c.identity.pod, c.identity.container)
+                for c in self.curator.curators.values() if c.stamper.job == job}
 
     def open_positions(self) -> list[int]:
         return self.curator.open_positions()

@@ -72,7 +72,10 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("opensearch_ca_certs", str, None, "CA bundle for https OpenSearch"),
     Setting("opensearch_timeout", float, 30.0, "seconds one OpenSearch request may take"),
     # Streaming curation
-    Setting("flush_idle", float, 5.0, "seconds without a line after which a container's open records are flushed"),
+    Setting("flush_idle", float, 5.0, "seconds without a line after which a quiet container is closed; one that "
+            "holds an open record (a traceback, a partial line) waits for its end instead (see open_wait)"),
+    Setting("open_wait", float, 120.0, "seconds without a line after which a container's open records are closed "
+            "before their end (counted: gangscope_open_records_cut_total); its attempt's end closes them first"),
     Setting("attempt_idle", float, 300.0, "seconds without a line after which a job's attempt is taken as ended"),
     Setting("attempt_grace", float, 5.0, "seconds after an eviction/finish event before the attempt is diagnosed"),
     Setting("flush_interval", float, 0.25, "seconds records may wait for the next bulk request while "
@@ -274,7 +277,7 @@ def validate(config: ServiceConfig) -> None:
     for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "opensearch_ca_certs"):
         if v[name] and not Path(v[name]).is_file():
             raise UsageError(f"consume: {name}: no such file: {v[name]}")
-    for name in ("flush_idle", "attempt_idle", "commit_interval", "flush_interval", "backoff_initial", "backoff_max", "shutdown_timeout",
+    for name in ("flush_idle", "open_wait", "attempt_idle", "commit_interval", "flush_interval", "backoff_initial", "backoff_max", "shutdown_timeout",
                  "session_timeout"):
         if v[name] <= 0:
             raise UsageError(f"consume: {name} must be above 0, got {v[name]}")

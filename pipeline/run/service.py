@@ -31,9 +31,10 @@ from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
 from gangscope.parsers import times
 from gangscope.parsers.records import Record, from_dict
-from gangscope.pipeline.run import checkpoint
+from gangscope.pipeline.run import checkpoint, job_index
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.correlate.progress import DerivedProgress
+from gangscope.pipeline.correlate.restamp import attempt_cuts
 from gangscope.pipeline.curate.stats import CurationLimits
 from gangscope.pipeline.curate.events import events_of_message
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
@@ -96,6 +97,7 @@ class Service:
         self.new_partitions: set = set()
         self.jobs: dict[str, JobClock] = {}
         self.to_analyse: set[str] = set()
+        self.to_correct: set[str] = set()  # jobs whose attempts a late event cut anew (late_events.py)
         self.sink = None
         self.store: checkpoint.CheckpointStore | None = None
         self.consumer = None
@@ -167,6 +169,10 @@ class Service:
         self.last_flush = now
         if not self._deliver():
             return
+        if self.to_correct:
+            self._correct_jobs()
+            if not self._deliver():
+                return
         if self.to_analyse:
             self._analyse()
             if not self._deliver():
@@ -521,8 +527,12 @@ class Service:
         fresh = self.book.fresh(fresh)
         if not fresh:
             return
+        cuts = {job: attempt_cuts(attempts) for job, attempts in self.book.attempts.items()}
         changed, ended = self.book.add(fresh, failures=self.failures)
         out.extend(changed)
+        for job, attempts in self.book.attempts.items():
+            if attempt_cuts(attempts) != cuts.get(job, ()):
+                self.to_correct.add(job)
         for job in ended:
             self.jobs.setdefault(job, JobClock(now)).finish_at = now + self.cfg.attempt_grace
 
@@ -542,7 +552,11 @@ class Service:
             if isinstance(state, LogPartition):
                 before = self.pending.get(tp)
                 out = before if before is not None else []
-                state.flush_idle(now, cfg.flush_idle, out)
+                cut = state.flush_idle(now, cfg.flush_idle, out, cfg.open_wait)
+                if cut:
+                    self.metrics.open_records_cut.inc(cut)
+                    log.warning("open records closed before their end: their containers were quiet for open_wait",
+                                topic=tp.topic, partition=tp.partition, records=cut, open_wait=cfg.open_wait)
                 if out and before is None:
                     self.pending[tp] = out
         holders: dict[str, list[LogPartition]] = {}
@@ -556,7 +570,10 @@ class Service:
             if any(q is None for q in quiet):
                 continue  # lines of the job may still wait in Kafka
             since = max(quiet, default=clock.last_line)
-            due = now - since >= cfg.attempt_idle or (clock.finish_at is not None and now >= clock.finish_at)
+            idle = now - since >= cfg.attempt_idle
+            if idle and now - since < cfg.open_wait and any(s.holds_open(job) for s in holders.get(job, ())):
+                idle = False  # quiet, but a traceback of it is still open: it waits for its end, as flush_idle does
+            due = idle or (clock.finish_at is not None and now >= clock.finish_at)
             if due:
                 self._finish_job(job)
                 del self.jobs[job]
@@ -570,6 +587,28 @@ class Service:
                 state.finish_job(job, job_end, self.pending.setdefault(tp, []))
         self.to_analyse.add(job)
 
+    def _correct_jobs(self) -> None:
+        """Jobs whose attempts changed: their records brought to the attempts a replay gives."""
+        from gangscope.pipeline.run.late_events import correct_job
+
+        jobs, self.to_correct = sorted(self.to_correct), set()
+        partitions = [s for s in self.states.values() if isinstance(s, LogPartition)]
+        for job in jobs:
+            ends = [e for s in partitions if (e := s.stats.job_end.get(job)) is not None]
+            try:
+                done = correct_job(job, client=self.sink.client, prefix=self.cfg.index_prefix,
+                                   attempt_of=self.attempt_of, partitions=partitions, job_end=max(ends, default=None))
+            except (OpenSearchError, OpenSearchException, OSError) as exc:
+                log.warning("late events: records not corrected yet; tried again", job=job, error=str(exc)[:300])
+                self.to_correct.add(job)
+                continue
+            self.pending_free.extend(done.records)
+            if done.diagnosed and not any(job in s.jobs() for s in partitions):
+                self.to_analyse.add(job)
+            if done.moved or done.deleted:
+                log.info("late events: records moved to their attempts", job=job, moved=done.moved,
+                         deleted=done.deleted)
+
     def _analyse(self) -> None:
         """Stragglers and the diagnosis of each finished job, from its records in OpenSearch."""
         jobs, self.to_analyse = sorted(self.to_analyse), set()
@@ -581,6 +620,8 @@ class Service:
                 log.warning("cannot read the job's records back; diagnosis later", job=job, error=str(exc)[:300])
                 self.jobs[job] = JobClock(time.monotonic())
                 continue
+            before = [r for r in records if r.kind == "diagnosis" or getattr(r, "signal", None) == "straggler"]
+            records = [r for r in records if r.kind != "diagnosis"]
             order = {event_id: i for i, event_id in enumerate(self.book.events)}
             with unit_of_work(self.failures, "diagnose", position=job, job=job) as unit:
                 digest = back_half.digest_of(records, order, self.cfg.digest_max_bytes)
@@ -589,6 +630,14 @@ class Service:
                                           failures=self.failures)
             if unit.failed:
                 continue  # counted; the job's records stay indexed, without a diagnosis
+            # A diagnosis or straggler of an attempt that is no more (its job's attempts cut anew): deleted.
+            made = {r.id for r in (*found.stragglers, *found.diagnoses)}
+            stale = [r for r in before if r.id not in made]
+            if stale:
+                try:
+                    job_index.delete(self.sink.client, self.cfg.index_prefix, stale)
+                except (OpenSearchError, OpenSearchException, OSError) as exc:
+                    log.warning("stale diagnoses not deleted", job=job, error=str(exc)[:300])
             self.pending_free.extend(found.stragglers + found.diagnoses)
             self.metrics.diagnoses.inc()
             log.info("attempt diagnosed", job=job, records=len(records))
@@ -613,16 +662,8 @@ class Service:
                         count=entry["count"], **{k: v for k, v in first.items() if v is not None})
 
     def _job_records(self, job: str) -> list[Record]:
-        from opensearchpy.helpers import scan
-
-        from gangscope.pipeline.sinks import indices
-
-        client = self.sink.client
-        names = ",".join(indices.alias_name(k, self.cfg.index_prefix) for k in ANALYSED_KINDS)
-        client.indices.refresh(index=names, ignore_unavailable=True, allow_no_indices=True)
-        hits = scan(client, index=names, query={"query": {"term": {"job": job}}}, size=5000,
-                    ignore_unavailable=True, allow_no_indices=True)
-        return [from_dict(h["_source"]) for h in hits]
+        """The job's records the diagnosis reads, and its diagnoses so far (to delete those not made again)."""
+        return job_index.job_records(self.sink.client, self.cfg.index_prefix, job, (*ANALYSED_KINDS, "diagnosis"))
 
     # -- checkpoints and commits -------------------------------------------------------------
 

@@ -26,6 +26,9 @@ class ServiceMetrics:
             buckets=(0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0))
         self.open_records = Gauge("gangscope_open_multiline_records",
                                   "multi-line records (tracebacks, CRI partials, blocks) still open", registry=r)
+        self.open_records_cut = Counter("gangscope_open_records_cut", "open multi-line records (tracebacks, partial "
+                                        "lines, held Trainer logs) closed before their end, their container quiet for "
+                                        "open_wait", registry=r)
         self.commits = Counter("gangscope_offset_commits", "offset commits", registry=r)
         self.checkpoints = Counter("gangscope_checkpoints", "partition state checkpoints saved", registry=r)
         self.sink_down = Gauge("gangscope_sink_unavailable", "1 while OpenSearch cannot be reached", registry=r)
