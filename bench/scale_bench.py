@@ -6,11 +6,13 @@
   Started, BackOff ...), replayed with a small log so that the events are linked to a job;
 - lines: N lines of one job of 8 pods (steps, noise, a traceback at the end of one rank).
 
-Each run is a child `gangscope replay` (wall seconds, and its peak RSS from the kernel,
-os.wait4, workers included as their own peak is below the parent's here: --workers 1).
-Linear means: time x4 (+-25 %) and RSS flat (<= 200 MB) for x4 input.
+Each run is a child `gangscope replay` (wall seconds; CPU seconds, user + system, which other
+work on a shared machine does not inflate; its peak RSS from the kernel, os.wait4: --workers 1).
+Linear means: time x4 (+-25 %) and RSS flat (<= 200 MB) for x4 input; x CPU is against the
+first scale given.
 
     python -m bench.scale_bench                                  # 1x and 4x of each, issue sizes
+    python -m bench.scale_bench --base 0.05 --scales 1 4 16      # 5k files, 50k events, 500k lines at 1x
     python -m bench.scale_bench --shape lines --scales 1 4 16
     python -m bench.scale_bench --files 5000 --events 50000 --lines 500000   # smaller 1x
 
@@ -119,8 +121,8 @@ def prepared(shape: str, n: int) -> Path:
     return root
 
 
-def replay(shape: str, root: Path, workers: int) -> tuple[float, float, int]:
-    """(wall seconds, peak RSS in MB, exit code) of one `gangscope replay`."""
+def replay(shape: str, root: Path, workers: int) -> tuple[float, float, float, int]:
+    """(wall seconds, CPU seconds (user + system), peak RSS in MB, exit code) of one `gangscope replay`."""
     out = tempfile.mkdtemp(prefix="scale-out-")
     if shape == "events":
         argv = [str(root / "logs"), "--events", str(root / "events.ndjson")]
@@ -132,29 +134,33 @@ def replay(shape: str, root: Path, workers: int) -> tuple[float, float, int]:
     _pid, status, usage = os.wait4(proc.pid, 0)
     took = time.perf_counter() - start
     shutil.rmtree(out, ignore_errors=True)
-    return took, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
+    return took, usage.ru_utime + usage.ru_stime, usage.ru_maxrss / 1024, os.waitstatus_to_exitcode(status)
 
 
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--shape", nargs="*", choices=sorted(SHAPES), default=["files", "events", "lines"])
-    ap.add_argument("--scales", nargs="*", type=int, default=[1, 4])
+    ap.add_argument("--scales", nargs="*", type=int, default=[1, 4], help="factors of the 1x sizes (e.g. 1 4 16)")
+    ap.add_argument("--base", type=float, default=1.0,
+                    help="multiply every 1x size by this first (0.05: 5k files, 50k events, 500k lines)")
     ap.add_argument("--files", type=int, default=100_000, help="pod files at 1x")
     ap.add_argument("--events", type=int, default=1_000_000, help="events at 1x")
     ap.add_argument("--lines", type=int, default=10_000_000, help="lines at 1x")
     ap.add_argument("--workers", type=int, default=1)
     args = ap.parse_args()
     base = {"files": args.files, "events": args.events, "lines": args.lines}
-    print(f"{'shape':<7} {'scale':>5} {'input':>11} {'seconds':>9} {'x time':>7} {'peak RSS MB':>12} {'exit':>5}")
+    base = {shape: max(8, int(n * args.base)) for shape, n in base.items()}
+    print(f"{'shape':<7} {'scale':>5} {'input':>11} {'wall s':>8} {'CPU s':>8} {'x CPU':>7} {'peak RSS MB':>12} {'exit':>5}")
     for shape in args.shape:
         first = None
         for scale in args.scales:
             n = base[shape] * scale
             root = prepared(shape, n)
-            took, rss, code = replay(shape, root, args.workers)
-            first = first or took
-            ratio = took / first  # linear: the scale's own factor
-            print(f"{shape:<7} {scale:>4}x {n:>11,} {took:>9.1f} {ratio:>6.2f}x {rss:>12.0f} {code:>5}", flush=True)
+            took, cpu, rss, code = replay(shape, root, args.workers)
+            first = first or cpu
+            ratio = cpu / first  # linear: the scale's own factor (CPU time: the machine is shared)
+            print(f"{shape:<7} {scale:>4}x {n:>11,} {took:>8.1f} {cpu:>8.1f} {ratio:>6.2f}x {rss:>12.0f} {code:>5}",
+                  flush=True)
 
 
 if __name__ == "__main__":
