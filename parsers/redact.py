@@ -106,6 +106,11 @@ class Redactor:
         # then the rules that have no hint.
         self._hints = tuple(sorted({h for rule in self.rules for h in rule.hints}))
         self._hint_scan = _hint_scanner(self._hints)
+        # Which rules a pass runs: those with a hint among the text's, found in one scan
+        # (a substring test per rule costs more than the rule's search once the table is long).
+        self._hints_in = _hints_finder(self._hints)
+        ids = {h: i for i, h in enumerate(self._hints)}
+        self._rule_hints = [frozenset(ids[h] for h in rule.hints) for rule in self.rules]
         self._unhinted = _any_match([rule.pattern for rule in self.rules if not rule.hints])
         # A record's texts are looked at in one piece, joined by newlines, when that finds what
         # a look at each finds: no hint spans a newline, and no pattern without hints (it may be
@@ -162,9 +167,14 @@ class Redactor:
         union of the spans they find is masked (overlapping or touching spans as one)."""
         counts = self.counts
         spans: list[Span] = []
-        for rule in self.rules:
-            if rule.hints and not any(h in lower for h in rule.hints):
-                continue
+        present = self._hints_in(text) if self._hints_in is not None and text.isascii() else None
+        for rule, hint_ids in zip(self.rules, self._rule_hints):
+            if rule.hints:
+                if present is not None:
+                    if hint_ids.isdisjoint(present):
+                        continue
+                elif not any(h in lower for h in rule.hints):
+                    continue
             found = rule.spans_of(text)
             if found:
                 counts[rule.name] = counts.get(rule.name, 0) + 1
@@ -339,6 +349,30 @@ def _any_match(patterns: list[re.Pattern[str]]) -> Callable[[str], bool] | None:
         except re.error:
             pass
     return lambda text: any(p.search(text) is not None for p in patterns)
+
+
+def _hints_finder(hints: tuple[str, ...]) -> Callable[[str], set[int] | None] | None:
+    """The indices of the hints an ASCII text holds (caseless), in one Hyperscan pass; None
+    where it cannot tell (the caller then tests rule by rule)."""
+    if hyperscan is None or not hints:
+        return None
+    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
+    flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH
+    try:
+        database.compile(expressions=[h.encode() for h in hints], ids=list(range(len(hints))),
+                         elements=len(hints), flags=[flags] * len(hints))
+    except hyperscan.error:
+        return None
+
+    def find(text: str) -> set[int] | None:
+        found: set[int] = set()
+        try:
+            database.scan(text.encode("ascii"), match_event_handler=lambda hint, *_: found.add(hint))
+        except hyperscan.error:
+            return None
+        return found
+
+    return find
 
 
 def _hint_scanner(hints: tuple[str, ...]) -> Callable[[str], bool | None] | None:

@@ -25,6 +25,7 @@ from __future__ import annotations
 import base64
 import binascii
 import re
+import zlib
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Callable, Iterable
@@ -285,6 +286,63 @@ def _keep_armor(m: re.Match[str]) -> list[Span]:
     return [m.span("body")]
 
 
+BASE62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"  # digits, upper, lower (GMP order)
+
+
+def base62_crc32(text: str) -> str:
+    """The CRC-32 of a token's random part in six base62 digits, as GitHub and npm end their
+    tokens with it (github.blog 2021-04-05 'Behind GitHub's new authentication token formats';
+    npm's format of 2021-09-23 is the same)."""
+    n = zlib.crc32(text.encode("ascii"))
+    digits = []
+    for _ in range(6):
+        n, r = divmod(n, 62)
+        digits.append(BASE62[r])
+    return "".join(reversed(digits))
+
+
+def _checksum_holds(m: re.Match[str]) -> list[Span]:
+    return [m.span()] if base62_crc32(m["body"]) == m["crc"] else []
+
+
+_OPTION_VALUE = r"""(?P<value>"[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s'"][^\s]{0,511})"""
+# The rest of a command line after the command's name: up to the next command a shell runs
+# after it (`&&`, `||`, `|`, `;` between spaces), so that `mongosh ... && ssh -p 2222` keeps the port.
+_COMMAND_REST = r"(?P<rest>(?:(?![ \t](?:&&|\|\|?|;)[ \t])[^\n]){0,1024})"
+
+
+def _command_options(spaced: str, joined: str = "") -> Callable[[re.Match[str]], list[Span]]:
+    """Spans of the passwords in the rest of a command line: the word after each option in
+    `spaced` (`-P VALUE`; not a flag, not a placeholder or variable), the rest of each option in
+    `joined` (`-pVALUE`)."""
+    forms = [rf"[ \t](?:{spaced})[ \t]+{_OPTION_VALUE}"] if spaced else []
+    if joined:
+        forms.append(rf"[ \t](?:{joined})(?P<joined>[^\s\-'\"][^\s]*|'[^'\n]+'|\"[^\"\n]+\")")
+    option = re.compile("|".join(f"(?:{f})" for f in forms))
+
+    def spans(m: re.Match[str]) -> list[Span]:
+        out: list[Span] = []
+        base = m.start("rest")
+        for o in option.finditer(m["rest"]):
+            group = "value" if o["value"] is not None else "joined"
+            value = o[group]
+            a, b = _unquoted(value)
+            if value.startswith("-") or placeholder(value[a:b]):
+                continue
+            out.append((base + o.start(group) + a, base + o.start(group) + b))
+        return out
+
+    return spans
+
+
+def _command(name: str, commands: str, spaced: str, joined: str, source: str, hints: Iterable[str]) -> RedactionRule:
+    """A command whose options take a password (its manual is the source): the option's value
+    in the rest of the line is masked; the same letter on other commands (`mkdir -p`,
+    `srun -p gpu`, `ssh -p 2222`) is left alone."""
+    pattern = re.compile(rf"(?<![\w\-.])(?:{commands})(?=[ \t]){_COMMAND_REST}")
+    return RedactionRule(name, pattern, _command_options(spaced, joined), tuple(hints), source)
+
+
 # A value: a mask, a quoted string (its closing quote may be missing when a line was cut), or a
 # bare word up to a separator; bounded so that a search resumed inside a long value stays linear.
 _VALUE = r"""(?:\[REDACTED\]|"(?:[^"\\\n]|\\.){0,8192}"?|'(?:[^'\\\n]|\\.){0,8192}'?|[^\s,;&'"}\])>]{1,512})"""
@@ -372,7 +430,20 @@ RULES: tuple[RedactionRule, ...] = (
     _shape("jwt", r"\beyJ[A-Za-z0-9_\-]{8,}\.eyJ?[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}|\beyJ[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}\.[A-Za-z0-9_\-]{8,}",
            ("eyj",), "RFC 7519 (base64url JSON header `{\"`); gitleaks rule jwt"),
     _shape("npm_token", r"\bnpm_[A-Za-z0-9]{36}\b", ("npm_",), "npm docs 'About access tokens'; gitleaks rule npm-access-token"),
-    _shape("pypi_token", r"\bpypi-AgEIcHlwaS5vcmc[A-Za-z0-9_\-]{50,}", ("pypi-",), "PyPI API tokens (macaroon); gitleaks rule pypi-upload-token"),
+    RedactionRule(
+        "checksummed_token",
+        re.compile(r"(?:gh[pousr]|npm)_(?P<body>[A-Za-z0-9]{30})(?P<crc>[A-Za-z0-9]{6})"), _checksum_holds,
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "npm_"),
+        "github.blog 2021-04-05 'Behind GitHub's new authentication token formats' (30 random base62 characters, then "
+        "their CRC-32 in 6 base62 digits) and npm's token format of 2021-09-23: a token whose checksum holds is masked "
+        "wherever it is, glued to other text too (`%22ghp_...`, a URL-encoded JSON)",
+    ),
+    _shape("pypi_token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}", ("pypi-",),
+           "PyPI API tokens: 'pypi-' and a base64 macaroon, whose first bytes (version 2, location) encode as AgE "
+           "(pypi.org: AgEIcHlwaS5vcmc, test.pypi.org: AgENdGVzdC5weXBpLm9yZw); gitleaks rule pypi-upload-token"),
+    _shape("vault_token", r"\bhv[sbr]\.[A-Za-z0-9_\-]{24,}", ("hvs.", "hvb.", "hvr."),
+           "HashiCorp Vault docs 'Tokens' (hvs. service, hvb. batch, hvr. recovery tokens); gitleaks rules "
+           "vault-service-token, vault-batch-token"),
     _shape("databricks_token", r"\bdapi[a-f0-9]{32}(?:-\d)?\b", ("dapi",), "Databricks personal access tokens; gitleaks rule databricks-api-token"),
     _shape("nvidia_api_key", r"\bnvapi-[A-Za-z0-9_\-]{64}", ("nvapi-",), "NVIDIA NGC / build.nvidia.com keys; kingfisher rule nvapi"),
     _shape("replicate_token", r"\br8_[A-Za-z0-9]{37}\b", ("r8_",), "Replicate API tokens (r8_ + 37); trufflehog pkg/detectors/replicate"),
@@ -420,6 +491,28 @@ RULES: tuple[RedactionRule, ...] = (
         "secret", ("mysql", "mariadb"),
         "MySQL 8.0 manual 6.2.2.1, `-p[password]` (no space before the password)",
     ),
+    _command("mongo_password_option", r"mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|mongofiles",
+             "-p", "", "MongoDB docs, mongosh and database tools options: `-p, --password <password>`", ("mongo",)),
+    _command("cqlsh_password_option", r"cqlsh", "-p", "-p", "Apache Cassandra docs 'cqlsh': `-p, --password` (optparse: "
+             "`-pVALUE` too); nodetool `-pw`", ("cqlsh",)),
+    _command("nodetool_password_option", r"nodetool", "-pw", "", "Apache Cassandra nodetool: `-pw, --password`",
+             ("nodetool",)),
+    _command("sqlcmd_password_option", r"sqlcmd|bcp|osql", "-P", "-P", "Microsoft docs 'sqlcmd utility' and 'bcp "
+             "utility': `-P password`", ("sqlcmd", "bcp ", "bcp\t", "osql")),
+    _command("ldap_password_option", r"ldap(?:search|modify|add|delete|whoami|passwd|compare|modrdn|exop)", "-w", "-w",
+             "OpenLDAP ldapsearch(1) and siblings: `-w passwd` (`-W` prompts)", ("ldap",)),
+    _command("ipmitool_password_option", r"ipmitool", "-P", "-P", "ipmitool(1): `-P <password>` (`-p` is the port, kept)",
+             ("ipmitool",)),
+    _command("java_keystore_password", r"keytool|jarsigner", "-storepass|-keypass|-srcstorepass|-deststorepass|"
+             "-srckeypass|-destkeypass|-new", "", "JDK keytool and jarsigner docs: `-storepass`, `-keypass` ... "
+             "(`-storepass:env VAR` names a variable, kept)", ("keytool", "jarsigner")),
+    _command("archive_password_option", r"zip|unzip|zipcloak|7z|7za|7zr", "-P", "-p", "zip(1), unzip(1) `-P password`; "
+             "7-Zip `-p{Password}`", ("zip ", "zip\t", "7z")),
+    _command("mosquitto_password_option", r"mosquitto_pub|mosquitto_sub|mosquitto_rr", "-P", "",
+             "mosquitto_pub(1): `-P password`", ("mosquitto",)),
+    _command("influx_password_option", r"influx", "-password", "", "InfluxDB 1.x influx CLI: `-password`", ("influx",)),
+    _command("az_login_password", r"az[ \t]+login", "-p", "", "Azure CLI docs 'az login': `-p, --password` (a "
+             "service principal's secret)", ("login",)),
     RedactionRule(
         "user_password_flag",
         re.compile(r"(?:[ \t]|^)(?:-u|--user|--proxy-user)[ \t]+[\"']?[^\s:\"']{1,128}:(?P<secret>[^\s\"']+)", re.MULTILINE),

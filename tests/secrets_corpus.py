@@ -13,6 +13,7 @@ here is made up. Families follow issue 20's list.
 from __future__ import annotations
 
 import base64
+import binascii
 import random
 import string
 from typing import Callable
@@ -107,23 +108,36 @@ def basic(user: str, password: str) -> str:
     return base64.b64encode(f"{user}:{password}".encode()).decode()
 
 
+def checksummed(prefix: str, b: Bodies) -> str:
+    """A GitHub or npm token as issued: 30 random base62 characters, then their CRC-32 in six
+    base62 digits of the order 0-9, A-Z, a-z (github.blog 2021-04-05; npm 2021-09-23)."""
+    body = b.alnum(30)
+    n = binascii.crc32(body.encode())
+    digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    crc = ""
+    for _ in range(6):
+        n, r = divmod(n, 62)
+        crc = digits[r] + crc
+    return prefix + body + crc
+
+
 # ----------------------------------------------------------------------------- GitHub
 
 @shape("github")
 def ghp_in_clone_error(b):
-    s = "ghp_" + b.alnum(36)
+    s = checksummed("ghp_", b)
     return f"fatal: could not read from https://github.com/org/repo using token {s}", s
 
 
 @shape("github")
 def gho_oauth(b):
-    s = "gho_" + b.alnum(36)
+    s = checksummed("gho_", b)
     return f"GH_OAUTH={s}", s
 
 
 @shape("github")
 def ghs_app_in_header(b):
-    s = "ghs_" + b.alnum(36)
+    s = checksummed("ghs_", b)
     return f"requests.exceptions.HTTPError: 401 for headers {{'Authorization': 'token {s}'}}", s
 
 
@@ -592,7 +606,7 @@ def gitlab_pat(b):
 
 @shape("provider")
 def npm_token(b):
-    s = "npm_" + b.alnum(36)
+    s = checksummed("npm_", b)
     return f"//registry.npmjs.org/:_authToken={s}", s
 
 
@@ -624,6 +638,89 @@ def replicate(b):
 def sendgrid(b):
     s = "SG." + b.chars(URLSAFE, 20) + b.alnum(2) + "." + b.chars(URLSAFE, 40) + b.alnum(3)
     return f"smtp auth with {s} refused", s
+
+
+@shape("github")
+def ghp_url_encoded(b):
+    # a JSON body URL-encoded into a query: `%22` glues the token to a digit, no word boundary
+    s = checksummed(b.choice(["ghp_", "ghu_", "ghr_"]), b)
+    return f"POST /hooks/ci?payload=%7B%22auth%22%3A%22{s}%22%7D 401", s
+
+
+@shape("provider")
+def npm_glued(b):
+    s = checksummed("npm_", b)
+    return f"npm ERR! 403 In most cases, you or one of your dependencies are requesting a package version that is forbidden (token:{s}x)", s
+
+
+@shape("provider")
+def testpypi_token(b):
+    s = "pypi-AgENdGVzdC5weXBpLm9yZw" + b.chars(URLSAFE, 60) + b.alnum(10)
+    return f"Uploading distributions to https://test.pypi.org/legacy/ with {s}", s
+
+
+@shape("provider")
+def vault_token(b):
+    s = b.choice(["hvs.", "hvb."]) + b.alnum(24) + b.chars(URLSAFE, 20)
+    return f"+ vault login {s}", s
+
+
+# ----------------------------------------------------------------------------- command-line password options
+# Each command's manual says which option takes a password; the same letter elsewhere is kept
+# (HARMLESS: `mkdir -p`, `srun -p gpu`, `ssh -p 2222`, `redis-cli -p 6379`, `mysql -P 3306`).
+
+@shape("flag")
+def mongosh_p(b):
+    s = b.password(14)
+    return f"+ kubectl exec mongo-0 -- mongosh -u root -p {s} --authenticationDatabase admin --eval 'db.stats()'", s
+
+
+@shape("flag")
+def cqlsh_p_joined_or_spaced(b):
+    s = b.alnum(12)
+    return b.choice([f"cqlsh -u cassandra -p {s} cassandra-0", f"$ cqlsh -ucassandra -p{s}"]), s
+
+
+@shape("flag")
+def sqlcmd_P(b):
+    s = b.password(14)
+    return f"/opt/mssql-tools18/bin/sqlcmd -S localhost -U sa -P '{s}' -C -Q 'SELECT 1'", s
+
+
+@shape("flag")
+def ldap_w(b):
+    s = b.alnum(12)
+    return f'ldapsearch -x -H ldap://ldap:389 -D "cn=admin,dc=example,dc=org" -w {s} -b "ou=people,dc=example,dc=org"', s
+
+
+@shape("flag")
+def ipmitool_P(b):
+    s = b.alnum(12)
+    return f"ipmitool -I lanplus -H 10.0.3.17 -U root -P {s} -p 623 chassis power status", s
+
+
+@shape("flag")
+def keytool_storepass(b):
+    s = b.alnum(12)
+    return f"keytool -importkeystore -srckeystore a.p12 -srcstorepass {s} -destkeystore b.jks -deststorepass {s}", s
+
+
+@shape("flag")
+def zip_P(b):
+    s = b.password(12)
+    return f"+ zip -q -P {s} -r ckpt-epoch3.zip /mnt/ckpt/epoch3", s
+
+
+@shape("flag")
+def mosquitto_P(b):
+    s = b.alnum(12)
+    return f"mosquitto_pub -h broker -u trainer -P {s} -t runs/7/loss -m 2.31", s
+
+
+@shape("flag")
+def az_login_p(b):
+    s = b.password(16)
+    return f"+ az login -u ml-bot@example.com -p {s}", s
 
 
 def corpus(seed: int = 20) -> list[tuple[str, str, str]]:
@@ -677,6 +774,15 @@ HARMLESS: list[str] = [
     "kubectl create secret generic hf-token --from-file=token=/tmp/token",
     "torch.distributed.DistStoreError: Timed out after 901 seconds waiting for clients. 2/4 clients joined.",
     "Basic block size 128 for layer 3",
+    # the same option letters on commands where they are no password
+    "+ srun -p gpu -N 2 --ntasks-per-node=8 python train.py",
+    "+ ssh -p 2222 ml@gpu-7 'nvidia-smi' && redis-cli -h cache -p 6379 ping",
+    "mysql -h db -P 3306 -u ml -p runs < schema.sql",
+    "python -m pytest -p no:cacheprovider tests && patch -p1 < fix.diff",
+    "mongosh --host mongo-0 --port 27017 --eval 'db.stats()' && ssh -p 2201 ml@gpu-2",
+    "keytool -list -keystore truststore.p12 -storepass:env TRUSTSTORE_PASSWORD",
+    "+ cqlsh -u cassandra -p $CASSANDRA_PASSWORD cassandra-0",
+    "gzip -p 8 /mnt/logs/train.log",
 ]
 
 
@@ -788,6 +894,46 @@ MEASURE_HARMLESS: list[str] = [
 ]
 
 
+# Harvested from command lines in public repositories' scripts and READMEs (mongosh, cqlsh,
+# sqlcmd, ldapsearch, openssl, ipmitool, keytool, zip), rebuilt with made-up values; measure only,
+# written before the command-option rules. Before them: 8/11 leak, 0/15 destroyed. With them
+# as first written: 2/11 leak (a command given by its path, `/usr/bin/ipmitool`, was not read as
+# the command); after that fix (made looking at this set, so no longer blind to it): 0/11, 0/15.
+HARVESTED_SECRETS: list[tuple[str, str]] = [
+    ("docker exec -it kg-mongodb mongosh -u admin -p Adm1n-Mongo-88 --authenticationDatabase admin", "Adm1n-Mongo-88"),
+    ("  cqlsh -u cassandra -p Xk4pT9wQ2m", "Xk4pT9wQ2m"),
+    ("$ cqlsh -ucassandra -pCassPw77x", "CassPw77x"),
+    ("/opt/mssql-tools/bin/sqlcmd -S localhost -U SA -P 'Str0ng-Sql-Pw1' -Q 'CREATE DATABASE runs'", "Str0ng-Sql-Pw1"),
+    ('ldapsearch -x -D "cn=admin,dc=example,dc=com" -w Ld4p-Adm1n -b "dc=example,dc=com" "(uid=ml)"', "Ld4p-Adm1n"),
+    ("openssl genrsa -des3 -passout pass:Ops3l-Key-9 -out server.pass.key 2048", "Ops3l-Key-9"),
+    ("/usr/bin/ipmitool -I lanplus -H 10.1.8.100 -U qe-scale -P B4y-Ipmi-77 -p 623 -L ADMINISTRATOR chassis power status",
+     "B4y-Ipmi-77"),
+    ("keytool -importcert -alias ca -keystore truststore.p12 -storepass Tru5t-St0re -noprompt -file ca.crt", "Tru5t-St0re"),
+    ("mysqladmin -u root -pR00t-Adm1n status", "R00t-Adm1n"),
+    ("zip -P Z1p-Secr3t -r ckpt.zip ckpt/", "Z1p-Secr3t"),
+    ("curl -s 'https://api.example.com/v1/runs?access_token=%22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%22'",
+     "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"),
+]
+
+HARVESTED_HARMLESS: list[str] = [
+    "srun -p gpu --nodes=2 --ntasks-per-node=8 python train.py",
+    "sbatch -p a100 -N 4 job.sh",
+    "ipmitool -I lanplus -H 10.0.0.5 -U admin -E -p 623 sdr type temperature",
+    "redis-cli -h cache -p 6379 ping",
+    "ssh -p 2222 ml@gpu-7 nvidia-smi",
+    "psql -h db -p 5432 -U postgres -d metrics",
+    "mysql -u root -p metrics < dump.sql",
+    'ldapsearch -x -D "cn=admin,dc=example,dc=com" -W -b "dc=example,dc=com"',
+    "sqlcmd -S myserver -E -i script.sql",
+    "pytest -p no:cacheprovider -q tests",
+    "mkdir -p /mnt/ckpt && cp -p a.pt b.pt",
+    "git log -p -1",
+    "docker run -p 8888:8888 -v /data:/data jupyter/base-notebook",
+    'mongosh --host mongo-0 --port 27017 --quiet --eval "db.stats()"',
+    "openssl req -new -key server.key -out server.csr -subj /CN=trainer",
+]
+
+
 def main() -> None:
     """Leaks and destroyed look-alikes of a redactor on the corpus and the measure set:
     `python tests/secrets_corpus.py [--redactor FILE]` (FILE: a redact.py of another commit,
@@ -808,7 +954,8 @@ def main() -> None:
     else:
         from gangscope.parsers import redact as module
     r = module.Redactor()
-    sets = {"corpus": ([(t, s) for _n, t, s in corpus()], HARMLESS), "measure": (MEASURE_SECRETS, MEASURE_HARMLESS)}
+    sets = {"corpus": ([(t, s) for _n, t, s in corpus()], HARMLESS), "measure": (MEASURE_SECRETS, MEASURE_HARMLESS),
+            "harvested": (HARVESTED_SECRETS, HARVESTED_HARMLESS)}
     for name, (secrets, harmless) in sets.items():
         leaks = [r.text(t) for t, s in secrets if s in r.text(t)]
         lost = [(h, r.text(h)) for h in harmless if r.text(h) != h]

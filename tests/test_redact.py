@@ -280,3 +280,18 @@ def test_the_one_pass_hint_scan_agrees_with_the_substring_search(pieces):
     text = "".join(pieces)
     by_substring = any(h in text.lower() for h in r._hints)
     assert r._may_hold_secret(text, text.lower()) == by_substring
+
+
+def test_a_github_or_npm_token_whose_checksum_holds_is_masked_even_glued_to_other_text():
+    from gangscope.parsers.redact_rules import base62_crc32
+
+    token = "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"  # base62-token.js's example: its CRC-32 holds
+    assert base62_crc32(token[4:-6]) == token[-6:]
+    redact_text = Redactor().text
+    assert redact_text(f"payload=%7B%22t%22%3A%22{token}%22%7D") == f"payload=%7B%22t%22%3A%22{MASK}%22%7D"
+    npm = "npm_" + token[4:]
+    assert redact_text(f"x{npm}y") == f"x{MASK}y"
+    # a wrong checksum glued to text is no token; standing alone, the shape is masked all the same
+    wrong = token[:-1] + ("8" if token[-1] != "8" else "9")
+    assert redact_text(f"%22{wrong}") == f"%22{wrong}"
+    assert redact_text(f"token {wrong}") == f"token {MASK}"
