@@ -32,6 +32,7 @@ from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 from gangscope.parsers import times
 from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline.run import checkpoint, job_index
+from gangscope.pipeline.run.commit_point import commit_point, resume_point
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.correlate.restamp import attempt_cuts
@@ -91,6 +92,7 @@ class Service:
         self.attempt_of = AttemptOf(self.book)
         self.states: dict[Any, LogPartition | EventsPartition] = {}
         self.saved: dict[Any, int] = {}  # tp -> offset of its last checkpoint/commit
+        self.checkpointed: dict[Any, int] = {}  # tp -> offset of its last checkpoint saved (or restored)
         self.first_read: dict[Any, int] = {}  # tp -> the first offset this consumer read of it
         self.pending: dict[Any, list[Record]] = {}
         self.pending_free: list[Record] = []  # job-level records (diagnoses, stragglers)
@@ -392,10 +394,14 @@ class Service:
         for tp in sorted(self.new_partitions):
             if tp not in self.consumer.assignment():
                 continue
-            committed = self.consumer.committed(tp)
-            state, start = None, committed
+            committed, open_from = resume_point(self.consumer.committed(tp, metadata=True))
+            state, start = None, open_from
             if not self._is_events(tp) and self.store is not None:
                 state, start = self._restore(tp, committed, now)
+                if state is None:
+                    start = open_from  # no usable checkpoint: from the first line of what was open at the commit
+                else:
+                    self.checkpointed[tp] = start
             if start is None:
                 # Never committed: from the first offset this consumer read, if it read any. kafka-python
                 # (3.x) keeps the fetch position of a partition revoked and assigned back, but the
@@ -461,8 +467,6 @@ class Service:
 
     def release(self, tps, lost: bool = False) -> dict:
         """Partitions taken away: checkpoint and offsets for what is acknowledged; drop the rest."""
-        from kafka.structs import OffsetAndMetadata
-
         offsets = {}
         for tp in tps:
             state = self.states.pop(tp, None)
@@ -470,9 +474,9 @@ class Service:
             self.new_partitions.discard(tp)
             if state is None or lost or unacked:
                 continue  # never acknowledged: the next owner reads it again
-            offset = self._save(tp, state)
-            if offset is not None:
-                offsets[tp] = OffsetAndMetadata(offset, "", -1)
+            point = self._save(tp, state)
+            if point is not None:
+                offsets[tp] = point
         self.metrics.partitions.set(len(self.states))
         if offsets:
             log.info("partitions released", offsets={f"{tp.topic}/{tp.partition}": o.offset for tp, o in offsets.items()})
@@ -667,36 +671,36 @@ class Service:
 
     # -- checkpoints and commits -------------------------------------------------------------
 
-    def _save(self, tp, state) -> int | None:
-        """Checkpoint one acknowledged partition; returns the offset that is safe to commit."""
+    def _save(self, tp, state):
+        """Checkpoint one acknowledged partition; returns the offset (with its metadata) that is safe to
+        commit (commit_point.py: past an open record only when its state is checkpointed)."""
         if state.next_offset is None:
             return None
-        if isinstance(state, LogPartition) and self.store is not None and self.saved.get(tp) != state.next_offset:
+        if isinstance(state, LogPartition) and self.store is not None and self.checkpointed.get(tp) != state.next_offset:
             try:
                 data = checkpoint.dumps(state)
             except Exception as exc:  # state that does not encode (a bug): no checkpoint, commit stays conservative
                 log.warning("checkpoint failed", topic=tp.topic, partition=tp.partition, error=str(exc))
             else:
                 self.store.save(tp.topic, tp.partition, state.next_offset, data)
+                self.checkpointed[tp] = state.next_offset
                 self.metrics.checkpoints.inc()
         self.saved[tp] = state.next_offset
-        return min([state.next_offset, *state.open_positions()])
+        return commit_point(state.next_offset, state.open_positions(), self.checkpointed.get(tp) == state.next_offset)
 
     def _commit_all(self) -> None:
-        from kafka.structs import OffsetAndMetadata
-
         self.last_commit = time.monotonic()
         offsets = {}
         for tp, state in self.states.items():
             if self.pending.get(tp):
                 continue
             try:
-                offset = self._save(tp, state)
+                point = self._save(tp, state)
             except OpenSearchError as exc:
                 log.warning("checkpoint not saved; offsets not committed", error=str(exc))
                 return
-            if offset is not None:
-                offsets[tp] = OffsetAndMetadata(offset, "", -1)
+            if point is not None:
+                offsets[tp] = point
         if offsets:
             try:
                 wait = max(1.0, 2 * self.cfg.commit_interval)
