@@ -45,7 +45,8 @@ import pyparsing as pp
 PREFILTER_PARTS = (
     r"""['"]loss['"] ?:""",  # the Trainer's logs dict
     r"[0-9?](?:it/s|s/it|s/step|ms/step|us/step)",  # bars: tqdm (Trainer, Lightning, Rich), Keras
-    r"E(?:TA: [0-9]|poch [0-9]+/[0-9]+)",  # Keras 2 bar before its first rate; Keras epoch header
+    # Keras 2 bar before its first rate; Keras epoch header; the Trainer's plan "Num Epochs = 3" (folded in: no new alternative)
+    r"E(?:TA: [0-9]|poch [0-9]+/[0-9]+|pochs = [0-9])",
     r"iteration +[0-9]+/",  # Megatron-LM, NeMo
     r"epoch [0-9]+: +[0-9]+ / [0-9]",  # fairseq
     # Composer "[batch=10/100]"; "[ 50/500]" of MMEngine/MMCV, torchvision references, timm ("[  50/1000 (  5%)]")
@@ -53,7 +54,7 @@ PREFILTER_PARTS = (
     # plain loops, DeepSpeed ("step=", "global_step="), torchtitan (whose colors glue "\x1b[31m" to "step")
     r"(?:[Ss]tep|STEP|[Ii]ter(?:ation)?|ITER)[^0-9A-Za-z_]{0,3}[0-9]",
     r"[Bb]atch[^0-9A-Za-z_]{0,3}[0-9].*[Ll]oss",  # plain loops counting batches (with a loss)
-    r"(?:Num Epochs|[Tt]otal (?:optimization )?steps) = [0-9]",  # the Trainer's (and Unsloth's) plan of the run
+    r"Total (?:optimization )?steps = [0-9]",  # the Trainer's (and Unsloth's) plan: upper-case start, few positions
 )
 PREFILTER = "|".join(f"(?:{p})" for p in PREFILTER_PARTS)
 
