@@ -599,3 +599,91 @@ def test_the_page_of_every_panel_lists_the_first_rows_and_links_to_the_rest(many
     assert re.search(r'<a href="/panel/traces\?[^"]*">all 30 trace groups', index)
     own = many_failures.get("/panel/diagnoses").get_data(as_text=True)
     assert own.count('<article class="diagnosis"') == 30 and 'class="more"' not in own
+
+
+@pytest.fixture
+def paused(opensearch_url, index_prefix):
+    """4 ranks: rank 3 1.9x slower at every step (a straggler), rank 1 once 40 s at step 10 (one
+    pause of all, the others waited in their collective: a stall, not a slow rank); the pipeline's
+    signals for both, as fixtures/runs/straggler gives them."""
+    from gangscope.parsers.records import SignalRecord
+
+    prefix = index_prefix + "-paused-"
+    records = []
+    for rank in range(4):
+        for n in range(1, 21):
+            took = 1.9 if rank == 3 else (40.0 if (rank, n) == (1, 10) else 1.0)
+            records.append(StepRecord(**common("team-p/paused", rank, n * 2 + (40 if n > 10 else 0)), step=n,
+                                      loss=2.0 - n / 100, step_time_s=took))
+    records.append(SignalRecord(**common("team-p/paused", 3, 2, seq=1), signal="straggler", step=1, value=1.9,
+                                baseline=1.0, message="rank 3 was slower than its peers at 20 of 20 steps"))
+    records.append(SignalRecord(**common("team-p/paused", 1, 20, seq=1), signal="stall", step=10, value=40.0,
+                                baseline=2.0, message="no new step for 40.0 s after step 10 before step 11"))
+    with OpenSearchSink(opensearch_url, prefix=prefix, refresh=True) as sink:
+        sink.write(records)
+    yield prefix
+    indices.delete_all(indices.connect(opensearch_url), prefix)
+
+
+def test_a_rank_that_paused_once_is_no_straggler_but_the_slow_one_is(opensearch_url, paused):
+    data = create_app(opensearch_url, prefix=paused).test_client().get("/api/steps").get_json()["data"]
+    assert data["stragglers"] == [3]  # by each rank's median step time: rank 1's mean is 2.95 s
+    assert {r["rank"]: r["step_time_s"] for r in data["ranks"]} == pytest.approx({0: 1.0, 1: 1.0, 2: 1.0, 3: 1.9})
+    signals = data["signals"]
+    assert signals["by_kind"] == {"straggler": 1, "stall": 1}
+    assert [(s["signal"], s["rank"]) for s in signals["latest"]] == [("stall", 1), ("straggler", 3)]  # newest first
+
+
+def test_the_step_panel_lists_the_pipelines_stragglers_and_stalls_in_the_browser(browser, opensearch_url, paused):
+    import io
+
+    from gangscope.pipeline.dashboard.server import make_server as production_server
+
+    server = production_server(create_app(opensearch_url, prefix=paused, refresh_s=0), "127.0.0.1", 0,
+                               stream=io.StringIO())
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    try:
+        browser.set_window_size(1366, 900)
+        browser.get(f"http://127.0.0.1:{server.effective_port}/panel/steps")
+        assert text_of(browser, '#panel-steps tr[data-signal="straggler"] td.rank') == ["3"]
+        assert text_of(browser, '#panel-steps tr[data-signal="stall"] td.rank') == ["1"]
+        assert text_of(browser, '#panel-steps [data-signal="straggler"] .signal-count') == ["1"]
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= 1366
+        (ROOT / "artifacts").mkdir(exist_ok=True)
+        (ROOT / "artifacts" / "dashboard-steps-signals.png").write_bytes(full_page_png(browser))
+    finally:
+        server.close()
+        thread.join(10)
+
+
+def test_time_ticks_never_overlap_whatever_the_span():
+    from gangscope.pipeline.dashboard import charts
+
+    day = 86_400_000
+    start = 1_772_064_000_000  # 2026-02-26: nine months of errors, in weekly buckets (the bundled fixtures)
+    for span_days, width in ((270, 1240), (270, 640), (1.9, 640), (0.01, 640), (800, 640)):
+        buckets = [(start + i * span_days * day / 40, {"nccl_error": 1 + i % 3}) for i in range(41)]
+        chart = charts.stacked_bars("errors", buckets, span_days * day / 40, width=width)
+        ticks = chart.x_ticks
+        assert 2 <= len(ticks) <= 8, (span_days, [t.label for t in ticks])
+        for a, b in zip(ticks, ticks[1:]):  # each label's width, 10 px type, apart
+            assert b.pos - a.pos >= len(a.label) * 6, (span_days, width, a.label, b.label)
+
+
+def test_a_long_logged_line_is_cut_to_three_lines_with_the_whole_behind_details():
+    from gangscope.pipeline.dashboard.panels import errors
+
+    box = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError:\n" + "=" * 60 + "\n" + "x\n" * 50
+    long = "RuntimeError: " + "y" * 1000
+    data = {"total": 2, "interval_ms": 1000, "by_category": {}, "over_time": [],
+            "latest": [{"line": box, "category": "python_exception"}, {"line": long, "category": "nccl_error"}]}
+    for e in data["latest"]:
+        e.update(time="2026-11-30T04:51:27.705Z", job="team-a/rank-raises", pod="rank-raises-worker-0", rank=None, message="")
+    shown = errors.view(data)["latest"]
+    assert shown[0]["short"]["text"].count("\n") == 2 and shown[0]["short"]["cut"] and shown[0]["short"]["lines"] == 52
+    assert len(shown[1]["short"]["text"]) == 241 and shown[1]["short"]["cut"]
+    from gangscope.pipeline.dashboard.app import environment
+
+    html = environment().get_template("errors.html.j2").render(data=errors.view(data), limit=None, more_href="")
+    assert html.count("<details>") == 2 and box.strip().splitlines()[-1] in html  # the whole is still on the page

@@ -13,6 +13,7 @@ PALETTE = ("#2563eb", "#dc2626", "#16a34a", "#d97706", "#7c3aed", "#0891b2", "#d
            "#65a30d", "#9333ea", "#ea580c", "#0d9488")
 WIDTH, HEIGHT = 640, 180
 LEFT, RIGHT, TOP, BOTTOM = 56, 28, 10, 24
+MAX_DOTS = 40  # dots (with a tooltip each) on one line
 
 
 def color(i: int) -> str:
@@ -104,11 +105,23 @@ def _plain(v: float, digits: int = 3) -> str:
 def fmt_time(ms: float, span_ms: float) -> str:
     """A UTC time as precise as a range of `span_ms` needs."""
     t = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    if span_ms >= 300 * 86_400_000:
+        return t.strftime("%Y-%m-%d")
     if span_ms >= 2 * 86_400_000:
         return t.strftime("%m-%d %H:%M")
     if span_ms >= 60_000:
         return t.strftime("%H:%M")
     return t.strftime("%H:%M:%S")
+
+
+def fmt_tick_time(ms: float, step_ms: float, span_ms: float) -> str:
+    """A tick's label: no more than the tick step tells (whole days: the date alone)."""
+    t = datetime.fromtimestamp(ms / 1000, tz=timezone.utc)
+    if step_ms >= 86_400_000:
+        return t.strftime("%Y-%m-%d" if span_ms >= 300 * 86_400_000 else "%m-%d")
+    if span_ms >= 86_400_000:
+        return t.strftime("%m-%d %H:%M")
+    return t.strftime("%H:%M:%S" if step_ms < 60_000 else "%H:%M")
 
 
 def _nice_ticks(lo: float, hi: float, n: int = 4) -> list[float]:
@@ -137,19 +150,28 @@ class _Scale:
 
 
 _TIME_STEPS_MS = [1000 * s for s in (1, 2, 5, 10, 15, 30, 60, 120, 300, 600, 900, 1800, 3600, 7200, 10800,
-                                      21600, 43200, 86400, 172800, 604800, 2592000)]
+                                      21600, 43200, 86400, 172800, 604800, 1209600, 2592000, 7776000, 15552000,
+                                      31536000)]
+TICK_CHAR_PX = 6.5  # a tick label's character at 10 px, with room between labels
+TICK_GAP_PX = 14
 
 
 def _time_ticks(chart: Chart, xs: _Scale, lo: float, hi: float, count: int = 6) -> None:
-    """Ticks on round times (every 15 s, 5 min, 1 h, ...), about `count` of them."""
+    """Ticks on round times (every 15 s, 5 min, 1 h, 1 day, 30 days, ...): about `count`, and
+    never more than fit the plot's width side by side (labels never overlap)."""
     span = hi - lo
     if span <= 0:
         chart.x_ticks.append(Tick(xs(lo), fmt_time(lo, 0)))
         return
-    step = next((s for s in _TIME_STEPS_MS if span / s <= count), _TIME_STEPS_MS[-1])
+    x0, _, x1, _ = chart.plot
+    for step in _TIME_STEPS_MS:
+        label = fmt_tick_time(lo, step, span)
+        fit = max(2, int((x1 - x0) / (len(label) * TICK_CHAR_PX + TICK_GAP_PX)))
+        if span / step <= min(count, fit):
+            break
     t = math.ceil(lo / step) * step
     while t <= hi:
-        chart.x_ticks.append(Tick(xs(t), fmt_time(t, step if step < 60_000 else span)))
+        chart.x_ticks.append(Tick(xs(t), fmt_tick_time(t, step, span)))
         t += step
 
 
@@ -196,7 +218,9 @@ def line_chart(title: str, series: dict[str, list[tuple[float, float]]], unit: s
             continue
         c = color(i)
         coords = [(xs(x_), ys(y)) for x_, y in pts]
-        dots = [(cx, cy, f"{name} {where(x_)}: {fmt_num(y)}{unit}") for (cx, cy), (x_, y) in zip(coords, pts)]
+        every = math.ceil(len(pts) / MAX_DOTS)  # a dot with its tooltip every few points of a long series
+        dots = [(cx, cy, f"{name} {where(x_)}: {fmt_num(y)}{unit}")
+                for (cx, cy), (x_, y) in list(zip(coords, pts))[::every]]
         chart.lines.append(Line(name, c, " ".join(f"{cx},{cy}" for cx, cy in coords), dots))
         chart.legend.append((name, c))
     return chart
@@ -224,9 +248,10 @@ def bar_chart(title: str, bars: list[tuple[str, float, bool]], unit: str = "") -
     return chart
 
 
-def stacked_bars(title: str, buckets: list[tuple[float, dict[str, int]]], width_ms: float) -> Chart:
+def stacked_bars(title: str, buckets: list[tuple[float, dict[str, int]]], width_ms: float,
+                 width: int = WIDTH) -> Chart:
     """Counts per category over time, stacked (x in epoch ms)."""
-    chart = Chart(title)
+    chart = Chart(title, width=width)
     if not buckets:
         return chart
     chart.empty = False

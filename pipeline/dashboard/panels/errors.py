@@ -11,6 +11,8 @@ NAME = "errors"
 TITLE = "Pipeline errors"
 TEMPLATE = "errors.html.j2"
 LATEST = 25
+WIDE_CHART = 1240  # the histogram spans the panel (scaled down by the page on a narrower screen)
+SHORT_LINES, SHORT_CHARS = 3, 240
 
 
 def query(search: Search, filters: Filters) -> dict[str, Any]:
@@ -37,5 +39,17 @@ def query(search: Search, filters: Filters) -> dict[str, Any]:
 
 
 def view(data: dict[str, Any]) -> dict[str, Any]:
-    return {**data, "charts": [charts.stacked_bars(
-        "Errors per category over time", [(b["t"], b["counts"]) for b in data["over_time"]], data["interval_ms"])]}
+    """The histogram the page's width, and each latest line cut to a few lines (the whole below it)."""
+    latest = [{**e, "short": short_line(e.get("line") or e.get("message") or "")} for e in data["latest"]]
+    return {**data, "latest": latest, "charts": [charts.stacked_bars(
+        "Errors per category over time", [(b["t"], b["counts"]) for b in data["over_time"]], data["interval_ms"],
+        width=WIDE_CHART)]}
+
+
+def short_line(text: str) -> dict[str, Any]:
+    """The first SHORT_LINES lines of a logged line (a ChildFailedError box, a list of missing keys),
+    each at most SHORT_CHARS characters, and whether anything was cut."""
+    lines = text.splitlines() or [""]
+    head = [line if len(line) <= SHORT_CHARS else line[:SHORT_CHARS] + "…" for line in lines[:SHORT_LINES]]
+    return {"text": "\n".join(head), "cut": len(lines) > SHORT_LINES or any(len(l) > SHORT_CHARS for l in lines[:SHORT_LINES]),
+            "lines": len(lines)}

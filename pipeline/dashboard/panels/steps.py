@@ -4,7 +4,10 @@ Every chart is on a step axis (buckets of steps, STEP_BUCKETS of them up to the 
 so jobs logged days apart are drawn side by side instead of in one time bucket each. Ranks are
 compared within one job: the filtered one, else the job with the most ranks reporting a step
 time (a job whose steps carry no rank or step time has nothing to compare). A straggler is a
-rank whose mean step time is more than STRAGGLER_RATIO times the median rank's.
+rank whose median step time is more than STRAGGLER_RATIO times the median rank's (a median: one
+long pause of a rank is a stall, not a slow rank). Beside them, the stragglers and stalls the
+pipeline itself found (signal records: a rank slower than its peers at most of the same steps,
+no new step for far longer than usual), newest first.
 """
 
 from __future__ import annotations
@@ -14,7 +17,7 @@ import statistics
 from typing import Any
 
 from gangscope.pipeline.dashboard import charts
-from gangscope.pipeline.dashboard.query import Filters, Search, buckets, total, value
+from gangscope.pipeline.dashboard.query import Filters, Search, buckets, hits, total, value
 
 NAME = "steps"
 TITLE = "Step metrics"
@@ -23,6 +26,7 @@ TEMPLATE = "steps.html.j2"
 STRAGGLER_RATIO = 1.25
 MAX_RANKS = 2048
 STEP_BUCKETS = 100
+SIGNALS = 50
 _METRICS = ("loss", "throughput", "step_time_s")
 
 
@@ -46,28 +50,25 @@ def query(search: Search, filters: Filters) -> dict[str, Any]:
     }})  # fmt: skip
     # each job its own buckets of steps: a job of 40 steps beside one of 30,000 is not one bucket
     widths = {b["key"]: _step_interval(value(b, "max_step")) for b in buckets(top, "by_job")}
-    r = search("step", {
-        "size": 0, "track_total_hits": True, "query": filters.query(),
-        "aggs": {"by_job": {
-            "terms": {"field": "job", "size": 12},
-            "aggs": {"with_step": {"filter": {"exists": {"field": "step"}}, "aggs": {"over_steps": {
-                         "histogram": {"script": {"source": _BUCKET_OF_STEP, "params": {"w": widths}},
-                                       "interval": 1, "min_doc_count": 1},
-                         "aggs": _metric_aggs()}}},
-                     "last_step": {"max": {"field": "step"}},
-                     "latest": {"top_hits": {"size": 1, "sort": [{"time": {"order": "desc"}}],
-                                             "_source": ["loss", "step", "time", "throughput_unit"]}}},
-        }},
-    })  # fmt: skip
+    # one filter per job, each with a histogram of its own width (no script: one pass over the steps)
+    per_job = {f"job{i}": {
+        "filter": {"term": {"job": job}},
+        "aggs": {"over_steps": {"histogram": {"field": "step", "interval": width, "min_doc_count": 1},
+                                "aggs": _metric_aggs()},
+                 "last_step": {"max": {"field": "step"}},
+                 "latest": {"top_hits": {"size": 1, "sort": [{"time": {"order": "desc"}}],
+                                         "_source": ["loss", "step", "time", "throughput_unit"]}}},
+    } for i, (job, width) in enumerate(widths.items())}
+    r = search("step", {"size": 0, "track_total_hits": True, "query": filters.query(), "aggs": per_job})
+    aggs = r.get("aggregations") or {}
     jobs = []
-    for b in buckets(r, "by_job"):
-        latest = (b["latest"]["hits"]["hits"] or [{"_source": {}}])[0]["_source"]
-        width = widths.get(b["key"], 1)
+    for i, (job, width) in enumerate(widths.items()):
+        b = aggs.get(f"job{i}") or {}
+        latest = ((b.get("latest") or {}).get("hits", {}).get("hits") or [{"_source": {}}])[0]["_source"]
         jobs.append({
-            "job": b["key"], "records": b["doc_count"], "last_step": value(b, "last_step"),
+            "job": job, "records": b.get("doc_count", 0), "last_step": value(b, "last_step"),
             "latest_loss": latest.get("loss"), "throughput_unit": latest.get("throughput_unit"), "step_interval": width,
-            "series": [{"step": p["key"] * width, **{m: value(p, m) for m in _METRICS}}
-                       for p in buckets(b, "with_step", "over_steps")],
+            "series": [{"step": p["key"], **{m: value(p, m) for m in _METRICS}} for p in buckets(b, "over_steps")],
         })
     comparable = buckets(top, "comparable", "jobs")
     focus = filters.job or (comparable[0]["key"] if comparable else (jobs[0]["job"] if jobs else None))
@@ -79,11 +80,19 @@ def query(search: Search, filters: Filters) -> dict[str, Any]:
         x["straggler"] = bool(median and x["step_time_s"] is not None and x["step_time_s"] > STRAGGLER_RATIO * median)
     return {"records": total(r), "jobs": jobs, "rank_job": focus, "ranks": ranks,
             "median_step_time_s": median, "straggler_ratio": STRAGGLER_RATIO,
-            "stragglers": [x["rank"] for x in ranks if x["straggler"]], "spread": spread}
+            "stragglers": [x["rank"] for x in ranks if x["straggler"]], "spread": spread,
+            "signals": _signals(search, filters)}
 
 
-# A step's bucket within its own job: floor(step / the job's steps per bucket).
-_BUCKET_OF_STEP = "Math.floor(doc['step'].value / params.w.getOrDefault(doc['job'].value, 1))"
+def _signals(search: Search, filters: Filters) -> dict[str, Any]:
+    """The pipeline's straggler and stall signals: how many of each, and the newest SIGNALS."""
+    r = search("signal", {
+        "size": SIGNALS, "track_total_hits": True, "query": filters.query(),
+        "sort": [{"time": {"order": "desc", "unmapped_type": "date_nanos"}}],
+        "_source": ["signal", "job", "attempt", "pod", "rank", "step", "value", "baseline", "message", "time"],
+        "aggs": {"kinds": {"terms": {"field": "signal", "size": 10}}},
+    })
+    return {"total": total(r), "by_kind": {b["key"]: b["doc_count"] for b in buckets(r, "kinds")}, "latest": hits(r)}
 
 
 def _step_interval(max_step: float | None) -> int:
@@ -97,13 +106,14 @@ def _ranks(search: Search, filters: Filters, job: str, histogram: dict[str, Any]
         "size": 0, "query": filters.query({"term": {"job": job}}),
         "aggs": {
             "by_rank": {"terms": {"field": "rank", "size": MAX_RANKS, "order": {"_key": "asc"}},
-                        "aggs": {**_metric_aggs(), "last_step": {"max": {"field": "step"}}}},
+                        "aggs": {**_metric_aggs(), "last_step": {"max": {"field": "step"}},
+                                 "median_time": {"percentiles": {"field": "step_time_s", "percents": [50]}}}},
             "spread": {**histogram, "aggs": {"slowest": _by_rank_time("desc"), "fastest": _by_rank_time("asc"),
                                              "ranks": {"cardinality": {"field": "rank"}}}},
         },
     })
     ranks = [{"rank": b["key"], "records": b["doc_count"], "last_step": value(b, "last_step"),
-              **{m: value(b, m) for m in _METRICS}} for b in buckets(r, "by_rank")]
+              **{m: value(b, m) for m in _METRICS}, "step_time_s": _median(b)} for b in buckets(r, "by_rank")]
     spread = []
     for p in buckets(r, "spread"):
         slow, fast = buckets(p, "slowest"), buckets(p, "fastest")
@@ -111,6 +121,11 @@ def _ranks(search: Search, filters: Filters, job: str, histogram: dict[str, Any]
             spread.append({"step": p["key"], "spread_s": value(slow[0], "st") - value(fast[0], "st"),
                            "slowest_rank": slow[0]["key"]})
     return ranks, spread
+
+
+def _median(bucket: dict[str, Any]) -> float | None:
+    found = ((bucket.get("median_time") or {}).get("values") or {}).get("50.0")
+    return None if found is None or (isinstance(found, float) and math.isnan(found)) else found
 
 
 def view(data: dict[str, Any]) -> dict[str, Any]:
@@ -128,7 +143,7 @@ def view(data: dict[str, Any]) -> dict[str, Any]:
             charts.line_chart("Step time (s) by step", series("step_time_s"), " s", x="step"),
             charts.line_chart(f"Rank spread of step time, {job} (slowest - fastest rank, s)",
                               {job: [(p["step"], p["spread_s"]) for p in data["spread"]]}, " s", x="step"),
-            charts.bar_chart(f"Mean step time by rank, {job} (s); red: straggler",
+            charts.bar_chart(f"Median step time by rank, {job} (s); red: straggler",
                              [(str(x["rank"]), x["step_time_s"], x["straggler"]) for x in data["ranks"]], " s"),
         ],
     }
