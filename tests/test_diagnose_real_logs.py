@@ -218,6 +218,8 @@ def test_a_replica_wrapper_line_is_not_the_diagnosis(tmp_path):
         ("ConnectionError: Couldn't reach 'org/corpus-7b' on the Hub (ConnectTimeout)", "storage_io"),
         ("OSError: We couldn't connect to 'https://huggingface.co' to load this file, couldn't find it in the cached files",
          "storage_io"),
+        # UCX's fatal-signal handler: the process died of a signal (SIGBUS in NCCL's setup), it is not running
+        ("[gpu-node-3:8030 :0:8451] Caught signal 7 (Bus error: nonexistent physical address)", "unknown"),
         # the lines of a state_dict shape mismatch, without their header
         ("[rank3]:        size mismatch for model.layers.4.mlp.up_proj.weight: copying a param with shape "
          "torch.Size([2816, 1024]) from checkpoint, the shape in current model is torch.Size([11008, 4096]).",
