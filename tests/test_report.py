@@ -233,16 +233,25 @@ def test_the_demo_report_in_chromium_at_1366_pixels(tmp_path):
         assert overview.location["y"] < 200
         attempts = len((out / "diagnosis.ndjson").read_text().splitlines())
         assert len(browser.find_elements("css selector", "table.overview tr[data-job]")) == attempts
-        assert js("return Math.max(...[...document.querySelectorAll('.diagnosis')].map(d => d.offsetHeight))") < 1350
+        # the overview is the page: every job below it folded (74,473 px before, all unfolded)
+        assert js("return document.documentElement.scrollHeight") < 8000
+        assert js("return [...document.querySelectorAll('details.job')].filter(d => d.open).length") == 0
+        assert len(browser.find_elements("css selector", "details.job")) == len(set(
+            json.loads(l)["job"] for l in (out / "diagnosis.ndjson").read_text().splitlines()))
         first = browser.find_element("css selector", "table.overview tr.failed a[href*='attempt']")
         target = first.get_attribute("href").split("#")[1]
-        first.click()
+        first.click()  # the link unfolds its job (the browser opens a <details> around a fragment's target)
         assert abs(js(f"return document.getElementById('{target}').getBoundingClientRect().top")) < 5
+        assert js(f"return document.getElementById('{target}').closest('details.job').open")
         browser.save_screenshot(str(ARTIFACTS / "report-1366-attempt.png"))
-        js("document.querySelector('.charts').scrollIntoView()")
+        js("const c = document.querySelector('.charts');"
+           "for (let d = c.closest('details'); d; d = d.parentElement.closest('details')) d.open = true;"
+           "c.scrollIntoView()")
         browser.save_screenshot(str(ARTIFACTS / "report-1366-charts.png"))
         for label in js("return [...document.querySelectorAll('svg text.x-tick, svg text.y-tick')].map(t => t.textContent)"):
             assert "e+" not in label, label
+        js("document.querySelectorAll('details.job').forEach(d => d.open = true)")
+        assert js("return Math.max(...[...document.querySelectorAll('.diagnosis')].map(d => d.offsetHeight))") < 1350
     finally:
         browser.quit()
 
