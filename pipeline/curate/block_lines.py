@@ -7,7 +7,7 @@ import re
 from typing import Callable
 
 from gangscope.parsers import times
-from gangscope.pipeline.curate.scan import BlockScanner
+from gangscope.pipeline.curate.scan import BlockScanner, TextHints
 
 
 def combined_prefilter(parser_classes: tuple[type, ...]) -> Callable[[str], object]:
@@ -17,6 +17,14 @@ def combined_prefilter(parser_classes: tuple[type, ...]) -> Callable[[str], obje
 
 
 _SCANNERS: dict[tuple[type, ...], BlockScanner | None] = {}
+_TEXT_HINTS: dict[tuple[type, ...], TextHints | None] = {}
+
+
+def text_hints_for(parser_classes: tuple[type, ...]) -> TextHints | None:
+    """One compiled per-text scanner per parser table (see scan.TextHints)."""
+    if parser_classes not in _TEXT_HINTS:
+        _TEXT_HINTS[parser_classes] = TextHints.build([cls.PREFILTER for cls in parser_classes])
+    return _TEXT_HINTS[parser_classes]
 
 
 def scanner_for(parser_classes: tuple[type, ...]) -> BlockScanner | None:
@@ -48,20 +56,30 @@ def time_and_stream_of(block: bytes, pos: int, end: int) -> tuple[bytes | None, 
     return (block[pos:first] if complete else None), block[first + 1 : second]
 
 
-def may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, frozenset]) -> bool:
+# torch's "[rankN]:" alone at the start of a line (parsers/lines.py strips it as rank N, no local
+# rank, when no other bracket follows): the one sub-stream such a line can continue
+_RANK_HEAD = re.compile(rb"\[rank(\d{1,9})\]: ?").match
+
+
+def may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, frozenset, frozenset]) -> bool:
     """Whether the raw line at pos can belong to an open record: its stream has an open
-    record, and (for records of a rank-prefixed sub-stream) it carries a prefix."""
+    record, and (for records of a rank-prefixed sub-stream) it carries a prefix, that of an
+    open sub-stream where the prefix is torch's plain `[rankN]:`."""
     line = block[pos:end] if end >= 0 else block[pos:]
     parts = line.split(b" ", 3)
     if len(parts) < 4:
         return True  # not plain CRI: let the line reader judge it
-    plain, prefixed = open_now
+    plain, prefixed, ranked = open_now
     stream = parts[1]
     if stream in plain:
         return True
     if stream not in prefixed:
         return False
     text = parts[3]
+    if text[:5] == b"[rank":
+        m = _RANK_HEAD(text)
+        if m is not None and text[m.end() : m.end() + 1] != b"[":
+            return (stream, int(m.group(1))) in ranked
     first = text[:1]
     # a rank prefix (parsers/lines.py): brackets, srun's padded task id, or torch's "[rankN]:" after a head
     return first == b"[" or first == b" " or first.isdigit() or text.find(b"[rank", 1, 512) > 0

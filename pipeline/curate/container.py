@@ -23,7 +23,7 @@ from gangscope.pipeline.sources.files import PodIdentity, decode_block
 from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.curate.substream import LINE_PARSERS, RuleFailed, SubStream, NO_TIME, STREAMS
 from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, may_continue, skipped_from,
-                                                   time_and_stream_of, combined_prefilter, scanner_for)
+                                                   time_and_stream_of, combined_prefilter, scanner_for, text_hints_for)
 from gangscope.pipeline.curate.trace_errors import error_of_trace
 
 
@@ -65,6 +65,9 @@ class ContainerCurator:
         self.parser_classes = parser_classes
         self.wanted = combined_prefilter(parser_classes)
         self.scanner = scanner_for(parser_classes) if (block_scan and fmt == "cri") else None
+        # lines that come without the block scan's hints (other envelopes, Kafka, joined CRI
+        # partials) get them from one scan of their text; the reference path tests them in Python
+        self.text_hints = text_hints_for(parser_classes) if block_scan else None
         self.subs: dict[object, SubStream] = {}
         # keys of sub-streams with an open record; a dict, not a set: records closed by idle
         # time or at the end come out in the order they opened, whatever the hash seed
@@ -185,14 +188,16 @@ class ContainerCurator:
             if seconds > job_end.get(job, float("-inf")):
                 job_end[job] = seconds
 
-    def _open_streams(self) -> tuple[frozenset, frozenset]:
-        """(streams with an open record or partial, streams with an open rank-prefixed record)."""
+    def _open_streams(self) -> tuple[frozenset, frozenset, frozenset]:
+        """(streams with an open record or partial, streams with an open rank-prefixed record,
+        (stream, rank) of the open records of sub-streams keyed by a rank alone)."""
         partial = tuple(self.partial)
         if self._open_cache is None or self._open_cache[0] != partial:
             plain = {k.encode() for k in self.open_keys if isinstance(k, str)}
             plain.update(stream.encode() for stream in partial)
             prefixed = {k[0].encode() for k in self.open_keys if not isinstance(k, str)}
-            self._open_cache = (partial, (frozenset(plain), frozenset(prefixed)))
+            ranked = {(k[0].encode(), k[1]) for k in self.open_keys if not isinstance(k, str) and k[2] is None}
+            self._open_cache = (partial, (frozenset(plain), frozenset(prefixed), frozenset(ranked)))
         return self._open_cache[1]
 
     def _sync_stream(self, block: bytes, pos: int, stream: bytes, skipped_from: int, time: bytes | None = None) -> None:
@@ -372,6 +377,8 @@ class ContainerCurator:
         else:
             rank = local_rank = None
             key = stream
+        if hints == -1 and self.text_hints is not None:
+            hints = self.text_hints.of(text)
         sub = self.subs.get(key)
         if sub is None or not sub.open_bits:
             if not hints or (hints == -1 and not self.wanted(text)):

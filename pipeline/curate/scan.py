@@ -104,3 +104,45 @@ class BlockScanner:
             bit = 1 << (pattern_id - len(ALWAYS)) if pattern_id >= len(ALWAYS) else 0
             found[start] = found.get(start, 0) | bit
         return found
+
+
+def scan_safe(text: str) -> bool:
+    """Whether a Hyperscan scan of the text's bytes finds at least what Python's `re` finds in it:
+    ASCII (where \w, \d, `.` and classes mean the same over bytes and over characters) without
+    the separators \x1c-\x1f (Python's \s matches them, PCRE's does not) and without a newline."""
+    return text.isascii() and not ("\n" in text or "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text)
+
+
+class TextHints:
+    """Which parsers' prefilters may match one text (a line's message, rank prefixes removed):
+    the bit mask `ContainerCurator._logical` and `SubStream.feed` take as `hints`, as the block
+    scan gives it for a raw CRI line. -1 (every parser tests the line itself) for a text the scan
+    cannot judge as `re` would (see scan_safe)."""
+
+    def __init__(self, database):
+        self.database = database
+
+    @classmethod
+    def build(cls, patterns: list[str]) -> "TextHints | None":
+        if hyperscan is None or not patterns:
+            return None
+        expressions = [relax_anchors(p).encode("utf-8") for p in patterns]
+        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+        database = hyperscan.Database()
+        try:
+            database.compile(expressions=expressions, ids=list(range(len(expressions))),
+                             elements=len(expressions), flags=[flags] * len(expressions))
+        except hyperscan.error:
+            return None
+        return cls(database)
+
+    def of(self, text: str) -> int:
+        if not scan_safe(text):
+            return -1
+        found = [0]
+        self.database.scan(text.encode("ascii"), match_event_handler=_or_bit, context=found)
+        return found[0]
+
+
+def _or_bit(pattern_id, _start, _end, _flags, found) -> None:
+    found[0] |= 1 << pattern_id
