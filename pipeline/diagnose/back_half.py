@@ -109,12 +109,20 @@ def job_timelines(records: Iterable[Record], attempts: Mapping[str, list], diagn
 def in_reading_order(records: list[Record], event_order: Mapping[str, int] | None = None) -> list[Record]:
     """The records as a diagnosis lists them, whichever way they came (pod by pod from files, in
     poll batches, read back from a store): events in the order they were read (`event_order`:
-    id -> position; by default their order in `records`), every other kind by time, seq and id."""
+    id -> position; by default their order in `records`), every other kind by time, seq, step and id.
+    The step: one line holds many states of a bar (carriage returns), all of its time and seq, in
+    the order of their steps; by id alone a rank's last step read back was any of them (a diagnosis
+    said step 36 where replay, reading the line in order, said 38)."""
     if event_order is None:
         event_order = {r.id: i for i, r in enumerate(r for r in records if r.kind == "event")}
     last = len(event_order)
     return sorted(records, key=lambda r: (event_order.get(r.id, last) if r.kind == "event" else 0,
-                                          r.time or "", r.seq, r.id))
+                                          r.time or "", r.seq, _step_of(r), r.id))
+
+
+def _step_of(record: Record) -> int:
+    step = getattr(record, "step", None)
+    return step if type(step) is int else -1
 
 
 def digest_of(records: list[Record], event_order: Mapping[str, int] | None = None,

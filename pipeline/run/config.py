@@ -314,6 +314,10 @@ def add_arguments(parser) -> None:
             parser.add_argument(flag, dest=s.name, metavar="true|false", help=help_text)
         else:
             parser.add_argument(flag, dest=s.name, metavar=s.name.upper(), help=help_text)
+    from gangscope.pipeline.run.deprecated import DeprecatedAlias
+
+    # The other commands' old name of --index-prefix (one name for one thing; this one is kept).
+    parser.add_argument("--prefix", dest="index_prefix", action=DeprecatedAlias, replacement="--index-prefix")
 
 
 def use_redaction_patterns(path: str, what: str) -> int:

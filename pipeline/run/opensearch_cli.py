@@ -3,7 +3,7 @@ sink `replay --opensearch` writes through.
 
 Every option also reads an environment variable (SPEC.md): the URL from
 GANGSCOPE_OPENSEARCH_URL, and GANGSCOPE_OPENSEARCH_{USERNAME,PASSWORD,CA_CERTS,
-CLIENT_CERT,CLIENT_KEY,TIMEOUT,PREFIX}, GANGSCOPE_OPENSEARCH_PASSWORD_FILE, GANGSCOPE_DASHBOARD_TOKEN
+CLIENT_CERT,CLIENT_KEY,TIMEOUT}, GANGSCOPE_INDEX_PREFIX (GANGSCOPE_OPENSEARCH_PREFIX, older), GANGSCOPE_OPENSEARCH_PASSWORD_FILE, GANGSCOPE_DASHBOARD_TOKEN
 (or _TOKEN_FILE). Secrets come from a file or the environment: given as flags (`--password`,
 `--token`) they show in the process list, and are taken with a warning.
 """
@@ -17,6 +17,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from gangscope.pipeline.errors import UsageError
+from gangscope.pipeline.run.deprecated import DeprecatedAlias
 
 if TYPE_CHECKING:  # rich loads with the command that prints, not with `gangscope --help`
     from rich.console import Console
@@ -37,7 +38,10 @@ def add_connection(p: argparse.ArgumentParser, *, url_required: bool = False) ->
         help="OpenSearch URL, http[s]://[user:password@]host:port (env GANGSCOPE_OPENSEARCH_URL)"
         + ("" if url_required else "; with it, records go to OpenSearch instead of --out"),
     )
-    group.add_argument("--prefix", default=_env("OPENSEARCH_PREFIX", ""), metavar="P", help="prefix of every index and alias name")
+    # One name for one thing: `consume` always said --index-prefix; --prefix stays for old scripts.
+    group.add_argument("--index-prefix", dest="prefix", default=_env("INDEX_PREFIX") or _env("OPENSEARCH_PREFIX", ""),
+                       metavar="P", help="put before every index and alias name (env GANGSCOPE_INDEX_PREFIX)")
+    group.add_argument("--prefix", dest="prefix", action=DeprecatedAlias, replacement="--index-prefix", metavar="P")
     group.add_argument("--username", default=_env("OPENSEARCH_USERNAME"), help="basic auth user (env GANGSCOPE_OPENSEARCH_USERNAME)")
     group.add_argument("--password-file", default=None, metavar="PATH",
                        help="file whose first line is the basic auth password (env GANGSCOPE_OPENSEARCH_PASSWORD_FILE; "
