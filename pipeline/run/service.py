@@ -342,6 +342,7 @@ class Service:
                 kinds[r.kind] = kinds.get(r.kind, 0) + 1
             for kind, n in kinds.items():
                 self.metrics.records_out.labels(kind).inc(n)
+            self.metrics.jobs.observe(records)  # the job metrics of what OpenSearch acknowledged
             self.pending.clear()
             self.pending_free = []
             if not self.sink_ok:

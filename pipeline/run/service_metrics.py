@@ -52,6 +52,12 @@ class ServiceMetrics:
             "record, a job's correlation, an attempt's diagnosis), by stage and exception type", ["stage", "error"],
             registry=r)
 
+        # what the logs say of each job attempt (job_metrics.py documents the names and limits)
+        from gangscope.pipeline.run.job_metrics import JobMetrics
+
+        self.jobs = JobMetrics()
+        r.register(self.jobs)
+
     def count_failures(self, failures) -> None:
         """Add a ledger's counts (pipeline.isolation.StageFailures, as taken since the last time)."""
         for entry in failures.summary():
