@@ -36,9 +36,10 @@ PROBE = ("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective opera
 _PROBE_RE = re.compile(r"probe=(\d+)")
 
 
-def corpus_records(lines: int, pods: int = 16) -> list[tuple[bytes, bytes]]:
+def corpus_records(lines: int, pods: int = 16, mix: str = "default") -> list[tuple[bytes, bytes]]:
+    """The CRI corpus of that mix as Fluent Bit records (key = pod uid), in each pod's order."""
     root = Path(tempfile.mkdtemp(prefix="gangscope-bench-"))
-    generate(root, lines, "default", pods=pods)
+    generate(root, lines, mix, pods=pods)
     sources, _ = discover([str(root)])
     out = []
     for source in sources:
@@ -90,11 +91,20 @@ def metric(text: str, name: str) -> float:
     return total
 
 
-def throughput(args, url: str) -> None:
+def cpu_seconds(pid: int) -> float:
+    """User + system CPU time a process has used so far (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
+def throughput(args, url: str) -> dict:
+    """Lines/s of one consumer process from its first line read to the last one indexed, and lines
+    per CPU-second of that process over the same span."""
     from kafka import KafkaProducer
 
-    print(f"corpus: {args.lines:,} lines ...", flush=True)
-    records = corpus_records(args.lines)
+    mix = getattr(args, "mix", "default")
+    print(f"corpus: {args.lines:,} lines, mix {mix} ...", flush=True)
+    records = corpus_records(args.lines, mix=mix)
     topic = f"bench-throughput-{uuid.uuid4().hex[:8]}"
     create_topic(args.bootstrap, topic, args.partitions)
     producer = KafkaProducer(bootstrap_servers=args.bootstrap, acks=1, linger_ms=50, batch_size=1 << 20)
@@ -114,23 +124,26 @@ def throughput(args, url: str) -> None:
             read = metric(text, "gangscope_lines_in_total")
             now = time.perf_counter()
             if read and first is None:
-                first = (now, read)
+                first = (now, read, cpu_seconds(proc.pid))
             lag = metric(text, "gangscope_consumer_lag")
             if read >= len(records) and lag == 0 and metric(text, "gangscope_sink_latency_seconds_count"):
                 break
             time.sleep(0.05)
+        cpu = cpu_seconds(proc.pid) - first[2]
         seconds = now - first[0]
         lines = len(records) - first[1]
         out = metric(text, "gangscope_records_out_total")
-        print(f"throughput: {lines:,.0f} lines in {seconds:.2f} s = {lines / seconds:,.0f} lines/s "
-              f"(one consumer process, {args.partitions} partitions, {out:,.0f} records indexed)", flush=True)
+        print(f"throughput: {lines:,.0f} lines in {seconds:.2f} s = {lines / seconds:,.0f} lines/s, "
+              f"{lines / cpu:,.0f} lines per CPU-second of the consumer ({cpu:.1f} s CPU; one consumer process, "
+              f"{args.partitions} partitions, {out:,.0f} records indexed)", flush=True)
+        return {"lines": lines, "seconds": seconds, "cpu": cpu, "records": out}
     finally:
         proc.terminate()
         proc.wait(60)
         _cleanup(url, prefix)
 
 
-def delay(args, url: str) -> None:
+def delay(args, url: str) -> dict | None:
     from kafka import KafkaProducer
 
     topic = f"bench-delay-{uuid.uuid4().hex[:8]}"
@@ -138,7 +151,7 @@ def delay(args, url: str) -> None:
     prefix = f"bench-{uuid.uuid4().hex[:8]}-"
     log = Path(tempfile.mkdtemp()) / "service.log"
     proc, _murl = start_service(args.bootstrap, url, topic, prefix, log)
-    noise = [json.loads(v)["log"] for _k, v in corpus_records(20_000)]
+    noise = [json.loads(v)["log"] for _k, v in corpus_records(20_000, mix=getattr(args, "mix", "default"))]
     pods = [(f"bench-{i}", str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{i}"))) for i in range(16)]
     sent: dict[int, float] = {}
     found: dict[int, float] = {}
@@ -204,10 +217,11 @@ def delay(args, url: str) -> None:
         delays = sorted(found[k] - sent[k] for k in found)
         if len(delays) < 2:
             print(f"delay: only {len(delays)} of {len(sent)} probes became searchable; see {log}")
-            return
+            return None
         q = quantiles(delays, n=100)
         print(f"delay: produced {n:,} lines at {rate:,.0f} lines/s; {len(found)}/{len(sent)} probes searchable; "
               f"p50 {q[49]:.3f} s, p99 {q[98]:.3f} s, max {delays[-1]:.3f} s", flush=True)
+        return {"rate": rate, "p50": q[49], "p99": q[98], "max": delays[-1], "found": len(found), "sent": len(sent)}
     finally:
         producer.close()
         proc.terminate()
@@ -228,6 +242,7 @@ def main() -> None:
     ap.add_argument("--bootstrap", default=os.environ.get("GANGSCOPE_KAFKA_BOOTSTRAP"))
     ap.add_argument("--opensearch", default=os.environ.get("GANGSCOPE_OPENSEARCH_URL"))
     ap.add_argument("--lines", type=int, default=300_000)
+    ap.add_argument("--mix", default="default", help="bench.corpus mix of the throughput run")
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--rate", type=int, default=10_000, help="lines/s of the delay run")
     ap.add_argument("--seconds", type=int, default=20, help="length of the delay run")
