@@ -454,3 +454,174 @@ def test_a_dangling_or_overlong_partial_chain_is_counted_and_exits_1(tmp_path_fa
     assert rc == 1
     assert counted["dangling_partials"] if dangling else counted["partial_lines_cut"]
     assert [r["step"] for r in records(out, "step")] == [3]
+
+
+# -- cost: no per-record work that loops over what came before ---------------------------------
+# Counted, not timed: the work a record costs is the number of things looked at for it.
+
+class CountingSeries(dict):
+    """JobDigest.steps that counts how often a job's series is looked up."""
+
+    looked = 0
+
+    def __missing__(self, job):
+        self[job] = value = []
+        return value
+
+    def __getitem__(self, job):
+        CountingSeries.looked += 1
+        return super().__getitem__(job)
+
+
+@settings(HOSTILE, max_examples=6)
+@given(st.integers(min_value=100, max_value=400), st.integers(min_value=1, max_value=4), st.integers(min_value=20, max_value=60))
+def test_many_small_jobs_cost_the_digest_constant_work_per_step_and_keep_the_longest_series_thinned(jobs, steps, cap):
+    """Once the series of all jobs together hold `max_steps`, each new step thins the longest
+    series. It was found by a max over every job's series per step: many small jobs made the
+    digest quadratic (8k one-pod jobs 13 s, 16k 109 s). Now a step costs a bounded number of
+    look-ups whatever the number of jobs, and the series thinned are the ones max() picked."""
+    from gangscope.pipeline.diagnose.digest import JobDigest
+
+    def step(job: int, s: int) -> StepRecord:
+        return StepRecord(id=f"{job}-{s}", job=f"ns/job{job}", attempt=1, pod=f"job{job}-0", rank=0, step=s,
+                          time=TS)
+
+    digest = JobDigest(max_steps=cap)
+    digest.steps = CountingSeries()
+    reference = JobDigest(max_steps=cap)  # thinned the old way, by a max over every series
+    reference._longest_series = lambda: max(reference.steps, key=lambda j: len(reference.steps[j]))
+    CountingSeries.looked = 0
+    for s in range(steps):
+        for job in range(jobs):
+            digest.add(step(job, s))
+            reference.add(step(job, s))
+    per_step = CountingSeries.looked / (jobs * steps)
+    assert per_step < 8, f"{per_step:.1f} series looked up per step ({jobs} jobs): work grows with the jobs"
+    assert {j: [r.id for r in v] for j, v in digest.steps.items()} == \
+        {j: [r.id for r in v] for j, v in reference.steps.items()}
+
+
+# -- events: the run's events in bounded memory, the same attempts ---------------------------------
+
+GANG = Path(__file__).resolve().parent.parent / "fixtures" / "gang"
+GANG_SCENARIOS = sorted(p for p in GANG.iterdir() if p.is_dir() and list(p.glob("*.*json")))
+
+
+def _event_records(scenario: Path) -> list:
+    from gangscope.pipeline.curate.events import events_of_lines
+
+    out = []
+    for path in sorted(scenario.glob("*.*json")):
+        if path.name != "manifest.json":
+            out += [r for r in events_of_lines(path.read_text().splitlines()) if not isinstance(r, Skip)]
+    return out
+
+
+@settings(HOSTILE, max_examples=40)
+@given(st.sampled_from(GANG_SCENARIOS), st.randoms(use_true_random=False), st.booleans())
+def test_the_event_stream_cuts_the_attempts_and_stamps_the_records_the_book_did(scenario, rnd, twice):
+    """Replay reads events through EventStream (Pod records on disk unless their job has
+    attempts); the consumer's EventBook holds them all. In any order, read once or twice, both
+    give the same attempts and every record the same job and attempt, in the same order."""
+    from gangscope.pipeline.correlate.event_book import EventBook, EventStream
+
+    order = list(range(len(_event_records(scenario))))
+    rnd.shuffle(order)
+    order = order + order if twice else order
+
+    def fed() -> list:
+        recs = _event_records(scenario)  # fresh copies: correlation sets their job and attempt
+        return [recs[i] for i in order]
+
+    book = EventBook(max_events=None)
+    stamped, _ended = book.add(fed())
+    stream = EventStream()
+    for r in fed():
+        stream.add(r)
+    attempts = stream.cut()
+    streamed = list(stream.stamped())
+    stream.close()
+    assert repr(attempts) == repr(book.attempts)
+    assert [(r.id, r.job, r.attempt) for r in streamed] == [(r.id, r.job, r.attempt) for r in stamped]
+
+
+def test_pod_events_of_jobs_without_attempts_stay_on_disk():
+    """A million kubelet Events about pods whose jobs Kueue never admitted cut no attempt: the
+    stream keeps none of them in memory (the book held every record: 1.1 GB for 400k)."""
+    from gangscope.pipeline.correlate.event_book import EventStream
+    from gangscope.pipeline.curate.events import events_of_lines
+
+    lines = [json.dumps({"kind": "Event", "apiVersion": "v1",
+                         "metadata": {"name": f"w-{i % 8}.{i:x}", "namespace": "a", "uid": f"u{i}"},
+                         "involvedObject": {"kind": "Pod", "name": f"w-{i % 8}", "namespace": "a",
+                                            "labels": {"job-name": "j"}},
+                         "reason": ["Scheduled", "Pulled", "Started", "BackOff"][i % 4], "message": f"m {i}",
+                         "type": "Normal", "count": 1, "firstTimestamp": TS, "lastTimestamp": TS})
+             for i in range(2000)]
+    stream = EventStream()
+    for r in events_of_lines(lines):
+        stream.add(r)
+    assert stream.count == 2000
+    assert stream.cut() == {} and stream.kept == {}
+    assert sum(1 for r in stream.stamped() if r.job == "a/j") == 2000
+    stream.close()
+
+
+HEX_IDS = st.text("0123456789abcdef", min_size=15, max_size=32)
+
+
+@HOSTILE
+@given(st.lists(st.one_of(HEX_IDS, st.text(max_size=20)), max_size=400), st.data())
+def test_the_id_set_agrees_with_a_set_of_strings(ids, data):
+    """The decoder's repeat check and the stream's: 16 bytes an id instead of a dict of strings;
+    any id (hex or not, empty, any Unicode) is found again, marked or not, as a set would."""
+    from gangscope.parsers.id_set import IdSet
+
+    seen, marked = IdSet(capacity=1), set()
+    reference: set[str] = set()
+    for i in ids:
+        assert seen.add(i) == (i not in reference)
+        reference.add(i)
+        if data.draw(st.booleans()):
+            seen.mark(i)
+            marked.add(i)
+    assert len(seen) == len(reference)
+    assert all(i in seen and seen.marked(i) == (i in marked) for i in reference)
+    assert all(x not in seen for x in data.draw(st.lists(HEX_IDS, max_size=20)) if x not in reference
+               and x[:15] not in {r[:15] for r in reference})
+
+
+@settings(HOSTILE, max_examples=4)
+@given(st.integers(min_value=60, max_value=240))
+def test_many_admitted_jobs_cost_linking_work_linear_in_the_jobs(n):
+    """Each job's latest Workload was found by a scan of every workload (and its owner's name)
+    per job: n jobs cost n**2 look-ups. Counted: the look-ups grow with n, not n**2."""
+    from gangscope.pipeline.correlate import linking
+    from gangscope.pipeline.correlate.attempts import build_attempts
+    from gangscope.pipeline.curate.events import events_of_lines
+
+    def workload(i: int) -> str:
+        return json.dumps({
+            "apiVersion": "kueue.x-k8s.io/v1beta1", "kind": "Workload",
+            "metadata": {"name": f"pytorchjob-j{i}-abcde", "namespace": "t", "uid": f"w-{i}", "resourceVersion": "1",
+                         "ownerReferences": [{"apiVersion": "kubeflow.org/v1", "kind": "PyTorchJob", "name": f"j{i}",
+                                              "uid": f"j-{i}", "controller": True}]},
+            "spec": {"podSets": [{"name": "worker", "count": 2}], "queueName": "q"},
+            "status": {"conditions": [{"type": "Admitted", "status": "True", "reason": "Admitted", "message": "ok",
+                                       "lastTransitionTime": "2026-03-05T11:50:01Z"}]}})
+
+    records = [r for r in events_of_lines([workload(i) for i in range(n)]) if not isinstance(r, Skip)]
+    calls = [0]
+    real = linking.Index.workload_job
+
+    def counted(self, ns, name):
+        calls[0] += 1
+        return real(self, ns, name)
+
+    linking.Index.workload_job = counted
+    try:
+        attempts = build_attempts(records)
+    finally:
+        linking.Index.workload_job = real
+    assert len(attempts) == n and all(a[0].start for a in attempts.values())
+    assert calls[0] <= 4 * n, f"{calls[0]} workload look-ups for {n} jobs"
