@@ -80,7 +80,8 @@ def main() -> None:
 
     corpus = cached(args.mix, args.lines)
     lines, floor_s = floor_cpu(corpus)
-    replay_s, replayed = measure(corpus, 2, None)
+    # each replay in a fresh process: a second replay in the same one finds its line shapes cached
+    replay_s, replayed = min(measure(corpus, 1, None) for _ in range(2))
     ratio = floor_s / replay_s
     print(f"replay:  {replayed / replay_s:>10,.0f} lines per CPU-second ({replayed:,} lines, mix {args.mix}); "
           f"floor {lines / floor_s:,.0f} lines per CPU-second; ratio {ratio:.3f} (target >= {TARGETS['replay_ratio']})", flush=True)
