@@ -66,8 +66,9 @@ class ContainerCurator:
         self.wanted = combined_prefilter(parser_classes)
         self.scanner = scanner_for(parser_classes) if (block_scan and fmt == "cri") else None
         # lines that come without the block scan's hints (other envelopes, Kafka, joined CRI
-        # partials) get them from one scan of their text; the reference path tests them in Python
-        self.text_hints = text_hints_for(parser_classes) if block_scan else None
+        # partials) get them from one scan of their text (compiled on first use); the reference
+        # path tests them in Python
+        self.block_scan = block_scan
         self.subs: dict[object, SubStream] = {}
         # keys of sub-streams with an open record; a dict, not a set: records closed by idle
         # time or at the end come out in the order they opened, whatever the hash seed
@@ -377,8 +378,10 @@ class ContainerCurator:
         else:
             rank = local_rank = None
             key = stream
-        if hints == -1 and self.text_hints is not None:
-            hints = self.text_hints.of(text)
+        if hints == -1 and self.block_scan:
+            text_hints = text_hints_for(self.parser_classes)
+            if text_hints is not None:
+                hints = text_hints.of(text)
         sub = self.subs.get(key)
         if sub is None or not sub.open_bits:
             if not hints or (hints == -1 and not self.wanted(text)):
