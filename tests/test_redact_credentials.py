@@ -11,6 +11,7 @@ import os
 import subprocess
 import sys
 import uuid
+from pathlib import Path
 
 import pytest
 
@@ -172,3 +173,21 @@ def test_consume_with_a_sasl_password_file_that_is_wrong_exits_2_naming_the_refu
     assert done.returncode == 2, done.stderr
     assert "SASL authentication failed for user" in done.stderr
     assert wrong.read_text().strip() not in done.stderr
+
+
+# ----------------------------------------------------------------------------- URLs
+
+
+def test_a_url_whose_password_holds_a_slash_is_one_line_that_quotes_none_of_it(tmp_path):
+    """Not percent-encoded, `/` ends the authority and the password's first part reads as a port:
+    urllib's message (`Port could not be cast to integer value as 'Url-Pa55'`) showed it, in a
+    traceback."""
+    url = "http://admin:Url-Pa55/w0rd@x@127.0.0.1:9"
+    done = subprocess.run([*CLI, "replay", "fixtures/runs/rank_raises", "--opensearch", url, "--out", str(tmp_path / "o")],
+                          capture_output=True, text=True, timeout=60, cwd=Path(__file__).resolve().parent.parent)
+    assert done.returncode == 2 and done.stderr.count("\n") == 1, done.stderr
+    assert "--opensearch: not a valid URL" in done.stderr and "%2F" in done.stderr
+    assert "Pa55" not in done.stderr and "Traceback" not in done.stderr
+    with pytest.raises(UsageError, match="consume: opensearch: not a valid URL") as caught:
+        config.load({}, None, dict(BASE, GANGSCOPE_OPENSEARCH_URL=url))
+    assert "Pa55" not in str(caught.value)

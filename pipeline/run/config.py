@@ -227,6 +227,19 @@ def load(flags: Mapping[str, Any] | None = None, config_path: str | None = None,
     return config
 
 
+def check_url(url: str, what: str) -> None:
+    """A URL urllib can take apart, else one line that does not quote it: a password with `/`
+    or `@` in it, not percent-encoded, reads as a port (`Port could not be cast to integer
+    value as 'Pa55'`), and that message would show part of the password."""
+    from urllib.parse import urlsplit
+
+    try:
+        urlsplit(url).port
+    except ValueError:
+        raise UsageError(f"{what}: not a valid URL (want http[s]://[user:password@]host:port; in a password write "
+                         "/ as %2F and @ as %40)") from None
+
+
 def read_secret_file(path: str, what: str) -> str:
     """The first line of a file holding a secret (its line end off; the rest of the file is
     ignored, as a mounted Kubernetes Secret or `echo pw > file` leave one). Never printed."""
@@ -262,6 +275,7 @@ def validate(config: ServiceConfig) -> None:
         raise UsageError("consume: no Kafka bootstrap servers (--bootstrap or GANGSCOPE_KAFKA_BOOTSTRAP)")
     if not v["opensearch"]:
         raise UsageError("consume: no OpenSearch URL (--opensearch or GANGSCOPE_OPENSEARCH_URL)")
+    check_url(v["opensearch"], "consume: opensearch")
     if not v["topics"] and not v["events_topics"]:
         raise UsageError("consume: no topics to read (--topic or --events-topic)")
     if v["start"] not in ("earliest", "latest"):

@@ -103,6 +103,9 @@ def url_from_environment(args) -> bool:
 def _url(args) -> str:
     if not args.opensearch:
         raise UsageError("--opensearch URL is required (or set GANGSCOPE_OPENSEARCH_URL)")
+    from gangscope.pipeline.run.config import check_url
+
+    check_url(args.opensearch, "--opensearch")
     return args.opensearch
 
 
