@@ -113,8 +113,11 @@ def in_reading_order(records: list[Record], event_order: Mapping[str, int] | Non
     The step: one line holds many states of a bar (carriage returns), all of its time and seq, in
     the order of their steps; by id alone a rank's last step read back was any of them (a diagnosis
     said step 36 where replay, reading the line in order, said 38)."""
-    if event_order is None:
-        event_order = {r.id: i for i, r in enumerate(r for r in records if r.kind == "event")}
+    if not event_order:
+        # by time, not by arrival: the diagnosis of an attempt does not depend on the order its events
+        # were read in (a file's, a topic's, an index's after a restart)
+        events = sorted((r for r in records if r.kind == "event"), key=lambda r: (r.time or "", r.id))
+        event_order = {r.id: i for i, r in enumerate(events)}
     last = len(event_order)
     return sorted(records, key=lambda r: (event_order.get(r.id, last) if r.kind == "event" else 0,
                                           r.time or "", r.seq, _step_of(r), r.id))

@@ -49,6 +49,8 @@ SETTINGS: tuple[Setting, ...] = (
     Setting("session_timeout", float, 45.0, "seconds without heartbeats before the group gives this consumer's "
             "partitions to another"),
     Setting("dead_letter_topic", str, "gangscope-dead-letter", "topic for messages that cannot be decoded ('' = none)"),
+    Setting("metadata_refresh", float, 30.0, "seconds between refreshes of the topics' metadata: partitions added "
+            "to a topic are read within it"),
     Setting("start", str, "earliest", "where a group without committed offsets starts: earliest or latest"),
     Setting("max_poll_records", int, 5000, "messages per poll"),
     Setting("security_protocol", str, "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
@@ -291,7 +293,7 @@ def validate(config: ServiceConfig) -> None:
     for name in ("ssl_cafile", "ssl_certfile", "ssl_keyfile", "opensearch_ca_certs"):
         if v[name] and not Path(v[name]).is_file():
             raise UsageError(f"consume: {name}: no such file: {v[name]}")
-    for name in ("flush_idle", "open_wait", "attempt_idle", "commit_interval", "flush_interval", "backoff_initial", "backoff_max", "shutdown_timeout",
+    for name in ("metadata_refresh", "flush_idle", "open_wait", "attempt_idle", "commit_interval", "flush_interval", "backoff_initial", "backoff_max", "shutdown_timeout",
                  "session_timeout"):
         if v[name] <= 0:
             raise UsageError(f"consume: {name} must be above 0, got {v[name]}")

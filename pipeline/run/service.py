@@ -138,7 +138,9 @@ class Service:
             from kafka import KafkaConsumer
 
             try:
-                self.consumer = KafkaConsumer(**ksrc.consumer_options(cfg))
+                options = ksrc.consumer_options(cfg)
+                options["metadata_max_age_ms"] = int(cfg.metadata_refresh * 1000)  # partitions added are read within it
+                self.consumer = KafkaConsumer(**options)
                 if cfg.dead_letter_topic:
                     self.dead = ksrc.DeadLetters(cfg, cfg.dead_letter_topic)
             except KafkaError as exc:
@@ -383,6 +385,8 @@ class Service:
             log.warning("indexed events not read", error=str(exc))
             return
         if records:
+            # in the order they happened, not the index's: attempts and their event lists as when read
+            records.sort(key=lambda r: (r.time or "", r.id))
             self.book.add(records)
             log.info("events loaded", events=len(records), jobs=len(self.book.attempts))
 
@@ -575,10 +579,11 @@ class Service:
             if any(q is None for q in quiet):
                 continue  # lines of the job may still wait in Kafka
             since = max(quiet, default=clock.last_line)
-            idle = now - since >= cfg.attempt_idle
-            if idle and now - since < cfg.open_wait and any(s.holds_open(job) for s in holders.get(job, ())):
-                idle = False  # quiet, but a traceback of it is still open: it waits for its end, as flush_idle does
-            due = idle or (clock.finish_at is not None and now >= clock.finish_at)
+            due = now - since >= cfg.attempt_idle or (clock.finish_at is not None and now >= clock.finish_at)
+            if due and now - since < cfg.open_wait and any(s.holds_open(job) for s in holders.get(job, ())):
+                # Ended or quiet, but a traceback of it is still open: its end may yet come (a pause in
+                # delivery, its events read before its lines); it waits for it, as flush_idle does.
+                due = False
             if due:
                 self._finish_job(job)
                 del self.jobs[job]
@@ -627,7 +632,7 @@ class Service:
                 continue
             before = [r for r in records if r.kind == "diagnosis" or getattr(r, "signal", None) == "straggler"]
             records = [r for r in records if r.kind != "diagnosis"]
-            order = {event_id: i for i, event_id in enumerate(self.book.events)}
+            order = None  # events by time (back_half.in_reading_order), as replay orders them
             with unit_of_work(self.failures, "diagnose", position=job, job=job) as unit:
                 digest = back_half.digest_of(records, order, self.cfg.digest_max_bytes)
                 attempts = self.book.attempts.get(job)
