@@ -54,9 +54,9 @@ def sections(out: Path) -> dict[str, str]:
     """report.html's job sections by job name (their anchors numbered by position left out)."""
     html = (out / "report.html").read_text()
     found = {}
-    for part in html.split('<section id="job-')[1:]:
+    for part in html.split('<section class="job"')[1:]:
         name = re.search(r"<h2>(.*?)</h2>", part).group(1)
-        found[name] = re.sub(r"^\d+\"", "", part.split("</section>")[0])
+        found[name] = re.sub(r"job-\d+", "job-N", part.split("</section>")[0])
     return found
 
 
