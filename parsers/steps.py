@@ -31,7 +31,7 @@ from gangscope.parsers import dialects
 from gangscope.parsers.divisors import divisors
 from gangscope.parsers.dialects import DEFAULT_CACHE, Dialect, ShapeCache, build, is_step, strip_ansi
 from gangscope.parsers.lines import Line, LineState
-from gangscope.parsers.records import Record, StepRecord, record_from_state, record_state
+from gangscope.parsers.records import ErrorRecord, Record, StepRecord, record_from_state, record_state
 
 # The rank a logger wrote into the message: DeepSpeed's log_dist "[Rank 0] ..."
 # (deepspeed/utils/logging.py get_dist_msg), Accelerate's MultiProcessAdapter "[RANK 0] ..."
@@ -121,6 +121,7 @@ class StepState(msgspec.Struct, tag="step", kw_only=True, omit_defaults=True):
     keras_done: int = 0
     paddle_total: int | None = None
     lightning: list[Any] | None = None
+    nan_run: bool = False
 
 
 class LightningValidation:
@@ -207,6 +208,8 @@ class StepParser:
         # ("Eval begin..." then "step 157/157 - loss: ...": python/paddle/hapi/callbacks.py ProgBarLogger)
         self._paddle_total: int | None = None
         self._lightning = LightningValidation()
+        # the last step's loss was NaN/Inf (a nan_loss error record was given for the run it is in)
+        self._nan_run = False
 
     @property
     def open(self) -> bool:
@@ -262,7 +265,7 @@ class StepParser:
         if self._block is not None:
             self._end_block(out)
         if self._pending is not None:
-            out.append(self._pending.record())
+            self._emit(self._pending, out)
             self._pending = None
         return out
 
@@ -278,6 +281,7 @@ class StepParser:
             block_dialect=None if self._block_dialect is None else self._block_dialect.name,
             restarts=self._restarts, first_epoch=self._first_epoch, last_plain=self._last_plain,
             keras_done=self._keras_done, paddle_total=self._paddle_total, lightning=self._lightning.state(),
+            nan_run=self._nan_run,
         )
 
     def restore(self, state: StepState) -> None:
@@ -296,6 +300,7 @@ class StepParser:
         self._keras_done = state.keras_done
         self._paddle_total = state.paddle_total
         self._lightning = LightningValidation(state.lightning)
+        self._nan_run = state.nan_run
 
     # ------------------------------------------------------------------ internals
 
@@ -397,13 +402,25 @@ class StepParser:
                 p.fields["metrics"][WRITES] = writes
             return
         if p is not None:
-            out.append(p.record())
+            self._emit(p, out)
         if fields.get("step") is None:
             # nothing to merge on (the Trainer's logs dict): a record of its own
             self._pending = None
-            out.append(_Pending(fields, line, rank).record())
+            self._emit(_Pending(fields, line, rank), out)
             return
         self._pending = _Pending(fields, line, rank)
+
+    def _emit(self, pending: _Pending, out: list[Record]) -> None:
+        """A finished step's record, and a `nan_loss` error record where it starts a run of non-finite losses
+        (one per run: the steps that follow with NaN losses are that run, a finite loss ends it)."""
+        record = pending.record()
+        if record.nonfinite and "loss" in record.nonfinite:
+            if not self._nan_run:
+                self._nan_run = True
+                out.append(_nan_loss_error(record, pending.line.text))
+        elif record.loss is not None:
+            self._nan_run = False
+        out.append(record)
 
     def _block_item(self, text: str, item: Dialect) -> None:
         reading = self._cache.read(text, only=(item,))
@@ -425,6 +442,24 @@ class StepParser:
         if d.step_scope == "epoch":
             _to_global_step(fields, d)
         self._stage(fields, block.line, block.rank, out)
+
+
+# the pattern name of the error records a run of non-finite losses gives (not a rule of parsers/errors.py: the step
+# parser finds them, in every dialect, where the line printed its loss as nan/inf)
+NONFINITE_LOSS = "nonfinite_loss"
+_NAN_TEXT = re.compile(r"(?<![A-Za-z])(?:nan|NaN|NAN|inf|Inf|INF)(?![A-Za-z])")
+
+
+def _nan_loss_error(step: StepRecord, text: str) -> ErrorRecord:
+    """The error record of a run of non-finite losses, at its first step; `line` is the line that printed it (of a
+    bar redrawn with "\r", the first state that printed a nan/inf, at most 2,000 characters)."""
+    if "\r" in text:
+        states = [seg for seg in text.split("\r") if _NAN_TEXT.search(seg)]
+        text = states[0] if states else text.rsplit("\r", 1)[-1]
+    text = text[:2000]
+    where = f" at step {step.step}" if step.step is not None else ""
+    return ErrorRecord(time=step.time, seq=step.seq, rank=step.rank, local_rank=step.local_rank, category="nan_loss",
+                       message=f"loss is not finite{where} ({step.dialect} step line)", line=text, pattern=NONFINITE_LOSS)
 
 
 def _to_global_step(fields: dict, d: Dialect, epoch_base: int | None = None) -> None:

@@ -16,20 +16,26 @@ import pytest
 from gangscope.parsers import dialects
 from gangscope.parsers.dialects import PREFILTER, ShapeCache
 from gangscope.parsers.lines import Line, strip_rank_prefixes
+from gangscope.parsers.records import ErrorRecord, StepRecord
 from gangscope.parsers.steps import StepParser, TrainerLogFolder, fold_trainer_logs
 
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "dialects"
 _PREFILTER = re.compile(PREFILTER).search
 
 
-def parse(*texts: str, rank: int | None = None, parser: StepParser | None = None):
-    """Feed texts as one stream the way the pipeline does (prefilter unless open), then close."""
+def parse_all(*texts: str, rank: int | None = None, parser: StepParser | None = None):
+    """Feed texts as one stream the way the pipeline does (prefilter unless open), then close: every record."""
     p = parser or StepParser()
     out = []
     for i, text in enumerate(texts):
         if p.open or _PREFILTER(text):
             out += p.feed(Line(f"2024-05-01T12:00:{i:02d}Z", 0, text, rank))[1]
     return out + p.close()
+
+
+def parse(*texts: str, rank: int | None = None, parser: StepParser | None = None):
+    """The step records of `parse_all`."""
+    return [r for r in parse_all(*texts, rank=rank, parser=parser) if isinstance(r, StepRecord)]
 
 
 def one(*texts: str, **kw):
@@ -689,3 +695,29 @@ def test_lightning_2x_redraw_after_validation_stays_the_last_training_step():
         "Epoch 1:  25%|██▌       | 10/40 [00:12<00:30,  4.00it/s, v_num=0, train_loss=0.250, val_loss=0.396]",
     ]
     assert [r.step for r in parse(*lines)] == [40, 50]
+
+
+# ---------------------------------------------------------------- a run of NaN losses: one nan_loss error record
+
+
+def test_a_run_of_nan_losses_gives_one_nan_loss_error_at_its_first_step():
+    lines = [f" iteration {it:8d}/    1000 | lm loss: {loss} | grad norm: 1.000 |" for it, loss in
+             ((10, "2.500000E+00"), (20, "NAN"), (30, "NAN"), (40, "NAN"), (50, "2.400000E+00"), (60, "INF"))]
+    recs = parse_all(*lines)
+    errors = [r for r in recs if isinstance(r, ErrorRecord)]
+    assert [(e.category, e.pattern, e.time) for e in errors] == [
+        ("nan_loss", "nonfinite_loss", "2024-05-01T12:00:01Z"),  # the run 20..40
+        ("nan_loss", "nonfinite_loss", "2024-05-01T12:00:05Z"),  # a new run after the finite loss at 50
+    ]
+    assert errors[0].line == lines[1] and "step 20" in errors[0].message
+    assert [r.step for r in recs if isinstance(r, StepRecord)] == [10, 20, 30, 40, 50, 60]
+
+
+def test_nan_loss_error_of_a_bar_quotes_the_state_that_printed_it():
+    bar = "\r".join([
+        "Epoch 0:  10%|#         | 5/50 [00:01<00:09,  4.80it/s, v_num=0, train_loss=2.340]",
+        "Epoch 0:  12%|#         | 6/50 [00:01<00:09,  4.80it/s, v_num=0, train_loss=nan]",
+        "Epoch 0:  14%|#         | 7/50 [00:01<00:09,  4.80it/s, v_num=0, train_loss=nan]",
+    ])
+    errors = [r for r in parse_all(bar) if isinstance(r, ErrorRecord)]
+    assert len(errors) == 1 and errors[0].line == bar.split("\r")[1] and "step 6" in errors[0].message
