@@ -266,3 +266,15 @@ def test_stalls_and_stragglers_are_listed_under_training_progress():
     progress = html[html.index("Training progress"):]
     row = re.search(r'<tr data-signal="stall">.*?</tr>', progress, re.S).group(0)
     assert "no new step for 650.0 s after step 5" in row and "web-worker-0" in row and "&lt;b&gt;" in row
+
+
+def test_the_overview_says_an_attempt_had_a_straggler_and_a_stall(tmp_path):
+    """fixtures/runs/straggler succeeded, slowly: the overview says so beside 'success', since its
+    job is folded below."""
+    from gangscope.pipeline.run.cli import main
+
+    out = tmp_path / "out"
+    assert main(["replay", str(ROOT / "fixtures" / "runs" / "straggler"), "--out", str(out), "--no-progress"]) == 0
+    html = (out / "report.html").read_text()
+    row = re.search(r'<tr class="succeeded" data-job="team-a/straggler".*?</tr>', html, re.S).group(0)
+    assert "straggler rank 3 · stall of 4 ranks" in row

@@ -91,12 +91,29 @@ def overview(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
     rows = []
     for i, job in enumerate(jobs, start=1):
         for a in job["attempts"]:
-            rows.append({"job": job["name"], "anchor": f"job-{i}-attempt-{a['number']}", "job_anchor": f"job-{i}", **a})
+            rows.append({"job": job["name"], "anchor": f"job-{i}-attempt-{a['number']}", "job_anchor": f"job-{i}",
+                         "signals": signals_said(job["signals"], a["number"]), **a})
         if not job["attempts"]:
             rows.append({"job": job["name"], "anchor": f"job-{i}", "job_anchor": f"job-{i}", "number": None,
                          "outcome": None, "category": None, "first_failure": {}, "duration_s": None,
                          "gpu_h_lost": None, "gpu_h_estimated": False, "exception_type": None})
     return rows
+
+
+def signals_said(signals: list[Any], attempt: int) -> str:
+    """The stragglers and stalls of one attempt in a few words ('straggler rank 3 · stall of 4 ranks'):
+    a run that succeeded slowly is not all well."""
+    mine = [s for s in signals if (s.attempt or 1) == attempt]
+    slow = sorted({s.rank for s in mine if s.signal == "straggler" and s.rank is not None})
+    stalled = {(s.pod, s.rank) for s in mine if s.signal == "stall"}
+    said = []
+    if slow:
+        said.append(f"straggler{'s' if len(slow) > 1 else ''} rank {_ranks_text(slow)}")
+    elif any(s.signal == "straggler" for s in mine):
+        said.append("straggler")
+    if stalled:
+        said.append(f"stall of {len(stalled)} rank{'s' if len(stalled) > 1 else ''}" if len(stalled) > 1 else "stall")
+    return " · ".join(said)
 
 
 def failed_section(name: str, exc: BaseException) -> dict[str, Any]:
