@@ -3,21 +3,25 @@
 One loop, one thread (kafka-python's IO thread aside):
 
     poll -> decode (dead-letter what cannot be read) -> curate per partition -> progress
-         -> idle work (flush quiet containers, end quiet attempts) -> sink.flush (acknowledged)
+         -> idle work (close quiet containers that hold nothing open, end quiet attempts)
+         -> sink.flush (acknowledged) -> correct jobs whose attempts late events cut anew
          -> diagnose ended attempts from OpenSearch -> checkpoint state -> commit offsets
 
 End-to-end acknowledgement: an offset is committed only after OpenSearch acknowledged every
 record the messages before it produced (and the dead-letter topic every message it got), and
-never past the first line of a multi-line record that is still open. The partition's state at
-that point is checkpointed first (pipeline/run/checkpoint.py), so a restart or a new owner resumes
-exactly where the last acknowledgement left off. While OpenSearch is unreachable the partitions
+the partition's state at that offset is checkpointed first (pipeline/run/checkpoint.py), so a
+restart or a new owner resumes exactly where the last acknowledgement left off; a record still
+open travels in the checkpoint (commit_point.py). While OpenSearch is unreachable the partitions
 are paused and nothing is committed; the flush is retried with backoff until it goes through.
+
+The pieces, one job each: commit_point.py (the offset to commit, where to resume), rebalance.py
+(what a rebalance does), late_events.py (a job's records brought to its attempts anew),
+job_index.py (a job's records read back, corrected, deleted), job_analysis.py (an ended job's
+diagnosis), checkpoint.py, service_metrics.py.
 """
 
 from __future__ import annotations
 
-import functools
-import inspect
 import signal
 import threading
 import time
@@ -27,19 +31,19 @@ from typing import Any
 import structlog
 from kafka.errors import KafkaError
 from opensearchpy.exceptions import OpenSearchException
-from kafka.consumer.subscription_state import AsyncConsumerRebalanceListener
 
 from gangscope.parsers import times
 from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline.run import checkpoint, job_index
 from gangscope.pipeline.run.commit_point import commit_point, resume_point
+from gangscope.pipeline.run.job_analysis import analyse_job
+from gangscope.pipeline.run.rebalance import RebalanceListener, bounded
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.correlate.restamp import attempt_cuts
 from gangscope.pipeline.curate.stats import CurationLimits
 from gangscope.pipeline.curate.events import events_of_message
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
-from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
 from gangscope.pipeline.sinks.indices import OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchBusy
@@ -148,7 +152,7 @@ class Service:
 
                 reason = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
                 raise UsageError(f"consume: cannot reach Kafka at {cfg.bootstrap} ({reason})") from None
-            self.consumer.subscribe(list(cfg.topics) + list(cfg.events_topics), listener=_Rebalance(self))
+            self.consumer.subscribe(list(cfg.topics) + list(cfg.events_topics), listener=RebalanceListener(self))
             for topic in (*cfg.topics, *cfg.events_topics):
                 # The topics' metadata before the first poll joins the group: a join without it assigns
                 # nothing and waits for a metadata refresh to rebalance (kafka-python).
@@ -206,7 +210,7 @@ class Service:
         asked = self._ends.get(tp)
         if asked is None or now - asked[0] >= 1.0:
             try:
-                end = self.consumer.end_offsets([tp], **_bounded(type(self.consumer).end_offsets, 1.0)).get(tp)
+                end = self.consumer.end_offsets([tp], **bounded(type(self.consumer).end_offsets, 1.0)).get(tp)
             except Exception:
                 end = None
             asked = self._ends[tp] = (now, end)
@@ -630,25 +634,15 @@ class Service:
                 log.warning("cannot read the job's records back; diagnosis later", job=job, error=str(exc)[:300])
                 self.jobs[job] = JobClock(time.monotonic())
                 continue
-            before = [r for r in records if r.kind == "diagnosis" or getattr(r, "signal", None) == "straggler"]
-            records = [r for r in records if r.kind != "diagnosis"]
-            order = None  # events by time (back_half.in_reading_order), as replay orders them
-            with unit_of_work(self.failures, "diagnose", position=job, job=job) as unit:
-                digest = back_half.digest_of(records, order, self.cfg.digest_max_bytes)
-                attempts = self.book.attempts.get(job)
-                found = back_half.analyse(digest, {job: attempts} if attempts else None, timelines=False,
-                                          failures=self.failures)
-            if unit.failed:
+            found = analyse_job(job, records, self.book.attempts.get(job), self.failures, self.cfg.digest_max_bytes)
+            if found is None:
                 continue  # counted; the job's records stay indexed, without a diagnosis
-            # A diagnosis or straggler of an attempt that is no more (its job's attempts cut anew): deleted.
-            made = {r.id for r in (*found.stragglers, *found.diagnoses)}
-            stale = [r for r in before if r.id not in made]
-            if stale:
+            if found.stale:  # of an attempt that is no more (its job's attempts cut anew)
                 try:
-                    job_index.delete(self.sink.client, self.cfg.index_prefix, stale)
+                    job_index.delete(self.sink.client, self.cfg.index_prefix, found.stale)
                 except (OpenSearchError, OpenSearchException, OSError) as exc:
                     log.warning("stale diagnoses not deleted", job=job, error=str(exc)[:300])
-            self.pending_free.extend(found.stragglers + found.diagnoses)
+            self.pending_free.extend(found.made)
             self.metrics.diagnoses.inc()
             log.info("attempt diagnosed", job=job, records=len(records))
 
@@ -710,7 +704,7 @@ class Service:
         if offsets:
             try:
                 wait = max(1.0, 2 * self.cfg.commit_interval)
-                self.consumer.commit(offsets, **_bounded(type(self.consumer).commit, wait))
+                self.consumer.commit(offsets, **bounded(type(self.consumer).commit, wait))
             except Exception as exc:  # a rebalance under way (the revocation commits instead), or no broker
                 self.metrics.commit_failures.inc()
                 self.metrics.kafka_down.set(1)
@@ -734,50 +728,6 @@ class Service:
             if high is not None and state.next_offset is not None:
                 self.metrics.lag.labels(tp.topic, str(tp.partition)).set(max(0, high - state.next_offset))
         self.metrics.open_records.set(opened)
-
-
-@functools.lru_cache(maxsize=None)
-def _takes_timeout(method) -> bool:
-    return "timeout_ms" in inspect.signature(method).parameters
-
-
-def _bounded(method, seconds: float) -> dict:
-    """A bounded wait for a blocking consumer call (kafka-python >= 2.1 takes one; older ones wait as
-    before): with no broker the loop goes on (polling, acknowledging, answering /metrics) and tries
-    again later, instead of standing still until the broker is back."""
-    return {"timeout_ms": int(seconds * 1000)} if _takes_timeout(method) else {}
-
-
-class _Rebalance(AsyncConsumerRebalanceListener):
-    """Revocation: checkpoint and commit what is acknowledged, drop the rest; assignment: adopt later.
-
-    kafka-python runs listeners on its IO thread while `poll()` waits, so they may touch the
-    service's state, but must not call blocking consumer methods: the commit is awaited.
-    """
-
-    def __init__(self, service: Service):
-        self.service = service
-
-    async def on_partitions_revoked(self, revoked):
-        service = self.service
-        try:
-            offsets = service.release(revoked)
-        except Exception as exc:  # OpenSearch gone mid-rebalance: the next owner reads again
-            log.warning("revocation could not checkpoint", error=str(exc))
-            return
-        if offsets:
-            try:
-                await service.consumer.commit_async(offsets)
-                service.metrics.commits.inc()
-            except Exception as exc:
-                service.metrics.commit_failures.inc()
-                log.warning("commit on revocation failed", error=str(exc))
-
-    async def on_partitions_assigned(self, assigned):
-        self.service.new_partitions |= set(assigned)
-
-    async def on_partitions_lost(self, lost):
-        self.service.release(lost, lost=True)
 
 
 def main(cfg) -> int:
