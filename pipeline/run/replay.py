@@ -201,8 +201,9 @@ class Replay:
                 ahead.release()
                 _merge_stats(result.curation, done.curation)
                 _merge_stats(result.read, done.read)
-                for kind, count in done.counts.items():
-                    result.records[kind] = result.records.get(kind, 0) + count
+                new = self.counted.add
+                for kind, ids in done.counts.items():  # once per id across workers (summary.json)
+                    result.records[kind] = result.records.get(kind, 0) + sum(1 for i in ids if new(i))
                 result.digest.absorb_counts(done.dropped, done.summarized)
                 for record in unpack(done.kept):
                     result.digest.add(record)
@@ -385,7 +386,7 @@ class GroupWork:
 class GroupDone:
     """What a worker hands back: its counts, what it kept for the diagnosis, its part of the sink."""
 
-    counts: dict[str, int]
+    counts: dict[str, list[str]]  # the ids of its records by kind, each once (the parent counts them)
     curation: CurationStats
     read: ReadStats
     kept: bytes  # the records its digest kept, packed (records.pack)
@@ -401,14 +402,13 @@ def _curate_group_in_worker(task) -> GroupDone:
     part = make_part() if make_part is not None else None
     curation, read = CurationStats(), ReadStats()
     digest = JobDigest(max_bytes=options.digest_max_bytes)
-    counts: dict[str, int] = {}
+    counts: dict[str, list[str]] = {}
     counted = IdSet()
     work = GroupWork(group, options, attempt_lookup_of(attempts), curation, read)
     for batch in work.batches():
         for record in batch:
-            # once per id; epoch records are counted by the parent, which gives each its last word
-            if record.kind != "epoch" and counted.add(record.id):
-                counts[record.kind] = counts.get(record.kind, 0) + 1
+            if counted.add(record.id):
+                counts.setdefault(record.kind, []).append(record.id)
             digest.add(record)
         if part is not None:
             part.write(batch)
