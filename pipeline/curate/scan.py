@@ -107,7 +107,7 @@ class BlockScanner:
 
 
 def scan_safe(text: str) -> bool:
-    """Whether a Hyperscan scan of the text's bytes finds at least what Python's `re` finds in it:
+    r"""Whether a Hyperscan scan of the text's bytes finds at least what Python's `re` finds in it:
     ASCII (where \w, \d, `.` and classes mean the same over bytes and over characters) without
     the separators \x1c-\x1f (Python's \s matches them, PCRE's does not) and without a newline."""
     return text.isascii() and not ("\n" in text or "\x1c" in text or "\x1d" in text or "\x1e" in text or "\x1f" in text)
