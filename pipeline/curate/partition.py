@@ -35,23 +35,10 @@ class TextScanner:
 
     @classmethod
     def build(cls, parser_classes) -> "TextScanner | None":
-        try:
-            import hyperscan
-        except ImportError:
-            return None
-        from gangscope.pipeline.curate.scan import relax_anchors
+        from gangscope.pipeline.curate.scan import prefilter_database, relax_anchors
 
-        if not parser_classes:
-            return None
-        expressions = [relax_anchors(c.PREFILTER).encode("utf-8") for c in parser_classes]
-        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-        database = hyperscan.Database()
-        try:
-            database.compile(expressions=expressions, ids=list(range(len(expressions))),
-                             elements=len(expressions), flags=[flags] * len(expressions))
-        except hyperscan.error:
-            return None
-        return cls(database)
+        database = prefilter_database([relax_anchors(c.PREFILTER).encode("utf-8") for c in parser_classes])
+        return None if database is None else cls(database)
 
     def wanted(self, texts: list[str]) -> set[int]:
         """Indices of the texts a pattern hits (texts with a newline always count as hit)."""

@@ -59,6 +59,22 @@ ALWAYS = (
 )
 
 
+def prefilter_database(expressions: list[bytes]):
+    """The expressions compiled in Hyperscan's prefilter mode (a superset of what they match),
+    multiline, empty matches allowed, each its index as id; None when Hyperscan is missing or
+    refuses them (the callers then let every parser test its lines itself)."""
+    if hyperscan is None or not expressions:
+        return None
+    flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+    database = hyperscan.Database()
+    try:
+        database.compile(expressions=expressions, ids=list(range(len(expressions))),
+                         elements=len(expressions), flags=[flags] * len(expressions))
+    except hyperscan.error:
+        return None
+    return database
+
+
 class BlockScanner:
     """Start offsets of the lines of a block that match any of the patterns."""
 
@@ -67,21 +83,8 @@ class BlockScanner:
 
     @classmethod
     def build(cls, patterns: list[str]) -> "BlockScanner | None":
-        if hyperscan is None:
-            return None
-        expressions = [p.encode() for p in ALWAYS] + [relax_anchors(p).encode("utf-8") for p in patterns]
-        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-        database = hyperscan.Database()
-        try:
-            database.compile(
-                expressions=expressions,
-                ids=list(range(len(expressions))),
-                elements=len(expressions),
-                flags=[flags] * len(expressions),
-            )
-        except hyperscan.error:
-            return None
-        return cls(database)
+        database = prefilter_database([p.encode() for p in ALWAYS] + [relax_anchors(p).encode("utf-8") for p in patterns])
+        return None if database is None else cls(database)
 
     def line_starts(self, block: bytes) -> list[int]:
         return sorted(self.candidates(block))
@@ -124,17 +127,8 @@ class TextHints:
 
     @classmethod
     def build(cls, patterns: list[str]) -> "TextHints | None":
-        if hyperscan is None or not patterns:
-            return None
-        expressions = [relax_anchors(p).encode("utf-8") for p in patterns]
-        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-        database = hyperscan.Database()
-        try:
-            database.compile(expressions=expressions, ids=list(range(len(expressions))),
-                             elements=len(expressions), flags=[flags] * len(expressions))
-        except hyperscan.error:
-            return None
-        return cls(database)
+        database = prefilter_database([relax_anchors(p).encode("utf-8") for p in patterns])
+        return None if database is None else cls(database)
 
     def of(self, text: str) -> int:
         if not scan_safe(text):
