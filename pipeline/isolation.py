@@ -261,9 +261,15 @@ def describe_place(example: dict[str, Any]) -> str:
 def _message(exc: BaseException) -> str:
     """The exception's message, first line, cut short, with secrets masked (a message can quote
     the log text that made it fail)."""
-    text = str(exc).split("\n", 1)[0][:MESSAGE_CHARS]
+    return redacted(str(exc).split("\n", 1)[0][:MESSAGE_CHARS])
+
+
+def redacted(text: str) -> str:
+    """`text` with its secrets masked by the configured redactor (parsers/redact.py, a site's
+    patterns included): for the rooms that show an error's text but may not import the parsers,
+    such as the dashboard showing what OpenSearch answered (an answer can quote what was sent)."""
     if not text:
-        return ""
+        return text
     redact = sys.modules.get("gangscope.parsers.redact")
     if redact is None:
         try:

@@ -111,3 +111,19 @@ def test_an_empty_or_missing_token_file_is_a_usage_error(served, tmp_path, capsy
     assert main(["dashboard", "--opensearch", "http://127.0.0.1:9", "--token-file", str(tmp_path / "nope")]) == 2
     assert not served
     assert "token-file" in capsys.readouterr().err
+
+
+# A real GitHub token shape (its CRC32 checksum holds), planted where the real OpenSearch quotes
+# it back: an index prefix it refuses names the index in its answer (400 invalid_index_name_exception).
+PLANTED = "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"
+
+
+def test_an_opensearch_error_that_quotes_a_secret_is_shown_redacted(opensearch_url):
+    client = create_app(opensearch_url, prefix=f"_{PLANTED}-").test_client()
+    page = client.get("/")
+    answer = client.get("/api/steps")
+    html = page.get_data(as_text=True)
+    assert page.status_code == 503 and answer.status_code == 503
+    assert "invalid_index_name_exception" in html and "[REDACTED]" in html  # the error is shown, masked
+    assert "invalid_index_name_exception" in answer.get_json()["error"]
+    assert PLANTED not in html and PLANTED not in answer.get_data(as_text=True)

@@ -20,6 +20,7 @@ import jinja2
 from flask import Flask, Response, abort, jsonify, redirect, request
 
 import gangscope.templates
+from gangscope.pipeline.isolation import redacted
 from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.dashboard.panels import PANELS
 from gangscope.pipeline.dashboard.query import Filters, Search, iso_ms, jobs
@@ -130,7 +131,7 @@ def create_app(opensearch_url: str, prefix: str = "", token: str | None = None, 
                 context["panels"].append({"name": name, "title": panel.TITLE, "template": panel.TEMPLATE,
                                           "data": panel.view(panel.query(search, filters))})
         except OpenSearchError as exc:
-            context["error"] = str(exc)
+            context["error"] = redacted(str(exc))  # an answer can quote what was sent
         return context
 
     def render(panel_names: list[str]) -> Response:
@@ -156,7 +157,7 @@ def create_app(opensearch_url: str, prefix: str = "", token: str | None = None, 
         try:
             data = PANELS[name].query(search, filters)
         except OpenSearchError as exc:
-            return jsonify({"error": str(exc)}), 503
+            return jsonify({"error": redacted(str(exc))}), 503
         return jsonify({"panel": name, "filters": filters.as_dict(), "problems": problems, "data": data})
 
     @app.get("/healthz")
