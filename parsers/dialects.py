@@ -595,8 +595,16 @@ _G_LIST = (_G_PAIR + pp.ZeroOrMore(_G_SEP + _G_PAIR) + pp.Opt(R(r"[.,;|]")) + pp
 _G_STARTS = re.compile(r"(?:^|(?<=[^\w./-]))[A-Za-z_]")
 
 
+# What a key/value list can be made of (keys, numbers and units, ratios, brackets, separators, blanks):
+# a superset of every character _G_LIST consumes. Since _G_LIST must reach the end of the segment, a
+# start before the last character outside this set can never match, so only the tail after it is
+# tried: a 5 KB JSON log line ending in "}" costs one reversed scan instead of a parse per word.
+_G_TAIL = re.compile(r"[\w\s./\-:=\[\]+,%;|]*").match
+
+
 def _generic_values(seg: str) -> list[Value] | None:
-    for m in _G_STARTS.finditer(seg):
+    tail = len(seg) - _G_TAIL(seg[::-1]).end()
+    for m in _G_STARTS.finditer(seg, tail):
         pos = m.start()
         try:
             toks = _G_LIST.parse_string(seg[pos:])
