@@ -44,8 +44,9 @@ def _assert_clean(text: str) -> None:
         assert secret not in text, f"{secret!r} in:\n{text[-3000:]}"
 
 
-class _Answer(BaseHTTPRequestHandler):
-    """Answers every request with the server's `status` and `body` (an OpenSearch gone bad)."""
+class _ProxyAnswer(BaseHTTPRequestHandler):
+    """Answers every request with the server's `status` and `body`: a misbehaving proxy in front
+    of OpenSearch (a login page, a gateway's error that quotes the request's headers)."""
 
     def _answer(self):
         length = int(self.headers.get("Content-Length") or 0)
@@ -66,10 +67,13 @@ class _Answer(BaseHTTPRequestHandler):
 
 
 @pytest.fixture
-def bad_server():
-    """A local HTTP server whose every answer is an error quoting secrets; yields a function
-    setting (status, body, content type) and the URL with credentials in its userinfo."""
-    srv = ThreadingHTTPServer(("127.0.0.1", 0), _Answer)
+def misbehaving_proxy():
+    """Not OpenSearch: a misbehaving proxy in front of it, whose every answer is an error quoting
+    secrets (the headers it was sent, a login page), which the real OpenSearch never answers.
+    What the real server can produce is asserted against it (the `*_real_opensearch` tests
+    below). Yields a function setting (status, body, content type) and the URL with credentials
+    in its userinfo."""
+    srv = ThreadingHTTPServer(("127.0.0.1", 0), _ProxyAnswer)
     srv.status, srv.content_type = 500, "application/json"
     srv.body = json.dumps({"error": {"type": "exception", "reason": ERROR_REASON}, "status": 500})
     thread = threading.Thread(target=srv.serve_forever, daemon=True)
@@ -164,8 +168,8 @@ def test_the_command_lines_stderr_and_an_uncaught_exception_pass_the_redactor():
 # ----------------------------------------------------------------------------- the commands
 
 
-def test_replay_into_an_opensearch_that_answers_an_error_quoting_secrets_says_so_without_them(bad_server, tmp_path):
-    _answer, url = bad_server
+def test_replay_through_a_proxy_that_answers_an_error_quoting_secrets_says_so_without_them(misbehaving_proxy, tmp_path):
+    _answer, url = misbehaving_proxy
     done = subprocess.run([*CLI, "replay", str(RUN), "--opensearch", url, "--out", str(tmp_path)],
                           capture_output=True, text=True, timeout=120)
     assert done.returncode != 0
@@ -173,10 +177,10 @@ def test_replay_into_an_opensearch_that_answers_an_error_quoting_secrets_says_so
     assert "answered 500: exception: request rejected: Authorization: Bearer [REDACTED]" in done.stderr
 
 
-def test_consume_logs_the_url_and_the_servers_error_without_their_secrets(bad_server, tmp_path):
+def test_consume_logs_the_url_and_a_proxys_error_without_their_secrets(misbehaving_proxy, tmp_path):
     """No Kafka needed: the service says what it was started with, then waits for OpenSearch,
     logging each error answer, until SIGTERM."""
-    _answer, url = bad_server
+    _answer, url = misbehaving_proxy
     log = tmp_path / "service.log"
     with open(log, "wb") as out:
         proc = subprocess.Popen([*CLI, "consume", "--bootstrap", "127.0.0.1:9", "--opensearch", url, "--topic", "t",
@@ -199,10 +203,10 @@ def test_consume_logs_the_url_and_the_servers_error_without_their_secrets(bad_se
     assert "answered 500: exception: request rejected: Authorization: Bearer [REDACTED]" in waiting["error"]
 
 
-def test_the_dashboard_logs_an_unexpected_answer_without_its_secrets(bad_server, tmp_path):
+def test_the_dashboard_logs_a_proxys_unexpected_answer_without_its_secrets(misbehaving_proxy, tmp_path):
     """An answer opensearch-py cannot read (not JSON) raises past the dashboard's handling:
     Flask logs the exception, whose message quotes the answer."""
-    answer, url = bad_server
+    answer, url = misbehaving_proxy
     answer(200, f"<html>proxy login required; token {GITHUB}; password={DB_PASSWORD}</html>", "application/json")
     log = tmp_path / "dashboard.log"
     import socket
@@ -229,3 +233,67 @@ def test_the_dashboard_logs_an_unexpected_answer_without_its_secrets(bad_server,
     text = log.read_text()
     _assert_clean(text)
     assert "GET /panel/errors" in text
+
+
+# ----------------------------------------------------------------------------- the real OpenSearch
+
+# A real GitHub token shape (its CRC32 checksum holds). The real OpenSearch quotes it back when it
+# is an index prefix it refuses: 400 invalid_index_name_exception names the index.
+PLANTED = "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"
+REFUSED_PREFIX = f"_{PLANTED}-"
+
+
+def _with_password(url: str) -> str:
+    """The real server's URL with a password in its userinfo (OpenSearch without the security
+    plugin ignores basic auth, so the requests go through)."""
+    scheme, rest = url.split("://", 1)
+    return f"{scheme}://admin:{URL_PASSWORD}@{rest}"
+
+
+def test_replay_into_the_real_opensearch_keeps_the_urls_password_out_of_what_it_prints(opensearch_url, index_prefix,
+                                                                                       tmp_path):
+    url = _with_password(opensearch_url)
+    done = subprocess.run([*CLI, "replay", str(RUN), "--opensearch", url, "--index-prefix", f"{index_prefix}-",
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=180)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert URL_PASSWORD not in done.stdout + done.stderr
+    assert opensearch_url.split("://", 1)[1] in done.stdout + done.stderr  # the server is named, without it
+
+
+def test_replay_shows_the_real_opensearchs_error_quoting_a_secret_redacted(opensearch_url, tmp_path):
+    url = _with_password(opensearch_url)
+    done = subprocess.run([*CLI, "replay", str(RUN), "--opensearch", url, "--index-prefix", REFUSED_PREFIX,
+                           "--out", str(tmp_path)], capture_output=True, text=True, timeout=180)
+    text = done.stdout + done.stderr
+    assert done.returncode != 0
+    assert "answered 400: invalid_index_name_exception: Invalid index name [_[REDACTED]-" in done.stderr
+    assert PLANTED not in text and URL_PASSWORD not in text
+
+
+def test_consume_with_the_real_servers_logs_the_url_and_the_error_without_their_secrets(
+        opensearch_url, kafka_bootstrap, kafka_topic, tmp_path):
+    """The real Kafka and OpenSearch: `starting` names the URL without its password, and the real
+    server's refusal of the index prefix, which quotes it, is logged masked until SIGTERM."""
+    url = _with_password(opensearch_url)
+    log = tmp_path / "service.log"
+    topic = kafka_topic()
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*CLI, "consume", "--bootstrap", kafka_bootstrap, "--opensearch", url,
+                                 "--index-prefix", REFUSED_PREFIX, "--topic", topic, "--metrics-port", "-1",
+                                 "--backoff-initial", "0.1", "--backoff-max", "0.2"],
+                                stdout=out, stderr=out, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        try:
+            deadline = time.monotonic() + 60
+            while "opensearch unreachable" not in log.read_text() and time.monotonic() < deadline:
+                assert proc.poll() is None, log.read_text()
+                time.sleep(0.2)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(60) == 0, log.read_text()
+    text = log.read_text()
+    assert PLANTED not in text and URL_PASSWORD not in text
+    lines = [json.loads(line) for line in text.splitlines()]
+    starting = next(line for line in lines if line["event"] == "starting")
+    assert starting["opensearch"] == url.replace(URL_PASSWORD, "[REDACTED]")
+    waiting = next(line for line in lines if line["event"] == "opensearch unreachable, waiting")
+    assert "answered 400: invalid_index_name_exception: Invalid index name [_[REDACTED]-" in waiting["error"]
