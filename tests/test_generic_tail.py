@@ -109,3 +109,19 @@ def test_a_json_log_line_with_a_step_key_costs_no_parse(monkeypatch):
     # a key/value tail after the JSON is still tried, and read
     assert [v.key for v in dialects._generic_values(line + " step 3 loss 0.25")] == ["step", "loss"]
     assert calls
+
+
+_NAN_SEARCH = __import__("re").compile(r"(?:[:=',(\[] ?|[A-Za-z_] )[-+]?(?:nan|inf|NAN|INF|NaN|Inf)(?![A-Za-z])(?! [A-Za-z])").search
+
+
+def nan_lines(n: int = 20000, seed: int = 5):
+    r = random.Random(seed)
+    alphabet = ["nan", "inf", "NaN", "Inf", "NAN", "INF", "info", "nana", "a", "_", " ", ":", "=", "'", ",", "(", "[", "-", "+", "x", "0.5", "o", "\t"]
+    for _ in range(n):
+        yield "".join(r.choice(alphabet) for _ in range(r.randint(1, 12)))
+
+
+@pytest.mark.parametrize("source", [fixture_lines, corpus_lines, generated_lines, nan_lines])
+def test_nan_value_finds_what_a_search_at_every_position_finds(source):
+    for seg in source():
+        assert bool(dialects._NAN_VALUE(seg)) == bool(_NAN_SEARCH(seg)), seg
