@@ -363,6 +363,47 @@ _K8S_ENV = re.compile(
 _HINTS_NAMED = ("secret", "passw", "credential", "token", "key", "pwd", "pass", "auth", "sig")
 
 
+_WINDOWS_VARIABLE = re.compile(r"%[A-Za-z_][A-Za-z0-9_]*%")
+
+
+def _password_span(m: re.Match[str], group: str, start: int = 0) -> list[Span]:
+    """The span of a password in `group` from `start` (quotes taken off), none when it is empty,
+    a placeholder, a variable (`$PW`, `%PW%`) or a path."""
+    value = m[group][start:]
+    a, b = _unquoted(value)
+    inner = value[a:b]
+    if not inner or placeholder(inner) or _WINDOWS_VARIABLE.fullmatch(inner):
+        return []
+    base = m.start(group) + start
+    return [(base + a, base + b)]
+
+
+# Samba's `-U [DOMAIN\\|/]USERNAME[%PASSWORD]` (smbclient(1), rpcclient(1), net(8)): the part after
+# the first `%` of the value is the password.
+_SAMBA_USER = re.compile(r"""[ \t](?:-U[ \t]*|--user(?:=|[ \t]+))(?P<value>"[^"\n]{1,512}"|'[^'\n]{1,512}'|[^\s'"]\S{0,511})""")
+
+
+def _samba_passwords(m: re.Match[str]) -> list[Span]:
+    out: list[Span] = []
+    base = m.start("rest")
+    for o in _SAMBA_USER.finditer(m["rest"]):
+        value = o["value"]
+        a, b = _unquoted(value)
+        cut = value.find("%", a, b)
+        if cut < 0 or cut + 1 >= b:
+            continue  # no password, or an empty one (`guest%`)
+        inner = value[cut + 1:b]
+        if placeholder(inner) or _WINDOWS_VARIABLE.fullmatch(inner):
+            continue
+        out.append((base + o.start("value") + cut + 1, base + o.start("value") + b))
+    return out
+
+
+# An Oracle logon `username/password[@connect_identifier]` (the user may be quoted, `C##APP`,
+# `sys`); the password ends at `@`, a blank or a quote.
+_ORACLE_LOGON = r"""["']?(?:[A-Za-z0-9_$#.]{1,128}|"[^"\n]{1,128}")/(?P<secret>"[^"\n]{1,256}"|[^\s@/"'`]{1,256})(?=[@\s"'`]|$)"""
+
+
 def _shape(name: str, pattern: str, hints: Iterable[str], source: str, flags: int = 0) -> RedactionRule:
     """A provider token recognised by its shape alone: the whole match is masked."""
     return RedactionRule(name, re.compile(pattern, flags), 0, tuple(hints), source)
@@ -490,6 +531,23 @@ RULES: tuple[RedactionRule, ...] = (
         re.compile(r"\b(?:mysql|mysqldump|mysqladmin|mysqlimport|mysqlsh|mariadb|mariadb-dump)\b[^\n]{0,200}?[ \t]-p(?P<secret>[^\s\-][^\s]*)"),
         "secret", ("mysql", "mariadb"),
         "MySQL 8.0 manual 6.2.2.1, `-p[password]` (no space before the password)",
+    ),
+    RedactionRule(
+        "samba_user_password",
+        re.compile(rf"(?<![\w\-.])(?:smbclient|rpcclient|smbcacls|smbcquotas|smbget|smbtree|smbtar|net[ \t]+(?:ads|rpc|rap))"
+                   rf"(?=[ \t]){_COMMAND_REST}"),
+        _samba_passwords, ("smbclient", "rpcclient", "smbcacls", "smbcquotas", "smbget", "smbtree", "smbtar", "net ads",
+                           "net rpc", "net rap"),
+        "smbclient(1), rpcclient(1), net(8) (Samba 4 manual pages): `-U|--user=[DOMAIN\\\\]USERNAME[%PASSWORD]`",
+    ),
+    RedactionRule(
+        "oracle_logon_password",
+        re.compile(rf"(?<![\w\-.])(?:(?:sqlplus|dgmgrl)(?:[ \t]+-[A-Za-z]+(?:[ \t]+\d+)?)*[ \t]+"
+                   rf"|rman\b[^\n]{{0,200}}?[ \t](?:target|catalog|auxiliary)[ \t]*=?[ \t]*"
+                   rf"|(?:expdp|impdp|sqlldr)\b(?:[ \t]+|[^\n]{{0,400}}?[ \t]userid=)){_ORACLE_LOGON}", re.IGNORECASE),
+        lambda m: _password_span(m, "secret"), ("sqlplus", "dgmgrl", "rman", "expdp", "impdp", "sqlldr"),
+        "SQL*Plus User's Guide 'SQLPLUS Program Syntax': `{username[/password][@connect_identifier] | / | /NOLOG}`; "
+        "RMAN `target`/`catalog`/`auxiliary` connect strings; Data Pump expdp/impdp and SQL*Loader `userid=`; DGMGRL",
     ),
     _command("mongo_password_option", r"mongo|mongosh|mongodump|mongorestore|mongoexport|mongoimport|mongostat|mongotop|mongofiles",
              "-p", "", "MongoDB docs, mongosh and database tools options: `-p, --password <password>`", ("mongo",)),

@@ -465,6 +465,22 @@ def mysqldump_p_joined(b):
 
 
 @shape("flag")
+def smbclient_user_percent(b):
+    # smbclient(1) `-U [DOMAIN\\]USERNAME[%PASSWORD]`: the password may hold `/` and `@`
+    s = b.password(14)
+    user = b.choice(["ml-bot", "CORP\\\\svc_ml", "corp.local/alice"])
+    return f"+ smbclient //nas/datasets -U '{user}%{s}' -c 'get shard-0001.tar'", s
+
+
+@shape("flag")
+def sqlplus_logon(b):
+    # SQL*Plus `username/password@connect_identifier`: a password with `@` or `/` is quoted
+    s = b.choice([b.alnum(12), b.password(12)])
+    secret = f'"{s}"' if any(c in s for c in "/@") else s
+    return f"sqlplus -s {b.choice(['system', 'sys', 'C##ML'])}/{secret}@//db.internal:1521/FREEPDB1 @load.sql", s
+
+
+@shape("flag")
 def docker_login_p(b):
     s = b.password(16)
     return f"+ docker login -u robot -p {s} registry.internal", s
@@ -934,6 +950,55 @@ HARVESTED_HARMLESS: list[str] = [
 ]
 
 
+# `user%password` (Samba) and `user/password@db` (Oracle) command lines, collected from public
+# scripts and READMEs and from the manuals (smbclient(1), rpcclient(1), net(8) `-U
+# [DOMAIN\\]USERNAME[%PASSWORD]`; SQL*Plus User's Guide 'SQLPLUS Program Syntax'
+# `{username[/password][@connect_identifier] | / | /NOLOG}`; rman, expdp/impdp, sqlldr
+# `userid=`, dgmgrl take the same logon), rebuilt with made-up values. BUILD was looked at
+# while writing the rules (parsers/redact_rules.py samba_user_password, oracle_logon_password);
+# MEASURE was written first and only scored: before the rules, build 8/8 leak, 0/6 destroyed;
+# measure 9/9 leak, 0/8 destroyed. After: 0/8, 0/6; measure 0/9, 0/8.
+LOGON_BUILD_SECRETS: list[tuple[str, str]] = [
+    ("smbclient -U SVC_TGS%Gpp-St1ll-Standing //10.10.10.100/Users", "Gpp-St1ll-Standing"),
+    ("smbclient //10.1.2.3/Logs -U 'corp.local/wallace%Welc0me2026@'", "Welc0me2026@"),
+    ("+ smbclient -U 'ml-bot%Smb-B0t-pw' //nas/datasets -c 'get train.tar'", "Smb-B0t-pw"),
+    ("QUERY=`sqlplus -s system/Man4ger-77@${y} << EOF", "Man4ger-77"),
+    ("docker exec -i oracle-xe sqlplus sys/MiClave-BD123@localhost:1521/XE as sysdba < init-db.sql", "MiClave-BD123"),
+    ("sqlplus -S Cm_system/Pr0d-0ra9@$SQLCONN <<!", "Pr0d-0ra9"),
+    ("sqlplus sys/Th3-Super-Secret1509! as sysdba", "Th3-Super-Secret1509!"),
+    ("sqlplus -s -l  fintech/F1n-tech-42@db.us.example.com:1521/codescan > /dev/null 2>&1", "F1n-tech-42"),
+]
+LOGON_BUILD_HARMLESS: list[str] = [
+    "smbclient -U 'guest%' -L //10.0.0.9",
+    "smbclient //truenas/share -U username",
+    "EXF_COUNT=$(sqlplus -s / as sysdba <<EOSQL",
+    'sqlplus -s "${CONNECT_STRING}" @"${ROOT_DIR}/sql/awr_report.sql"',
+    "sqlplus -s sys/$ORACLE_PWD as sysdba <<EOF",
+    "sqlplus -S system/%SYSTEM_PWD%@%ORACLE_SID% @%SERVER_HOME%\\sql\\1_tablespaces.sql",
+]
+LOGON_MEASURE_SECRETS: list[tuple[str, str]] = [
+    ('rpcclient -U "admin%Rpc-Adm1n-5" 10.0.0.5 -c enumdomusers', "Rpc-Adm1n-5"),
+    ("smbclient --user=bob%B0b-Smb-22 //fileserver/data", "B0b-Smb-22"),
+    ("net ads join -U Administrator%Adm1n-J0in-8", "Adm1n-J0in-8"),
+    ("sqlplus -L -S system/Sy5tem-Pw-3@//db:1521/FREEPDB1 @install_headless.sql", "Sy5tem-Pw-3"),
+    ("echo exit | sqlplus C##APP/App-Us3r-41@localhost/ORCLCDB @01_createUser.sql", "App-Us3r-41"),
+    ("rman target sys/Rm4n-Back-9@prod", "Rm4n-Back-9"),
+    ("expdp system/Exp-Dp-pw6@pdb1 directory=DATA_PUMP_DIR dumpfile=runs.dmp schemas=ML", "Exp-Dp-pw6"),
+    ("sqlldr userid=scott/T1ger-Ld-2 control=metrics.ctl log=metrics.log", "T1ger-Ld-2"),
+    ("dgmgrl sys/Dg-Mgr1-pw@prim 'show configuration'", "Dg-Mgr1-pw"),
+]
+LOGON_MEASURE_HARMLESS: list[str] = [
+    "python tools/sqlplus_report.py data/a/b@c",
+    "cp runs/exp1/ckpt@best.pt /mnt/out/",
+    "git clone git@github.com:org/repo.git",
+    "sqlplus -s @scripts/report.sql",
+    "sqlplus -s /nolog @scripts/connect.sql",
+    "smbclient -N -L //nas",
+    "rsync -a user@host:/data/a/b ./b",
+    "net use Z: \\\\nas\\share /user:CORP\\alice",
+]
+
+
 def main() -> None:
     """Leaks and destroyed look-alikes of a redactor on the corpus and the measure set:
     `python tests/secrets_corpus.py [--redactor FILE]` (FILE: a redact.py of another commit,
@@ -955,7 +1020,9 @@ def main() -> None:
         from gangscope.parsers import redact as module
     r = module.Redactor()
     sets = {"corpus": ([(t, s) for _n, t, s in corpus()], HARMLESS), "measure": (MEASURE_SECRETS, MEASURE_HARMLESS),
-            "harvested": (HARVESTED_SECRETS, HARVESTED_HARMLESS)}
+            "harvested": (HARVESTED_SECRETS, HARVESTED_HARMLESS),
+            "logon build": (LOGON_BUILD_SECRETS, LOGON_BUILD_HARMLESS),
+            "logon measure": (LOGON_MEASURE_SECRETS, LOGON_MEASURE_HARMLESS)}
     for name, (secrets, harmless) in sets.items():
         leaks = [r.text(t) for t, s in secrets if s in r.text(t)]
         lost = [(h, r.text(h)) for h in harmless if r.text(h) != h]

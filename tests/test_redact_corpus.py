@@ -214,3 +214,28 @@ def test_measure_set_secret_is_masked(text, secret):
 @pytest.mark.parametrize("text", MEASURE_HARMLESS)
 def test_measure_set_look_alike_survives(text):
     assert Redactor().text(text) == text
+
+
+
+# ----------------------------------------------------------------------------- logons: user%password, user/password@db
+
+from secrets_corpus import (LOGON_BUILD_HARMLESS, LOGON_BUILD_SECRETS, LOGON_MEASURE_HARMLESS,  # noqa: E402
+                            LOGON_MEASURE_SECRETS)
+
+
+@pytest.mark.parametrize("text, secret", LOGON_BUILD_SECRETS + LOGON_MEASURE_SECRETS,
+                         ids=[t[:40] for t, _s in LOGON_BUILD_SECRETS + LOGON_MEASURE_SECRETS])
+def test_logon_password_is_masked(text, secret):
+    assert secret not in Redactor().text(text)
+
+
+@pytest.mark.parametrize("text", LOGON_BUILD_HARMLESS + LOGON_MEASURE_HARMLESS)
+def test_logon_look_alike_survives(text):
+    assert Redactor().text(text) == text
+
+
+def test_a_logon_keeps_its_user_and_where_it_connects():
+    r = Redactor()
+    assert r.text("sqlplus sys/Ora4U-1234@CDB2 as sysdba") == "sqlplus sys/[REDACTED]@CDB2 as sysdba"
+    assert r.text('sqlplus sys/"p@ss/w0rd-9"@//db:1521/XE') == 'sqlplus sys/"[REDACTED]"@//db:1521/XE'
+    assert r.text("smbclient //nas/data -U 'CORP\\alice%Pa55-w0rd!'") == "smbclient //nas/data -U 'CORP\\alice%[REDACTED]'"
