@@ -535,7 +535,10 @@ class TrainerLogFolder:
         self._plan_steps: int | None = None  # "Total optimization steps = N"
         self._plan_epochs: int | None = None  # "Num Epochs = E"
 
-    def add(self, records: list[Record]) -> list[Record]:
+    def add(self, records: list[Record], bar_may_come: bool = True) -> list[Record]:
+        """The records ready to go on. `bar_may_come=False` (the container's curation says no line
+        of it is being written in pieces) releases a dict that nothing can number yet at once,
+        unnumbered, while the container has shown no bar: see `_release`."""
         out: list[Record] = []
         for r in records:
             dialect = getattr(r, "dialect", None)
@@ -562,7 +565,7 @@ class TrainerLogFolder:
                 out.append(r)
         if self._seen_logs:
             self._held = []
-            out.extend(self._release(final=False))
+            out.extend(self._release(final=False, bar_may_come=bar_may_come))
         return out
 
     def snapshot(self) -> "TrainerLogsState":
@@ -603,9 +606,17 @@ class TrainerLogFolder:
         if epochs is not None:
             self._plan_epochs = epochs
 
-    def _release(self, final: bool) -> list[StepRecord]:
+    def _release(self, final: bool, bar_may_come: bool = True) -> list[StepRecord]:
         if self._per_epoch is None:
             self._per_epoch = self._decide(final)
+        if self._per_epoch is None and not bar_may_come and self._total is None and not self._bars:
+            # No bar so far and none being written (PrinterCallback: `disable_tqdm`, a log
+            # file), no plan that numbers them: the dicts go on as they come, step null, rather
+            # than wait for a bar that may never come. A bar that shows later numbers the
+            # dicts after it (a runtime holds a line until it ends: a CRI bar with no newline
+            # yet shows as a partial line, which keeps the dicts waiting).
+            done, self._logs = self._logs, []
+            return done
         if self._per_epoch is None or not self._logs:
             return []
         s = self._per_epoch

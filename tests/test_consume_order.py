@@ -199,8 +199,6 @@ def test_events_late_or_first_a_pause_mid_traceback_barless_trainer_logs_and_a_s
     assert committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic)
 
 
-@pytest.mark.xfail(reason="Trainer logs dicts without a bar wait for their step numbers until the pod's log ends: "
-                          "emitting each when complete is issue 18's parser work (h18), not landed here", strict=False)
 def test_trainer_logs_without_a_bar_are_indexed_while_the_pod_still_runs(
         kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, order_inputs):
     logs, *_ = order_inputs

@@ -194,6 +194,37 @@ def test_trainer_dicts_without_a_bar_still_become_step_records():
     assert len({s.id for s in steps}) == 3
 
 
+def _trainer_dict(i: int) -> str:
+    return f"2024-01-01T00:00:{i:02d}.1Z stdout F {{'loss': {2.5 - i / 10}, 'grad_norm': 0.5, 'learning_rate': 3e-05, 'epoch': {i / 10}}}"
+
+
+def test_trainer_dicts_without_a_bar_or_plan_go_on_line_by_line():
+    """PrinterCallback to a log file (no bar, no plan printed): each dict is a step record as soon as
+    its line is read, step null (nothing tells it), not held until the container's log ends."""
+    from gangscope.pipeline.curate.substream import LINE_PARSERS
+
+    cur = ContainerCurator(POD, "cri", CurationStats(), parser_classes=LINE_PARSERS)
+    for i in range(1, 4):
+        steps = [r for r in cur.feed_lines([_trainer_dict(i)]) if r.kind == "step"]
+        assert [(s.loss, s.step, s.epoch) for s in steps] == [(2.5 - i / 10, None, i / 10)]
+    assert [r for r in cur.close() if r.kind == "step"] == []
+
+
+def test_trainer_dicts_wait_while_a_bar_is_being_written_in_pieces_and_take_its_steps():
+    """A bar with no newline yet reaches the log as partial (P) chunks: the dicts wait for it."""
+    from gangscope.pipeline.curate.substream import LINE_PARSERS
+
+    cur = ContainerCurator(POD, "cri", CurationStats(), parser_classes=LINE_PARSERS)
+    bar = [f"{n * 10}%|{'█' * n}{' ' * (10 - n)}| {n}/10 [00:0{n}<00:01,  1.50it/s]" for n in range(1, 5)]
+    lines = ["2024-01-01T00:00:00.5Z stderr P \r" + "\r".join(bar[:2])]
+    lines += [_trainer_dict(i) for i in (1, 2)]
+    assert [r for r in cur.feed_lines(lines) if r.kind == "step"] == []
+    out = cur.feed_lines(["2024-01-01T00:00:05.0Z stderr F \r" + "\r".join(bar[2:])]) + cur.close()
+    steps = [r for r in out if r.kind == "step"]
+    assert [(s.dialect, s.step, s.total_steps, s.loss) for s in steps] == [
+        ("hf_trainer", 1, 10, 2.4), ("hf_trainer", 2, 10, 2.3)]
+
+
 def test_custom_torchrun_prefix_templates_give_rank_and_local_rank():
     from gangscope.parsers.lines import strip_rank_prefixes
 

@@ -434,7 +434,7 @@ class ContainerCurator:
             # The Trainer's step dicts get their step numbers from its bar (another stream),
             # so they may be held here until the bar tells; step ids depend on them.
             try:
-                records = self.trainer_logs.add(records)
+                records = self.trainer_logs.add(records, bar_may_come=bool(self.partial))
             except Exception as exc:  # the records go on unfolded, without their bar's step numbers
                 self._record_failed(records[0] if records else None, exc, parser=type(self.trainer_logs).__name__)
         stamp = self.stamper.stamp
