@@ -139,12 +139,12 @@ class Service:
             if not self._connect_sink():
                 return 0
             self._load_events()
-            from kafka import KafkaConsumer
+            from gangscope.pipeline.sources.kafka_client import open_consumer
 
             try:
                 options = ksrc.consumer_options(cfg)
                 options["metadata_max_age_ms"] = int(cfg.metadata_refresh * 1000)  # partitions added are read within it
-                self.consumer = KafkaConsumer(**options)
+                self.consumer = open_consumer(cfg, cfg.kafka_client, options)
                 if cfg.dead_letter_topic:
                     self.dead = ksrc.DeadLetters(cfg, cfg.dead_letter_topic)
             except KafkaError as exc:
@@ -157,7 +157,8 @@ class Service:
                 # The topics' metadata before the first poll joins the group: a join without it assigns
                 # nothing and waits for a metadata refresh to rebalance (kafka-python).
                 self.consumer.partitions_for_topic(topic)
-            log.info("subscribed", topics=list(cfg.topics), events_topics=list(cfg.events_topics), group=cfg.group)
+            log.info("subscribed", topics=list(cfg.topics), events_topics=list(cfg.events_topics), group=cfg.group,
+                     kafka_client=cfg.kafka_client)
             while not self.stopping:
                 self._cycle()
             return self._shutdown()

@@ -1,0 +1,306 @@
+"""The consumer backend behind `consume`: kafka-python or confluent-kafka (librdkafka).
+
+The service (pipeline/run/service.py) talks to one interface, the part of kafka-python's
+KafkaConsumer it needs: subscribe with a rebalance listener, poll batches of messages (each with
+topic, partition, offset, key, value, timestamp) keyed by kafka.structs.TopicPartition, pause and
+resume, commit offsets with metadata, committed offsets, the partition's end (highwater, end
+offsets), assignment, seek, close. `open_consumer` gives a kafka-python KafkaConsumer as it is, or
+`ConfluentConsumer`, which answers the same calls with librdkafka underneath.
+
+Why two: kafka-python decodes records in Python (~110 k records per CPU-second on the bench
+corpus, bench/kafka_clients.py); librdkafka decodes them in C (~540 k). See README (Performance)
+for which one is the default and why.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+from typing import Any
+
+import structlog
+from kafka.structs import OffsetAndMetadata, OffsetAndTimestamp, TopicPartition
+
+log = structlog.get_logger("gangscope.consume")
+
+CLIENTS = ("kafka-python", "confluent")
+
+
+def open_consumer(cfg, client: str, options: dict[str, Any]):
+    """A consumer of backend `client` for the settings `cfg`; `options`: kafka-python's options
+    (pipeline/sources/kafka.py consumer_options), which the confluent backend translates."""
+    if client == "kafka-python":
+        from kafka import KafkaConsumer
+
+        return KafkaConsumer(**options)
+    if client == "confluent":
+        consumer = ConfluentConsumer(confluent_config(cfg, options))
+        consumer.max_records = options.get("max_poll_records", 5000)
+        return consumer
+    raise ValueError(f"unknown Kafka client {client!r} (one of {', '.join(CLIENTS)})")
+
+
+def client_errors(client: str) -> tuple[type[BaseException], ...]:
+    """The exceptions a client of backend `client` raises when Kafka refuses or cannot be reached."""
+    from kafka.errors import KafkaError
+
+    if client == "confluent":
+        from confluent_kafka import KafkaException
+
+        return (KafkaError, KafkaException)
+    return (KafkaError,)
+
+
+def confluent_config(cfg, options: dict[str, Any]) -> dict[str, Any]:
+    """librdkafka's names for the consumer options kafka-python took (servers, group, TLS, SASL)."""
+    conf: dict[str, Any] = {
+        "bootstrap.servers": ",".join(options["bootstrap_servers"]),
+        "client.id": options["client_id"],
+        "group.id": options["group_id"],
+        "enable.auto.commit": False,
+        "enable.auto.offset.store": False,
+        "auto.offset.reset": options["auto_offset_reset"],
+        "session.timeout.ms": options["session_timeout_ms"],
+        "heartbeat.interval.ms": options["heartbeat_interval_ms"],
+        "fetch.wait.max.ms": options.get("fetch_max_wait_ms", 100),
+        "max.partition.fetch.bytes": options.get("max_partition_fetch_bytes", 4 << 20),
+        "security.protocol": options["security_protocol"],
+        "error_cb": _log_error,
+    }
+    if options.get("group_instance_id"):
+        conf["group.instance.id"] = options["group_instance_id"]
+    if options.get("metadata_max_age_ms"):
+        conf["topic.metadata.refresh.interval.ms"] = options["metadata_max_age_ms"]
+    if options["security_protocol"] in ("SSL", "SASL_SSL"):
+        for ours, theirs in (("ssl_cafile", "ssl.ca.location"), ("ssl_certfile", "ssl.certificate.location"),
+                             ("ssl_keyfile", "ssl.key.location")):
+            if options.get(ours):
+                conf[theirs] = options[ours]
+        conf["ssl.endpoint.identification.algorithm"] = "https" if options.get("ssl_check_hostname", True) else "none"
+    if options["security_protocol"].startswith("SASL"):
+        conf["sasl.mechanism"] = options["sasl_mechanism"]
+        if options.get("sasl_plain_username") is not None:
+            conf["sasl.username"] = options["sasl_plain_username"]
+        if options.get("sasl_plain_password") is not None:
+            conf["sasl.password"] = options["sasl_plain_password"]
+    return conf
+
+
+def _log_error(err) -> None:
+    # librdkafka retries by itself (broker down, reconnects); these are what it tells while it does
+    log.warning("kafka client", error=str(err))
+
+
+class Message:
+    """One consumed message, with kafka-python's ConsumerRecord attribute names."""
+
+    __slots__ = ("topic", "partition", "offset", "key", "value", "timestamp")
+
+    def __init__(self, topic, partition, offset, key, value, timestamp):
+        self.topic = topic
+        self.partition = partition
+        self.offset = offset
+        self.key = key
+        self.value = value
+        self.timestamp = timestamp
+
+
+def _run(coroutine) -> None:
+    """Runs one of kafka-python's async listener methods to its end (nothing in it really waits:
+    this backend's commit_async commits synchronously)."""
+    if inspect.iscoroutine(coroutine):
+        asyncio.run(coroutine)
+
+
+class ConfluentConsumer:
+    """kafka-python's KafkaConsumer calls the service makes, on confluent_kafka.Consumer.
+
+    Rebalance callbacks run inside `poll()` on the caller's thread (librdkafka calls them from
+    its poll), so the listener may commit synchronously.
+    """
+
+    def __init__(self, conf: dict[str, Any]):
+        from confluent_kafka import Consumer, KafkaException
+
+        self.max_records = 5000
+        try:
+            self._c = Consumer(conf)
+        except KafkaException as exc:
+            from kafka.errors import KafkaConfigurationError
+
+            raise KafkaConfigurationError(str(exc)) from None
+        self._paused: set[TopicPartition] = set()
+        self._assigned: set[TopicPartition] = set()
+        self._seeks: dict[TopicPartition, int] = {}
+
+    # --- group --------------------------------------------------------------------------------
+
+    def subscribe(self, topics, listener=None) -> None:
+        def on_assign(consumer, partitions):
+            tps = {TopicPartition(p.topic, p.partition) for p in partitions}
+            self._assigned |= tps
+            if listener is not None:
+                _run(listener.on_partitions_assigned(tps))
+
+        def on_revoke(consumer, partitions):
+            tps = {TopicPartition(p.topic, p.partition) for p in partitions}
+            if listener is not None:
+                _run(listener.on_partitions_revoked(tps))
+            self._assigned -= tps
+            self._paused -= tps
+
+        def on_lost(consumer, partitions):
+            tps = {TopicPartition(p.topic, p.partition) for p in partitions}
+            if listener is not None:
+                _run(listener.on_partitions_lost(tps))
+            self._assigned -= tps
+            self._paused -= tps
+
+        self._c.subscribe(list(topics), on_assign=on_assign, on_revoke=on_revoke, on_lost=on_lost)
+
+    def assignment(self) -> set[TopicPartition]:
+        return set(self._assigned)
+
+    def partitions_for_topic(self, topic: str) -> set[int] | None:
+        try:
+            meta = self._c.list_topics(topic, timeout=5.0).topics.get(topic)
+        except Exception:
+            return None
+        if meta is None or meta.error is not None:
+            return None
+        return set(meta.partitions)
+
+    # --- reading ------------------------------------------------------------------------------
+
+    def poll(self, timeout_ms: int = 0, max_records: int | None = None) -> dict[TopicPartition, list[Message]]:
+        self._apply_seeks()
+        msgs = self._c.consume(num_messages=max_records or self.max_records, timeout=timeout_ms / 1000)
+        out: dict[TopicPartition, list[Message]] = {}
+        last = None
+        bucket: list[Message] = []
+        for m in msgs:
+            err = m.error()
+            if err is not None:
+                if err.code() != -191:  # _PARTITION_EOF: not an error
+                    log.warning("kafka fetch error", error=str(err))
+                continue
+            topic, partition = m.topic(), m.partition()
+            if (topic, partition) != last:
+                last = (topic, partition)
+                bucket = out.setdefault(TopicPartition(topic, partition), [])
+            bucket.append(Message(topic, partition, m.offset(), m.key(), m.value(), m.timestamp()[1]))
+        for tp in [tp for tp in out if tp in self._paused or tp not in self._assigned]:
+            del out[tp]  # fetched before a pause or a revocation took effect: read again later
+        return out
+
+    def seek(self, tp: TopicPartition, offset: int) -> None:
+        self._seeks[tp] = offset
+        self._apply_seeks()
+
+    def _apply_seeks(self) -> None:
+        if not self._seeks:
+            return
+        from confluent_kafka import TopicPartition as CTP
+
+        for tp, offset in list(self._seeks.items()):
+            if tp not in self._assigned:
+                del self._seeks[tp]
+                continue
+            try:
+                self._c.seek(CTP(tp.topic, tp.partition, offset))
+            except Exception:
+                continue  # partition not fetching yet (just assigned): tried again at the next poll
+            del self._seeks[tp]
+
+    def pause(self, *tps: TopicPartition) -> None:
+        from confluent_kafka import TopicPartition as CTP
+
+        tps = tuple(tp for tp in tps if tp in self._assigned)
+        if tps:
+            self._c.pause([CTP(tp.topic, tp.partition) for tp in tps])
+            self._paused |= set(tps)
+
+    def resume(self, *tps: TopicPartition) -> None:
+        from confluent_kafka import TopicPartition as CTP
+
+        tps = tuple(tp for tp in tps if tp in self._assigned)
+        if tps:
+            self._c.resume([CTP(tp.topic, tp.partition) for tp in tps])
+            self._paused -= set(tps)
+
+    def paused(self) -> set[TopicPartition]:
+        return set(self._paused)
+
+    def highwater(self, tp: TopicPartition) -> int | None:
+        from confluent_kafka import TopicPartition as CTP
+
+        try:
+            _, high = self._c.get_watermark_offsets(CTP(tp.topic, tp.partition), cached=True)
+        except Exception:
+            return None
+        return high if high is not None and high >= 0 else None
+
+    def end_offsets(self, tps, timeout_ms: int = 5000) -> dict[TopicPartition, int]:
+        from confluent_kafka import TopicPartition as CTP
+
+        out = {}
+        for tp in tps:
+            _, high = self._c.get_watermark_offsets(CTP(tp.topic, tp.partition), timeout=timeout_ms / 1000)
+            out[tp] = high
+        return out
+
+    # --- ranges (replay --from-kafka) ---------------------------------------------------------
+    # Not used yet: replay --from-kafka still reads with kafka-python (its range tests did not pass
+    # on this backend when it was written).
+
+    def assign(self, tps) -> None:
+        from confluent_kafka import TopicPartition as CTP
+
+        self._assigned = set(tps)
+        self._c.assign([CTP(tp.topic, tp.partition) for tp in tps])
+
+    def position(self, tp: TopicPartition) -> int:
+        from confluent_kafka import TopicPartition as CTP
+
+        if tp in self._seeks:
+            return self._seeks[tp]
+        (got,) = self._c.position([CTP(tp.topic, tp.partition)])
+        return got.offset if got.offset >= 0 else -1
+
+    def beginning_offsets(self, tps) -> dict[TopicPartition, int]:
+        from confluent_kafka import TopicPartition as CTP
+
+        return {tp: self._c.get_watermark_offsets(CTP(tp.topic, tp.partition), timeout=10.0)[0] for tp in tps}
+
+    def offsets_for_times(self, wanted: dict[TopicPartition, int]) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        from confluent_kafka import TopicPartition as CTP
+
+        found = self._c.offsets_for_times([CTP(tp.topic, tp.partition, ms) for tp, ms in wanted.items()], timeout=10.0)
+        return {TopicPartition(p.topic, p.partition): (OffsetAndTimestamp(p.offset, -1, -1) if p.offset >= 0 else None)
+                for p in found}
+
+    # --- offsets ------------------------------------------------------------------------------
+
+    def committed(self, tp: TopicPartition, metadata: bool = False, timeout_ms: int = 10_000):
+        from confluent_kafka import TopicPartition as CTP
+
+        (got,) = self._c.committed([CTP(tp.topic, tp.partition)], timeout=timeout_ms / 1000)
+        if got.offset < 0:
+            return None
+        if metadata:
+            return OffsetAndMetadata(got.offset, got.metadata or "", -1)
+        return got.offset
+
+    def commit(self, offsets: dict[TopicPartition, OffsetAndMetadata], timeout_ms: int | None = None) -> None:
+        from confluent_kafka import TopicPartition as CTP
+
+        if not offsets:
+            return
+        parts = [CTP(tp.topic, tp.partition, om.offset, metadata=om.metadata or None) for tp, om in offsets.items()]
+        self._c.commit(offsets=parts, asynchronous=False)
+
+    async def commit_async(self, offsets) -> None:
+        self.commit(offsets)
+
+    def close(self, autocommit: bool = False, timeout_ms: int | None = None) -> None:
+        self._c.close()
