@@ -75,9 +75,23 @@ def main() -> None:
     ap.add_argument("--partitions", type=int, default=4)
     ap.add_argument("--seconds", type=int, default=15, help="length of each delay run")
     ap.add_argument("--skip-servers", action="store_true", help="replay and --help only")
+    ap.add_argument("--consume-only", action="store_true", help="the consume figures only (no replay, no --help)")
+    ap.add_argument("--kafka-client", choices=("kafka-python", "confluent"),
+                    help="the consumer's backend (consume --kafka-client; default: the service's)")
     args = ap.parse_args()
     print(f"machine: {machine()}; python {sys.version.split()[0]}", flush=True)
 
+    if args.kafka_client:
+        os.environ["GANGSCOPE_KAFKA_CLIENT"] = args.kafka_client  # the consumer process reads it
+    print(f"kafka client: {os.environ.get('GANGSCOPE_KAFKA_CLIENT', 'default')}", flush=True)
+    if not args.consume_only:
+        offline(args)
+    if args.skip_servers:
+        return
+    servers(args)
+
+
+def offline(args) -> None:
     corpus = cached(args.mix, args.lines)
     lines, floor_s = floor_cpu(corpus)
     # each replay in a fresh process: a second replay in the same one finds its line shapes cached
@@ -89,8 +103,9 @@ def main() -> None:
     best, median, cpu = help_start()
     print(f"--help:  {best:.3f} s best, {median:.3f} s median of 7 wall, {cpu:.3f} s CPU (target < {TARGETS['help']} s)", flush=True)
 
-    if args.skip_servers:
-        return
+
+
+def servers(args) -> None:
     bootstrap, url = os.environ.get("GANGSCOPE_KAFKA_BOOTSTRAP"), os.environ.get("GANGSCOPE_OPENSEARCH_URL")
     if not bootstrap or not url:
         raise SystemExit("set GANGSCOPE_KAFKA_BOOTSTRAP and GANGSCOPE_OPENSEARCH_URL (or pass --skip-servers)")
