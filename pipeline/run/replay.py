@@ -31,6 +31,7 @@ from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
+from gangscope.pipeline.run.record_counts import RecordCounts
 from gangscope.pipeline.correlate.event_book import EventStream
 from gangscope.pipeline.correlate.stamping import attempt_lookup
 from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
@@ -153,7 +154,7 @@ class Replay:
         # its end waits parked: its ranks' state packed, not its trackers (memory a pod: ~1 KB, was ~3)
         self.rank_progress: list[DerivedProgress | ParkedProgress] = []
         self.jobs: set[str] = set()  # every job whose log was read: each gets a diagnosis, records or not
-        self.counted = IdSet()  # the ids counted in summary.json's `records` (one document each)
+        self.counted = RecordCounts()  # summary.json's `records`: one document per id, counted at the end
 
     def run(self) -> ReplayResult:
         result = self.result
@@ -201,9 +202,10 @@ class Replay:
                 ahead.release()
                 _merge_stats(result.curation, done.curation)
                 _merge_stats(result.read, done.read)
-                new = self.counted.add
+                count = self.counted.add
                 for kind, ids in done.counts.items():  # once per id across workers (summary.json)
-                    result.records[kind] = result.records.get(kind, 0) + sum(1 for i in ids if new(i))
+                    for i in ids:
+                        count(i, kind)
                 result.digest.absorb_counts(done.dropped, done.summarized)
                 for record in unpack(done.kept):
                     result.digest.add(record)
@@ -221,12 +223,10 @@ class Replay:
         progress goes on (summary.json said 544 epoch records of the fixtures' 52 documents)."""
         if not batch:
             return
-        counts = self.result.records
         add = self.result.digest.add
-        new = self.counted.add
+        count = self.counted.add
         for record in batch:
-            if new(record.id):
-                counts[record.kind] = counts.get(record.kind, 0) + 1
+            count(record.id, record.kind)
             if not kept:
                 add(record)
         self.write(batch)
@@ -282,6 +282,8 @@ class Replay:
         result.diagnoses = found.diagnoses
         result.timelines = found.timelines
         self.deliver(result.diagnoses)
+        for kind, n in self.counted.counts().items():
+            result.records[kind] = result.records.get(kind, 0) + n
 
 
 class ParkedProgress:
