@@ -190,7 +190,11 @@ class ConfluentConsumer:
                 bucket = out.setdefault(TopicPartition(topic, partition), [])
             bucket.append(Message(topic, partition, m.offset(), m.key(), m.value(), m.timestamp()[1]))
         for tp in [tp for tp in out if tp in self._paused or tp not in self._assigned]:
-            del out[tp]  # fetched before a pause or a revocation took effect: read again later
+            # fetched before a pause or a revocation took effect: a paused partition reads them
+            # again from the first one (librdkafka's position is already past them)
+            messages = out.pop(tp)
+            if tp in self._assigned:
+                self._seeks.setdefault(tp, messages[0].offset)
         return out
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
