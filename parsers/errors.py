@@ -131,6 +131,12 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"(?:Exception \(either an error or timeout\)|failure) detected by watchdog at work(?: sequence id)?: (?P<seq>\d+)"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (\"Exception (either an error or timeout) detected by watchdog at work: \"; "
              "newer \" failure detected by watchdog at work sequence id: \")"),
+    # The C++ backtrace c10::Error prints when the watchdog throws from a timed-out work (pastes
+    # that kept the frames and lost the message above them).
+    LineRule("watchdog_timeout_frame", "nccl_timeout", "WorkNCCL::checkTimeout",
+             _r(r"^frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\("),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (WorkNCCL::checkTimeout throws the timeout; "
+             "c10/util/Exception.cpp prints the backtrace as \"frame #%d: %s + 0x%x (0x%x in %s)\")"),
     LineRule("gloo_timeout", "nccl_timeout", "Timed out waiting ",
              _r(r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>recv|send) operation to complete"),
              "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc (\"Timed out waiting \", timeout, \"ms for recv operation to complete\")"),
@@ -226,6 +232,15 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the ranks"),
              "horovod/horovod horovod/common/common.h SHUT_DOWN_ERROR (\"Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution.\"): the other rank's failure is the cause",
              SUMMARY),
+    # horovodrun (gloo) prints, per worker that failed, its rank and exit code (137 = SIGKILL).
+    LineRule("horovod_exit", "unknown", "Process ",
+             _r(r"^Process (?P<rank>\d+) exit with status code (?P<exitcode>-?\d+)\.$"),
+             "horovod/horovod horovod/runner/gloo_run.py _exec_command_fn (print('Process {idx} exit with status code {ec}.'), idx = slot_info.rank)",
+             SUMMARY),
+    # --- host memory seen by the C library
+    LineRule("glibc_tls_oom", "host_oom", "ABORT",
+             _r(r"cannot allocate memory for thread-local data: ABORT"),
+             "bminor/glibc elf/dl-tls.c oom() (_dl_fatal_printf (\"cannot allocate memory for thread-local data: ABORT\\n\"))"),
     # --- DataLoader
     LineRule("dataloader_signal", "dataloader_error", "DataLoader worker (pid",
              _r(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<what>[^.]+)\."),
@@ -469,6 +484,8 @@ class ErrorDetector:
         rank, local_rank = line.rank, line.local_rank
         if rank is None:
             rank = rank_in_text(line.text)
+        if rank is None and "rank" in rule.pattern.groupindex and (m := rule.pattern.search(line.text)) and m["rank"]:
+            rank = int(m["rank"])  # a launcher naming the global rank it started (horovodrun)
         if local_rank is None and ("local_rank" in rule.pattern.groupindex or "index" in rule.pattern.groupindex):
             m = rule.pattern.search(line.text)
             number = m["local_rank"] if "local_rank" in rule.pattern.groupindex else None
@@ -641,6 +658,10 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("dataloader", "dataloader_error", "pytorch/pytorch torch/csrc/DataLoader.cpp, torch/utils/data/dataloader.py, torch/_utils.py",
               message=_r(r"DataLoader worker \(pid|DataLoader timed out after|in DataLoader worker process|"
                          r"encountered in worker|Pin memory thread exited unexpectedly")),
+    # horovodrun's own exception after a worker exited non-zero: the worker's failure (its exit
+    # code, its own traceback) is elsewhere.
+    TraceRule("horovod_launcher", "unknown", "horovod/horovod horovod/runner/gloo_run.py launch_gloo (RuntimeError('Horovod detected that one or more processes exited with non-zero status, ...'))",
+              message=_r(r"^Horovod detected that one or more processes exited with non-zero status")),
     # Ray's word that an actor's or task's worker process died: a crash whose cause Ray does not know.
     TraceRule("ray_worker_died", "unknown", "ray-project/ray python/ray/exceptions.py (ActorDiedError: \"The actor died unexpectedly before finishing this task.\", WorkerCrashedError)",
               type=_r(r"^ray\.exceptions\.(?:ActorDiedError|WorkerCrashedError|ActorUnavailableError)$")),

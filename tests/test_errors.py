@@ -242,3 +242,20 @@ def test_child_failed_box_takes_its_root_cause_entry():
 def test_faulthandler_dump_is_unknown_crash():
     trace = TraceRecord(exception_type="Segmentation fault", message="Segmentation fault", form="faulthandler")
     assert classify_trace(trace) == ("unknown", "Fatal Python error: Segmentation fault")
+
+
+# Batch 4 of fixtures/eval (issue 16): lines whose sources are cited in LINE_RULES.
+@pytest.mark.parametrize(
+    ("text", "category", "rule", "rank"),
+    [
+        ("Process 3 exit with status code 137.", "host_oom", "horovod_exit", 3),
+        ("Process 1 exit with status code 1.", "unknown", "horovod_exit", 1),
+        ("(trainer pid=4411) cannot allocate memory for thread-local data: ABORT", "host_oom", "glibc_tls_oom", None),
+        ("frame #1: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout(std::optional<std::chrono::duration<long, "
+         "std::ratio<1l, 1000l> > >) + 0x1d2 (0x7f00aa in /opt/venv/lib/libtorch_cuda.so)", "nccl_timeout", "watchdog_timeout_frame", None),
+    ],
+)
+def test_launcher_and_runtime_lines_of_batch_four(text, category, rule, rank):
+    _, records = ErrorDetector().feed(Line(text=text, seq=0, time=None))
+    assert [(r.category, r.pattern, r.rank) for r in records] == [(category, rule, rank)]
+    assert rule_role(rule) == ("summary" if rule == "horovod_exit" else "cause")
