@@ -351,9 +351,9 @@ def _any_match(patterns: list[re.Pattern[str]]) -> Callable[[str], bool] | None:
     return lambda text: any(p.search(text) is not None for p in patterns)
 
 
-def _hints_finder(hints: tuple[str, ...]) -> Callable[[str], set[int] | None] | None:
-    """The indices of the hints an ASCII text holds (caseless), in one Hyperscan pass; None
-    where it cannot tell (the caller then tests rule by rule)."""
+def _caseless_database(hints: tuple[str, ...]):
+    """The hints compiled for one caseless Hyperscan pass, each reported once under its index;
+    None when Hyperscan is missing, there are no hints, or it refuses them."""
     if hyperscan is None or not hints:
         return None
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
@@ -362,6 +362,15 @@ def _hints_finder(hints: tuple[str, ...]) -> Callable[[str], set[int] | None] | 
         database.compile(expressions=[h.encode() for h in hints], ids=list(range(len(hints))),
                          elements=len(hints), flags=[flags] * len(hints))
     except hyperscan.error:
+        return None
+    return database
+
+
+def _hints_finder(hints: tuple[str, ...]) -> Callable[[str], set[int] | None] | None:
+    """The indices of the hints an ASCII text holds (caseless), in one Hyperscan pass; None
+    where it cannot tell (the caller then tests rule by rule)."""
+    database = _caseless_database(hints)
+    if database is None:
         return None
 
     def find(text: str) -> set[int] | None:
@@ -380,14 +389,8 @@ def _hint_scanner(hints: tuple[str, ...]) -> Callable[[str], bool | None] | None
     traceback of 2 KB costs about 1 microsecond instead of one substring search per hint.
     Returns None where it cannot tell (the caller then searches substring by substring).
     Non-ASCII texts are left to the caller: `str.lower` folds some of them into ASCII."""
-    if hyperscan is None or not hints:
-        return None
-    database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
-    flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH
-    try:
-        database.compile(expressions=[h.encode() for h in hints], ids=list(range(len(hints))),
-                         elements=len(hints), flags=[flags] * len(hints))
-    except hyperscan.error:
+    database = _caseless_database(hints)
+    if database is None:
         return None
 
     def stop(*_match) -> bool:
