@@ -8,6 +8,7 @@ configured once per process, for good."""
 from __future__ import annotations
 
 import json
+import re
 import os
 import signal
 import subprocess
@@ -15,6 +16,7 @@ import sys
 import textwrap
 import threading
 import time
+import urllib.error
 import urllib.request
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
@@ -209,23 +211,20 @@ def test_the_dashboard_logs_a_proxys_unexpected_answer_without_its_secrets(misbe
     answer, url = misbehaving_proxy
     answer(200, f"<html>proxy login required; token {GITHUB}; password={DB_PASSWORD}</html>", "application/json")
     log = tmp_path / "dashboard.log"
-    import socket
-
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     with open(log, "wb") as out:
-        proc = subprocess.Popen([*CLI, "dashboard", "--opensearch", url, "--port", str(port)], stdout=out, stderr=out,
+        # port 0: the system picks a free one; the dashboard says which once it listens
+        proc = subprocess.Popen([*CLI, "dashboard", "--opensearch", url, "--port", "0"], stdout=out, stderr=out,
                                 env=dict(os.environ, PYTHONUNBUFFERED="1"))
         try:
             deadline = time.monotonic() + 60
-            while "dashboard on" not in log.read_text() and time.monotonic() < deadline:
-                assert proc.poll() is None, log.read_text()
+            while not (said := re.search(r"dashboard on http://127\.0\.0\.1:(\d+)/", log.read_text())):
+                assert proc.poll() is None and time.monotonic() < deadline, log.read_text()
                 time.sleep(0.2)
+            port = int(said.group(1))
             for path in ("/", "/panel/errors", f"/?token={GITHUB}"):
                 try:
                     urllib.request.urlopen(f"http://127.0.0.1:{port}{path}", timeout=30).close()
-                except OSError:
+                except urllib.error.HTTPError:
                     pass  # an error page: what it logged is the point
         finally:
             proc.send_signal(signal.SIGINT)

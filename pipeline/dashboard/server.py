@@ -59,11 +59,16 @@ def make_server(app: Callable, host: str = "127.0.0.1", port: int = 8050, stream
 
 
 def serve(opensearch_url: str, *, host: str = "127.0.0.1", port: int = 8050, prefix: str = "",
-          token: str | None = None, **connection: Any) -> None:
-    """Run the dashboard with waitress until interrupted (127.0.0.1 by default)."""
+          token: str | None = None, on_listening: Callable[[int], None] | None = None,
+          **connection: Any) -> None:
+    """Run the dashboard with waitress until interrupted (127.0.0.1 by default). `on_listening`
+    is called with the port once the socket listens (port 0: the one the system chose), so
+    "dashboard on ..." is never said before a request can be answered."""
     from gangscope.pipeline.dashboard.app import create_app
 
     server = make_server(create_app(opensearch_url, prefix, token, **connection), host, port)
+    if on_listening is not None:
+        on_listening(server.effective_port)
     try:
         server.run()
     finally:

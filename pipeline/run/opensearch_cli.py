@@ -146,7 +146,7 @@ def add_parsers(sub) -> None:
     )
     add_connection(dashboard, url_required=True)
     dashboard.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
-    dashboard.add_argument("--port", type=int, default=8050, help="port (default 8050)")
+    dashboard.add_argument("--port", type=int, default=8050, help="port (default 8050; 0 lets the system pick a free one, printed when it listens)")
     dashboard.add_argument(
         "--token-file", default=_env("DASHBOARD_TOKEN_FILE"), metavar="PATH",
         help="file holding the bearer token every request must send (env GANGSCOPE_DASHBOARD_TOKEN_FILE; "
@@ -195,6 +195,10 @@ def cmd_dashboard(args, err: Console) -> int:
     if args.host not in ("127.0.0.1", "localhost", "::1") and not token:
         err.print(f"gangscope: warning: serving on {args.host} without a token (--token-file): anyone who reaches it "
                   "can read the logs", markup=False)  # fmt: skip
-    err.print(f"gangscope dashboard on http://{args.host}:{args.port}/ (Ctrl-C stops it)", markup=False)
-    serve(_url(args), host=args.host, port=args.port, prefix=args.prefix, token=token, **connection(args))
+
+    def listening(port: int) -> None:
+        err.print(f"gangscope dashboard on http://{args.host}:{port}/ (Ctrl-C stops it)", markup=False)
+
+    serve(_url(args), host=args.host, port=args.port, prefix=args.prefix, token=token, on_listening=listening,
+          **connection(args))
     return 0
