@@ -8,6 +8,7 @@ team-b/bert-finetune (evicted once for PodsReadyTimeout by Kueue, requeued, now 
 from __future__ import annotations
 
 import os
+import re
 import socket
 import threading
 from datetime import datetime, timedelta, timezone
@@ -436,26 +437,19 @@ def test_the_dashboard_command_serves_with_waitress_and_logs_no_token(tmp_path):
     /healthz needs no OpenSearch, so nothing listens at the URL given."""
     import subprocess
     import sys
-    import time
     import urllib.request
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
     token = "tok-3f9a1c"
     env = {**os.environ, "GANGSCOPE_DASHBOARD_TOKEN": token}
     env.pop("GANGSCOPE_OPENSEARCH_URL", None)
+    # port 0: the system picks a free one; the dashboard names it once it listens
     proc = subprocess.Popen([sys.executable, "-m", "gangscope", "dashboard", "--opensearch", "http://127.0.0.1:1",
-                             "--port", str(port)], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
+                             "--port", "0"], stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, text=True, env=env)
     try:
-        for _ in range(100):
-            try:
-                response = urllib.request.urlopen(f"http://127.0.0.1:{port}/healthz?token={token}", timeout=2)
-                break
-            except OSError:
-                time.sleep(0.1)
-        else:
-            pytest.fail("the dashboard did not answer")
+        said = proc.stderr.readline()  # the first line, or "" if it died
+        listening = re.search(r"dashboard on http://127\.0\.0\.1:(\d+)/", said)
+        assert listening, f"the dashboard did not say where it listens: {said!r}"
+        response = urllib.request.urlopen(f"http://127.0.0.1:{listening.group(1)}/healthz?token={token}", timeout=30)
         assert response.status == 200 and response.headers["Server"] == "waitress"
     finally:
         proc.terminate()
