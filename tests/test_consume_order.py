@@ -1,7 +1,8 @@
 """`gangscope consume` builds the index `replay` builds of the same logs and events, whatever the order
 they arrive in: events late or first, pauses in the middle of a traceback, Trainer logs without a bar,
 a SIGTERM mid-stream, a consumer killed during a rebalance, consumers of one group scaled out and the
-topic given more partitions. The comparisons are of whole documents (all but `source`).
+topic given more partitions. The comparisons are of whole documents (all but `source`). Each runs on
+both consumer backends, kafka-python and confluent-kafka (`kafka_client`, tests/kafka_backends.py).
 
 Also here: the pieces those comparisons rest on, each on its own (the commit point of a partition
 with an open record, the order records read back are diagnosed in, the summary's counts, the one
@@ -16,6 +17,7 @@ from pathlib import Path
 
 import pytest
 
+from kafka_backends import kafka_client  # noqa: F401  (the fixture: each server test once per backend)
 from kafka_fixtures import (
     ROOT,
     committed_offsets,
@@ -162,6 +164,7 @@ def order_inputs(tmp_path):
     return logs, late_files + first_files, late, first
 
 
+@pytest.mark.usefixtures("kafka_client")
 def test_events_late_or_first_a_pause_mid_traceback_barless_trainer_logs_and_a_sigterm_give_replays_index(
         kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, order_inputs, tmp_path):
     logs, event_files, late_events, first_events = order_inputs
@@ -199,6 +202,7 @@ def test_events_late_or_first_a_pause_mid_traceback_barless_trainer_logs_and_a_s
     assert committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic)
 
 
+@pytest.mark.usefixtures("kafka_client")
 def test_trainer_logs_without_a_bar_are_indexed_while_the_pod_still_runs(
         kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, order_inputs):
     logs, *_ = order_inputs
@@ -215,6 +219,7 @@ def test_trainer_logs_without_a_bar_are_indexed_while_the_pod_still_runs(
         assert stop(service) == 0
 
 
+@pytest.mark.usefixtures("kafka_client")
 def test_three_consumers_one_killed_in_a_rebalance_then_more_partitions_give_replays_index(
         kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, tmp_path):
     from kafka.admin import KafkaAdminClient, NewPartitions

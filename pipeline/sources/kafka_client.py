@@ -300,7 +300,9 @@ class ConfluentConsumer:
 
         if not offsets:
             return
-        parts = [CTP(tp.topic, tp.partition, om.offset, metadata=om.metadata or None) for tp, om in offsets.items()]
+        # metadata only when there is some: librdkafka's TopicPartition (2.16) refuses None for it
+        parts = [CTP(tp.topic, tp.partition, om.offset, metadata=om.metadata) if om.metadata
+                 else CTP(tp.topic, tp.partition, om.offset) for tp, om in offsets.items()]
         self._c.commit(offsets=parts, asynchronous=False)
 
     async def commit_async(self, offsets) -> None:
