@@ -35,9 +35,9 @@ class TextScanner:
 
     @classmethod
     def build(cls, parser_classes) -> "TextScanner | None":
-        from gangscope.pipeline.curate.scan import prefilter_database, relax_anchors
+        from gangscope.pipeline.curate.scan import parser_database
 
-        database = prefilter_database([relax_anchors(c.PREFILTER).encode("utf-8") for c in parser_classes])
+        database = parser_database(tuple(c.PREFILTER for c in parser_classes))
         return None if database is None else cls(database)
 
     def wanted(self, texts: list[str]) -> set[int]:
