@@ -120,7 +120,7 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
             out = []
             part.close_all(out)
             batch_run.deliver(out)
-            batch_run.rank_progress.append(part.progress)
+            batch_run.rank_progress.park(part.progress)
         result.pods = len({key for part in parts.values() for key in part.containers()})
         batch_run.finish()
         if rng.stop:

@@ -16,11 +16,8 @@ import time
 from dataclasses import dataclass, field
 from typing import Callable
 
-import msgspec
-
 from gangscope.parsers import envelopes
 from gangscope.parsers.id_set import IdSet
-from gangscope.parsers.progress import TrackerState
 from gangscope.parsers.records import Record, pack, unpack
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate.container import ContainerCurator
@@ -31,6 +28,7 @@ from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
+from gangscope.pipeline.run.parked_progress import ParkedProgress
 from gangscope.pipeline.run.record_counts import RecordCounts
 from gangscope.pipeline.correlate.event_book import EventStream
 from gangscope.pipeline.correlate.stamping import attempt_lookup
@@ -150,9 +148,9 @@ class Replay:
         self.progress = progress
         self.result = ReplayResult(digest=JobDigest(max_bytes=options.digest_max_bytes))
         self.attempts: dict = {}
-        # one per pod group, finished at the end (when each job's end is known); a group read to
-        # its end waits parked: its ranks' state packed, not its trackers (memory a pod: ~1 KB, was ~3)
-        self.rank_progress: list[DerivedProgress | ParkedProgress] = []
+        # each pod group's progress, finished at the end (when each job's end is known): parked
+        # on disk meanwhile (run/parked_progress.py; in memory it was ~700 bytes a pod)
+        self.rank_progress = ParkedProgress()
         self.jobs: set[str] = set()  # every job whose log was read: each gets a diagnosis, records or not
         self.counted = RecordCounts()  # summary.json's `records`: one document per id, counted at the end
 
@@ -174,7 +172,7 @@ class Replay:
                 work = GroupWork(group, self.options, attempt_of, result.curation, result.read, self.progress)
                 for batch in work.batches():
                     self.deliver(batch)
-                self.rank_progress.append(ParkedProgress(work.rank_progress))
+                self.rank_progress.park(work.rank_progress)
                 self.jobs.update(work.jobs)
         self.finish()
         return result
@@ -210,7 +208,7 @@ class Replay:
                 for record in unpack(done.kept):
                     result.digest.add(record)
                 if done.rank_progress is not None:
-                    self.rank_progress.append(ParkedProgress(done.rank_progress))
+                    self.rank_progress.park(done.rank_progress)
                 self.jobs.update(done.jobs)
                 if self.sink is not None:
                     self.sink.absorb(done.part)
@@ -272,11 +270,14 @@ class Replay:
         """The end of the run: each rank's last progress word, then the back half (stragglers,
         diagnoses, timelines) over what the digest kept."""
         result = self.result
-        for progress in self.rank_progress:
-            last_word: list[Record] = []
-            with unit_of_work(result.failures, "correlate", step="progress"):
-                last_word = progress.finish(result.curation.job_end)
-            self.deliver(last_word)
+        try:
+            for progress in self.rank_progress.taken_up():
+                last_word: list[Record] = []
+                with unit_of_work(result.failures, "correlate", step="progress"):
+                    last_word = progress.finish(result.curation.job_end)
+                self.deliver(last_word)
+        finally:
+            self.rank_progress.close()
         found = back_half.analyse(result.digest, result.attempts, failures=result.failures, jobs=sorted(self.jobs))
         self.deliver(found.stragglers, kept=True)
         result.diagnoses = found.diagnoses
@@ -284,23 +285,6 @@ class Replay:
         self.deliver(result.diagnoses)
         for kind, n in self.counted.counts().items():
             result.records[kind] = result.records.get(kind, 0) + n
-
-
-class ParkedProgress:
-    """A pod group's progress tracker once its logs are read: the snapshot of its ranks (the plain
-    data a checkpoint holds, packed), taken up again only to `finish` at the end of the run."""
-
-    __slots__ = ("packed",)
-    _encode = msgspec.msgpack.Encoder().encode
-    _decode = msgspec.msgpack.Decoder(TrackerState).decode
-
-    def __init__(self, progress: DerivedProgress):
-        self.packed = ParkedProgress._encode(progress.snapshot())
-
-    def finish(self, job_end) -> list[Record]:
-        progress = DerivedProgress()
-        progress.restore(ParkedProgress._decode(self.packed))
-        return progress.finish(job_end)
 
 
 def skips_summary(skips: StageFailures) -> list[dict]:

@@ -28,6 +28,7 @@ from typing import IO, Iterable
 from gangscope.parsers.records import RECORD_KINDS, Record, encode
 from gangscope.pipeline.errors import SinkError
 from gangscope.pipeline.isolation import StageFailures, record_place
+from gangscope.pipeline.sinks.newest_by_id import NewestById
 
 UPDATED_IN_PLACE = frozenset({"epoch", "diagnosis"})
 
@@ -41,7 +42,7 @@ class LocalFolderSink:
         self.is_part = is_part
         self.kinds = tuple(kinds)
         self.files: dict[str, IO[bytes]] = {}
-        self.latest: dict[str, dict[str, bytes]] = {kind: {} for kind in UPDATED_IN_PLACE}
+        self.latest: dict[str, NewestById] = {kind: NewestById() for kind in UPDATED_IN_PLACE}
         self.counts: dict[str, int] = {kind: 0 for kind in self.kinds}
         self.extras: list[str] = []  # files of write_file, published at close
         self.failures = StageFailures()  # records that could not be encoded (stage "sinks"): skipped
@@ -123,10 +124,7 @@ class LocalFolderSink:
                     self.failures.add("sinks", exc, **record_place(record))
                     continue
                 if kind in UPDATED_IN_PLACE:
-                    bucket = self.latest[kind]
-                    if record.id not in bucket:
-                        self.counts[kind] = self.counts.get(kind, 0) + 1
-                    bucket[record.id] = data
+                    self.latest[kind].put(record.id, data)  # counted once per id, at close
                     continue
                 handle = self.files.get(kind)
                 if handle is None:
@@ -172,11 +170,14 @@ class LocalFolderSink:
         except OSError:
             pass  # none were made, or a part was left behind by a failure: kept to be looked at
         try:
-            for kind, bucket in self.latest.items():
+            for kind, newest in self.latest.items():
                 handle = self._open(folder / f"{kind}.ndjson.partial")
-                for data in bucket.values():
+                written = 0
+                for data in newest.documents():
                     handle.write(data)
                     handle.write(b"\n")
+                    written += 1
+                self.counts[kind] = written
                 self.files[kind] = handle
             for kind, handle in self.files.items():
                 handle.flush()
@@ -242,10 +243,7 @@ class LocalFolderSink:
                 with open(path, "rb") as src:
                     if kind in UPDATED_IN_PLACE:
                         for line in src:
-                            record_id = json.loads(line).get("id")
-                            if record_id not in self.latest[kind]:
-                                self.counts[kind] = self.counts.get(kind, 0) + 1
-                            self.latest[kind][record_id] = line.rstrip(b"\n")
+                            self.latest[kind].put(json.loads(line).get("id") or "", line.rstrip(b"\n"))
                     else:
                         handle = self.files.get(kind)
                         if handle is None:
