@@ -15,9 +15,10 @@ from gangscope.parsers import envelopes, times
 from gangscope.parsers.lines import INNER_REACH, PREFIX_FIRST, Line, may_be_prefixed, strip_rank_prefixes
 from gangscope.parsers.redact import redact_record
 from gangscope.parsers.records import Record, TraceRecord
+from gangscope.parsers.rendezvous import RankMap
 from gangscope.parsers.steps import TrainerLogFolder
 from gangscope.pipeline.curate.identity import Stamper, job_of
-from gangscope.pipeline.curate.snapshot import ContainerState, IdentityState, PartialState
+from gangscope.pipeline.curate.snapshot import ContainerState, IdentityState, PartialState, RankMapState
 from gangscope.pipeline.isolation import failures_of
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
 from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
@@ -427,6 +428,8 @@ class ContainerCurator:
             self._emit(records, victim if isinstance(victim, str) else victim[0], out)
 
     def _emit(self, records: list[Record], stream: str | None, out: list[Record], fold: bool = True) -> None:
+        if RankMap in map(type, records):
+            records = self._learn_ranks(records)
         if stream is not None:
             for record in records:
                 record.stream = stream
@@ -454,6 +457,17 @@ class ContainerCurator:
             out.append(record)
             if error is not None:
                 out.append(error)
+
+    def _learn_ranks(self, records: list) -> list[Record]:
+        """The torchrun agent's latest rank map (it replaces the one before: a restarted worker
+        group may have other ranks) stamps the records after it; it is no record itself."""
+        kept = []
+        for record in records:
+            if type(record) is RankMap:
+                self.stamper.learn_ranks(record.time, record.global_of)
+            else:
+                kept.append(record)
+        return kept
 
     # -- failures of one parser or one record (pipeline/isolation.py) ---------------------------
     def _rule_failed(self, failed: RuleFailed, key, time: str | None, seq: int | None = None) -> list[Record]:
@@ -501,6 +515,7 @@ class ContainerCurator:
                      for stream, p in self.partial.items()],
             last_time=dict(self.last_time), last_seq=dict(self.last_seq), text_seq=self.text_seq,
             deadline_due=self._deadline_due, trainer_logs=self.trainer_logs.snapshot(), last_used=self.last_used,
+            rank_maps=[RankMapState(since=since, global_of=global_of) for since, global_of in self.stamper.rank_maps or ()],
         )
 
     @classmethod
@@ -525,6 +540,8 @@ class ContainerCurator:
         c.deadline = None if state.deadline_due is None else deadline_text(state.deadline_due)
         c.trainer_logs.restore(state.trainer_logs)
         c.last_used = state.last_used
+        if state.rank_maps:
+            c.stamper.rank_maps = [(m.since, dict(m.global_of)) for m in state.rank_maps]
         return c
 
     def holds_open(self) -> int:

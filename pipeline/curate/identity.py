@@ -29,6 +29,11 @@ class Stamper:
     # Step ids of one rank share every coordinate but epoch, step and dialect: the hash of that
     # common prefix is kept per (rank, local rank) and copied, not recomputed.
     _step_prefixes: dict = field(default_factory=dict, repr=False)
+    # What this container's torchrun agent said of its workers' ranks (parsers/rendezvous.py), the
+    # latest few blocks, oldest first: (time of the block as `time_key` orders it, {local rank:
+    # global rank}). A record that carries only a local rank gets the global rank of the block in
+    # force at its line's time (a step held over a worker group's restart keeps its old rank).
+    rank_maps: list | None = None
 
     def __getstate__(self) -> dict:
         # The prefix hashes are a cache (and hash objects do not pickle): a pickled stamper leaves them out.
@@ -53,6 +58,8 @@ class Stamper:
             record.time = utc
         else:
             record.time = None
+        if self.rank_maps is not None and record.rank is None and record.local_rank is not None:
+            record.rank = self._global_rank(record.local_rank, record.time)
         # Numbers past a `long`: one chained comparison per field while all fit (None counts as 0).
         kind = type(record)
         if kind is StepRecord or kind is EpochRecord:
@@ -73,6 +80,23 @@ class Stamper:
         else:
             record.id = record_id(record, ident.pod_uid)
         return record
+
+    def learn_ranks(self, time: str | None, global_of: dict[int, int]) -> None:
+        """A rendezvous block at `time` (a record's time, as the envelope gave it) says which global
+        rank each local rank is from then on."""
+        utc = checked_utc(time) if time else None
+        maps = self.rank_maps = (self.rank_maps or [])[-(RANK_MAPS_KEPT - 1):]
+        maps.append((time_key(utc) if utc else None, dict(global_of)))
+
+    def _global_rank(self, local_rank: int, utc: str | None) -> int | None:
+        maps = self.rank_maps
+        if utc is None or len(maps) == 1 and maps[0][0] is None:
+            return maps[-1][1].get(local_rank)
+        at = time_key(utc)
+        for since, global_of in reversed(maps):
+            if since is None or since <= at:
+                return global_of.get(local_rank)
+        return None  # a line from before the first block: its rank was not said yet
 
     def _bound(self, record: Record, names: tuple[str, ...]) -> None:
         """Numbers the index mappings cannot hold (past a `long`) become null, counted."""
@@ -112,6 +136,16 @@ class Stamper:
         epoch, dialect = record.epoch, record.dialect
         h.update(f"{'' if epoch is None else epoch}\x1f{record.step}\x1f{'' if dialect is None else dialect}".encode("utf-8", "surrogatepass"))
         return h.hexdigest()
+
+
+RANK_MAPS_KEPT = 16  # rendezvous blocks remembered per container (one per start or restart of its workers)
+
+
+def time_key(utc: str) -> str:
+    """A `...Z` time (checked_utc's) as text that sorts as the instants do: runtimes trim a
+    fraction's trailing zeros, so `.5Z` would sort after `.51Z`."""
+    head, _, fraction = utc[:-1].partition(".")
+    return f"{head}.{fraction:0<9}"
 
 
 # What an OpenSearch `long` holds (templates/: step, total_steps, epochs, counts, line numbers).

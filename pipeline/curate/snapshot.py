@@ -29,6 +29,7 @@ import msgspec
 
 from gangscope import __version__
 from gangscope.parsers.progress import TrackerState
+from gangscope.parsers.rendezvous import RendezvousState
 from gangscope.parsers.steps import StepState, TrainerLogsState
 from gangscope.parsers.traces import TraceState
 
@@ -60,7 +61,7 @@ class SubState(msgspec.Struct, kw_only=True, omit_defaults=True):
     stream: str
     rank: int | None = None
     local_rank: int | None = None
-    parsers: list[TraceState | StepState] = []
+    parsers: list[TraceState | StepState | RendezvousState] = []
     opened_at: int | None = None
     last_time: str | None = None
 
@@ -76,13 +77,22 @@ class PartialState(msgspec.Struct, kw_only=True, omit_defaults=True):
     at: int | None = None
 
 
+class RankMapState(msgspec.Struct, kw_only=True, omit_defaults=True):
+    """A rendezvous block of the container's torchrun agent (parsers/rendezvous.py): since when
+    (identity.time_key of its time; None without one), the global rank of each local rank."""
+
+    since: str | None = None
+    global_of: dict[int, int] = {}
+
+
 class ContainerState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """One container's curator: who it is (`key` in its Fluent Bit stream, `identity`, `job`,
     the envelope format `fmt`, the `source` named in failures), its sub-streams in the order they
     began (`open`: the indices of those with an open record, in the order those opened), its
     partial lines, per stream the time and seq of its last complete line, the line counter of a
     plain-text log (`text_seq`), when an open record may go idle (`deadline_due`, epoch
-    seconds), the Trainer's logs folding, and the tick it was last fed at (`last_used`)."""
+    seconds), the Trainer's logs folding, the tick it was last fed at (`last_used`) and the rank
+    maps of its torchrun agent (`rank_maps`, oldest first)."""
 
     key: tuple[Any, ...] = ()
     identity: IdentityState
@@ -98,6 +108,7 @@ class ContainerState(msgspec.Struct, kw_only=True, omit_defaults=True):
     deadline_due: float | None = None
     trainer_logs: TrainerLogsState = msgspec.field(default_factory=TrainerLogsState)
     last_used: int = 0
+    rank_maps: list[RankMapState] = []
 
 
 class CuratorState(msgspec.Struct, kw_only=True, omit_defaults=True):

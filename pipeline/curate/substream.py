@@ -9,6 +9,7 @@ from gangscope.parsers import times
 from gangscope.parsers.lines import Line
 from gangscope.parsers.errors import ErrorDetector
 from gangscope.parsers.records import Record
+from gangscope.parsers.rendezvous import RendezvousParser
 from gangscope.parsers.steps import StepParser
 from gangscope.parsers.traces import TraceParser
 from gangscope.pipeline.curate.snapshot import SubState
@@ -17,8 +18,9 @@ from gangscope.pipeline.curate.snapshot import SubState
 # Order matters: a trace consumes its lines, so step and error detectors never see the
 # inside of a traceback (the error of a trace comes from classify_trace). Errors come before
 # steps: a line that holds both (a tqdm bar with a watchdog timeout or an OVERFLOW glued to
-# its end, as real logs have them) gives its step record and its error record.
-LINE_PARSERS: tuple[type, ...] = (TraceParser, ErrorDetector, StepParser)
+# its end, as real logs have them) gives its step record and its error record. torch elastic's
+# rendezvous block (which global rank each local rank is) gives no record: curation keeps it.
+LINE_PARSERS: tuple[type, ...] = (TraceParser, ErrorDetector, RendezvousParser, StepParser)
 
 
 STREAMS = frozenset(("stdout", "stderr"))
