@@ -44,9 +44,10 @@ import pyparsing as pp
 # and as few alternatives as will do (Python's re tries each at every position).
 PREFILTER_PARTS = (
     r"""['"]loss['"] ?:""",  # the Trainer's logs dict
-    r"[0-9?](?:it/s|s/it|s/step|ms/step|us/step)",  # bars: tqdm (Trainer, Lightning, Rich), Keras
-    # Keras 2 bar before its first rate; Keras epoch header; the Trainer's plan "Num Epochs = 3" (folded in: no new alternative)
-    r"E(?:TA: [0-9]|poch [0-9]+/[0-9]+|pochs = [0-9])",
+    r"[0-9?KMG](?:it/s|s/it|s/step|ms/step|us/step)",  # bars: tqdm (Trainer, Lightning, Rich), Keras, Ultralytics' own ("1.2Kit/s")
+    # Keras 2 bar before its first rate; Keras epoch header; the Trainer's plan "Num Epochs = 3"; the column header of
+    # Ultralytics/YOLOv5/YOLOv7, which names the loss parts (YOLO_HEADER) (folded in: no new alternative)
+    r"E(?:TA: [0-9]|poch [0-9]+/[0-9]+|pochs = [0-9]|poch +(?:GPU|gpu)_mem )",
     r"iteration +[0-9]+/",  # Megatron-LM, NeMo
     r"epoch [0-9]+: +[0-9]+ / [0-9]",  # fairseq
     # Composer "[batch=10/100]"; "[ 50/500]" of MMEngine/MMCV, torchvision references, timm ("[  50/1000 (  5%)]")
@@ -776,13 +777,60 @@ def _yolo_loss(out: dict) -> None:
         out["loss"] = sum(parts)
 
 
+# The column header the trainer logs before each epoch's bar names the parts: ultralytics
+# ultralytics/models/yolo/detect/train.py DetectionTrainer.progress_string ("\n" + "%11s" * (4 + len(self.loss_names))) %
+# ("Epoch", "GPU_mem", *self.loss_names, "Instances", "Size") with loss_names ("box_loss", "cls_loss", "dfl_loss") for detect,
+# ("box_loss", "seg_loss", "cls_loss", "dfl_loss") segment, ("box_loss", "pose_loss", "kobj_loss", "cls_loss", "dfl_loss") pose,
+# ("loss",) classify (its own progress_string), ("giou_loss", "cls_loss", "l1_loss") RT-DETR; ultralytics/yolov5 train.py
+# ('\n' + '%11s' * 7) % ('Epoch', 'GPU_mem', 'box_loss', 'obj_loss', 'cls_loss', 'Instances', 'Size'); yolov5 up to v5.0 and
+# WongKinYiu/yolov7 train.py ('\n' + '%10s' * 8) % ('Epoch', 'gpu_mem', 'box', 'obj', 'cls', 'total', 'labels', 'img_size'),
+# whose bar prints the total as a fourth "part" ('%10s' * 2 + '%10.4g' * 6: mloss is box, obj, cls, total).
+YOLO_HEADER = re.compile(
+    r"\s*Epoch +(?:GPU_mem|gpu_mem) +((?:[A-Za-z_][\w()-]* +){1,12}?)(?:Instances|labels|targets) +(?:Size|img_size)\s*$")
+# columns that are the loss itself, not a part of it
+_YOLO_TOTALS = ("total", "loss")
+
+
+def yolo_loss_names(seg: str) -> tuple[str, ...] | None:
+    """The loss columns of an Ultralytics/YOLOv5/YOLOv7 epoch header, or None when `seg` is not one."""
+    m = YOLO_HEADER.match(seg)
+    return tuple(m.group(1).split()) if m is not None else None
+
+
+def name_loss_parts(metrics: dict, loss, nonfinite: list, names: tuple[str, ...]) -> tuple[dict, object, list] | None:
+    """(metrics, loss, nonfinite) of a bar whose loss_part0.. are named after the header its run printed, or None
+    when the header has another number of columns. Where a column is the total ("total", or classification's single
+    "loss"), that column is the loss rather than the sum of the parts."""
+    if sum(k.startswith("loss_part") for k in metrics) + sum(n.startswith("loss_part") for n in nonfinite) != len(names):
+        return None
+    renamed = {f"loss_part{i}": name for i, name in enumerate(names)}
+    total = next((f"loss_part{i}" for i, name in enumerate(names) if name in _YOLO_TOTALS), None)
+    if total is not None:
+        metrics = dict(metrics)
+        loss = metrics.pop(total, None)
+        nonfinite = [n for n in nonfinite if n not in ("loss", total)] + (["loss"] if loss is None else [])
+    return {renamed.get(k, k): v for k, v in metrics.items()}, loss, [renamed.get(n, n) for n in nonfinite]
+
+
+# Ultralytics 8.3.1xx+ draws its own bar (ultralytics/ultralytics@002363f134378804ac4fa9eb0f7f6357ee3629c1
+# ultralytics/utils/tqdm.py TQDM._display: f"{self.desc}: {percent:.0f}% {bar} {n_str}/{t_str} {rate_str} {elapsed_str}{remaining_str}",
+# bar 12 of "━", "─", "╸" (_generate_bar), rate f"{rate:.1f}{unit}/s" or scaled f"{rate / 1e3:.1f}K{unit}/s" ("" before any rate),
+# times _format_time: f"{seconds:.1f}s", "m:ss", "h:mm:ss", remaining f"<{...}" while 0 < n < total; "\r\033[K" before each state,
+# on stdout), the trainer's description as before.
+_UL_TIME = CLOCK | (NUM + pp.Literal("s").leave_whitespace()).set_parse_action(lambda t: _Span(t[0].start, t[0].end, "s"))
+_UL_RATE = (NUM + pp.Regex(r"[KMG]?it/s").leave_whitespace()).set_parse_action(
+    lambda t: Value("_rate", t[0].start, t[0].end, t[1]))
+_UL_OWN_BAR = (R(r"\d{1,3}%") + R("[\u2501\u2500\u2578]+") + val("step") + L("/") + val("total_steps")
+               + pp.Opt(_UL_RATE) + val("_elapsed", _UL_TIME) + pp.Opt(L("<") + val("_remaining", _UL_TIME)))
 ULTRALYTICS = Dialect(
     name="ultralytics",
-    source="ultralytics/ultralytics:ultralytics/engine/trainer.py BaseTrainer._do_train (pbar.set_description), progress_string; ultralytics/yolov5:train.py",
-    guard=lambda s: "G " in s and "%|" in s,
+    source="ultralytics/ultralytics:ultralytics/engine/trainer.py BaseTrainer._do_train (pbar.set_description), progress_string; "
+    "ultralytics/utils/tqdm.py TQDM._display (8.3.1xx+); ultralytics/yolov5:train.py; WongKinYiu/yolov7:train.py",
+    guard=lambda s: "G " in s and ("%|" in s or "% \u2501" in s or "% \u2500" in s),
     grammar=val("epoch") + L("/") + val("total_epochs") + val("gpu_mem_gb") + L("G")
     + pp.OneOrMore(NUM).set_parse_action(_yolo_values) + L(":")
-    + R(r"\d{1,3}%") + R(r"\|[^|]*\|") + val("step") + L("/") + val("total_steps") + _TIMES + _RATE + _POSTFIX + L("]"),
+    + (R(r"\d{1,3}%") + R(r"\|[^|]*\|") + val("step") + L("/") + val("total_steps") + _TIMES + _RATE + _POSTFIX + L("]")
+       | _UL_OWN_BAR),
     kind="bar",
     step_scope="auto",  # ultralytics counts epochs from 1, yolov5 from 0 (StepParser._plain_global_step)
     post=_yolo_loss,
@@ -1062,6 +1110,8 @@ def make_plan(d: Dialect, keys: tuple[tuple[str, str], ...]):
         if key == "_rate":
             if unit.endswith("/epoch"):  # Keras 2 verbose=2 "2s/epoch": the epoch's time, not a step's
                 ops.append(("skip", key, None))
+            elif unit[:1] in "KMG" and unit[1:] == "it/s":  # Ultralytics' own bar scales its rate: "1.2Kit/s"
+                ops.extend(_scaled([[("tput", "throughput", "it/s")]], _SI[unit[0]]))
             elif unit.startswith("s/") or "s/" in unit[:3]:
                 u = unit.split("/")[0]
                 ops.append(field_or_metric("step_time_s", "rate", ("step_time", "step_time_s", _PER_SECOND.get(u, 1.0))))

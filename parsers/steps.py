@@ -312,6 +312,11 @@ class StepParser:
                 # a log line written right after a bar state, on the same physical line
                 self._segment(seg[:end], line, rank, out, whole_line)
                 seg = seg[end:]
+        if "_mem " in seg:
+            names = dialects.yolo_loss_names(seg)
+            if names is not None:  # for TrainerLogFolder, which names the parts of the bars of every stream
+                out.append(LossColumns(names=names))
+                return
         reading = self._cache.read(seg)
         if reading is None:
             return
@@ -476,6 +481,15 @@ def _to_global_step(fields: dict, d: Dialect, epoch_base: int | None = None) -> 
     fields["total_steps"] = per_epoch * total_epochs if total_epochs else None
 
 
+class LossColumns(msgspec.Struct):
+    """The loss columns an Ultralytics/YOLO epoch header names (dialects.YOLO_HEADER): no record, but what
+    `TrainerLogFolder` names the parts of the bars after. The header is logged (ultralytics 8.x: LOGGER on
+    stdout) where the bar is not (tqdm on stderr), so the names are the container's, not one stream's."""
+
+    names: tuple[str, ...]
+    stream: str | None = None  # set by curation as on records
+
+
 class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A `TrainerLogFolder` in a snapshot: the logs dicts waiting for their step (`logs`), the
     steps the bar was redrawn at after a write (`marks`), the bar's record of each step (`bars`),
@@ -493,6 +507,7 @@ class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     plain_bar: bool = False
     plan_steps: int | None = None
     plan_epochs: int | None = None
+    loss_names: list[str] | None = None
 
 
 class TrainerLogFolder:
@@ -516,6 +531,9 @@ class TrainerLogFolder:
     `epoch * S` whole and within N); then each dict is numbered and released as it
     comes, bar or no bar. A plan they contradict (max_steps set) only adds N as a total.
 
+    It also names the loss parts of Ultralytics/YOLO bars (metrics loss_part0..) after the
+    last column header of the container (`LossColumns`), whichever stream printed it.
+
     Streaming: `add` returns the records that are ready (everything but dicts
     waiting for S, and bar records held while it is not known whether dicts will
     come); `close` decides with what it has and returns the rest. Bar records are
@@ -534,6 +552,7 @@ class TrainerLogFolder:
         self._plain_bar = False  # held too many bar records without a dict: not the Trainer
         self._plan_steps: int | None = None  # "Total optimization steps = N"
         self._plan_epochs: int | None = None  # "Num Epochs = E"
+        self._loss_names: tuple[str, ...] | None = None  # the last LossColumns
 
     def add(self, records: list[Record], bar_may_come: bool = True) -> list[Record]:
         """The records ready to go on. `bar_may_come=False` (the container's curation says no line
@@ -542,7 +561,13 @@ class TrainerLogFolder:
         out: list[Record] = []
         for r in records:
             dialect = getattr(r, "dialect", None)
-            if dialect == dialects.TRAINER_PLAN:
+            if dialect == dialects.ULTRALYTICS.name:
+                if self._loss_names is not None:
+                    _name_loss_parts(r, self._loss_names)  # type: ignore[arg-type]
+                out.append(r)
+            elif dialect is None and type(r) is LossColumns:
+                self._loss_names = r.names
+            elif dialect == dialects.TRAINER_PLAN:
                 self._add_plan(r)  # type: ignore[arg-type]
             elif dialect == dialects.HF_TRAINER.name and r.step is None:  # type: ignore[attr-defined]
                 self._seen_logs = True
@@ -575,6 +600,7 @@ class TrainerLogFolder:
             bars=[record_state(r) for r in self._bars.values()], total=self._total, per_epoch=self._per_epoch,
             held=[record_state(r) for r in self._held], seen_logs=self._seen_logs, plain_bar=self._plain_bar,
             plan_steps=self._plan_steps, plan_epochs=self._plan_epochs,
+            loss_names=None if self._loss_names is None else list(self._loss_names),
         )
 
     def restore(self, state: "TrainerLogsState") -> None:
@@ -587,6 +613,7 @@ class TrainerLogFolder:
         self._held = [record_from_state(r) for r in state.held]
         self._seen_logs, self._plain_bar = state.seen_logs, state.plain_bar
         self._plan_steps, self._plan_epochs = state.plan_steps, state.plan_epochs
+        self._loss_names = None if state.loss_names is None else tuple(state.loss_names)
 
     def close(self) -> list[Record]:
         out: list[Record] = list(self._release(final=True))
@@ -685,6 +712,13 @@ def _divisors(n: int) -> list[int]:
     """The divisors of a bar's total, factored (a total of 2**64 hung trial division to its
     square root); none past a `long` (parsers/divisors.py)."""
     return divisors(n)
+
+
+def _name_loss_parts(record: StepRecord, names: tuple[str, ...]) -> None:
+    named = dialects.name_loss_parts(record.metrics, record.loss, record.nonfinite or [], names)
+    if named is not None:
+        record.metrics, record.loss, nonfinite = named
+        record.nonfinite = nonfinite or None
 
 
 def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:

@@ -81,3 +81,49 @@ def test_a_later_state_of_the_same_step_with_a_number_clears_its_nonfinite_name(
     ])
     recs = one_stream(bar)
     assert [(r.step, r.loss, r.nonfinite) for r in recs] == [(5, 2.34, None), (6, None, ["loss"])]
+
+
+# ---------------------------------------------------------------- Ultralytics / YOLO: the loss parts named after the header
+
+YOLO_HEADER = ("%11s" * 7) % ("Epoch", "GPU_mem", "box_loss", "cls_loss", "dfl_loss", "Instances", "Size")
+YOLO_ROW = ("%11s" * 2 + "%11.4g" * 5) % ("1/100", "3.21G", 1.284, 2.207, 1.312, 37, 640)
+
+
+def test_ultralytics_loss_parts_take_the_names_of_the_epoch_header():
+    (r,) = one_stream("", YOLO_HEADER, YOLO_ROW + ": 20%|██        | 10/50 [00:04<00:16,  2.43it/s]")
+    assert {k: r.metrics[k] for k in ("box_loss", "cls_loss", "dfl_loss")} == {"box_loss": 1.284, "cls_loss": 2.207, "dfl_loss": 1.312}
+    assert not any(k.startswith("loss_part") for k in r.metrics) and r.loss == pytest.approx(1.284 + 2.207 + 1.312)
+
+
+def test_without_a_header_the_parts_keep_their_positions():
+    (r,) = one_stream(YOLO_ROW + ": 20%|██        | 10/50 [00:04<00:16,  2.43it/s]")
+    assert [k for k in r.metrics if "loss" in k] == ["loss_part0", "loss_part1", "loss_part2"]
+
+
+def test_yolov7_total_column_is_the_loss_not_a_part_of_it():
+    header = ("%10s" * 8) % ("Epoch", "gpu_mem", "box", "obj", "cls", "total", "labels", "img_size")
+    row = ("%10s" * 2 + "%10.4g" * 6) % ("0/299", "4.12G", 0.05123, 0.02411, 0.01077, 0.08611, 64, 640)
+    (r,) = one_stream(header, row + ": 20%|██        | 10/50 [00:04<00:16,  2.43it/s]")
+    assert (r.loss, r.metrics["box"], r.metrics["obj"], r.metrics["cls"], "total" in r.metrics) == (0.08611, 0.05123, 0.02411, 0.01077, False)
+
+
+def test_the_header_names_the_bar_of_another_stream_of_the_container():
+    # ultralytics 8.x: LOGGER writes the header to stdout (utils/__init__.py set_logging), tqdm the bar to stderr
+    from gangscope.parsers.records import StepRecord
+    from gangscope.pipeline.curate.container import ContainerCurator
+    from gangscope.pipeline.curate.stats import CurationStats
+    from gangscope.pipeline.sources.files import PodIdentity
+
+    cur = ContainerCurator(PodIdentity(namespace="vision", pod="yolo-train-0", container="trainer"), "cri", CurationStats())
+    bar = "\r".join(YOLO_ROW + f": {n * 2:3d}%|█         | {n}/50 [00:0{n // 10}<00:16,  2.43it/s]" for n in (5, 10))
+    out = cur.feed_lines([f"2026-12-01T09:00:00.100Z stdout F {YOLO_HEADER}", f"2026-12-01T09:00:04.200Z stderr F {bar}"]) + cur.close()
+    steps = [r for r in out if isinstance(r, StepRecord)]
+    assert [(r.step, r.stream, sorted(k for k in r.metrics if "loss" in k)) for r in steps] == [
+        (5, "stderr", ["box_loss", "cls_loss", "dfl_loss"]), (10, "stderr", ["box_loss", "cls_loss", "dfl_loss"])]
+
+
+def test_ultralytics_own_bar_scales_its_rate_and_reads_its_times():
+    own = "\r\x1b[K" + YOLO_ROW + ": 20% ━━╸───────── 10/50 1.2Kit/s 8.4s<33.3s"
+    (r,) = one_stream(YOLO_HEADER, own)
+    assert (r.step, r.throughput, r.throughput_unit, r.metrics["elapsed_s"], r.metrics["eta_s"], r.metrics["box_loss"]) == (
+        10, 1200.0, "it/s", 8.4, 33.3, 1.284)
