@@ -1,11 +1,10 @@
 """The consumer service's key scenarios again on the confluent-kafka backend (`--kafka-client
-confluent`, pipeline/sources/kafka_client.py): exactness against replay and SIGTERM's commit;
-SASL in test_kafka_sasl_confluent.py. The other modules run them on kafka-python, the default.
-Not yet here: kill -9, a group of three with one stopped, dead letters, and test_consume_order's
-adversarial orders and rebalance failed on this backend in a run of the whole modules under load
-(the first three passed alone): to be understood before it can be the default. Every service
-these tests start logs the backend it subscribed with, checked after each test (a run on the
-wrong backend cannot pass here)."""
+confluent`, pipeline/sources/kafka_client.py): exactness against replay, kill -9 at random moments,
+a group of three with one stopped, dead letters, the events topic and SIGTERM's commit; SASL in
+test_kafka_sasl_confluent.py; test_consume_order.py runs its adversarial orders and its
+kill-during-rebalance on both backends itself. The other modules run on kafka-python, the default.
+Every service these tests start logs the backend it subscribed with, checked after each test (a
+run on the wrong backend cannot pass here)."""
 
 from __future__ import annotations
 
@@ -17,6 +16,10 @@ from confluent_backend import confluent_backend  # noqa: E402,F401  (autouse)
 from test_kafka_service import (  # noqa: E402,F401  (fixtures and tests, collected again here)
     messages,
     wanted,
+    test_events_topic_gives_the_event_records_attempts_and_diagnoses_of_replay_with_events,
     test_fixtures_through_kafka_index_the_same_documents_as_replay,
+    test_kill_9_at_random_moments_then_restart_leaves_the_index_of_a_clean_run,
+    test_three_consumers_of_six_partitions_one_stopped_mid_run_index_every_record_once,
+    test_undecodable_messages_go_to_the_dead_letter_topic_with_reason_and_original_bytes,
     test_sigterm_flushes_commits_and_exits_0_and_metrics_say_what_was_read,
 )
