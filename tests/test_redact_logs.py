@@ -97,6 +97,30 @@ def _child(code: str) -> subprocess.CompletedProcess:
 # ----------------------------------------------------------------------------- the processor
 
 
+def _consume_until_unreachable(log: Path, *args: str) -> tuple[str, dict[str, dict]]:
+    """`gangscope consume ARGS` in a child, until it has logged that OpenSearch is unreachable (and
+    waits), then SIGTERM, which it must answer with exit 0: (its log, its first line of each event)."""
+    with open(log, "wb") as out:
+        proc = subprocess.Popen([*CLI, "consume", *args, "--metrics-port", "-1", "--backoff-initial", "0.1",
+                                 "--backoff-max", "0.2"],
+                                stdout=out, stderr=out, env=dict(os.environ, PYTHONUNBUFFERED="1"))
+        try:
+            deadline = time.monotonic() + 60
+            while "opensearch unreachable" not in log.read_text():
+                assert proc.poll() is None, log.read_text()
+                assert time.monotonic() < deadline, "no 'opensearch unreachable' in 60 s:\n" + log.read_text()
+                time.sleep(0.2)
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            assert proc.wait(60) == 0, log.read_text()
+    text = log.read_text()
+    first: dict[str, dict] = {}
+    for line in text.splitlines():
+        entry = json.loads(line)  # every line stays JSON
+        first.setdefault(entry["event"], entry)
+    return text, first
+
+
 def test_every_value_of_the_service_log_lines_is_redacted_and_the_lines_stay_json():
     done = _child(f"""
         import logging, structlog
@@ -183,25 +207,11 @@ def test_consume_logs_the_url_and_a_proxys_error_without_their_secrets(misbehavi
     """No Kafka needed: the service says what it was started with, then waits for OpenSearch,
     logging each error answer, until SIGTERM."""
     _answer, url = misbehaving_proxy
-    log = tmp_path / "service.log"
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([*CLI, "consume", "--bootstrap", "127.0.0.1:9", "--opensearch", url, "--topic", "t",
-                                 "--metrics-port", "-1", "--backoff-initial", "0.1", "--backoff-max", "0.2"],
-                                stdout=out, stderr=out, env=dict(os.environ, PYTHONUNBUFFERED="1"))
-        try:
-            deadline = time.monotonic() + 60
-            while "opensearch unreachable" not in log.read_text() and time.monotonic() < deadline:
-                assert proc.poll() is None, log.read_text()
-                time.sleep(0.2)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(60) == 0, log.read_text()
-    text = log.read_text()
+    text, first = _consume_until_unreachable(tmp_path / "service.log", "--bootstrap", "127.0.0.1:9", "--opensearch",
+                                             url, "--topic", "t")
     _assert_clean(text)
-    lines = [json.loads(line) for line in text.splitlines()]
-    starting = next(line for line in lines if line["event"] == "starting")
-    assert starting["opensearch"] == url.replace(URL_PASSWORD, "[REDACTED]")
-    waiting = next(line for line in lines if line["event"] == "opensearch unreachable, waiting")
+    assert first["starting"]["opensearch"] == url.replace(URL_PASSWORD, "[REDACTED]")
+    waiting = first["opensearch unreachable, waiting"]
     assert "answered 500: exception: request rejected: Authorization: Bearer [REDACTED]" in waiting["error"]
 
 
@@ -274,25 +284,9 @@ def test_consume_with_the_real_servers_logs_the_url_and_the_error_without_their_
     """The real Kafka and OpenSearch: `starting` names the URL without its password, and the real
     server's refusal of the index prefix, which quotes it, is logged masked until SIGTERM."""
     url = _with_password(opensearch_url)
-    log = tmp_path / "service.log"
-    topic = kafka_topic()
-    with open(log, "wb") as out:
-        proc = subprocess.Popen([*CLI, "consume", "--bootstrap", kafka_bootstrap, "--opensearch", url,
-                                 "--index-prefix", REFUSED_PREFIX, "--topic", topic, "--metrics-port", "-1",
-                                 "--backoff-initial", "0.1", "--backoff-max", "0.2"],
-                                stdout=out, stderr=out, env=dict(os.environ, PYTHONUNBUFFERED="1"))
-        try:
-            deadline = time.monotonic() + 60
-            while "opensearch unreachable" not in log.read_text() and time.monotonic() < deadline:
-                assert proc.poll() is None, log.read_text()
-                time.sleep(0.2)
-        finally:
-            proc.send_signal(signal.SIGTERM)
-            assert proc.wait(60) == 0, log.read_text()
-    text = log.read_text()
+    text, first = _consume_until_unreachable(tmp_path / "service.log", "--bootstrap", kafka_bootstrap, "--opensearch",
+                                             url, "--index-prefix", REFUSED_PREFIX, "--topic", kafka_topic())
     assert PLANTED not in text and URL_PASSWORD not in text
-    lines = [json.loads(line) for line in text.splitlines()]
-    starting = next(line for line in lines if line["event"] == "starting")
-    assert starting["opensearch"] == url.replace(URL_PASSWORD, "[REDACTED]")
-    waiting = next(line for line in lines if line["event"] == "opensearch unreachable, waiting")
+    assert first["starting"]["opensearch"] == url.replace(URL_PASSWORD, "[REDACTED]")
+    waiting = first["opensearch unreachable, waiting"]
     assert "answered 400: invalid_index_name_exception: Invalid index name [_[REDACTED]-" in waiting["error"]
