@@ -1,0 +1,55 @@
+"""The shape cache tokenizes a long ASCII segment with few digits by trying the number pattern
+only just before each digit (dialects._split_sparse) instead of the regex split stepping through
+every character. These tests hold it to the split itself on every line of the fixtures and the
+bench corpus shapes, and on generated text dense in what a number token is made of.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from gangscope.parsers import dialects
+
+FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+
+
+def layout(seg: str) -> bytes:
+    return seg.encode("utf-8", "surrogatepass").translate(dialects._DIGITS_TO_ZERO)
+
+
+def same(seg: str) -> None:
+    assert dialects._split_sparse(seg, layout(seg)) == dialects._PLAIN_SPLIT(seg), seg
+
+
+def test_a_json_log_line_is_split_as_the_regex_splits_it():
+    seg = ('{"level": "info", "ts": 1714564800.0322888, "logger": "data.loader", "msg": "batch stats", "rank": 5, '
+           '"step": 5, "extra": {"k0": "' + "x" * 300 + '", "k12": "-.5e-3 +7 .25 1,234,567.5 v2.1 3e5 -4."}}')
+    parts = dialects._split_sparse(seg, layout(seg))
+    assert parts[1::2][:3] == ["1714564800.0322888", "5", "5"]
+    assert parts[1::2][3:] == ["-.5e-3", "+7", ".25", "1,234,567.5", "3e5", "-4."]
+    same(seg)
+
+
+def test_every_ascii_fixture_line_splits_alike():
+    n = 0
+    for path in sorted(FIXTURES.rglob("*")):
+        if not path.is_file() or path.suffix in (".gz", ".png") or path.stat().st_size > 5_000_000:
+            continue
+        for line in path.read_text("utf-8", errors="replace").splitlines():
+            if line.isascii():
+                same(line)
+                n += 1
+    assert n > 10_000
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_generated_text_splits_alike(seed):
+    rng = random.Random(seed)
+    pieces = ["0", "7", "12", "-", "+", ".", ",", "e", "E", "e-", "x", "k", "_", " ", '"', ":", "{", "}", "/",
+              "1,234", ",000", "3.", ".5", "nan", "-inf", "xxxxxxxxxxxxxxxx", " " * 9]
+    for _ in range(3000):
+        seg = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 120)))
+        same(seg)
