@@ -137,6 +137,12 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"^frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\("),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (WorkNCCL::checkTimeout throws the timeout; "
              "c10/util/Exception.cpp prints the backtrace as \"frame #%d: %s + 0x%x (0x%x in %s)\")"),
+    # The watchdog's first word on a timed-out work (torch 2.2+), before its "Watchdog caught
+    # collective operation timeout" (which a paste may have lost).
+    LineRule("nccl_work_timeout", "nccl_timeout", "Timeout at NCCL work",
+             _r(r"Timeout at NCCL work: (?P<seq>\d+), last enqueued NCCL work: (?P<enqueued>-?\d+)"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp watchdogHandler (logPrefix(), \"Timeout at NCCL work: \", work.seq_, "
+             "\", last enqueued NCCL work: \", ..., \", last completed NCCL work: \", ...)"),
     LineRule("gloo_timeout", "nccl_timeout", "Timed out waiting ",
              _r(r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>recv|send) operation to complete"),
              "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc (\"Timed out waiting \", timeout, \"ms for recv operation to complete\")"),
@@ -196,6 +202,10 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("slurm_oom", "host_oom", "Detected ",
              _r(r"Detected (?P<count>\d+) oom[-_]kill event\(?s?\)? in (?P<step>\S+)"),
              "SchedMD/slurm src/plugins/task/cgroup/task_cgroup_memory.c (\"Detected %u oom_kill event%s in %ps. Some of the step tasks have been OOM Killed.\")"),
+    # srun's own report of the tasks the cgroup OOM handler killed: the task id is the global rank.
+    LineRule("srun_task_oom", "host_oom", "Out Of Memory",
+             _r(r"(?:srun: error: )?(?P<node>[\w.-]+): tasks? (?P<rank>\d+)(?:[-,][\d,-]*)?: Out Of Memory"),
+             "SchedMD/slurm src/srun/srun_job.c / launch plugins (error(\"%s: task %s: Out Of Memory\", hosts, tasks); \"tasks %s\" for several)"),
     LineRule("ray_oom", "host_oom", "Task was killed due to the node running low on memory",
              _r(r"Task was killed due to the node running low on memory"),
              "ray-project/ray src/ray/raylet/node_manager.cc / python/ray/exceptions.py OutOfMemoryError (memory monitor kills a worker over the usage threshold)"),
@@ -231,6 +241,24 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("horovod_shutdown", "unknown", "Horovod has been shut down",
              _r(r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the ranks"),
              "horovod/horovod horovod/common/common.h SHUT_DOWN_ERROR (\"Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution.\"): the other rank's failure is the cause",
+             SUMMARY),
+    # OpenMPI's mpirun (orterun) and PRRTE's prterun/prun: a process that died of a signal, named
+    # by its MPI rank; and the job aborted for a non-zero exit, whose first process is named by
+    # its name [[jobid,app],vpid] (the vpid is the rank) on the line after.
+    LineRule("mpirun_signal", "unknown", "PID ",
+             _r(r"\b(?P<launcher>[\w.-]+) noticed that process rank (?P<rank>\d+) with PID (?P<pid>\d+) on node (?P<node>\S+) "
+                r"exited on signal (?P<signal>\d+)(?: \((?P<what>[^)]*)\))?"),
+             "open-mpi/ompi orte/tools/orterun/help-orterun.txt [orterun:proc-aborted-strsignal]; openpmix/prrte help-prun.txt "
+             "[prun:proc-aborted-strsignal] (\"%s noticed that process rank %lu with PID %lu on node %s exited on signal %d (%s).\")",
+             SUMMARY),
+    LineRule("mpirun_nonzero", "unknown", "Primary job",
+             _r(r"Primary job\s+terminated normally, but (?P<count>\d+) process(?:es)? returned"),
+             "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt [normal-termination-but] (\"Primary job  terminated normally, but %d process%s returned\\na non-zero exit code. Per user-direction, the job has been aborted.\")",
+             SUMMARY),
+    LineRule("mpirun_first_process", "unknown", "Process name: [[",
+             _r(r"^\s*Process name: \[\[\d+,\d+\],(?P<rank>\d+)\]"),
+             "open-mpi/ompi orte/tools/orterun/help-orterun.txt [orterun:non-zero-exit]; openpmix/prrte help-prun.txt [prun:non-zero-exit] "
+             "(\"%s detected that one or more processes exited with non-zero status, ... The first process to do so was:\\n\\n  Process name: %s\\n  Exit code:    %d\")",
              SUMMARY),
     # horovodrun (gloo) prints, per worker that failed, its rank and exit code (137 = SIGKILL).
     LineRule("horovod_exit", "unknown", "Process ",
@@ -321,6 +349,13 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("overflow_fairseq", "nan_loss", "",
              _r(r"overflow detected, setting loss scale to: (?P<scale>[\d.e+-]+)"),
              "facebookresearch/fairseq fairseq/trainer.py (\"NOTE: overflow detected, setting loss scale to: \"; older \"| WARNING: overflow detected, ...\")", WARNING),
+    # Megatron's iteration line: a loss printed as NAN/INF ({:.6E} of a NaN) or a grad norm printed
+    # as nan/inf ({:.3f}). Megatron prints the grad norm only for an update it applied (a skipped
+    # fp16 step returns None and prints none), so a non-finite one went into the weights.
+    LineRule("megatron_nonfinite", "nan_loss", "",
+             _r(r"(?:^|\| )(?P<what>grad norm: (?:nan|-?inf)|[\w -]*loss: (?:NAN|-?INF)) \|"),
+             "NVIDIA/Megatron-LM megatron/training/training.py training_log (log_string += f' grad norm: {grad_norm:.3f} |' when grad_norm "
+             "is not None; ' {key}: {avg:.6E} |' per loss); megatron/core/optimizer/optimizer.py MixedPrecisionOptimizer.step (found_inf: return False, None, None)"),
     LineRule("deepspeed_skipped", "nan_loss", "",
              _r(r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+), lr="),
              "deepspeedai/DeepSpeed deepspeed/runtime/engine.py _report_progress (log_dist(f\"step={step}, skipped={self.skipped_steps}, lr={lr}, mom={mom}\")): "
@@ -340,9 +375,10 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"Sending process %s closing signal %s\")", WARNING),
     LineRule("slurm_cancelled", "preempted", "CANCELLED AT",
-             _r(r"\*\*\* (?:JOB|STEP) (?P<id>\S+) (?:ON (?P<node>\S+) )?CANCELLED AT (?P<at>\S+) DUE TO "
-                r"(?P<why>TIME LIMIT|PREEMPTION|NODE FAILURE|JOB REQUEUE)"),
-             "SchedMD/slurm src/slurmd/slurmstepd/req.c (error(\"*** %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***\"), ... PREEMPTION, NODE FAILURE; JOB REQUEUE from scontrol requeue)",
+             _r(r"\*\*\* (?:JOB|STEP) (?P<id>\S+) (?:ON (?P<node>\S+) )?CANCELLED AT (?P<at>\S+)(?: DUE TO "
+                r"(?P<why>TIME LIMIT|PREEMPTION|NODE FAILURE|JOB REQUEUE)| \*\*\*)"),
+             "SchedMD/slurm src/slurmd/slurmstepd/req.c (error(\"*** %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***\"), ... PREEMPTION, NODE FAILURE; JOB REQUEUE from scontrol requeue; "
+             "\"*** %s ON %s CANCELLED AT %s ***\" with no reason: scancel, a stop from outside)",
              classify=lambda m: {"TIME LIMIT": "time_limit", "NODE FAILURE": "node_failure"}.get(m["why"], "preempted")),
     LineRule("submitit_signal", "preempted", "Caught signal ",
              _r(r"Caught signal (?P<name>SIG\w+) on (?P<host>\S+): this job is (?P<case>timed-out|preempted)"),
@@ -460,11 +496,12 @@ _EXTRA_KEYS = ("Couldn't reach '", "We couldn't connect to '", "No space left", 
                "Finished train", "Done train", "Completed train", "Complete train",
                "Training finished", "Training complete", "Training done",
                "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",
-               "[Rank ", "Exception (either an error or timeout)", "[PG ")  # fmt: skip
+               "[Rank ", "Exception (either an error or timeout)", "[PG ",
+               "| grad norm: nan", "| grad norm: inf", "| grad norm: -inf", "NAN |", "INF |")  # fmt: skip
 PREFILTER = "|".join(
     re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)
 )
-assert all(k[0].isupper() or k[0] in "([" for k in PREFILTER.replace("\\", "").split("|")), "see _EXTRA_KEYS"
+assert all(k[0].isupper() or k[0] in "([|" for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS))), "see _EXTRA_KEYS"
 
 # glog / torch logging headers carry no meaning for the message shown to a person.
 _GLOG_HEADER = re.compile(r"^\[?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(?:\d+ )?[\w/.-]+:\d+\] ?")

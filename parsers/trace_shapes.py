@@ -48,6 +48,9 @@ CHILD_FAILED_HEAD = re.compile(r"^(?:[\w.]+\.)?ChildFailedError:\s*$")
 # (errors/__init__.py _MSG_FORMAT_TEMPLATE: "{boarder}\n{title}\n{section}\nFailures:...",
 # the title being f"{name} FAILED").
 BOX_TITLE = re.compile(r"^\S.{0,400} FAILED\s*$")
+# ... or from its "Root Cause (first observed failure):" section, where the excerpt starts below
+# the title (the same template: "Root Cause (first observed failure):\n{root_failure}").
+BOX_ROOT_CAUSE = re.compile(r"^Root Cause \(first observed failure\):\s*$")
 CHILD_FAILED_TYPE = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
 SPAWN_INTRO = re.compile(r"^-- Process (?P<index>\d+) terminated with the following error:\s*$")
 ORIGINAL_TB = re.compile(r"^Original Traceback \(most recent call last\):\s*$")
@@ -83,6 +86,7 @@ PREFILTER = (
     r"|(?:multiprocessing\.pool\.|concurrent\.futures\.process\._)?RemoteTraceback:"
     r"|(?:[\w.]+\.)?ChildFailedError:\s*$"
     r"|\S.{0,400} FAILED\s*$"
+    r"|Root Cause \(first observed failure\):\s*$"
     r"|The above exception was the direct cause|During handling of the above exception"
     r"|[^\r]*\r.*Traceback \(most recent call last\):)"
 )

@@ -34,6 +34,7 @@ from gangscope.parsers.trace_shapes import (
     ANSI,
     BORDER,
     BOX_LINE,
+    BOX_ROOT_CAUSE,
     BOX_TITLE,
     CHILD_FAILED_HEAD,
     CHILD_FAILED_TYPE,
@@ -99,6 +100,7 @@ START: list[Rule] = [
     (SEPARATOR.match, TAKE, "after_separator"),  # the exception before it was printed without header
     (CHILD_FAILED_HEAD.match, TAKE, "child_failed_open"),  # torchrun's box, its traceback not shown
     (BOX_TITLE.match, TAKE, "child_failed_box"),  # the box from its title on (see _finish)
+    (BOX_ROOT_CAUSE.match, TAKE, "child_failed_box"),  # ... or from its root-cause section on
 ]
 
 #: state -> ordered rules. A state's rules that do not match leave the trace (END).
@@ -382,6 +384,8 @@ class TraceParser:
         if nxt == "child_failed_box":  # a box whose border and exception line were not kept
             self._failures = FailureBox()
             self._failures.add("=" * 60)
+            if BOX_ROOT_CAUSE.match(text):  # no title: the section's own rule comes first
+                self._failures.add("-" * 60)
             self._failures.add(text)
         self._text_lines = 0
         self._last_s = times.leading_seconds(line.time) if line.time else None
@@ -408,6 +412,8 @@ class TraceParser:
         lines = block.lines()
         if BOX_TITLE.match(first.text):  # read as the box it is: its exception line and border implied
             lines = [f"{CHILD_FAILED_TYPE}: ", "=" * 60, *lines]
+        elif BOX_ROOT_CAUSE.match(first.text):  # ... and its title too
+            lines = [f"{CHILD_FAILED_TYPE}: ", "=" * 60, "-" * 60, *lines]
         record = parse_block(lines, block.text(), failures)
         if record is None:
             return []

@@ -275,3 +275,100 @@ def test_a_dead_ray_actor_is_a_crash_not_a_bug_in_user_code(tmp_path):
             "ray.exceptions.ActorDiedError: The actor died unexpectedly before finishing this task.\n")  # fmt: skip
     diagnoses, _ = diagnose_text(tmp_path, text)
     assert diagnoses[0].category == "unknown"
+
+
+@pytest.mark.parametrize(
+    "line, category",
+    [
+        # Megatron's iteration line (training.py training_log): a NaN grad norm is printed only for
+        # an update that was applied; a NaN loss prints as NAN ({:.6E})
+        (" iteration     5426/  250000 | consumed samples:        43408 | learning rate: 2.999E-04 | "
+         "global batch size:     8 | loss scale: 1.0 | grad norm: nan | number of skipped iterations:   0 |", "nan_loss"),
+        ("loss scale: 1.0 | grad norm: nan |", "nan_loss"),
+        (" iteration       12/    5000 | lm loss: NAN | loss scale: 1.0 | grad norm: 3.140 |", "nan_loss"),
+        # torch 2.2+ watchdog's first word on a timed-out work
+        ("[rank3]:[E909 09:55:46.996672294 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 3] Timeout at NCCL work: "
+         "2070, last enqueued NCCL work: 2082, last completed NCCL work: 2069.", "nccl_timeout"),
+        # OpenMPI / PRRTE launchers
+        ("mpirun noticed that process rank 4 with PID 0 on node localhost exited on signal 9 (Killed).", "host_oom"),
+        ("prterun noticed that process rank 2 with PID 4711 on node n-3 exited on signal 11 (Segmentation fault).", "unknown"),
+        ("Primary job  terminated normally, but 1 process returned", "unknown"),
+        ("  Process name: [[4115,1],1]", "unknown"),
+        # SLURM: srun's OOM report, and a cancel with no reason (scancel)
+        ("srun: error: gn-0719: task 0: Out Of Memory", "host_oom"),
+        ("slurmstepd: error: *** JOB 81233 ON gpu-07 CANCELLED AT 2025-02-01T10:00:00 ***", "preempted"),
+    ],
+)  # fmt: skip
+def test_launcher_and_framework_lines_from_their_sources(line, category):
+    from gangscope.parsers.errors import detect
+    from gangscope.parsers.lines import strip_rank_prefixes
+
+    found = detect(strip_rank_prefixes(line)[0])
+    assert found is not None and found[1] == category
+
+
+def test_a_healthy_megatron_iteration_line_is_no_failure():
+    from gangscope.parsers.errors import detect
+
+    assert detect(" iteration       12/    5000 | lm loss: 2.342100E+00 | loss scale: 65536.0 | grad norm: 3.140 |") is None
+
+
+@pytest.mark.parametrize(
+    "line, rank",
+    [
+        ("mpirun noticed that process rank 4 with PID 0 on node localhost exited on signal 9 (Killed).", 4),
+        ("  Process name: [[29973,1],3]", 3),
+        ("srun: error: gn-0719: tasks 2-3: Out Of Memory", 2),
+    ],
+)
+def test_launchers_name_the_rank_that_failed(line, rank):
+    from gangscope.parsers.errors import ErrorDetector
+    from gangscope.parsers.lines import Line
+
+    _, [record] = ErrorDetector().feed(Line(text=line, seq=1, time=None))
+    assert record.rank == rank
+
+
+BOX_TAIL = """  host      : node-a.internal
+  rank      : 2 (local_rank: 2)
+  exitcode  : 1 (pid: 4402)
+  error_file: <N/A>
+  traceback : To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html
+------------------------------------------------------------
+Root Cause (first observed failure):
+[0]:
+  time      : {time}
+  host      : node-a.internal
+  rank      : {rank} (local_rank: {local})
+  exitcode  : {code} (pid: 4401)
+  error_file: <N/A>
+  traceback : {tb}
+============================================================
+"""
+
+
+def test_the_tail_of_a_box_without_its_title_is_read_from_its_root_cause_section(tmp_path):
+    text = BOX_TAIL.format(time="2025-01-02_03:04:05", rank=0, local=0, code=1,
+                           tb="To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html")  # fmt: skip
+    [d] = diagnose_text(tmp_path, text)[0]
+    assert (d.category, d.first_failure["rank"]) == ("unknown", 0)
+    text = BOX_TAIL.format(time="2025-01-02_03:04:05", rank=5, local=1, code=-9, tb="Signal 9 (SIGKILL) received by PID 4401")
+    [d] = diagnose_text(tmp_path, text, "killed")[0]
+    assert (d.category, d.first_failure["rank"]) == ("host_oom", 5)
+
+
+def test_two_agents_boxes_are_ordered_by_their_own_time_fields(tmp_path):
+    later = BOX_TAIL.format(time="2025-01-02_03:04:55", rank=0, local=0, code=1, tb="To enable traceback see: x")
+    earlier = BOX_TAIL.format(time="2025-01-02_03:04:05", rank=4, local=0, code=1, tb="To enable traceback see: x")
+    [d] = diagnose_text(tmp_path, later + earlier)[0]
+    assert d.first_failure["rank"] == 4
+
+
+def test_a_silent_rank_only_inferred_is_a_suspect_not_the_first_failure():
+    # The log shows rank 1 only (its timeout); rank 0 is inferred (ranks are dense from 0).
+    errors = [_timeless("nccl_timeout", "nccl_watchdog", 1, "[Rank 1] Watchdog caught collective operation timeout: "
+                        "WorkNCCL(SeqNum=1, OpType=ALLREDUCE, NumelIn=1, NumelOut=1, Timeout(ms)=600000) ran for 600014 "
+                        "milliseconds before timing out.", rank=1)]  # fmt: skip
+    [d] = diagnose(errors)
+    assert (d.category, d.first_failure["rank"]) == ("nccl_timeout", 1)
+    assert "rank 0" in d.summary and "suspect" in d.summary and not d.summary.startswith("0 ranks")

@@ -120,11 +120,17 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     first = first_failure(root, ranks)
     suspects: list[int] = []
     if category == "nccl_timeout":
+        # The ranks that never reported the timeout are the suspects. A silent rank the log shows
+        # alive (its steps, its lines) is the first failure; one only inferred from the ranks
+        # below the highest seen (ranks are dense from 0) is named in the summary, and the first
+        # failure stays the first rank the log shows timing out.
         suspects = silent_ranks(failures, ranks)
         if suspects:
             how = "silent_suspect"
-            first = {"pod": ranks.pod_of(suspects[0]), "rank": suspects[0],
-                     "node": ranks.node_of(suspects[0]), "time": root.error.time}  # fmt: skip
+            seen = [r for r in suspects if r in ranks.seen()]
+            if seen:
+                first = {"pod": ranks.pod_of(seen[0]), "rank": seen[0],
+                         "node": ranks.node_of(seen[0]), "time": root.error.time}  # fmt: skip
     if how == "rank_report" and box_agrees(view, root, ranks):
         how = "corroborated"
     symptoms = symptoms_of(failures, root, suspects)
@@ -141,7 +147,7 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
         time=root.error.time,
         outcome=outcome,
         category=category,
-        exception_type=exception_type_of(view, root.error) if how != "silent_suspect" else None,
+        exception_type=exception_type_of(view, root.error),
         first_failure=first,
         summary=summary_of(view, root, first, symptoms, suspects),
         evidence=evidence,

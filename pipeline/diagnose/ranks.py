@@ -23,6 +23,7 @@ class RankMap:
         self.node: dict[int, str] = {}
         self.by_local: dict[tuple[str | None, int], int] = {}
         self.box: dict[str | None, list[dict[str, Any]]] = defaultdict(list)
+        self.box_of_trace: dict[str, list[dict[str, Any]]] = {}  # one pod can print several boxes (agents, restarts)
         self.failed_local: dict[str | None, set[int]] = defaultdict(set)  # local ranks a launcher says failed
         self.extra: set[int] = set()
         self._by_pod: dict[str | None, list[int]] | None = None
@@ -45,6 +46,8 @@ class RankMap:
                         if isinstance(local, int):
                             self.by_local[(trace.pod, local)] = rank
                     self.box[trace.pod].append(failure)
+                    if trace.id:
+                        self.box_of_trace.setdefault(trace.id, []).append(failure)
 
     def _place(self, rank: int, pod: str | None, node: str | None) -> None:
         self.extra.add(rank)
@@ -52,6 +55,18 @@ class RankMap:
             self.pod.setdefault(rank, pod)
         if node:
             self.node.setdefault(rank, node)
+
+    def box_time(self, error: ErrorRecord) -> str | None:
+        """The time torchrun's box gives its root-cause failure (the `time` field, local time of the
+        agent: "%Y-%m-%d_%H:%M:%S"), for a box error whose line has none."""
+        entries = self.box_of_trace.get(error.trace_id or "") or []
+        roots = [e for e in entries if e.get("root_cause")] or entries
+        when = str(roots[0].get("time") or "") if roots else ""
+        return when.replace("_", "T", 1) + "Z" if re.fullmatch(r"\d{4}-\d\d-\d\d_\d\d:\d\d:\d\d", when) else None
+
+    def seen(self) -> set[int]:
+        """Ranks some record names (without the dense fill of `known`)."""
+        return set(self.pod) | set(self.node) | self.extra
 
     def known(self) -> set[int]:
         """Ranks seen, and the ranks below the highest one seen: global ranks are dense (0..world-1)."""
@@ -107,6 +122,7 @@ class RankMap:
         if not entries:
             return None
         if is_box(error):
+            entries = self.box_of_trace.get(error.trace_id or "", entries)
             roots = [e for e in entries if e.get("root_cause")]
             return roots[0].get("rank") if roots else None
         signal = _signal_of(error)

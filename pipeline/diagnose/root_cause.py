@@ -47,6 +47,9 @@ class Failure:
     tier: int
     t: float  # seconds since the epoch (inf when the line had no time)
     rank: int | None
+    # A torchrun box's own `time` field (agent-local time): it orders boxes among themselves (two
+    # agents, two restarts), never against the times of other lines.
+    box_t: float = math.inf
 
     @property
     def seq(self) -> int:
@@ -75,7 +78,9 @@ def failure_of(error: ErrorRecord, ranks: RankMap) -> Failure | None:
     if tier is None:
         return None
     t = times.seconds(error.time)
-    return Failure(error, tier, t if t is not None else math.inf, ranks.rank_of(error))
+    box_t = times.seconds(ranks.box_time(error)) if is_box(error) else None
+    return Failure(error, tier, t if t is not None else math.inf, ranks.rank_of(error),
+                   box_t if box_t is not None else math.inf)
 
 
 def without_handled(failures: list[Failure], view: AttemptView) -> list[Failure]:
@@ -98,7 +103,7 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
 
     def key(f: Failure) -> tuple:
         order = EFFECT_ORDER.index(f.category) if f.category in EFFECT_ORDER else -1
-        return (f.t, f.tier, f.seq, order)
+        return (f.t, f.tier, f.box_t, f.seq, order)
 
     causes = sorted((f for f in failures if f.tier <= 1), key=key)
     effects = sorted((f for f in failures if f.tier == 2), key=key)

@@ -93,10 +93,15 @@ def summary_of(view: AttemptView, root: Failure, first: dict[str, Any], symptoms
     error = root.error
     if suspects:
         timed = next((s for s in symptoms if s["category"] == "nccl_timeout"), None)
-        reporters = len(timed["ranks"]) if timed else 0
+        reporters = sorted({*(timed["ranks"] if timed else ()), *([root.rank] if root.rank is not None else ())})
         op = _op_of(error)
-        text = (f"{reporters} ranks hit a collective timeout{op} while {ranks_text(suspects)} never reported one: "
-                f"{ranks_text(suspects)} ({who(first)}) is the suspect (stuck or dead before the collective)")
+        if first.get("rank") in suspects:  # the first failure is a silent rank the log showed alive
+            hit = f"{ranks_text(reporters)}" if reporters else "the other ranks"
+        else:
+            hit = f"{ranks_text(reporters)} (first {who(first)})" if len(reporters) > 1 else who(first)
+        suspect = "is the suspect" if len(suspects) == 1 else "are the suspects"
+        text = (f"{hit} hit a collective timeout{op} while {ranks_text(suspects)} never reported one: "
+                f"{ranks_text(suspects)} {suspect} (stuck or dead before the collective)")
     else:
         step = _step_at(view, first.get("rank"), first.get("pod"), root.t)
         at = f" at step {step}" if step is not None else ""
