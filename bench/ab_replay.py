@@ -8,6 +8,10 @@ local sink.
 
     python -m bench.ab_replay --base 3b57e19                     # default mix, 1M lines
     python -m bench.ab_replay --base 3b57e19 --mix steps --rounds 3
+    python -m bench.ab_replay --base 882b787 --this HEAD --mix realistic --lines 300000
+
+`--this COMMIT` measures that commit (checked out the same way) instead of the working tree:
+where others edit the same checkout, two commits compare what was committed, nothing else.
 
 Prints each side's best CPU time and lines/s, and the ratio.
 """
@@ -62,16 +66,16 @@ def measure(corpus: Path, repeat: int, pythonpath: str | None) -> tuple[float, i
     return float(seconds), int(lines)
 
 
-def base_package(commit: str, work: Path) -> Path:
+def base_package(commit: str, work: Path, name: str = "tree") -> Path:
     """`commit` checked out, with a `gangscope` package of links to its folders; returns the PYTHONPATH."""
-    tree = work / "tree"
+    tree = work / name
     subprocess.run(["git", "-C", str(ROOT), "worktree", "add", "--detach", "-f", str(tree), commit], check=True, capture_output=True)
-    package = work / "path" / "gangscope"
+    package = work / f"path-{name}" / "gangscope"
     package.mkdir(parents=True)
-    for name in ("parsers", "pipeline", "templates"):
-        (package / name).symlink_to(tree / name)
+    for folder in ("parsers", "pipeline", "templates"):
+        (package / folder).symlink_to(tree / folder)
     shutil.copy(tree / "gangscope" / "__init__.py", package / "__init__.py")
-    return work / "path"
+    return work / f"path-{name}"
 
 
 def main() -> None:
@@ -79,6 +83,7 @@ def main() -> None:
     ap.add_argument("--base", required=True, help="the earlier commit")
     ap.add_argument("--mix", default="default")
     ap.add_argument("--lines", type=int, default=1_000_000)
+    ap.add_argument("--this", help="a later commit to measure instead of the working tree")
     ap.add_argument("--rounds", type=int, default=2, help="base/this pairs, in turns")
     ap.add_argument("--repeat", type=int, default=1, help="replays per measurement (the best counts)")
     args = ap.parse_args()
@@ -86,17 +91,21 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="gangscope-ab-"))
     try:
         path = base_package(args.base, work)
+        this_path = str(base_package(args.this, work, "this")) if args.this else None
         base = this = None
         for _ in range(args.rounds):
             b, lines = measure(corpus, args.repeat, str(path))
-            t, _ = measure(corpus, args.repeat, None)
+            t, _ = measure(corpus, args.repeat, this_path)
             base = b if base is None else min(base, b)
             this = t if this is None else min(this, t)
         print(f"corpus {corpus.name}: {lines:,} lines")
         print(f"base {args.base:<12} {base:7.3f} s CPU  {lines / base:>10,.0f} lines/s")
-        print(f"this checkout  {this:7.3f} s CPU  {lines / this:>10,.0f} lines/s  ({base / this:.2f}x)")
+        label = args.this or "this checkout"
+        print(f"{label:<14} {this:7.3f} s CPU  {lines / this:>10,.0f} lines/s  ({base / this:.2f}x)")
     finally:
-        subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / "tree")], capture_output=True)
+        for name in ("tree", "this"):
+            if (work / name).exists():
+                subprocess.run(["git", "-C", str(ROOT), "worktree", "remove", "--force", str(work / name)], capture_output=True)
         shutil.rmtree(work, ignore_errors=True)
 
 
