@@ -95,8 +95,71 @@ def _json_object(value: bytes | None) -> dict[str, Any]:
     return obj
 
 
-def decode_log(value: bytes | None, _decode=_decoder.decode, _envelope=envelopes.read_record) -> envelopes.Envelope:
-    """One Fluent Bit record as an envelope, or Undecodable. (The hot path: one call per line.)"""
+class _FluentBitRecord(msgspec.Struct):
+    """The fields of a Fluent Bit record the fast path reads, typed as the common case has them.
+    A record of any other shape (no string `log` or `time`, a `_p` that is no string, not JSON,
+    not an object) fails to decode into it and is read by `read_record` as before."""
+
+    log: str
+    time: str
+    stream: Any = None
+    p: Any = msgspec.field(default=None, name="_p")
+    kubernetes: msgspec.Raw = msgspec.field(default_factory=msgspec.Raw)
+
+
+_record_decoder = msgspec.json.Decoder(_FluentBitRecord)
+_KUBE_CACHE_MAX = 8192
+
+
+class _KubernetesBlocks:
+    """The `kubernetes` block of each record, decoded and checked once per distinct text: a pod's
+    records all carry the same block, so a line costs a lookup of its bytes, and the records of one
+    container share one dict (the block is read, never changed, downstream)."""
+
+    def __init__(self):
+        self._known: dict[bytes, tuple[dict | None, str | None]] = {}
+
+    def read(self, raw: msgspec.Raw) -> tuple[dict | None, str | None]:
+        """(the block, None) or (None, what is wrong with it)."""
+        text = bytes(raw)
+        found = self._known.get(text)
+        if found is None:
+            kube = _decoder.decode(text) if text else None
+            problem = envelopes.kubernetes_problem(kube) if kube is not None else None
+            found = (None, problem) if problem is not None else (kube, None)
+            if len(self._known) >= _KUBE_CACHE_MAX:
+                self._known.clear()  # bounded: many distinct pods only cost a decode each again
+            self._known[text] = found
+        return found
+
+
+_kubernetes_blocks = _KubernetesBlocks()
+
+
+def decode_log(value: bytes | None) -> envelopes.Envelope:
+    """One Fluent Bit record as an envelope, or Undecodable. (The hot path: one call per line.)
+    Records of the common shape are decoded straight into their fields (`_FluentBitRecord`); any
+    other is read by `read_record`, the one reading of a record's fields, so both give the same
+    envelope or the same reason (tests/test_consume_decode.py)."""
+    try:
+        rec = _record_decoder.decode(value)
+        kube, problem = _kubernetes_blocks.read(rec.kubernetes)
+    except Exception:  # another shape, not JSON, nested too deep, no bytes: the general reading
+        return _decode_log_general(value)
+    if problem is not None:
+        raise Undecodable("bad_kubernetes", problem)
+    text = rec.log
+    if text.endswith("\n"):
+        text = text[:-1]
+        if text.endswith("\r"):
+            text = text[:-1]
+    stream = rec.stream
+    return envelopes.Envelope(rec.time, stream if stream in ("stdout", "stderr") else "stdout", rec.p == "P", text,
+                              kube)
+
+
+def _decode_log_general(value: bytes | None, _decode=_decoder.decode, _envelope=envelopes.read_record) -> envelopes.Envelope:
+    """decode_log for a record of any shape: JSON to a dict, its fields read by `read_record`."""
     try:
         obj = _decode(value)
     except (msgspec.DecodeError, TypeError, RecursionError):
