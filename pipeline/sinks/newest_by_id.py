@@ -5,7 +5,7 @@ The local folder keeps one line per id for the kinds that are updated as a strea
 rank's epoch progress, a job attempt's diagnosis), as an index would: the last version written,
 at the place of the first. Held in a dict, that is one encoded record per rank of the run (100k
 tiny pod files: ~55 MB, ~540 bytes a rank). Here a dict holds up to `buffer` ids; a full dict
-is spilled to files on disk, partitioned by the id's fingerprint, each entry with the sequence
+is spilled to files on disk, partitioned by the id's CRC-32, each entry with the sequence
 numbers of its first and last write. At the end each partition is reduced alone (the earliest
 first write, the latest document), sorted by first write, and the partitions are merged in
 that order: memory is the dict and one partition. A run that never fills the dict writes it
@@ -18,9 +18,8 @@ import heapq
 import os
 import struct
 import tempfile
+import zlib
 from typing import IO, Iterator
-
-from gangscope.parsers.id_set import fingerprint
 
 _PARTITIONS = 64
 _BUFFER = 1 << 13  # ids held before a spill (~5 MB of encoded epoch records)
@@ -54,7 +53,7 @@ class NewestById:
         parts: list[list[bytes]] = [[] for _ in range(_PARTITIONS)]
         for record_id, (first, last, document) in self._held.items():
             key = record_id.encode()
-            parts[fingerprint(record_id) % _PARTITIONS].append(_HEAD.pack(first, last, len(key), len(document)) + key + document)
+            parts[zlib.crc32(key) % _PARTITIONS].append(_HEAD.pack(first, last, len(key), len(document)) + key + document)
         for n, part in enumerate(parts):
             if part:
                 with open(self._path(n), "ab") as f:
