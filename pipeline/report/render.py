@@ -10,11 +10,12 @@ events and each diagnosed first failure from the logs). The report depends on re
 
 from __future__ import annotations
 
+import io
 import math
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping
+from typing import Any, Iterable, Mapping, TextIO
 
 import jinja2
 
@@ -60,7 +61,16 @@ def clock(value: str | None) -> str:
 
 def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record | dict],
                   failures: StageFailures | None = None, timelines: Mapping[str, dict] | None = None) -> str:
-    """The whole report as one HTML string.
+    """The whole report as one HTML string (`write_report` into a string)."""
+    out = io.StringIO()
+    write_report(out, records, diagnoses, failures=failures, timelines=timelines)
+    return out.getvalue()
+
+
+def write_report(out: TextIO, records: Iterable[Record | dict], diagnoses: Iterable[Record | dict],
+                 failures: StageFailures | None = None, timelines: Mapping[str, dict] | None = None) -> None:
+    """The report written to `out` piece by piece as the template renders (a run of 100k pods
+    made a 110 MB page, held whole and in its ~1M pieces before; `out` must seek and truncate).
 
     timelines: job -> its gang timeline (plain data, as back_half.Findings.timelines has it);
     a job without one has no timeline drawn.
@@ -73,16 +83,19 @@ def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record |
     failures = failures if failures is not None else StageFailures()
     jobs = build_jobs(recs, diags, failures, timelines)
     template = _env().get_template("report.html.j2")
+    start = out.tell()
     try:
-        return template.render(jobs=jobs, overview=overview(jobs), title="gangscope report")
+        out.writelines(template.generate(jobs=jobs, overview=overview(jobs), title="gangscope report"))
     except Exception:
-        # Find the sections that do not render, one at a time, and show their jobs with the error.
+        # Start again: find the sections that do not render, one at a time, and show their jobs with the error.
+        out.seek(start)
+        out.truncate()
         for i, job in enumerate(jobs):
             with unit_of_work(failures, "report", position=job["name"], section="render", job=job["name"]) as unit:
                 template.render(jobs=[job], overview=overview([job]), title="gangscope report")
             if unit.failed:
                 jobs[i] = failed_section(job["name"], unit.failed)
-        return template.render(jobs=jobs, overview=overview(jobs), title="gangscope report")
+        out.writelines(template.generate(jobs=jobs, overview=overview(jobs), title="gangscope report"))
 
 
 def overview(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:

@@ -281,10 +281,10 @@ def _progress_bar(err: Console, label: str, args):
 
 
 def _write_report(sink, result) -> None:
-    from gangscope.pipeline.report.render import render_report
+    from gangscope.pipeline.report.render import write_report
 
-    sink.write_file("report.html", render_report(result.digest.all_records(), result.diagnoses,
-                                                 timelines=result.timelines, failures=result.failures))
+    with sink.file_writer("report.html") as out:  # written as it renders: the page is never held whole
+        write_report(out, result.digest.all_records(), result.diagnoses, timelines=result.timelines, failures=result.failures)
 
 
 def _output_format(args) -> str:

@@ -23,7 +23,7 @@ import json
 import os
 import shutil
 from pathlib import Path
-from typing import IO, Iterable
+from typing import IO, Iterable, Iterator
 
 from gangscope.parsers.records import RECORD_KINDS, Record, encode
 from gangscope.pipeline.errors import SinkError
@@ -145,6 +145,21 @@ class LocalFolderSink:
         folder = self._ready()
         try:
             self._write_synced(folder / f".{name}.partial", text)
+        except OSError as exc:
+            raise self._failure(exc) from None
+        if name not in self.extras:
+            self.extras.append(name)
+
+    @contextlib.contextmanager
+    def file_writer(self, name: str) -> Iterator[IO[str]]:
+        """An extra file written piece by piece (the report, rendered as it is written): the text
+        handle of `.<name>.partial`, synced when the block ends, named `<name>` at close."""
+        folder = self._ready()
+        try:
+            with open(folder / f".{name}.partial", "w", encoding="utf-8") as f:
+                yield f
+                f.flush()
+                os.fsync(f.fileno())
         except OSError as exc:
             raise self._failure(exc) from None
         if name not in self.extras:

@@ -1,0 +1,54 @@
+"""report.html is written to its file as the template renders (pipeline/report/render.write_report),
+never held whole: the file holds exactly the page `render_report` returns, a section that fails
+while the page is being written included (the file starts again, that job shown with its error)."""
+
+from __future__ import annotations
+
+from gangscope.parsers.records import DiagnosisRecord
+from gangscope.pipeline.isolation import StageFailures
+from gangscope.pipeline.report import render
+
+DIAGNOSES = [
+    DiagnosisRecord(job="team-a/broken", attempt=1, outcome="failed", category="cuda_oom", summary="oom"),
+    DiagnosisRecord(job="team-a/fine", attempt=1, outcome="succeeded", category="success", summary="ok"),
+    DiagnosisRecord(job="team-b/late", attempt=1, outcome="failed", category="nccl_timeout", summary="timeout"),
+]
+
+
+def test_the_written_file_is_the_rendered_page(tmp_path):
+    path = tmp_path / "report.html"
+    with open(path, "w", encoding="utf-8") as out:
+        render.write_report(out, [], DIAGNOSES)
+    page = path.read_text(encoding="utf-8")
+    assert page == render.render_report([], DIAGNOSES)
+    assert page.count("<html") == 1 and "team-b/late" in page
+
+
+class _Unrenderable:
+    """A view-model value the template fails on while the page is half written."""
+
+    def __iter__(self):
+        raise RuntimeError("injected")
+
+
+def test_a_section_failing_mid_page_starts_the_file_again_with_that_job_shown_failed(tmp_path, monkeypatch):
+    real = render.build_jobs
+
+    def build_jobs(*args, **kwargs):
+        jobs = real(*args, **kwargs)
+        for job in jobs:
+            if job["name"] == "team-b/late":  # the last section: the page above it is already written
+                job["errors"] = _Unrenderable()
+        return jobs
+
+    monkeypatch.setattr(render, "build_jobs", build_jobs)
+    path, failures = tmp_path / "report.html", StageFailures()
+    with open(path, "w", encoding="utf-8") as out:
+        out.write("")  # the file as the sink hands it: empty, positioned at its start
+        render.write_report(out, [], DIAGNOSES, failures=failures)
+    page = path.read_text(encoding="utf-8")
+    assert page == render.render_report([], DIAGNOSES, failures=StageFailures())
+    assert page.count("<html") == 1 and page.count("</html>") == 1
+    assert "gangscope could not show this job: RuntimeError" in page
+    (failure,) = failures.summary()
+    assert failure["stage"] == "report" and failure["examples"][0]["job"] == "team-b/late"
