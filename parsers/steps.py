@@ -44,6 +44,7 @@ _LAUNCHER = re.compile(r"(\d{1,6}): |\[\d+,(\d+)\]<std(?:out|err)>: ?").match
 _PLAIN_EPOCHS = (dialects.GENERIC, dialects.TQDM_EPOCH, dialects.ULTRALYTICS)
 # ...tested by identity: `in` on the tuple compares every field of each frozen Dialect (per step line)
 _PLAIN_EPOCH_IDS = frozenset(map(id, _PLAIN_EPOCHS))
+_ULTRALYTICS = dialects.ULTRALYTICS.name
 # metric the tqdm bar records carry to `fold_trainer_logs`: how many tqdm.write() calls were seen at that step
 WRITES = "tqdm_writes"
 
@@ -561,13 +562,7 @@ class TrainerLogFolder:
         out: list[Record] = []
         for r in records:
             dialect = getattr(r, "dialect", None)
-            if dialect == dialects.ULTRALYTICS.name:
-                if self._loss_names is not None:
-                    _name_loss_parts(r, self._loss_names)  # type: ignore[arg-type]
-                out.append(r)
-            elif dialect is None and type(r) is LossColumns:
-                self._loss_names = r.names
-            elif dialect == dialects.TRAINER_PLAN:
+            if dialect == dialects.TRAINER_PLAN:
                 self._add_plan(r)  # type: ignore[arg-type]
             elif dialect == dialects.HF_TRAINER.name and r.step is None:  # type: ignore[attr-defined]
                 self._seen_logs = True
@@ -586,7 +581,11 @@ class TrainerLogFolder:
                         self._bars.clear()
                 elif self._plain_bar:
                     out.append(r)
+            elif dialect is None and type(r) is LossColumns:
+                self._loss_names = r.names
             else:
+                if dialect == _ULTRALYTICS and self._loss_names is not None:
+                    _name_loss_parts(r, self._loss_names)  # type: ignore[arg-type]
                 out.append(r)
         if self._seen_logs:
             self._held = []
