@@ -63,6 +63,11 @@ _PART = re.compile(r"([A-Za-z_][\w-]*?)(\d+)$")
 _MPI = re.compile(r"(?:\[\d{1,9},(\d{1,9})\]<(?:stdout|stderr|stddiag)>:)+")
 _SRUN = re.compile(r" {0,8}(\d{1,6}): (?=\S)")
 _LIGHTNING = re.compile(r"\[rank: (\d{1,9})\] ")
+# - Determined's trial logs (`det trial logs`, the web UI): "[<UTC time>] <container id, 8 hex>
+#   [rank=N] || <LEVEL>: " (determined-ai/determined master's trial_logs query: '[YYYY-MM-DD"T"HH24:MI:SS"Z"]'
+#   || ' ' || substring(container_id, 1, 8) || ' [rank=' || rank_id || ']' || ' || ' || level || ': ' || log).
+_DETERMINED = re.compile(r"\[(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|UNKNOWN TIME)\] (?:[0-9a-f]{8}|\[UNKNOWN CONTAINER\])"
+                         r"(?: \[rank=(\d{1,9})\])? \|\| (?:(?:DEBUG|INFO|WARNING|ERROR|CRITICAL): )?")
 # torch's "[rankN]:" after what a logger, a log viewer or a progress bar printed first on the
 # same line ("[89251] [rank0]:[E411 ...", "2024-05-01 10:00:00 [rank3]: Traceback",
 # "...2.42s/it][rank5]:[E728 ..."): the head is dropped with the prefix.
@@ -121,7 +126,7 @@ def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
     first = text[:1]
     m = None
     if first == "[":
-        m = _MPI.match(text) or _LIGHTNING.match(text)
+        m = _MPI.match(text) or _LIGHTNING.match(text) or _DETERMINED.match(text)
     elif first == " " or first.isdigit():
         m = _SRUN.match(text)
     elif first == "(" or first == "\x1b":
@@ -130,7 +135,7 @@ def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
             return strip_rank_prefixes(text[ray.end():]) if ray.end() < len(text) else ("", None, None)
     if m is not None:
         rest, rank, local_rank = strip_rank_prefixes(text[m.end():]) if text[m.end():m.end() + 1] == "[" else (text[m.end():], None, None)
-        return rest, (rank if rank is not None else int(m.group(1))), local_rank
+        return rest, (rank if rank is not None or m.group(1) is None else int(m.group(1))), local_rank
     at = text.find("[rank", 1, _INNER_REACH)
     if at > 0 and text[at - 1] in " \t]>:" and (m := _INNER.match(text, at)) is not None:
         rest, rank, local_rank = strip_rank_prefixes(text[m.end():])

@@ -157,6 +157,10 @@ def test_random_splices_of_real_logs_get_exactly_one_diagnosis_and_no_caught_fai
         (" 1%|▏| 24/1752 [00:57<1:09:42,  2.42s/it][rank5]:[E728 01:39:17] Watchdog", "[E728 01:39:17] Watchdog", 5),
         ("(RayTrainWorker pid=1942, ip=10.0.0.7) Traceback (most recent call last):", "Traceback (most recent call last):", None),
         ("2024-05-01 10:00:00,123 INFO step 3", "2024-05-01 10:00:00,123 INFO step 3", None),
+        # Determined's trial logs (the master's trial_logs query: "[time] <container[:8]> [rank=N] || LEVEL: ")
+        ("[2022-06-09T09:22:31.405187Z] 3f07b1e9 ||   rank      : 0 (local_rank: 0)", "  rank      : 0 (local_rank: 0)", None),
+        ("[2022-06-09T09:22:31Z] 3f07b1e9 [rank=3] || ERROR: Traceback (most recent call last):",
+         "Traceback (most recent call last):", 3),
     ],
 )  # fmt: skip
 def test_launcher_prefixes_come_off_wherever_they_sit(line, text, rank):
