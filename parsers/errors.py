@@ -438,6 +438,13 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("ucx_fatal_signal", "unknown", "Caught signal ",
              _r(r"^\[(?P<host>[^\]:\s]+):(?P<pid>\d+) *:\d+:(?P<tid>\d+)\] Caught signal (?P<signal>\d+) \((?P<what>[^:)]+)"),
              "openucx/ucx src/ucs/debug/debug.c (fatal signal handler: \"Caught signal %d (%s)\", then \"==== backtrace (tid:%7d) ====\")"),
+    # A frame of that handler's backtrace (" 1 0x000000000008170d ncclGroupEnd()  ???:0") inside
+    # NCCL: the crash happened in communication (NCCL's shared-memory and P2P setup, e.g. a SIGBUS
+    # when /dev/shm cannot back its buffers). Diagnosis reads it with the crash it follows.
+    LineRule("crash_frame_nccl", "nccl_error", "()  ",
+             _r(r"^\s*\d+\s+0x[0-9a-fA-F]+ (?P<fn>\w*nccl\w*)\(\)  \S+:\d+"),
+             "openucx/ucx src/ucs/debug/debug.c ucs_debug_print_backtrace (\"%2d 0x%016lx %s()  %s:%u\" per frame after \"==== backtrace (tid:%7d) ====\"); "
+             "NVIDIA/nccl docs troubleshooting (shared memory: SIGBUS / 'Error while creating shared memory segment' when /dev/shm is too small)"),
     LineRule("fatal_signal", "unknown", "Fatal Python error: ",
              _r(r"Fatal Python error: (?P<what>Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"),
              "python/cpython Python/faulthandler.c (\"Fatal Python error: \")"),

@@ -376,3 +376,25 @@ def test_a_silent_rank_only_inferred_is_a_suspect_not_the_first_failure():
     [d] = diagnose(errors)
     assert (d.category, d.first_failure["rank"]) == ("nccl_timeout", 1)
     assert "rank 0" in d.summary and "suspect" in d.summary and not d.summary.startswith("0 ranks")
+
+
+def test_a_crash_whose_backtrace_is_inside_nccl_is_a_communication_failure(tmp_path):
+    text = ("gpu-a:8030:8446 [7] NCCL INFO 24 coll channels, 0 nvls channels, 32 p2p channels, 32 p2p channels per peer\n"
+            "[gpu-a:8030 :0:8451] Caught signal 7 (Bus error: nonexistent physical address)\n"
+            "==== backtrace (tid:   8451) ====\n"
+            " 0 0x0000000000043090 killpg()  ???:0\n"
+            " 1 0x000000000008170d ncclGroupEnd()  ???:0\n"
+            " 2 0x0000000000008609 start_thread()  ???:0\n"
+            "=================================\n")  # fmt: skip
+    [d] = diagnose_text(tmp_path, text)[0]
+    assert d.category == "nccl_error" and "ncclGroupEnd" in d.summary
+
+
+def test_a_crash_whose_backtrace_is_elsewhere_stays_a_crash(tmp_path):
+    text = ("[gpu-a:8030 :0:8451] Caught signal 11 (Segmentation fault: address not mapped to object at address 0x8)\n"
+            "==== backtrace (tid:   8451) ====\n"
+            " 0 0x0000000000043090 killpg()  ???:0\n"
+            " 1 0x00000000000a1b2c my_kernel_launch()  ???:0\n"
+            "=================================\n")  # fmt: skip
+    [d] = diagnose_text(tmp_path, text)[0]
+    assert d.category == "unknown"

@@ -111,7 +111,7 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
         root = causes[0]
         if effects and math.isfinite(root.t) and effects[0].t < root.t - EFFECT_SLACK_S:
             return effects[0], "effect"
-        root = _sharpen(root, causes)
+        root = _sharpen(root, causes + [f for f in effects if f.error.pattern in SHARPENING_FRAMES])
         return root, ("rank_report" if root.tier == 0 else "launcher")
     if effects:
         # Simultaneous effects: the one that explains the others (a lost peer explains a timeout).
@@ -119,6 +119,11 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
         return min(close, key=lambda f: (EFFECT_ORDER.index(f.category), f.t, f.seq)), "effect"
     rest = sorted(failures, key=key)
     return (rest[0], "unknown") if rest else (None, "unknown")
+
+
+#: Frames of a crash's own backtrace that say where it crashed (parsers/errors.py): an effect
+#: category by itself, the crash's category when they follow it.
+SHARPENING_FRAMES = frozenset({"crash_frame_nccl"})
 
 
 def _sharpen(root: Failure, causes: list[Failure]) -> Failure:
