@@ -1422,7 +1422,7 @@ class ShapeCache:
                 d, plan, pick, nonfinite = known
                 return Reading(d, plan, pick(seg), nonfinite)
         # text, number, text, number, ..., text
-        if ("nan" in seg or "inf" in seg or "NAN" in seg or "INF" in seg or "NaN" in seg or "Inf" in seg) and _NAN_VALUE(seg):
+        if _NAN_VALUE(seg):
             parts = _NUMBER_SPLIT(seg)
         elif only is None and len(seg) >= _SPARSE_MIN_CHARS and seg.isascii() and layout.count(b"0") * 16 < len(seg):
             parts = _split_sparse(seg, layout)
@@ -1499,62 +1499,73 @@ _NUMBER_SPLIT = re.compile(f"({NUMBER})").split
 _PLAIN_SPLIT = re.compile(f"({_PLAIN_NUMBER})").split
 _PLAIN_MATCH = re.compile(_PLAIN_NUMBER).match
 _SPARSE_MIN_CHARS = 256
-_WORD_CHARS = frozenset("0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_")
+# bytes -> b"0" (a digit), b"a" (a word character) or b" " (any other): in this map a token's first
+# digit is a 0 after a blank (or the first byte)
+_CLASSES = bytes(48 if 48 <= c <= 57 else 97 if (65 <= c <= 90 or 97 <= c <= 122 or c == 95) else 32 for c in range(256))
 
 
 def _split_sparse(seg: str, layout: bytes) -> list[str]:
     """`_PLAIN_SPLIT(seg)` for a long ASCII segment with few digits (`layout`: its bytes with every
-    digit a 0). A token holds a digit within its first three characters (a sign or a dot comes
-    before it), so a match is tried only at the two positions before each digit and at the
-    digit itself, the digits found with bytes.find; the regex's split steps through every
-    character (~30 ns each: ~35 us for a 1.4 KB JSON log line). Positions are tried in
-    increasing order from the end of the previous token, so the first match is the one the
-    split's search finds."""
+    digit a 0). A token starts at its first digit or one or two characters before it (a sign, a
+    dot), and no word character comes right before that digit (the pattern's look-behind, or
+    the sign or dot itself): so a match is tried only in the two positions before such a digit
+    and at the digit, found with bytes.find in the segment's character classes (`_CLASSES`);
+    the regex's split steps through every character (~30 ns each: ~35 us for a 1.4 KB JSON
+    log line). Positions are tried in increasing order from the end of the previous token, so
+    the first match is the one the split's search finds."""
     parts: list[str] = []
-    find = layout.find
+    find = layout.translate(_CLASSES).find
     match = _PLAIN_MATCH
     last = 0  # end of the previous token
     tried = -1  # positions up to here were tried since it
-    d = find(b"0")
+    d = 0 if layout[:1] == b"0" else find(b" 0") + 1 or -1
     while d >= 0:
-        if d and seg[d - 1] in _WORD_CHARS:
-            # after a letter or digit no token starts at d (the pattern's look-behind), and none
-            # starts before it: a sign or dot would need a digit or dot next (`k0`, `v2`, `0x1f`)
-            tried = d
-            d = find(b"0", d + 1)
-            continue
         p = max(last, tried + 1, d - 2)
         while p <= d:
             if (p == d or seg[p] in "-+.") and (m := match(seg, p)) is not None:
                 parts.append(seg[last:p])
                 last = m.end()
                 parts.append(seg[p:last])
+                tried = last - 1
                 break
             p += 1
         else:
             tried = d
-            d = find(b"0", d + 1)
-            continue
-        tried = last - 1
-        d = find(b"0", last)
+        d = find(b" 0", max(tried, 0)) + 1 or -1
     parts.append(seg[last:])
     return parts
+
+
 # nan/inf where a value sits ("grad norm: nan", "'loss': nan", "loss=inf"); Megatron's
 # "number of nan iterations" on every line is prose and keeps the fast tokens
 _NAN_AT = re.compile(r"(?:[:=',(\[] ?|[A-Za-z_] )[-+]?(?:nan|inf|NAN|INF|NaN|Inf)(?![A-Za-z])(?! [A-Za-z])").match
-# the token alone: a literal start re scans for quickly ("info" in a JSON log line fails at its "o")
-_NAN_TOKEN = re.compile(r"(?:nan|inf|NAN|INF|NaN|Inf)(?![A-Za-z])(?! [A-Za-z])").finditer
+_NAN_TOKENS = ("nan", "inf", "NAN", "INF", "NaN", "Inf")
+_ASCII_LETTERS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
 
 
 def _NAN_VALUE(seg: str) -> bool:
     """Whether `_NAN_AT` matches somewhere: it can only start 1 to 3 characters before a token
-    (a separator or a key's last letter, a blank, a sign); searching it at every position of a
-    long line cost ~60 us of 1.5 KB."""
-    for m in _NAN_TOKEN(seg):
-        t = m.start()
-        for q in range(max(0, t - 3), t):
-            if _NAN_AT(seg, q):
-                return True
+    (a separator or a key's last letter, a blank, a sign) that no letter, nor a blank and a
+    letter, follows. Searching it at every position of a long line cost ~60 us of 1.5 KB, a
+    regex scan for the tokens ~25 us of 2 KB; an ASCII text is lowered once and searched for
+    "nan" and "inf" (each hit checked against the six spellings), others token by token."""
+    if seg.isascii():
+        low = seg.lower()  # the same length and positions as seg
+        return _nan_value_at(seg, low.find, ("nan", "inf"))
+    return _nan_value_at(seg, seg.find, _NAN_TOKENS)
+
+
+def _nan_value_at(seg: str, find, tokens: tuple[str, ...]) -> bool:
+    for token in tokens:
+        t = find(token)
+        while t >= 0:
+            after = seg[t + 3 : t + 4]
+            if seg[t : t + 3] in _NAN_TOKENS and after not in _ASCII_LETTERS and not (
+                    after == " " and seg[t + 4 : t + 5] in _ASCII_LETTERS):
+                for q in range(max(0, t - 3), t):
+                    if _NAN_AT(seg, q):
+                        return True
+            t = find(token, t + 1)
     return False
 
 

@@ -1,12 +1,14 @@
 """The shape cache tokenizes a long ASCII segment with few digits by trying the number pattern
 only just before each digit (dialects._split_sparse) instead of the regex split stepping through
-every character. These tests hold it to the split itself on every line of the fixtures and the
-bench corpus shapes, and on generated text dense in what a number token is made of.
+every character, and looks for a NaN/Inf value with str.find (dialects._NAN_VALUE) instead of a
+regex scan. These tests hold both to the regexes themselves on every line of the fixtures and on
+generated text dense in what number tokens and NaN/Inf values are made of, non-ASCII text too.
 """
 
 from __future__ import annotations
 
 import random
+import re
 from pathlib import Path
 
 import pytest
@@ -53,3 +55,17 @@ def test_generated_text_splits_alike(seed):
     for _ in range(3000):
         seg = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 120)))
         same(seg)
+
+
+_NAN_SEARCH = re.compile(
+    r"(?:[:=',(\[] ?|[A-Za-z_] )[-+]?(?:nan|inf|NAN|INF|NaN|Inf)(?![A-Za-z])(?! [A-Za-z])").search
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_nan_values_are_found_as_a_regex_search_finds_them(seed):
+    rng = random.Random(seed)
+    pieces = ["nan", "inf", "NaN", "Inf", "NAN", "INF", "nAn", "iNf", "info", "nana", "a", "_", " ", ":", "=", "'",
+              ",", "(", "[", "-", "+", "x", "0.5", "\t", "\u0130", "\u017f", "\u00e9", "\u212a", "step 3"]
+    for _ in range(5000):
+        seg = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 16)))
+        assert dialects._NAN_VALUE(seg) == bool(_NAN_SEARCH(seg)), seg
