@@ -18,7 +18,7 @@ from typing import Callable
 
 from gangscope.parsers import envelopes
 from gangscope.parsers.id_set import IdSet
-from gangscope.parsers.records import Record, pack, unpack
+from gangscope.parsers.records import Record
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate.container import ContainerCurator
 from gangscope.pipeline.curate.fluentbit import FluentBitCurator
@@ -205,7 +205,7 @@ class Replay:
                     for i in ids:
                         count(i, kind)
                 result.digest.absorb_counts(done.dropped, done.summarized)
-                for record in unpack(done.kept):
+                for record in done.kept:
                     result.digest.add(record)
                 if done.rank_progress is not None:
                     self.rank_progress.park(done.rank_progress)
@@ -375,7 +375,9 @@ class GroupDone:
     counts: dict[str, list[str]]  # the ids of its records by kind, each once (the parent counts them)
     curation: CurationStats
     read: ReadStats
-    kept: bytes  # the records its digest kept, packed (records.pack)
+    # The records its digest kept, pickled with the rest: as they were made, an int in a float field
+    # too (records.pack made that epoch 1 a 1.0, unlike the same record kept in-process).
+    kept: list[Record]
     part: object
     rank_progress: DerivedProgress | None = None
     dropped: dict[str, int] = field(default_factory=dict)  # by the worker's digest
@@ -401,7 +403,7 @@ def _curate_group_in_worker(task) -> GroupDone:
     if part is not None:
         part.close()
     return GroupDone(
-        counts, curation, read, pack(digest.all_records()), part.handoff() if part is not None else None, work.rank_progress,
+        counts, curation, read, digest.all_records(), part.handoff() if part is not None else None, work.rank_progress,
         dict(digest.dropped), digest.summarized, work.jobs,
     )
 
