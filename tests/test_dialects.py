@@ -127,3 +127,22 @@ def test_ultralytics_own_bar_scales_its_rate_and_reads_its_times():
     (r,) = one_stream(YOLO_HEADER, own)
     assert (r.step, r.throughput, r.throughput_unit, r.metrics["elapsed_s"], r.metrics["eta_s"], r.metrics["box_loss"]) == (
         10, 1200.0, "it/s", 8.4, 33.3, 1.284)
+
+
+def test_the_header_names_survive_a_snapshot_of_the_container():
+    import msgspec
+
+    from gangscope.parsers.records import StepRecord
+    from gangscope.pipeline.curate.container import ContainerCurator
+    from gangscope.pipeline.curate.snapshot import ContainerState
+    from gangscope.pipeline.curate.stats import CurationStats
+    from gangscope.pipeline.sources.files import PodIdentity
+
+    pod = PodIdentity(namespace="vision", pod="yolo-train-0", container="trainer")
+    first = ContainerCurator(pod, "cri", CurationStats())
+    first.feed_lines([f"2026-12-01T09:00:00.100Z stdout F {YOLO_HEADER}"])
+    state = msgspec.msgpack.decode(msgspec.msgpack.encode(first.snapshot()), type=ContainerState)
+    second = ContainerCurator.from_snapshot(state, CurationStats())
+    out = second.feed_lines([f"2026-12-01T09:00:04.200Z stderr F {YOLO_ROW}: 20%|██        | 10/50 [00:04<00:16,  2.43it/s]"])
+    (r,) = [r for r in out + second.close() if isinstance(r, StepRecord)]
+    assert sorted(k for k in r.metrics if "loss" in k) == ["box_loss", "cls_loss", "dfl_loss"]
