@@ -32,7 +32,9 @@ from gangscope.pipeline.run.parked_progress import ParkedProgress
 from gangscope.pipeline.run.record_counts import RecordCounts
 from gangscope.pipeline.correlate.event_book import EventStream
 from gangscope.pipeline.correlate.stamping import attempt_lookup
-from gangscope.pipeline.sources.files import LogSource, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines
+from gangscope.pipeline.sources.files import (
+    LogSource, PodGroups, PodIdentity, ReadStats, decode_block, discover, read_blocks, read_lines,
+)
 
 SAMPLE_LINES = 20
 EVENT_BATCH = 4096  # event records handed to the sink at a time
@@ -156,13 +158,12 @@ class Replay:
 
     def run(self) -> ReplayResult:
         result = self.result
-        sources, problems = discover(self.options.paths)
-        if self.options.require_input and not sources and not self.options.events:
-            raise UsageError("; ".join(problems) or "no log files found")
-        result.problems.extend(problems)
+        groups = PodGroups(self.options.paths)
+        if self.options.require_input and not len(groups) and not self.options.events:
+            raise UsageError("; ".join(groups.problems) or "no log files found")
+        result.problems.extend(groups.problems)
         self.load_events(self.options.events)
-        groups = pod_groups(sources)
-        result.files = sum(len(s.paths) for s in sources)
+        result.files = groups.files
         result.pods = len(groups)
         if self.options.workers > 1 and len(groups) > 1:
             self._curate_in_workers(groups)
@@ -177,7 +178,7 @@ class Replay:
         self.finish()
         return result
 
-    def _curate_in_workers(self, groups: list[list[LogSource]]) -> None:
+    def _curate_in_workers(self, groups: PodGroups) -> None:
         import multiprocessing
 
         result = self.result
@@ -293,17 +294,6 @@ def skips_summary(skips: StageFailures) -> list[dict]:
     document), each kind counted with where it was; `stage_failures` are the crashes caught."""
     return [{"stage": e["stage"], "kind": e["error"], "count": e["count"], "examples": e["examples"]}
             for e in skips.summary()]
-
-
-def pod_groups(sources: list[LogSource]) -> list[list[LogSource]]:
-    """Sources grouped by pod, in discovery order: the unit of work, so that everything a
-    rank wrote (all its containers and restarts) is curated by one process, in order."""
-    groups: dict[tuple, list[LogSource]] = {}
-    for source in sources:
-        ident = source.identity
-        key = (ident.namespace, ident.pod_uid or ident.pod) if ident.pod_uid or ident.namespace else (source.display,)
-        groups.setdefault(key, []).append(source)
-    return list(groups.values())
 
 
 class GroupWork:
