@@ -36,6 +36,7 @@ from gangscope.parsers import times
 from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline.run import checkpoint, job_index
 from gangscope.pipeline.run.commit_point import commit_point, resume_point
+from gangscope.pipeline.run.delivery import Bulk, BulkInFlight, CommitMark
 from gangscope.pipeline.run.job_analysis import analyse_job
 from gangscope.pipeline.run.rebalance import RebalanceListener, bounded
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
@@ -105,6 +106,7 @@ class Service:
         self.to_analyse: set[str] = set()
         self.to_correct: set[str] = set()  # jobs whose attempts a late event cut anew (late_events.py)
         self.sink = None
+        self.inflight: BulkInFlight | None = None  # the bulk OpenSearch is indexing while the loop goes on
         self.store: checkpoint.CheckpointStore | None = None
         self.consumer = None
         self.dead: ksrc.DeadLetters | None = None
@@ -170,12 +172,23 @@ class Service:
         read = self._poll(poll_ms)
         now = time.monotonic()
         self._idle_work(now)
+        self._collect()
         waiting = sum(len(v) for v in self.pending.values())
+        if self.inflight.busy():
+            if waiting < 20_000:
+                return  # the next bulk gathers while OpenSearch indexes this one
+            self._collect(timeout=None)  # a backlog: no more in memory until OpenSearch caught up
         # Under a backlog, a few polls share one bulk request; caught up, every poll is flushed.
         if read and waiting < 5000 and now - self.last_flush < self.cfg.flush_interval:
             return
         self._count_failures()
         self.last_flush = now
+        commit_due = now - self.last_commit >= self.cfg.commit_interval
+        if self.sink_ok and not self.to_correct and not self.to_analyse:
+            self._hand_over(commit_due)
+            self._gauges()
+            return
+        # OpenSearch failing, or work that reads the index back: everything acknowledged first, in turn
         if not self._deliver():
             return
         if self.to_correct:
@@ -186,9 +199,70 @@ class Service:
             self._analyse()
             if not self._deliver():
                 return
-        if now - self.last_commit >= self.cfg.commit_interval:
+        if commit_due:
             self._commit_all()
         self._gauges()
+
+    def _hand_over(self, commit_due: bool) -> None:
+        """What is pending to the bulk in flight (nothing is in flight now), with every partition's
+        commit mark when a commit is due; with nothing to send, the marks are committed at once."""
+        marks = None
+        if commit_due:
+            self.last_commit = time.monotonic()
+            marks = {tp: m for tp, state in self.states.items() if (m := self._mark(tp, state)) is not None}
+        bulk = Bulk({tp: records for tp, records in self.pending.items() if records}, self.pending_free, marks)
+        self.pending, self.pending_free = {}, []
+        try:
+            if self.dead is not None:
+                self.dead.flush(timeout=30)  # dead letters acknowledged before any offset after them
+            if bulk.count():
+                self.sink.write(bulk.all_records())  # encoded here; sent on the worker thread
+        except (OpenSearchError, OpenSearchException, KafkaError, OSError) as exc:
+            self._put_back(bulk)
+            self._sink_failed(exc)
+            return
+        if bulk.count():
+            self.inflight.start(bulk)
+        elif marks:
+            self._commit_marks(marks)  # nothing to send: everything before the marks is acknowledged
+
+    def _collect(self, timeout: float | None = 0) -> bool:
+        """Take in the bulk in flight once done (waiting at most `timeout`, None: until it is):
+        acknowledged, its records are counted and its marks committed; failed, its records go back
+        to the front of the queue. False while it is still going."""
+        bulk = self.inflight.done(timeout)
+        if bulk is None:
+            return not self.inflight.busy()
+        if bulk.error is not None:
+            if not isinstance(bulk.error, (OpenSearchError, OpenSearchException, KafkaError, OSError)):
+                raise bulk.error
+            self._put_back(bulk)
+            self._sink_failed(bulk.error)
+            return True
+        self.metrics.sink_latency.observe(bulk.seconds)
+        self._acknowledged(bulk.all_records())
+        if bulk.marks:
+            self._commit_marks(bulk.marks)
+        return True
+
+    def _put_back(self, bulk: Bulk) -> None:
+        """A bulk that did not go through: its records before the ones gathered since (of the
+        partitions still owned), to be sent again."""
+        for tp, records in bulk.records.items():
+            if tp in self.states:
+                self.pending[tp] = records + self.pending.get(tp, [])
+        self.pending_free = bulk.free + self.pending_free
+
+    def _sink_failed(self, exc: BaseException) -> None:
+        """OpenSearch (or the dead-letter topic) did not acknowledge: said once, counted; until a
+        delivery goes through, the loop delivers synchronously, paused, with backoff (`_deliver`)."""
+        self._count_throttled()
+        if self.sink_ok:
+            what = "busy (429)" if isinstance(exc, OpenSearchBusy) else "unavailable"
+            log.warning(f"opensearch {what}: consumption paused, nothing committed", error=str(exc))
+        self.sink_ok = False
+        self.metrics.sink_down.set(1)
+        self.metrics.sink_retries.inc()
 
     def _poll(self, poll_ms: int) -> int:
         batch = self.consumer.poll(timeout_ms=poll_ms)
@@ -240,6 +314,7 @@ class Service:
             log.warning("stopped without committing: OpenSearch did not acknowledge in time")
         self.states.clear()  # the revocation that close() triggers has nothing left to do
         self.pending.clear()
+        self.inflight.close()
         try:
             self.consumer.close(autocommit=False, timeout_ms=max(1000, int((deadline - time.monotonic()) * 1000)))
         except Exception as exc:
@@ -294,6 +369,7 @@ class Service:
                 if cfg.checkpoints:
                     self.store = checkpoint.CheckpointStore(self.sink.client, cfg.index_prefix, cfg.group, cfg.opensearch)
                     self.store.ensure()
+                self.inflight = BulkInFlight(self.sink)
                 self.sink_ok = True
                 self.metrics.sink_down.set(0)
                 return True
@@ -312,6 +388,10 @@ class Service:
         of time."""
         wait = self.cfg.backoff_initial
         paused = False
+        if self.inflight.busy():
+            left = None if deadline is None else max(0.0, deadline - time.monotonic())
+            if not self._collect(timeout=left):
+                return False  # still in flight at the deadline: nothing more is committed
         while True:
             records = [r for batch in self.pending.values() for r in batch] + self.pending_free
             try:
@@ -323,13 +403,7 @@ class Service:
                 if self.dead is not None:
                     self.dead.flush(timeout=30)
             except (OpenSearchError, OpenSearchException, KafkaError, OSError) as exc:
-                self._count_throttled()
-                if self.sink_ok:
-                    what = "busy (429)" if isinstance(exc, OpenSearchBusy) else "unavailable"
-                    log.warning(f"opensearch {what}: consumption paused, nothing committed", error=str(exc))
-                self.sink_ok = False
-                self.metrics.sink_down.set(1)
-                self.metrics.sink_retries.inc()
+                self._sink_failed(exc)
                 if self.stopping and deadline is None:
                     deadline = (self.stop_requested_at or time.monotonic()) + self.cfg.shutdown_timeout
                 if deadline is not None and time.monotonic() + wait > deadline:
@@ -343,22 +417,26 @@ class Service:
                     time.sleep(wait)
                 wait = min(self.cfg.backoff_max, wait * 2)
                 continue
-            self._count_throttled()
-            kinds: dict[str, int] = {}
-            for r in records:
-                kinds[r.kind] = kinds.get(r.kind, 0) + 1
-            for kind, n in kinds.items():
-                self.metrics.records_out.labels(kind).inc(n)
-            self.metrics.jobs.observe(records)  # the job metrics of what OpenSearch acknowledged
+            self._acknowledged(records)
             self.pending.clear()
             self.pending_free = []
-            if not self.sink_ok:
-                log.info("opensearch reachable again: consumption resumed")
-            self.sink_ok = True
-            self.metrics.sink_down.set(0)
             if paused and self.consumer is not None:
                 self.consumer.resume(*self.consumer.assignment())
             return True
+
+    def _acknowledged(self, records: list[Record]) -> None:
+        """Records OpenSearch acknowledged: counted, and into the job metrics."""
+        self._count_throttled()
+        kinds: dict[str, int] = {}
+        for r in records:
+            kinds[r.kind] = kinds.get(r.kind, 0) + 1
+        for kind, n in kinds.items():
+            self.metrics.records_out.labels(kind).inc(n)
+        self.metrics.jobs.observe(records)  # the job metrics of what OpenSearch acknowledged
+        if not self.sink_ok:
+            log.info("opensearch reachable again: consumption resumed")
+        self.sink_ok = True
+        self.metrics.sink_down.set(0)
 
     def _count_throttled(self) -> None:
         """The sink's 429 retries since the last look, into the metrics."""
@@ -480,7 +558,7 @@ class Service:
         offsets = {}
         for tp in tps:
             state = self.states.pop(tp, None)
-            unacked = self.pending.pop(tp, None)
+            unacked = self.pending.pop(tp, None) or self.inflight.holds(tp)
             self.new_partitions.discard(tp)
             if state is None or lost or unacked:
                 continue  # never acknowledged: the next owner reads it again
@@ -672,36 +750,58 @@ class Service:
 
     # -- checkpoints and commits -------------------------------------------------------------
 
-    def _save(self, tp, state):
-        """Checkpoint one acknowledged partition; returns the offset (with its metadata) that is safe to
-        commit (commit_point.py: past an open record only when its state is checkpointed)."""
+    def _mark(self, tp, state) -> CommitMark | None:
+        """The partition's commit point as it stands: its checkpoint encoded now (saved by `_save_mark`
+        once everything before it is acknowledged)."""
         if state.next_offset is None:
             return None
+        data = None
         if isinstance(state, LogPartition) and self.store is not None and self.checkpointed.get(tp) != state.next_offset:
             try:
                 data = checkpoint.dumps(state)
             except Exception as exc:  # state that does not encode (a bug): no checkpoint, commit stays conservative
                 log.warning("checkpoint failed", topic=tp.topic, partition=tp.partition, error=str(exc))
-            else:
-                self.store.save(tp.topic, tp.partition, state.next_offset, data)
-                self.checkpointed[tp] = state.next_offset
-                self.metrics.checkpoints.inc()
-        self.saved[tp] = state.next_offset
-        return commit_point(state.next_offset, state.open_positions(), self.checkpointed.get(tp) == state.next_offset)
+        return CommitMark(state, state.next_offset, data, state.open_positions())
+
+    def _save_mark(self, tp, mark: CommitMark):
+        """Save a mark's checkpoint; returns the offset (with its metadata) that is safe to commit
+        (commit_point.py: past an open record only when its state is checkpointed)."""
+        if mark.data is not None:
+            self.store.save(tp.topic, tp.partition, mark.offset, mark.data)
+            self.checkpointed[tp] = mark.offset
+            self.metrics.checkpoints.inc()
+        self.saved[tp] = mark.offset
+        return commit_point(mark.offset, mark.open_positions, self.checkpointed.get(tp) == mark.offset)
+
+    def _save(self, tp, state):
+        """Checkpoint one acknowledged partition; returns the offset that is safe to commit, or None."""
+        mark = self._mark(tp, state)
+        return None if mark is None else self._save_mark(tp, mark)
 
     def _commit_all(self) -> None:
+        """Checkpoint and commit every partition whose records are all acknowledged."""
         self.last_commit = time.monotonic()
-        offsets = {}
+        marks = {}
         for tp, state in self.states.items():
-            if self.pending.get(tp):
+            if self.pending.get(tp) or self.inflight.holds(tp):
                 continue
+            mark = self._mark(tp, state)
+            if mark is not None:
+                marks[tp] = mark
+        self._commit_marks(marks)
+
+    def _commit_marks(self, marks: dict) -> None:
+        """Save the marks' checkpoints, then commit their offsets (the partitions still owned, by the
+        same state as when marked)."""
+        offsets = {}
+        for tp, mark in marks.items():
+            if self.states.get(tp) is not mark.state:
+                continue  # revoked since (and maybe assigned back): its owner then decides
             try:
-                point = self._save(tp, state)
+                offsets[tp] = self._save_mark(tp, mark)
             except OpenSearchError as exc:
                 log.warning("checkpoint not saved; offsets not committed", error=str(exc))
                 return
-            if point is not None:
-                offsets[tp] = point
         if offsets:
             try:
                 wait = max(1.0, 2 * self.cfg.commit_interval)
