@@ -34,6 +34,11 @@ SASL_ENV = "GANGSCOPE_KAFKA_SASL_BOOTSTRAP"
 SASL_TEST_USER = ("gangscope", "gangscope-test-only")
 # A cold first start fetches the jars with Maven: give it time, but not forever.
 UP_TIMEOUT_S = 900
+# The consumer backend of every service a test starts, unless its module or the `kafka_client`
+# fixture (tests/kafka_backends.py) names one: kafka-python, so that it stays tested now that
+# `--kafka-client auto` picks confluent where it is installed (test_kafka_confluent.py,
+# test_kafka_sasl_confluent.py and test_consume_order.py run on confluent).
+os.environ.setdefault("GANGSCOPE_KAFKA_CLIENT", "kafka-python")
 
 
 def pytest_configure(config):

@@ -53,8 +53,9 @@ SETTINGS: tuple[Setting, ...] = (
             "to a topic are read within it"),
     Setting("start", str, "earliest", "where a group without committed offsets starts: earliest or latest"),
     Setting("max_poll_records", int, 5000, "messages per poll"),
-    Setting("kafka_client", str, "kafka-python", "Kafka consumer backend: kafka-python (pure Python) or confluent "
-            "(librdkafka, decodes in C; pip install 'gangscope[confluent]')"),
+    Setting("kafka_client", str, "auto", "Kafka consumer backend: auto (confluent when confluent-kafka is installed, "
+            "else kafka-python), kafka-python (pure Python) or confluent (librdkafka, decodes in C; "
+            "pip install 'gangscope[confluent]')"),
     Setting("security_protocol", str, "PLAINTEXT", "PLAINTEXT, SSL, SASL_PLAINTEXT or SASL_SSL"),
     Setting("sasl_mechanism", str, None, "PLAIN, SCRAM-SHA-256 or SCRAM-SHA-512"),
     Setting("sasl_username", str, None, "SASL user"),
@@ -299,10 +300,12 @@ def validate(config: ServiceConfig) -> None:
                  "session_timeout"):
         if v[name] <= 0:
             raise UsageError(f"consume: {name} must be above 0, got {v[name]}")
-    from gangscope.pipeline.sources.kafka_client import CLIENTS
+    from gangscope.pipeline.sources.kafka_client import CLIENTS, default_client
 
+    if v["kafka_client"] == "auto":
+        v["kafka_client"] = default_client()
     if v["kafka_client"] not in CLIENTS:
-        raise UsageError(f"consume: kafka_client must be one of {', '.join(CLIENTS)}, got {v['kafka_client']!r}")
+        raise UsageError(f"consume: kafka_client must be auto or one of {', '.join(CLIENTS)}, got {v['kafka_client']!r}")
     if v["kafka_client"] == "confluent":
         try:
             import confluent_kafka  # noqa: F401
