@@ -55,6 +55,15 @@ def table(title: str, counts: Counter, total: int, top: int) -> list[str]:
     return lines + [""]
 
 
+def checkout() -> str:
+    """The commit profiled, and whether the working tree had changes beside it (they were profiled too)."""
+    root = HERE.parent
+    commit = subprocess.run(["git", "-C", str(root), "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+    dirty = subprocess.run(["git", "-C", str(root), "status", "--porcelain", "--untracked-files=no", "--", "parsers", "pipeline"],
+                           capture_output=True, text=True).stdout.strip()
+    return f"{commit or 'unknown commit'}" + (" with uncommitted changes to parsers/ or pipeline/" if dirty else "")
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--mix", default="default")
@@ -78,7 +87,8 @@ def main() -> None:
         total, self_time, inclusive = fold(raw)
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    header = [f"replay of {corpus.name} ({args.lines:,} lines, mix {args.mix}), {total} samples at {args.rate}/s (py-spy)", ""]
+    header = [f"replay of {corpus.name} ({args.lines:,} lines, mix {args.mix}), {total} samples at {args.rate}/s (py-spy)",
+              f"code: {checkout()}", ""]
     text = "\n".join(header + table("self time", self_time, total, args.top) + table("inclusive time", inclusive, total, args.top))
     out = args.out or HERE / "profiles" / f"{args.mix}-{args.lines}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
