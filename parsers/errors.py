@@ -352,10 +352,13 @@ LINE_RULES: tuple[LineRule, ...] = (
     # Megatron's iteration line: a loss printed as NAN/INF ({:.6E} of a NaN) or a grad norm printed
     # as nan/inf ({:.3f}). Megatron prints the grad norm only for an update it applied (a skipped
     # fp16 step returns None and prints none), so a non-finite one went into the weights.
-    LineRule("megatron_nonfinite", "nan_loss", "",
-             _r(r"(?:^|\| )(?P<what>grad norm: (?:nan|-?inf)|[\w -]*loss: (?:NAN|-?INF)) \|"),
+    LineRule("megatron_grad_norm_nonfinite", "nan_loss", "",
+             _r(r"(?:^|\| )(?P<what>grad norm: nan|grad norm: inf|grad norm: -inf) \|"),
              "NVIDIA/Megatron-LM megatron/training/training.py training_log (log_string += f' grad norm: {grad_norm:.3f} |' when grad_norm "
-             "is not None; ' {key}: {avg:.6E} |' per loss); megatron/core/optimizer/optimizer.py MixedPrecisionOptimizer.step (found_inf: return False, None, None)"),
+             "is not None); megatron/core/optimizer/optimizer.py MixedPrecisionOptimizer.step (found_inf: return False, None, None)"),
+    LineRule("megatron_loss_nonfinite", "nan_loss", "",
+             _r(r"(?:^|\| )(?P<what>[\w -]*(?:loss: NAN|loss: INF|loss: -INF)) \|"),
+             "NVIDIA/Megatron-LM megatron/training/training.py training_log (log_string += ' {}: {:.6E} |'.format(key, avg): a NaN prints NAN)"),
     LineRule("deepspeed_skipped", "nan_loss", "",
              _r(r"\bstep=(?P<step>\d+), skipped=(?P<skipped>\d+), lr="),
              "deepspeedai/DeepSpeed deepspeed/runtime/engine.py _report_progress (log_dist(f\"step={step}, skipped={self.skipped_steps}, lr={lr}, mom={mom}\")): "
@@ -504,7 +507,7 @@ _EXTRA_KEYS = ("Couldn't reach '", "We couldn't connect to '", "No space left", 
                "Training finished", "Training complete", "Training done",
                "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",
                "[Rank ", "Exception (either an error or timeout)", "[PG ",
-               "| grad norm: nan", "| grad norm: inf", "| grad norm: -inf", "NAN |", "INF |")  # fmt: skip
+               "| grad norm: ", "NAN |", "INF |")  # fmt: skip
 PREFILTER = "|".join(
     re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)
 )
