@@ -1,6 +1,8 @@
 """report.html is written to its file as the template renders (pipeline/report/render.write_report),
-never held whole: the file holds exactly the page `render_report` returns, a section that fails
-while the page is being written included (the file starts again, that job shown with its error)."""
+never held whole, and its job sections wait on disk between being built and being rendered
+(pipeline/report/section_spool.py): the file holds exactly the page `render_report` returns, a
+section that fails while the page is being written included (the file starts again, that job
+shown with its error), and each section is what `build_jobs` makes of its job."""
 
 from __future__ import annotations
 
@@ -32,16 +34,15 @@ class _Unrenderable:
 
 
 def test_a_section_failing_mid_page_starts_the_file_again_with_that_job_shown_failed(tmp_path, monkeypatch):
-    real = render.build_jobs
+    real = render._job_section
 
-    def build_jobs(*args, **kwargs):
-        jobs = real(*args, **kwargs)
-        for job in jobs:
-            if job["name"] == "team-b/late":  # the last section: the page above it is already written
-                job["errors"] = _Unrenderable()
-        return jobs
+    def job_section(name, *args):
+        section = real(name, *args)
+        if name == "team-b/late":  # the last section: the page above it is already written
+            section["errors"] = _Unrenderable()
+        return section
 
-    monkeypatch.setattr(render, "build_jobs", build_jobs)
+    monkeypatch.setattr(render, "_job_section", job_section)
     path, failures = tmp_path / "report.html", StageFailures()
     with open(path, "w", encoding="utf-8") as out:
         out.write("")  # the file as the sink hands it: empty, positioned at its start
@@ -52,3 +53,18 @@ def test_a_section_failing_mid_page_starts_the_file_again_with_that_job_shown_fa
     assert "gangscope could not show this job: RuntimeError" in page
     (failure,) = failures.summary()
     assert failure["stage"] == "report" and failure["examples"][0]["job"] == "team-b/late"
+
+
+def test_the_spooled_sections_are_the_built_ones_in_order():
+    from gangscope.pipeline.report.section_spool import SpooledSections
+
+    built = render.build_jobs([], DIAGNOSES)
+    spooled = SpooledSections(render.job_sections([], DIAGNOSES))
+    try:
+        assert len(spooled) == len(built) == 3
+        assert list(spooled) == built and [spooled[i] for i in (2, 0, 1)] == [built[2], built[0], built[1]]
+        assert render.overview(spooled.overview_parts) == render.overview(built)
+        spooled[1] = render.failed_section(built[1]["name"], RuntimeError("x"))
+        assert spooled[1]["error"] and spooled.overview_parts[1]["attempts"] == []
+    finally:
+        spooled.close()

@@ -15,7 +15,7 @@ import math
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterable, Mapping, TextIO
+from typing import Any, Iterable, Iterator, Mapping, TextIO
 
 import jinja2
 
@@ -24,6 +24,7 @@ import gangscope.templates
 from gangscope.parsers import times
 from gangscope.parsers.records import Record, from_dict, job_key
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
+from gangscope.pipeline.report.section_spool import SpooledSections
 
 TEMPLATES = Path(gangscope.templates.__file__).parent
 
@@ -81,21 +82,25 @@ def write_report(out: TextIO, records: Iterable[Record | dict], diagnoses: Itera
     recs = [from_dict(r) if isinstance(r, dict) else r for r in records]
     diags = [from_dict(d) if isinstance(d, dict) else d for d in diagnoses]
     failures = failures if failures is not None else StageFailures()
-    jobs = build_jobs(recs, diags, failures, timelines)
+    jobs = SpooledSections(job_sections(recs, diags, failures, timelines))  # built once, kept on disk
+    del recs, diags
     template = _env().get_template("report.html.j2")
     start = out.tell()
     try:
-        out.writelines(template.generate(jobs=jobs, overview=overview(jobs), title="gangscope report"))
-    except Exception:
-        # Start again: find the sections that do not render, one at a time, and show their jobs with the error.
-        out.seek(start)
-        out.truncate()
-        for i, job in enumerate(jobs):
-            with unit_of_work(failures, "report", position=job["name"], section="render", job=job["name"]) as unit:
-                template.render(jobs=[job], overview=overview([job]), title="gangscope report")
-            if unit.failed:
-                jobs[i] = failed_section(job["name"], unit.failed)
-        out.writelines(template.generate(jobs=jobs, overview=overview(jobs), title="gangscope report"))
+        try:
+            out.writelines(template.generate(jobs=jobs, overview=overview(jobs.overview_parts), title="gangscope report"))
+        except Exception:
+            # Start again: find the sections that do not render, one at a time, and show their jobs with the error.
+            out.seek(start)
+            out.truncate()
+            for i, job in enumerate(jobs):
+                with unit_of_work(failures, "report", position=job["name"], section="render", job=job["name"]) as unit:
+                    template.render(jobs=[job], overview=overview([job]), title="gangscope report")
+                if unit.failed:
+                    jobs[i] = failed_section(job["name"], unit.failed)
+            out.writelines(template.generate(jobs=jobs, overview=overview(jobs.overview_parts), title="gangscope report"))
+    finally:
+        jobs.close()
 
 
 def overview(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -138,8 +143,14 @@ def failed_section(name: str, exc: BaseException) -> dict[str, Any]:
 
 def build_jobs(records: list[Record], diagnoses: list[Record], failures: StageFailures | None = None,
                timelines: Mapping[str, dict] | None = None) -> list[dict[str, Any]]:
-    """The view model of each job's section, jobs in trouble first. With `failures`, a section
-    that raises is counted there and shown as `failed_section`; without, it raises."""
+    """The view model of each job's section, jobs in trouble first (`job_sections`, in a list)."""
+    return list(job_sections(records, diagnoses, failures, timelines))
+
+
+def job_sections(records: list[Record], diagnoses: list[Record], failures: StageFailures | None = None,
+                 timelines: Mapping[str, dict] | None = None) -> Iterator[dict[str, Any]]:
+    """The view model of each job's section, one at a time, jobs in trouble first. With `failures`,
+    a section that raises is counted there and shown as `failed_section`; without, it raises."""
     by_job: dict[str, dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         if r.kind != "diagnosis":
@@ -153,13 +164,11 @@ def build_jobs(records: list[Record], diagnoses: list[Record], failures: StageFa
         return (getattr(latest, "outcome", None) not in ("failed", "evicted"), name)
 
     names = sorted(set(by_job) | set(diag_by_job), key=trouble_first)
-    jobs = []
     for name in names:
+        section = None
         with unit_of_work(failures, "report", position=name, section="job", job=name) as unit:
-            jobs.append(_job_section(name, by_job.get(name, {}), diag_by_job.get(name, []), (timelines or {}).get(name)))
-        if unit.failed:
-            jobs.append(failed_section(name, unit.failed))
-    return jobs
+            section = _job_section(name, by_job.get(name, {}), diag_by_job.get(name, []), (timelines or {}).get(name))
+        yield failed_section(name, unit.failed) if unit.failed else section
 
 
 def _job_section(name: str, kinds: dict[str, list[Record]], diagnoses: list[Record], timeline: dict | None) -> dict[str, Any]:
