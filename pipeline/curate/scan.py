@@ -78,38 +78,43 @@ def alternatives(pattern: str) -> list[str]:
     return _split(pattern)
 
 
-def _split(pattern: str) -> list[str]:
-    out: list[str] = []
-    depth = 0
-    start = 0
+def _structure(pattern: str) -> list[tuple[int, str]] | None:
+    """Where `(`, `)` and `|` stand in `pattern` outside escapes and character classes; None
+    when a class or an escape is left open at the end."""
+    marks: list[tuple[int, str]] = []
     in_class = escaped = False
-    opened = -1  # where the group open at depth 1 began
-    whole_group = False  # some alternative so far is one group at depth 1, end to end
     for i, ch in enumerate(pattern):
         if escaped:
             escaped = False
-            continue
-        if ch == "\\":
+        elif ch == "\\":
             escaped = True
-            continue
-        if in_class:
+        elif in_class:
             if ch == "]" and not (pattern[i - 1] == "[" or pattern[i - 2 : i] == "[^"):
                 in_class = False
-            continue
-        if ch == "[":
+        elif ch == "[":
             in_class = True
-        elif ch == "(":
+        elif ch in "()|":
+            marks.append((i, ch))
+    return None if in_class or escaped else marks
+
+
+def _split(pattern: str) -> list[str]:
+    marks = _structure(pattern)
+    if marks is None:
+        return [pattern]
+    out: list[str] = []
+    depth = start = 0
+    for i, ch in marks:
+        if ch == "(":
             depth += 1
-            if depth == 1:
-                opened = i
         elif ch == ")":
             depth -= 1
             if depth < 0:
                 return [pattern]  # unbalanced: leave it to the compiler
-        elif ch == "|" and depth == 0:
+        elif depth == 0:
             out.append(pattern[start:i])
             start = i + 1
-    if depth or in_class or escaped:
+    if depth:
         return [pattern]
     out.append(pattern[start:])
     pieces: list[str] = []
@@ -124,21 +129,8 @@ def _group_body(alt: str) -> str | None:
     if not (alt.startswith("(?:") and alt.endswith(")")):
         return None
     depth = 0
-    in_class = escaped = False
-    for i, ch in enumerate(alt):
-        if escaped:
-            escaped = False
-            continue
-        if ch == "\\":
-            escaped = True
-            continue
-        if in_class:
-            if ch == "]" and not (alt[i - 1] == "[" or alt[i - 2 : i] == "[^"):
-                in_class = False
-            continue
-        if ch == "[":
-            in_class = True
-        elif ch == "(":
+    for i, ch in _structure(alt) or ():
+        if ch == "(":
             depth += 1
         elif ch == ")":
             depth -= 1
