@@ -260,3 +260,55 @@ class TextHints:
 
 def _or_bit(pattern_id, _start, _end, _flags, found) -> None:
     found[0] |= 1 << pattern_id
+
+
+class ExactHints:
+    """Which parsers' prefilters a text matches, as `re.search` tells it, for the patterns
+    Hyperscan compiles as they are (no prefilter mode); `mask` has their bits. A parser whose
+    bit is in `mask` needs no `re` search of its own (`SubStream.feed`): on a 2 KB JSON log line
+    `re` tries the step prefilter's alternatives at every position (~5 us), the scan ~1.5 us for
+    all. Patterns anchored at the start are left out: `re` tries them at one position.
+    `of` judges only the texts `scan_safe` admits (there the two engines agree: ASCII, no
+    newline, none of the separators only Python's \\s matches)."""
+
+    def __init__(self, database, mask: int):
+        self.database = database
+        self.mask = mask
+
+    @classmethod
+    def build(cls, patterns: list[str]) -> "ExactHints | None":
+        if hyperscan is None:
+            return None
+        chosen = [(i, p.encode("utf-8")) for i, p in enumerate(patterns) if not p.startswith("^")]
+        chosen = [(i, p) for i, p in chosen if _compile_exact([p], [i]) is not None]
+        database = _compile_exact([p for _i, p in chosen], [i for i, _p in chosen]) if chosen else None
+        return None if database is None else cls(database, sum(1 << i for i, _p in chosen))
+
+    def of(self, text: str) -> int | None:
+        """Bit i set where pattern i (of those in `mask`) matches the text; None where the scan
+        cannot judge it."""
+        if not scan_safe(text):
+            return None
+        found = [0]
+        self.database.scan(text.encode("ascii"), match_event_handler=_or_bit, context=found)
+        return found[0]
+
+
+def _compile_exact(expressions: list[bytes], ids: list[int]):
+    database = hyperscan.Database()
+    try:
+        database.compile(expressions=expressions, ids=ids, elements=len(expressions),
+                         flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(expressions))
+    except hyperscan.error:
+        return None
+    return database
+
+
+_EXACT_HINTS: dict[tuple[str, ...], ExactHints | None] = {}
+
+
+def exact_hints_for(patterns: tuple[str, ...]) -> ExactHints | None:
+    """One ExactHints per parser table, compiled on first use."""
+    if patterns not in _EXACT_HINTS:
+        _EXACT_HINTS[patterns] = ExactHints.build(list(patterns))
+    return _EXACT_HINTS[patterns]

@@ -12,6 +12,7 @@ from gangscope.parsers.records import Record
 from gangscope.parsers.rendezvous import RendezvousParser
 from gangscope.parsers.steps import StepParser
 from gangscope.parsers.traces import TraceParser
+from gangscope.pipeline.curate.scan import exact_hints_for
 from gangscope.pipeline.curate.snapshot import SubState
 
 
@@ -45,11 +46,12 @@ class SubStream:
     only when it is fed, expired or closed, so it is read back only then. A parser that raises
     is one unit of work failing: it skips the line, is reset, and the others go on (RuleFailed)."""
 
-    __slots__ = ("parsers", "prefilters", "expiring", "open_bits", "opened_at", "last_time", "_seconds")
+    __slots__ = ("parsers", "prefilters", "exact", "expiring", "open_bits", "opened_at", "last_time", "_seconds")
 
     def __init__(self, parser_classes: tuple[type, ...]):
         self.parsers = [cls() for cls in parser_classes]
         self.prefilters = [re.compile(cls.PREFILTER).search for cls in parser_classes]
+        self.exact = exact_hints_for(tuple(cls.PREFILTER for cls in parser_classes))  # see scan.ExactHints
         self.expiring = [p for p in self.parsers if hasattr(p, "expire")]  # parsers whose records can go idle
         self.open_bits = 0
         self.opened_at = None  # the source position of the line that opened the current record
@@ -102,10 +104,16 @@ class SubStream:
         out: list[Record] = []
         text = line.text
         open_bits = self.open_bits
+        exact = 0  # the parsers whose bit in `hints` is their prefilter's exact answer on `text`
+        if self.exact is not None and hints & self.exact.mask & ~open_bits:
+            found = self.exact.of(text)
+            if found is not None:
+                exact = self.exact.mask
+                hints &= ~exact | found
         bit = 1
         failed = None
         for parser, wants in zip(self.parsers, self.prefilters):
-            if open_bits & bit or (hints & bit and wants(text)):
+            if open_bits & bit or (hints & bit and (exact & bit or wants(text))):
                 try:
                     consumed, records = parser.feed(line)
                 except Exception as exc:
