@@ -37,13 +37,13 @@ from gangscope.parsers.records import Record, from_dict
 from gangscope.pipeline.run import checkpoint, job_index
 from gangscope.pipeline.run.commit_point import commit_point, resume_point
 from gangscope.pipeline.run.delivery import Bulk, BulkInFlight, CommitMark
+from gangscope.pipeline.run.event_messages import EventsPartition, read_event_messages
 from gangscope.pipeline.run.job_analysis import analyse_job
+from gangscope.pipeline.run.log_messages import curate_log_messages
 from gangscope.pipeline.run.rebalance import RebalanceListener, bounded
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.correlate.progress import DerivedProgress
-from gangscope.pipeline.correlate.restamp import attempt_cuts
 from gangscope.pipeline.curate.stats import CurationLimits
-from gangscope.pipeline.curate.events import events_of_message
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
 from gangscope.pipeline.sinks.indices import OpenSearchError
@@ -58,16 +58,6 @@ ANALYSED_KINDS = ("step", "epoch", "error", "trace", "event", "signal")
 
 
 # --- per partition --------------------------------------------------------------------------
-
-
-class EventsPartition:
-    """An events partition keeps no curation state: only how far it was read."""
-
-    def __init__(self):
-        self.next_offset: int | None = None
-
-    def open_positions(self) -> list[int]:
-        return []
 
 
 @dataclass
@@ -588,18 +578,7 @@ class Service:
                 self._consume_logs(state, messages, out, now)
 
     def _consume_logs(self, state: LogPartition, messages: list, out: list[Record], now: float) -> None:
-        decode = ksrc.decode_log
-        items = []
-        for m in messages:
-            try:
-                items.append((m.offset, decode(m.value)))
-            except ksrc.Undecodable as bad:
-                self._dead_letter(m, bad)
-            except Exception as exc:  # a message the decoder fails on: counted, skipped
-                self.failures.add("sources", exc, file=f"{m.topic}/{m.partition}", position=m.offset)
-        touched = state.feed_batch(items, out, self.scanner)
-        state.next_offset = messages[-1].offset + 1
-        for job in state.touched(touched, now):
+        for job in curate_log_messages(state, messages, out, self.scanner, self.failures, self._dead_letter, now):
             clock = self.jobs.get(job)
             if clock is None:
                 self.jobs[job] = JobClock(now)
@@ -607,25 +586,10 @@ class Service:
                 clock.last_line = now
 
     def _consume_events(self, state: EventsPartition, messages: list, out: list[Record], now: float) -> None:
-        fresh = []
-        for m in messages:
-            state.next_offset = m.offset + 1
-            try:
-                decoded = events_of_message(m.value)  # curated: decoded and redacted
-            except ksrc.Undecodable as bad:
-                self._dead_letter(m, bad)
-                continue
-            fresh.extend(decoded.records)
-        fresh = self.book.fresh(fresh)
-        if not fresh:
-            return
-        cuts = {job: attempt_cuts(attempts) for job, attempts in self.book.attempts.items()}
-        changed, ended = self.book.add(fresh, failures=self.failures)
-        out.extend(changed)
-        for job, attempts in self.book.attempts.items():
-            if attempt_cuts(attempts) != cuts.get(job, ()):
-                self.to_correct.add(job)
-        for job in ended:
+        read = read_event_messages(state, messages, self.book, self.failures, self._dead_letter)
+        out.extend(read.records)
+        self.to_correct |= read.recut
+        for job in read.ended:
             self.jobs.setdefault(job, JobClock(now)).finish_at = now + self.cfg.attempt_grace
 
     def _dead_letter(self, message, bad: ksrc.Undecodable) -> None:
