@@ -25,7 +25,6 @@ from __future__ import annotations
 import signal
 import threading
 import time
-from dataclasses import dataclass
 from typing import Any
 
 import structlog
@@ -39,6 +38,7 @@ from gangscope.pipeline.run.commit_point import commit_point, resume_point
 from gangscope.pipeline.run.delivery import Bulk, BulkInFlight, CommitMark
 from gangscope.pipeline.run.event_messages import EventsPartition, read_event_messages
 from gangscope.pipeline.run.job_analysis import analyse_job
+from gangscope.pipeline.run.job_clocks import JobClock, due_jobs
 from gangscope.pipeline.run.log_messages import curate_log_messages
 from gangscope.pipeline.run.rebalance import RebalanceListener, bounded
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
@@ -55,15 +55,6 @@ log = structlog.get_logger("gangscope.consume")
 
 # Kinds the diagnosis reads back from OpenSearch (diagnoses are its output).
 ANALYSED_KINDS = ("step", "epoch", "error", "trace", "event", "signal")
-
-
-# --- per partition --------------------------------------------------------------------------
-
-
-@dataclass
-class JobClock:
-    last_line: float
-    finish_at: float | None = None  # an end event asked for the attempt to be closed then
 
 
 # --- the service ----------------------------------------------------------------------------
@@ -615,25 +606,10 @@ class Service:
                                 topic=tp.topic, partition=tp.partition, records=cut, open_wait=cfg.open_wait)
                 if out and before is None:
                     self.pending[tp] = out
-        holders: dict[str, list[LogPartition]] = {}
-        if self.jobs:
-            for state in self.states.values():
-                if isinstance(state, LogPartition):
-                    for job in state.jobs():
-                        holders.setdefault(job, []).append(state)
-        for job, clock in list(self.jobs.items()):
-            quiet = [s.quiet_since(clock.last_line) for s in holders.get(job, ())]
-            if any(q is None for q in quiet):
-                continue  # lines of the job may still wait in Kafka
-            since = max(quiet, default=clock.last_line)
-            due = now - since >= cfg.attempt_idle or (clock.finish_at is not None and now >= clock.finish_at)
-            if due and now - since < cfg.open_wait and any(s.holds_open(job) for s in holders.get(job, ())):
-                # Ended or quiet, but a traceback of it is still open: its end may yet come (a pause in
-                # delivery, its events read before its lines); it waits for it, as flush_idle does.
-                due = False
-            if due:
-                self._finish_job(job)
-                del self.jobs[job]
+        partitions = [s for s in self.states.values() if isinstance(s, LogPartition)]
+        for job in due_jobs(self.jobs, partitions, now, cfg.attempt_idle, cfg.open_wait):
+            self._finish_job(job)
+            del self.jobs[job]
 
     def _finish_job(self, job: str) -> None:
         ends = [s.stats.job_end.get(job) for s in self.states.values() if isinstance(s, LogPartition)]
