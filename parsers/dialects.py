@@ -198,12 +198,13 @@ class GuardScan:
     self-synchronizing; lone surrogates are passed through as their own 3-byte forms)."""
 
     def __init__(self, dialects: tuple["Dialect", ...]):
-        literals = sorted({lit for d in dialects for lit in d.guard.literals()})
+        # a guard given as a plain function (a table built elsewhere) is tested as it is
+        guards = [d.guard if isinstance(d.guard, Guard) else Guard(where=d.guard) for d in dialects]
+        literals = sorted({lit for g in guards for lit in g.literals()})
         bit = {lit: 1 << i for i, lit in enumerate(literals)}
         self.literals = literals
         self.checks = []
-        for d in dialects:
-            g = d.guard
+        for d, g in zip(dialects, guards):
             need = sum(bit[c[0]] for c in g.all_of if len(c) == 1) | (bit[g.starts] if g.starts else 0)
             anys = tuple(sum(bit[lit] for lit in set(c)) for c in g.all_of if len(c) > 1)
             self.checks.append((d, need, anys, g.starts, g.where))

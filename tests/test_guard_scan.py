@@ -114,3 +114,10 @@ def test_the_shape_cache_reads_what_it_read_before_on_fixture_steps():
         assert (got and (got.dialect.name, list(got.texts))) == (want and (want.dialect.name, list(want.texts))), seg
         read += got is not None
     assert read > 500
+
+
+def test_a_guard_given_as_a_plain_function_is_tested_as_it_is():
+    mine = dialects.Dialect(name="mine", source="test", guard=lambda s: s.endswith(" ok"), parse=lambda s: None)
+    scan = GuardScan((mine, *DIALECTS))
+    assert [d.name for d in scan.passing("step=3 ok")][:2] == ["mine", "deepspeed"]
+    assert "mine" not in [d.name for d in scan.passing("step=3 no")]
