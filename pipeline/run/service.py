@@ -40,10 +40,9 @@ from gangscope.pipeline.run.event_messages import EventsPartition, read_event_me
 from gangscope.pipeline.run.job_analysis import analyse_job
 from gangscope.pipeline.run.job_clocks import JobClock, due_jobs
 from gangscope.pipeline.run.log_messages import curate_log_messages
+from gangscope.pipeline.run.partition_restore import new_partition_state, restore_partition
 from gangscope.pipeline.run.rebalance import RebalanceListener, bounded
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
-from gangscope.pipeline.correlate.progress import DerivedProgress
-from gangscope.pipeline.curate.stats import CurationLimits
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
 from gangscope.pipeline.sinks.indices import OpenSearchError
@@ -503,36 +502,12 @@ class Service:
 
     def new_state(self, tp) -> "LogPartition | EventsPartition":
         """The state of a partition read from its start or its committed offset (no checkpoint)."""
-        if self._is_events(tp):
-            return EventsPartition()
-        return LogPartition(self.attempt_of, limits=CurationLimits(max_containers=self.cfg.max_containers),
-                            progress=DerivedProgress())
+        return new_partition_state(self._is_events(tp), self.attempt_of, self.cfg.max_containers)
 
     def _restore(self, tp, committed: int | None, now: float) -> tuple[LogPartition | None, int | None]:
-        while True:
-            try:
-                found = self.store.load(tp.topic, tp.partition)
-                break
-            except OpenSearchError as exc:
-                log.warning("opensearch unreachable while loading a checkpoint", error=str(exc))
-                if self.stopping:
-                    return None, committed  # never started on: nothing of it is lost
-                time.sleep(self.cfg.backoff_initial)
-        if found is None:
-            return None, committed
-        offset, data = found
-        if committed is not None and offset < committed:
-            log.warning("checkpoint older than the committed offset: not used", topic=tp.topic,
-                        partition=tp.partition, checkpoint=offset, committed=committed)
-            return None, committed
-        try:
-            state = checkpoint.loads(data, self.attempt_of, progress=DerivedProgress(),
-                                     limits=CurationLimits(max_containers=self.cfg.max_containers))
-        except checkpoint.SnapshotError as exc:  # another schema, or no snapshot: fall back to the committed offset
-            log.warning(f"checkpoint {exc}: not used", topic=tp.topic, partition=tp.partition)
-            return None, committed
-        log.info("checkpoint restored", topic=tp.topic, partition=tp.partition, offset=offset, committed=committed)
-        return state.restored(now), offset
+        return restore_partition(self.store, tp, committed, now, attempt_of=self.attempt_of,
+                                 max_containers=self.cfg.max_containers, retry_wait=self.cfg.backoff_initial,
+                                 stopping=lambda: self.stopping)
 
     def release(self, tps, lost: bool = False) -> dict:
         """Partitions taken away: checkpoint and offsets for what is acknowledged; drop the rest."""
