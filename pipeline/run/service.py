@@ -31,12 +31,12 @@ import structlog
 from kafka.errors import KafkaError
 from opensearchpy.exceptions import OpenSearchException
 
-from gangscope.parsers import times
-from gangscope.parsers.records import Record, from_dict
+from gangscope.parsers.records import Record
 from gangscope.pipeline.run import checkpoint, job_index
 from gangscope.pipeline.run.commit_point import commit_point, resume_point
 from gangscope.pipeline.run.delivery import Bulk, BulkInFlight, CommitMark
 from gangscope.pipeline.run.event_messages import EventsPartition, read_event_messages
+from gangscope.pipeline.run.indexed_events import indexed_events
 from gangscope.pipeline.run.job_analysis import analyse_job
 from gangscope.pipeline.run.job_clocks import JobClock, due_jobs
 from gangscope.pipeline.run.log_messages import curate_log_messages
@@ -430,26 +430,11 @@ class Service:
     # -- partitions ------------------------------------------------------------------------
 
     def _load_events(self) -> None:
-        """The gang events already indexed (the last `events_lookback` hours): attempt numbers
-        for log lines whose events this consumer did not read itself."""
-        from opensearchpy.helpers import scan
-
-        from gangscope.pipeline.sinks import indices
-
+        """The gang events already indexed (the last `events_lookback` hours) into the event book."""
         if self.cfg.events_lookback <= 0:
             return
-        since = times.from_seconds(int(time.time() - self.cfg.events_lookback * 3600))
-        query = {"query": {"range": {"time": {"gte": since}}}}
-        try:
-            hits = scan(self.sink.client, index=indices.alias_name("event", self.cfg.index_prefix), query=query,
-                        size=5000, ignore_unavailable=True, allow_no_indices=True)
-            records = [from_dict(h["_source"]) for h in hits]
-        except Exception as exc:  # not fatal: attempts then come from the events read from now on
-            log.warning("indexed events not read", error=str(exc))
-            return
+        records = indexed_events(self.sink.client, self.cfg.index_prefix, self.cfg.events_lookback)
         if records:
-            # in the order they happened, not the index's: attempts and their event lists as when read
-            records.sort(key=lambda r: (r.time or "", r.id))
             self.book.add(records)
             log.info("events loaded", events=len(records), jobs=len(self.book.attempts))
 
