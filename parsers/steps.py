@@ -123,6 +123,8 @@ class StepState(msgspec.Struct, tag="step", kw_only=True, omit_defaults=True):
     paddle_total: int | None = None
     lightning: list[Any] | None = None
     nan_run: bool = False
+    grad_run: int = 0
+    grad_first: dict[str, Any] | None = None
 
 
 class LightningValidation:
@@ -211,6 +213,8 @@ class StepParser:
         self._lightning = LightningValidation()
         # the last step's loss was NaN/Inf (a nan_loss error record was given for the run it is in)
         self._nan_run = False
+        self._grad_run = 0  # consecutive records with a non-finite grad norm
+        self._grad_first: ErrorRecord | None = None  # the error of that run, at its first record
 
     @property
     def open(self) -> bool:
@@ -282,7 +286,8 @@ class StepParser:
             block_dialect=None if self._block_dialect is None else self._block_dialect.name,
             restarts=self._restarts, first_epoch=self._first_epoch, last_plain=self._last_plain,
             keras_done=self._keras_done, paddle_total=self._paddle_total, lightning=self._lightning.state(),
-            nan_run=self._nan_run,
+            nan_run=self._nan_run, grad_run=self._grad_run,
+            grad_first=None if self._grad_first is None else record_state(self._grad_first),
         )
 
     def restore(self, state: StepState) -> None:
@@ -302,6 +307,8 @@ class StepParser:
         self._paddle_total = state.paddle_total
         self._lightning = LightningValidation(state.lightning)
         self._nan_run = state.nan_run
+        self._grad_run = state.grad_run
+        self._grad_first = None if state.grad_first is None else record_from_state(state.grad_first)  # type: ignore[assignment]
 
     # ------------------------------------------------------------------ internals
 
@@ -323,6 +330,8 @@ class StepParser:
             return
         fields = build(reading)
         if fields is None:
+            if reading.dialect is dialects.TQDM:  # the bar at 0: no step, but a bar is there
+                out.append(BarShown())
             return
         d = reading.dialect
         if d.kind == "eval_bar":
@@ -426,6 +435,14 @@ class StepParser:
                 out.append(_nan_loss_error(record, pending.line.text))
         elif record.loss is not None:
             self._nan_run = False
+        if record.nonfinite and "grad_norm" in record.nonfinite:
+            self._grad_run += 1
+            if self._grad_run == 1:
+                self._grad_first = _nan_loss_error(record, pending.line.text, "grad norm", NONFINITE_GRAD_RUN)
+            if self._grad_run == NONFINITE_GRAD_RUN and not self._nan_run and self._grad_first is not None:
+                out.append(self._grad_first)
+        elif record.grad_norm is not None:
+            self._grad_run, self._grad_first = 0, None
         out.append(record)
 
     def _block_item(self, text: str, item: Dialect) -> None:
@@ -456,7 +473,17 @@ NONFINITE_LOSS = "nonfinite_loss"
 _NAN_TEXT = re.compile(r"(?<![A-Za-z])(?:nan|NaN|NAN|inf|Inf|INF)(?![A-Za-z])")
 
 
-def _nan_loss_error(step: StepRecord, text: str) -> ErrorRecord:
+# A grad norm that stays NaN/Inf is a diverged run even where the loss looks finite: the HF Trainer's
+# logging_nan_inf_filter (default True; transformers trainer.py _inner_training_loop: a NaN/Inf step loss
+# is replaced by the mean of the logging window) prints 0 or an old mean while grad_norm says nan.
+# One or a few are not: under fp16 the GradScaler skips an overflowing step and halves its scale
+# (torch/amp/grad_scaler.py: init_scale 2**16, backoff_factor 0.5), so the first steps of a run can
+# log inf. A run of this many consecutive step records with a non-finite grad norm is the
+# "endless overflow" of a diverged run.
+NONFINITE_GRAD_RUN = 10
+
+
+def _nan_loss_error(step: StepRecord, text: str, what: str = "loss", run: int = 1) -> ErrorRecord:
     """The error record of a run of non-finite losses, at its first step; `line` is the line that printed it (of a
     bar redrawn with "\r", the first state that printed a nan/inf, at most 2,000 characters)."""
     if "\r" in text:
@@ -464,8 +491,10 @@ def _nan_loss_error(step: StepRecord, text: str) -> ErrorRecord:
         text = states[0] if states else text.rsplit("\r", 1)[-1]
     text = text[:2000]
     where = f" at step {step.step}" if step.step is not None else ""
+    after = f" and in the {run - 1} step lines after it" if run > 1 else ""
     return ErrorRecord(time=step.time, seq=step.seq, rank=step.rank, local_rank=step.local_rank, category="nan_loss",
-                       message=f"loss is not finite{where} ({step.dialect} step line)", line=text, pattern=NONFINITE_LOSS)
+                       message=f"{what} is not finite{where}{after} ({step.dialect} step line)", line=text,
+                       pattern=NONFINITE_LOSS)
 
 
 def _to_global_step(fields: dict, d: Dialect, epoch_base: int | None = None) -> None:
@@ -491,6 +520,16 @@ class LossColumns(msgspec.Struct):
     stream: str | None = None  # set by curation as on records
 
 
+class BarShown(msgspec.Struct):
+    """A tqdm bar drawn at 0 (no step yet): no record, but tells `TrainerLogFolder` that the container
+    has a bar that will number the Trainer's dicts. The Trainer draws it at train begin
+    (transformers trainer_callback.py ProgressCallback.on_train_begin, tqdm(total=max_steps)); its first
+    numbered state can reach the log after the first dicts (stdout and stderr are two pipes; under
+    torchrun --tee two tee threads)."""
+
+    stream: str | None = None  # set by curation as on records
+
+
 class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A `TrainerLogFolder` in a snapshot: the logs dicts waiting for their step (`logs`), the
     steps the bar was redrawn at after a write (`marks`), the bar's record of each step (`bars`),
@@ -509,6 +548,7 @@ class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     plan_steps: int | None = None
     plan_epochs: int | None = None
     loss_names: list[str] | None = None
+    bar_shown: bool = False
 
 
 class TrainerLogFolder:
@@ -554,6 +594,7 @@ class TrainerLogFolder:
         self._plan_steps: int | None = None  # "Total optimization steps = N"
         self._plan_epochs: int | None = None  # "Num Epochs = E"
         self._loss_names: tuple[str, ...] | None = None  # the last LossColumns
+        self._bar_shown = False  # a bar was drawn at 0 (BarShown): its numbered states will come
 
     def add(self, records: list[Record], bar_may_come: bool = True) -> list[Record]:
         """The records ready to go on. `bar_may_come=False` (the container's curation says no line
@@ -583,6 +624,8 @@ class TrainerLogFolder:
                     out.append(r)
             elif dialect is None and type(r) is LossColumns:
                 self._loss_names = r.names
+            elif dialect is None and type(r) is BarShown:
+                self._bar_shown = True
             else:
                 if dialect == _ULTRALYTICS and self._loss_names is not None:
                     _name_loss_parts(r, self._loss_names)  # type: ignore[arg-type]
@@ -599,7 +642,7 @@ class TrainerLogFolder:
             bars=[record_state(r) for r in self._bars.values()], total=self._total, per_epoch=self._per_epoch,
             held=[record_state(r) for r in self._held], seen_logs=self._seen_logs, plain_bar=self._plain_bar,
             plan_steps=self._plan_steps, plan_epochs=self._plan_epochs,
-            loss_names=None if self._loss_names is None else list(self._loss_names),
+            loss_names=None if self._loss_names is None else list(self._loss_names), bar_shown=self._bar_shown,
         )
 
     def restore(self, state: "TrainerLogsState") -> None:
@@ -613,6 +656,7 @@ class TrainerLogFolder:
         self._seen_logs, self._plain_bar = state.seen_logs, state.plain_bar
         self._plan_steps, self._plan_epochs = state.plan_steps, state.plan_epochs
         self._loss_names = None if state.loss_names is None else tuple(state.loss_names)
+        self._bar_shown = state.bar_shown
 
     def close(self) -> list[Record]:
         out: list[Record] = list(self._release(final=True))
@@ -635,7 +679,7 @@ class TrainerLogFolder:
     def _release(self, final: bool, bar_may_come: bool = True) -> list[StepRecord]:
         if self._per_epoch is None:
             self._per_epoch = self._decide(final)
-        if self._per_epoch is None and not bar_may_come and self._total is None and not self._bars:
+        if self._per_epoch is None and not bar_may_come and self._total is None and not self._bars and not self._bar_shown:
             # No bar so far and none being written (PrinterCallback: `disable_tqdm`, a log
             # file), no plan that numbers them: the dicts go on as they come, step null, rather
             # than wait for a bar that may never come. A bar that shows later numbers the
@@ -667,8 +711,10 @@ class TrainerLogFolder:
         epochs = [log.epoch for log in self._logs if log.epoch]
         if not epochs:
             return None
-        candidates = set(_divisors(total))
-        for m in self._marks:  # max_steps set explicitly: S need not divide the total
+        divisors = set(_divisors(total))
+        candidates = set(divisors)
+        marks = sorted(self._marks)[:MAX_MARKS]
+        for m in marks:  # max_steps set explicitly: S need not divide the total
             for e in epochs[:3]:
                 candidates.add(round(m / e))
         scored = []
@@ -677,12 +723,15 @@ class TrainerLogFolder:
             # epochs print 4 significant digits: the product is whole to that precision
             if s <= 0 or any(abs(x - round(x)) > max(1e-6, 1e-3 * x) or round(x) > total for x in steps):
                 continue
-            scored.append((sum(round(x) in self._marks for x in steps), s))
+            scored.append((_mark_votes({round(x) for x in steps}, marks), s))
         if not scored:
             return None
         scored.sort(reverse=True)
         best_score, best = scored[0]
-        decided = len(scored) == 1 or best_score > scored[1][0] and best_score >= 2
+        # A lone candidate decides only when it divides the total (S * epochs = the bar's total); one
+        # read off a single redraw is one vote (a multiple of S fits the first dicts as well)
+        decided = len(scored) == 1 and best in divisors or best_score >= 2 and (
+            len(scored) == 1 or best_score > scored[1][0])
         return float(best) if decided or final else None
 
 
@@ -696,6 +745,24 @@ class TrainerLogFolder:
         if not epochs or not _whole_steps(epochs, s, n):
             return None
         return float(s)
+
+
+MAX_MARKS = 64  # the first redraws vote (enough to tell S from its multiples; bounds the work of a long bar)
+
+
+def _mark_votes(steps: set[int], marks: list[int]) -> int:
+    """How well the dicts' steps under a candidate S match the bar's redraws after a write: each step
+    redrawn counts for it, each redraw up to its last step that is none of them against it (every
+    logs dict is one write, so a multiple of the true S leaves every other redraw unexplained). Under
+    torchrun --tee the dicts and the bar come through two pipes, so the redraws can run ahead of the
+    dicts: only redraws up to the candidate's last step count."""
+    last = max(steps)
+    votes = 0
+    for m in marks:
+        if m > last:
+            break
+        votes += 1 if m in steps else -1
+    return votes
 
 
 def _whole_steps(epochs: list[float], s: int, total: int) -> bool:

@@ -437,7 +437,10 @@ class ContainerCurator:
             # The Trainer's step dicts get their step numbers from its bar (another stream),
             # so they may be held here until the bar tells; step ids depend on them.
             try:
-                records = self.trainer_logs.add(records, bar_may_come=bool(self.partial))
+                # A bar may still come while a line is being written in pieces, or while a sub-stream
+                # holds an open record: the step parser keeps a bar state open until the next one
+                # (torchrun --tee: the dicts can come through before the bar's first state is out).
+                records = self.trainer_logs.add(records, bar_may_come=bool(self.partial or self.open_keys))
             except Exception as exc:  # the records go on unfolded, without their bar's step numbers
                 self._record_failed(records[0] if records else None, exc, parser=type(self.trainer_logs).__name__)
         stamp = self.stamper.stamp

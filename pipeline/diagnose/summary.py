@@ -45,7 +45,10 @@ def who(first: dict[str, Any] | None) -> str:
 
 
 def _step_at(view: AttemptView, rank: int | None, pod: str | None, t: float) -> int | None:
-    best: tuple[float, int] | None = None
+    """The rank's step at the failure: a step stamped at the failure's own time (a nan_loss error is
+    made from its step line), else the latest printed up to a second after it (two streams of one
+    pod are stamped apart)."""
+    best: tuple[bool, float, int] | None = None
     for s in view.steps:
         if s.step is None or (rank is not None and s.rank is not None and s.rank != rank):
             continue
@@ -54,9 +57,10 @@ def _step_at(view: AttemptView, rank: int | None, pod: str | None, t: float) -> 
         st = times.seconds(s.time)
         if st is None or st > t + 1:
             continue
-        if best is None or (st, s.step) > best:
-            best = (st, s.step)
-    return best[1] if best else None
+        key = (st == t, st, s.step)
+        if best is None or key > best:
+            best = key
+    return best[2] if best else None
 
 
 _ALLOC = re.compile(r"Tried to allocate ([\d.]+ [KMGTP]?i?B)")
