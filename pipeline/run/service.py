@@ -36,10 +36,12 @@ from gangscope.pipeline.run import checkpoint, job_index
 from gangscope.pipeline.run.commit_point import commit_point, resume_point
 from gangscope.pipeline.run.delivery import Bulk, BulkInFlight, CommitMark
 from gangscope.pipeline.run.event_messages import EventsPartition, read_event_messages
+from gangscope.pipeline.run.failure_report import report_failures
 from gangscope.pipeline.run.indexed_events import indexed_events
 from gangscope.pipeline.run.job_analysis import analyse_job
 from gangscope.pipeline.run.job_clocks import JobClock, due_jobs
 from gangscope.pipeline.run.log_messages import curate_log_messages
+from gangscope.pipeline.run.partition_ends import PartitionEnds
 from gangscope.pipeline.run.partition_restore import new_partition_state, restore_partition
 from gangscope.pipeline.run.rebalance import RebalanceListener, bounded
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
@@ -89,6 +91,7 @@ class Service:
         self.inflight: BulkInFlight | None = None  # the bulk OpenSearch is indexing while the loop goes on
         self.store: checkpoint.CheckpointStore | None = None
         self.consumer = None
+        self.ends: PartitionEnds | None = None  # the partitions' end offsets, for the lag and caught up
         self.dead: ksrc.DeadLetters | None = None
         self.sink_ok = False
         self.kafka_ok = True  # False from a failed offset commit to the next one that goes through
@@ -97,7 +100,6 @@ class Service:
         self.last_commit = time.monotonic()
         self.last_flush = 0.0
         self.lines = 0
-        self._ends: dict[Any, tuple[float, int | None]] = {}
         self.scanner = text_scanner()
 
     # -- life cycle ------------------------------------------------------------------------
@@ -127,6 +129,7 @@ class Service:
                 options = ksrc.consumer_options(cfg)
                 options["metadata_max_age_ms"] = int(cfg.metadata_refresh * 1000)  # partitions added are read within it
                 self.consumer = open_consumer(cfg, cfg.kafka_client, options)
+                self.ends = PartitionEnds(self.consumer)
                 if cfg.dead_letter_topic:
                     self.dead = ksrc.DeadLetters(cfg, cfg.dead_letter_topic)
             except KafkaError as exc:
@@ -253,29 +256,11 @@ class Service:
         self._note_caught_up(time.monotonic())
         return sum(len(m) for m in batch.values())
 
-    def _highwater(self, tp, now: float) -> int | None:
-        """The partition's end as the last fetch saw it; asked of the broker (at most once a second)
-        when no fetch said it yet (incremental fetch sessions leave quiet partitions out)."""
-        try:
-            high = self.consumer.highwater(tp)
-        except Exception:
-            return None
-        if high is not None:
-            return high
-        asked = self._ends.get(tp)
-        if asked is None or now - asked[0] >= 1.0:
-            try:
-                end = self.consumer.end_offsets([tp], **bounded(type(self.consumer).end_offsets, 1.0)).get(tp)
-            except Exception:
-                end = None
-            asked = self._ends[tp] = (now, end)
-        return asked[1]
-
     def _note_caught_up(self, now: float) -> None:
         for tp, state in self.states.items():
             if not isinstance(state, LogPartition):
                 continue
-            high = self._highwater(tp, now)
+            high = self.ends.highwater(tp, now)
             behind = high is None or state.next_offset is None or state.next_offset < high
             if behind or self.consumer.paused():
                 state.caught_up_since = None
@@ -627,22 +612,8 @@ class Service:
 
     def _count_failures(self) -> None:
         """The units of work that raised since the last look (here, in the partitions' curation, in
-        the sink): into /metrics, and one warning per stage and exception type with its first example."""
-        taken = self.failures.take()
-        for state in self.states.values():
-            ledger = getattr(getattr(state, "stats", None), "failures", None)
-            if ledger:
-                taken.merge(ledger.take())
-        ledger = getattr(getattr(self.sink, "stats", None), "failures", None)
-        if ledger:
-            taken.merge(ledger.take())
-        if not taken:
-            return
-        self.metrics.count_failures(taken)
-        for entry in taken.summary():
-            first = entry["examples"][0] if entry["examples"] else {}
-            log.warning("unit of work failed and was skipped", stage=entry["stage"], error=entry["error"],
-                        count=entry["count"], **{k: v for k, v in first.items() if v is not None})
+        the sink): into /metrics and the log."""
+        report_failures(self.failures, [*self.states.values(), self.sink], self.metrics)
 
     def _job_records(self, job: str) -> list[Record]:
         """The job's records the diagnosis reads, and its diagnoses so far (to delete those not made again)."""
@@ -725,7 +696,7 @@ class Service:
         opened = 0
         for tp, state in self.states.items():
             opened += len(state.open_positions())
-            high = self._highwater(tp, time.monotonic())
+            high = self.ends.highwater(tp, time.monotonic())
             if high is not None and state.next_offset is not None:
                 self.metrics.lag.labels(tp.topic, str(tp.partition)).set(max(0, high - state.next_offset))
         self.metrics.open_records.set(opened)
