@@ -41,9 +41,10 @@ from gangscope.pipeline.run.indexed_events import indexed_events
 from gangscope.pipeline.run.job_analysis import analyse_job
 from gangscope.pipeline.run.job_clocks import JobClock, due_jobs
 from gangscope.pipeline.run.log_messages import curate_log_messages
+from gangscope.pipeline.run.offset_commits import commit_offsets, take_mark
 from gangscope.pipeline.run.partition_ends import PartitionEnds
 from gangscope.pipeline.run.partition_restore import new_partition_state, restore_partition
-from gangscope.pipeline.run.rebalance import RebalanceListener, bounded
+from gangscope.pipeline.run.rebalance import RebalanceListener
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
@@ -624,15 +625,7 @@ class Service:
     def _mark(self, tp, state) -> CommitMark | None:
         """The partition's commit point as it stands: its checkpoint encoded now (saved by `_save_mark`
         once everything before it is acknowledged)."""
-        if state.next_offset is None:
-            return None
-        data = None
-        if isinstance(state, LogPartition) and self.store is not None and self.checkpointed.get(tp) != state.next_offset:
-            try:
-                data = checkpoint.dumps(state)
-            except Exception as exc:  # state that does not encode (a bug): no checkpoint, commit stays conservative
-                log.warning("checkpoint failed", topic=tp.topic, partition=tp.partition, error=str(exc))
-        return CommitMark(state, state.next_offset, data, state.open_positions())
+        return take_mark(tp, state, self.store, self.checkpointed.get(tp))
 
     def _save_mark(self, tp, mark: CommitMark):
         """Save a mark's checkpoint; returns the offset (with its metadata) that is safe to commit
@@ -674,23 +667,8 @@ class Service:
                 log.warning("checkpoint not saved; offsets not committed", error=str(exc))
                 return
         if offsets:
-            try:
-                wait = max(1.0, 2 * self.cfg.commit_interval)
-                self.consumer.commit(offsets, **bounded(type(self.consumer).commit, wait))
-            except Exception as exc:  # a rebalance under way (the revocation commits instead), or no broker
-                self.metrics.commit_failures.inc()
-                self.metrics.kafka_down.set(1)
-                if self.kafka_ok:
-                    log.warning("offset commit failed: offsets stay uncommitted until one goes through",
-                                error=str(exc) or type(exc).__name__)
-                self.kafka_ok = False
-                return
-            self.metrics.commits.inc()
-            if not self.kafka_ok:
-                log.info("offsets committed again")
-                self.metrics.kafka_reconnects.inc()
-                self.metrics.kafka_down.set(0)
-                self.kafka_ok = True
+            self.kafka_ok = commit_offsets(self.consumer, offsets, max(1.0, 2 * self.cfg.commit_interval),
+                                           self.metrics, self.kafka_ok)
 
     def _gauges(self) -> None:
         opened = 0
