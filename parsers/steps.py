@@ -441,7 +441,7 @@ class StepParser:
                 self._grad_first = _nan_loss_error(record, pending.line.text, "grad norm", NONFINITE_GRAD_RUN)
             if self._grad_run == NONFINITE_GRAD_RUN and not self._nan_run and self._grad_first is not None:
                 out.append(self._grad_first)
-        elif record.grad_norm is not None:
+        elif self._grad_run and record.grad_norm is not None:
             self._grad_run, self._grad_first = 0, None
         out.append(record)
 
