@@ -105,11 +105,11 @@ class SubStream:
         text = line.text
         open_bits = self.open_bits
         exact = 0  # the parsers whose bit in `hints` is their prefilter's exact answer on `text`
-        if self.exact is not None and hints & self.exact.mask & ~open_bits:
-            found = self.exact.of(text)
-            if found is not None:
-                exact = self.exact.mask
-                hints &= ~exact | found
+        if self.exact is not None:
+            wanted = hints & self.exact.mask & ~open_bits
+            if wanted and (found := self.exact.of(text, wanted)) is not None:
+                exact = wanted
+                hints &= ~wanted | found
         bit = 1
         failed = None
         for parser, wants in zip(self.parsers, self.prefilters):
