@@ -398,3 +398,28 @@ def test_a_crash_whose_backtrace_is_elsewhere_stays_a_crash(tmp_path):
             "=================================\n")  # fmt: skip
     [d] = diagnose_text(tmp_path, text)[0]
     assert d.category == "unknown"
+
+
+def test_a_full_disk_while_saving_a_checkpoint_is_storage_io_naming_the_checkpoint(tmp_path):
+    """SPEC rev. 2: an OSError errno 28 while writing a checkpoint is storage_io, the checkpoint named
+    in the summary: by the path the message gives, else by the traceback's saving frames."""
+    frames = ('  File "/opt/venv/lib/python3.11/site-packages/transformers/trainer.py", line 3212, in _save_checkpoint\n'
+              "    self.save_model(output_dir, _internal_call=True)\n"
+              '  File "/opt/venv/lib/python3.11/site-packages/torch/serialization.py", line 943, in save\n'
+              "    _save(obj, opened_zipfile, pickle_module, pickle_protocol, _disable_byteorder_record)\n")
+    named = ("Traceback (most recent call last):\n" + frames +
+             "OSError: [Errno 28] No space left on device: '/mnt/out/run-7/checkpoint-1500/optimizer.pt'\n")
+    diagnoses, _ = diagnose_text(tmp_path, named, "named")
+    assert diagnoses[0].category == "storage_io"
+    assert "while saving checkpoint /mnt/out/run-7/checkpoint-1500/optimizer.pt" in diagnoses[0].summary
+    unnamed = "Traceback (most recent call last):\n" + frames + "OSError: [Errno 28] No space left on device\n"
+    diagnoses, _ = diagnose_text(tmp_path, unnamed, "unnamed")
+    assert diagnoses[0].category == "storage_io"
+    assert "while saving a checkpoint" in diagnoses[0].summary
+    reading = ("Traceback (most recent call last):\n"
+               '  File "/opt/venv/lib/python3.11/site-packages/datasets/arrow_reader.py", line 210, in read_table\n'
+               "    return pa.ipc.open_stream(source).read_all()\n"
+               "OSError: [Errno 5] Input/output error\n")
+    diagnoses, _ = diagnose_text(tmp_path, reading, "reading")
+    assert diagnoses[0].category == "storage_io"
+    assert "checkpoint" not in diagnoses[0].summary

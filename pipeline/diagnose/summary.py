@@ -66,6 +66,32 @@ def _step_at(view: AttemptView, rank: int | None, pod: str | None, t: float) -> 
 _ALLOC = re.compile(r"Tried to allocate ([\d.]+ [KMGTP]?i?B)")
 
 
+# A frame of code that writes a checkpoint: torch.save (torch/serialization.py save/_save), safetensors'
+# save_file, transformers' Trainer._save_checkpoint / save_model, Lightning's save_checkpoint,
+# DeepSpeed's save_checkpoint, torch.distributed.checkpoint's save / save_state_dict.
+_SAVING_FRAME = re.compile(r"(?i)save|checkpoint|ckpt|serializ")
+# A checkpoint path in a message: a path naming a checkpoint or ending like a checkpoint file.
+_CHECKPOINT_PATH = re.compile(
+    r"""(?:^|[\s'"(])((?:[\w.~-]*/)+[^\s'"/)]*(?:checkpoint|ckpt)[^\s'")]*|"""
+    r"""(?:[\w.~-]*/)*[\w.~-]+\.(?:pt|pth|ckpt|safetensors|distcp))(?=$|[\s'"):,])""", re.IGNORECASE)
+
+
+def _saving_checkpoint(view: AttemptView, error: ErrorRecord) -> str:
+    """" while saving checkpoint PATH" (or " while saving a checkpoint") when a storage error came
+    from code that writes a checkpoint: a frame of its traceback saves, or its message names one."""
+    if error.category != "storage_io":
+        return ""
+    trace = next((t for t in view.traces if error.trace_id and t.id == error.trace_id), None)
+    texts = [error.message or "", error.line or "", (trace.message or "") if trace else ""]
+    for text in texts:
+        m = _CHECKPOINT_PATH.search(text)
+        if m:
+            return f" while saving checkpoint {m.group(1)}"
+    if trace is not None and any(_SAVING_FRAME.search(f"{f.file} {f.function or ''}") for f in trace.frames[-8:]):
+        return " while saving a checkpoint"
+    return ""
+
+
 def _detail(error: ErrorRecord) -> str:
     m = _ALLOC.search(error.message or "") or _ALLOC.search(error.line or "")
     if m:
@@ -110,7 +136,8 @@ def summary_of(view: AttemptView, root: Failure, first: dict[str, Any], symptoms
         step = _step_at(view, first.get("rank"), first.get("pod"), root.t)
         at = f" at step {step}" if step is not None else ""
         when = f" at {error.time}" if error.time and step is None else ""
-        text = f"{who(first)} {WHAT_HAPPENED.get(root.category, 'failed')}{at}{when}{_detail(error)}"
+        saving = _saving_checkpoint(view, error)
+        text = f"{who(first)} {WHAT_HAPPENED.get(root.category, 'failed')}{saving}{at}{when}{_detail(error)}"
     tail = [f"{len(s['ranks']) or s['count']} {'rank' if (len(s['ranks']) or s['count']) == 1 else 'ranks'} then "
             f"{EFFECTS[s['category']]}" for s in symptoms if s["category"] in EFFECTS and s["category"] != "nccl_timeout" or
             (s["category"] == "nccl_timeout" and not suspects)][:2]  # fmt: skip
