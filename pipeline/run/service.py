@@ -14,10 +14,18 @@ restart or a new owner resumes exactly where the last acknowledgement left off; 
 open travels in the checkpoint (commit_point.py). While OpenSearch is unreachable the partitions
 are paused and nothing is committed; the flush is retried with backoff until it goes through.
 
-The pieces, one job each: commit_point.py (the offset to commit, where to resume), rebalance.py
-(what a rebalance does), late_events.py (a job's records brought to its attempts anew),
-job_index.py (a job's records read back, corrected, deleted), job_analysis.py (an ended job's
-diagnosis), checkpoint.py, service_metrics.py.
+The pieces, one job each, in the order a message meets them:
+  log_messages.py (a log partition's messages decoded and curated), event_messages.py (an events
+  partition's messages into the event book), job_clocks.py (when a job's attempt is over),
+  late_events.py and job_index.py (a job's records brought to its attempts anew, read back,
+  corrected, deleted), job_analysis.py (an ended job's diagnosis), delivery.py (the bulk in flight),
+  offset_commits.py (commit marks taken, offsets committed) and commit_point.py (the offset to
+  commit, where to resume), partition_restore.py (an assigned partition's state: its checkpoint or
+  a new one), partition_ends.py (each partition's end, for the lag and caught up),
+  indexed_events.py (the events already indexed, read at start), rebalance.py (what a rebalance
+  does), failure_report.py (units of work that raised, reported), checkpoint.py, service_metrics.py.
+This module holds the loop and what ties the pieces together: which partition holds what, what
+is pending, when to hand over, deliver, correct, diagnose and commit.
 """
 
 from __future__ import annotations
@@ -47,7 +55,7 @@ from gangscope.pipeline.run.partition_restore import new_partition_state, restor
 from gangscope.pipeline.run.rebalance import RebalanceListener
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
-from gangscope.pipeline.isolation import StageFailures, unit_of_work
+from gangscope.pipeline.isolation import StageFailures
 from gangscope.pipeline.sinks.indices import OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchBusy
 from gangscope.pipeline.sources import kafka as ksrc
