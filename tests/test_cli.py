@@ -415,14 +415,21 @@ def test_help_loads_neither_rich_nor_the_pipeline():
     assert proc.stdout.strip() == "[]", proc.stdout
 
 
-def test_help_answers_in_under_three_tenths_of_a_second():
-    best = float("inf")
-    for _ in range(3):  # the best of three: a shared machine's hiccup is not the command's start-up
-        start = time.perf_counter()
-        proc = subprocess.run([sys.executable, "-m", "gangscope", "--help"], capture_output=True, timeout=60)
-        best = min(best, time.perf_counter() - start)
-        assert proc.returncode == 0 and b"diagnose" in proc.stdout
-    assert best < 0.3, best
+# What `gangscope --help` must not import: each costs tens to hundreds of milliseconds of start-up
+# (the issue's target is < 0.3 s; `python -m bench.honest` measures it in CPU time, never a test).
+HEAVY_FOR_HELP = ("hyperscan", "msgspec", "jinja2", "rich", "opensearchpy", "kafka", "confluent_kafka", "structlog",
+                  "flask", "waitress", "urllib3", "hypothesis", "gangscope.parsers", "gangscope.pipeline.curate")
+
+
+def test_help_imports_nothing_heavy():
+    """--help answers from argparse alone: the commands import their libraries when they run."""
+    proc = subprocess.run([sys.executable, "-X", "importtime", "-m", "gangscope", "--help"], capture_output=True,
+                          text=True, timeout=60)
+    assert proc.returncode == 0 and "diagnose" in proc.stdout
+    imported = {line.split("|")[-1].strip() for line in proc.stderr.splitlines() if line.startswith("import time:")}
+    assert "gangscope.pipeline.run.cli" in imported  # the -X importtime listing was read
+    heavy = sorted(m for m in imported if m.split(".")[0] in HEAVY_FOR_HELP or m.startswith(HEAVY_FOR_HELP))
+    assert not heavy, heavy
 
 
 def test_help_defaults_are_the_pipelines_own():
