@@ -66,3 +66,23 @@ def test_step_series_of_many_jobs_stay_within_the_total_budget():
     assert digest.series_steps == kept
     assert len(digest.steps) == 200 and all(series for series in digest.steps.values())
     assert len(digest.last_steps) == 200  # every rank's last step is kept whatever the thinning
+
+
+def test_a_rank_s_newer_epoch_record_holds_the_strings_of_the_one_it_replaces_not_copies():
+    """A rank's last progress word is built from its parked state, with copies of its strings; the
+    digest keeps the earlier version's (equal values), so 100k tiny pods do not hold both."""
+    from gangscope.parsers.records import EpochRecord
+
+    def copy(text: str) -> str:
+        return "".join(list(text))  # an equal string, another object
+
+    first = EpochRecord(id="e" * 40, job="ns/job", pod="job-worker-0", node="n1", time="2026-12-01T00:00:00Z", epoch=1.0)
+    last = EpochRecord(id=copy(first.id), job=copy(first.job), pod=copy(first.pod), node="n2",
+                       time="2026-12-01T00:05:00Z", epoch=2.0)
+    digest = JobDigest()
+    digest.add(first)
+    digest.add(last)
+    [kept] = [r for r in digest.all_records() if r.kind == "epoch"]
+    assert kept is last and kept.epoch == 2.0
+    assert kept.id is first.id and kept.job is first.job and kept.pod is first.pod
+    assert kept.node == "n2" and kept.time == "2026-12-01T00:05:00Z"  # what changed is kept as it is

@@ -77,6 +77,9 @@ class JobDigest:
         if kind == "step":
             self._add_step(record)  # type: ignore[arg-type]
         elif kind == "epoch" or kind == "diagnosis":
+            before = self.latest.get(record.id)
+            if before is not None and before.pod is not record.pod:
+                _share_strings(record, before)
             self.latest[record.id] = record
         else:
             bucket = self.records[kind]
@@ -240,6 +243,21 @@ class JobDigest:
                 out.append(step)
         out.extend(s for s in self.last_steps.values() if id(s) not in seen)
         return out
+
+
+# The strings a rank's records repeat. A rank's last progress word is built from its parked state
+# (run/parked_progress.py) with copies of them, while its earlier records (and its last step)
+# still hold the originals: 100k tiny pod files kept ~40 MB of such copies to the end of the run.
+_SHARED = ("id", "job", "namespace", "pod", "container", "node", "time", "source", "stream")
+
+
+def _share_strings(record: Record, before: Record) -> None:
+    """Point the record's strings at the equal ones of the version it replaces (same values: no
+    output changes)."""
+    for name in _SHARED:
+        mine, theirs = getattr(record, name), getattr(before, name)
+        if mine is not theirs and mine == theirs:
+            setattr(record, name, theirs)
 
 
 class _AttemptBytes:
