@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import random
 import re
-from pathlib import Path
 
 import pytest
 
@@ -18,8 +17,8 @@ from gangscope.parsers.lines import Line, strip_rank_prefixes
 from gangscope.parsers.steps import StepParser
 from gangscope.pipeline.curate.scan import ExactHints, exact_hints_for
 from gangscope.pipeline.curate.substream import LINE_PARSERS, SubStream
+from fixture_text import fixture_lines
 
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
 PATTERNS = [cls.PREFILTER for cls in LINE_PARSERS]
 SEARCHES = [re.compile(p).search for p in PATTERNS]
 
@@ -42,13 +41,10 @@ def agrees(exact: ExactHints, text: str) -> bool:
 
 def fixture_texts() -> list[str]:
     out = []
-    for path in sorted(FIXTURES.rglob("*")):
-        if not path.is_file() or path.suffix in (".gz", ".png") or path.stat().st_size > 5_000_000:
-            continue
-        for line in path.read_text("utf-8", errors="replace").splitlines():
-            out.append(line)
-            message = line.split(" ", 3)[-1] if line[:4].isdigit() else line
-            out.append(strip_rank_prefixes(message)[0])
+    for line in fixture_lines():
+        out.append(line)
+        message = line.split(" ", 3)[-1] if line[:4].isdigit() else line
+        out.append(strip_rank_prefixes(message)[0])
     return out
 
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import random
-from pathlib import Path
 
 import pyparsing as pp
 import pytest
@@ -18,8 +17,7 @@ import pytest
 from bench.score_dialects import corpus
 from gangscope.parsers import dialects
 from gangscope.parsers.lines import strip_rank_prefixes
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+from fixture_text import fixture_lines as every_fixture_line
 
 
 def every_start(seg: str):
@@ -46,16 +44,9 @@ def segments(raw: str):
 
 
 def fixture_lines():
-    for path in sorted(FIXTURES.rglob("*")):
-        if not path.is_file() or path.stat().st_size > 20_000_000 or path.suffix in (".gz", ".png", ".pyc"):
-            continue
-        try:
-            text = path.read_text("utf-8", errors="replace")
-        except OSError:
-            continue
-        for raw in text.splitlines():
-            if len(raw) <= 20_000 and dialects._G_GUARD(raw) is not None:
-                yield from segments(raw)
+    for raw in every_fixture_line(max_file_bytes=20_000_000):
+        if len(raw) <= 20_000 and dialects._G_GUARD(raw) is not None:
+            yield from segments(raw)
 
 
 def corpus_lines():

@@ -8,14 +8,12 @@ literals themselves, non-ASCII and lone surrogates too, with and without Hypersc
 from __future__ import annotations
 
 import random
-from pathlib import Path
 
 import pytest
 
 from gangscope.parsers import dialects
 from gangscope.parsers.dialects import DIALECTS, Guard, GuardScan
-
-FIXTURES = Path(__file__).resolve().parents[1] / "fixtures"
+from fixture_text import fixture_lines
 
 
 def one_by_one(seg: str) -> list[str]:
@@ -57,13 +55,10 @@ def test_the_scan_of_a_json_log_line_lets_only_the_generic_dialect_through():
 
 def fixture_segments() -> list[str]:
     out = []
-    for path in sorted(FIXTURES.rglob("*")):
-        if not path.is_file() or path.suffix in (".gz", ".png") or path.stat().st_size > 5_000_000:
-            continue
-        for line in path.read_text("utf-8", errors="replace").splitlines():
-            out.append(line)
-            if "\r" in line:
-                out.extend(line.split("\r"))
+    for line in fixture_lines():
+        out.append(line)
+        if "\r" in line:
+            out.extend(line.split("\r"))
     return out
 
 
