@@ -258,6 +258,12 @@ class Service:
 
     def _poll(self, poll_ms: int) -> int:
         batch = self.consumer.poll(timeout_ms=poll_ms)
+        took = getattr(self.consumer, "took_brokers_down", None)  # the confluent backend's word
+        if took is not None and took() and self.kafka_ok:
+            # Kafka unavailable until an offset commit goes through again, as after a failed one
+            self.kafka_ok = False
+            self.metrics.kafka_down.set(1)
+            log.warning("kafka unreachable: every broker is down; offsets stay uncommitted until one goes through")
         if self.new_partitions:
             self._adopt(batch)
         if batch:

@@ -41,8 +41,9 @@ class ServiceMetrics:
         self.commit_failures = Counter("gangscope_offset_commit_failures",
                                        "offset commits that failed (broker or group coordinator unreachable)",
                                        registry=r)
-        self.kafka_down = Gauge("gangscope_kafka_unavailable", "1 from a failed offset commit to the next one that "
-                                "goes through", registry=r)
+        self.kafka_down = Gauge("gangscope_kafka_unavailable", "1 from a failed offset commit (or, on the confluent "
+                                "backend, librdkafka saying every broker is down) to the next commit that goes through",
+                                registry=r)
         self.kafka_reconnects = Counter("gangscope_kafka_reconnects",
                                         "times offsets could be committed again after commits had failed", registry=r)
         self.diagnoses = Counter("gangscope_diagnoses", "attempt diagnoses indexed", registry=r)

@@ -95,6 +95,9 @@ def confluent_config(cfg, options: dict[str, Any]) -> dict[str, Any]:
     return conf
 
 
+ALL_BROKERS_DOWN = -187  # librdkafka's RD_KAFKA_RESP_ERR__ALL_BROKERS_DOWN (confluent_kafka.KafkaError._ALL_BROKERS_DOWN)
+
+
 def _log_error(err) -> None:
     # librdkafka retries by itself (broker down, reconnects); these are what it tells while it does
     log.warning("kafka client", error=str(err))
@@ -132,6 +135,8 @@ class ConfluentConsumer:
         from confluent_kafka import Consumer, KafkaException
 
         self.max_records = 5000
+        self._brokers_down = False
+        conf = {**conf, "error_cb": self._on_error}
         try:
             self._c = Consumer(conf)
         except KafkaException as exc:
@@ -141,6 +146,19 @@ class ConfluentConsumer:
         self._paused: set[TopicPartition] = set()
         self._assigned: set[TopicPartition] = set()
         self._seeks: dict[TopicPartition, int] = {}
+
+    def _on_error(self, err) -> None:
+        """librdkafka's error callback (served inside `poll()`): logged, and "all brokers down"
+        (_ALL_BROKERS_DOWN) remembered. librdkafka reconnects by itself, and a blocked offset commit
+        may never fail, so this is how the service learns that Kafka went away."""
+        _log_error(err)
+        if err.code() == ALL_BROKERS_DOWN:
+            self._brokers_down = True
+
+    def took_brokers_down(self) -> bool:
+        """Whether every broker was down since the last call (then forgotten)."""
+        down, self._brokers_down = self._brokers_down, False
+        return down
 
     # --- group --------------------------------------------------------------------------------
 
