@@ -68,7 +68,8 @@ class StageFailures:
         entry["count"] += 1
         if len(entry["examples"]) < self.max_examples:
             example: dict[str, Any] = {"file": file, "position": position}
-            example.update((k, v) for k, v in where.items() if v is not None)
+            # a skip's detail quotes its input (an events file's `kind`, a label's name): masked
+            example.update((k, redacted(v) if type(v) is str else v) for k, v in where.items() if v is not None)
             if isinstance(error, BaseException):
                 example["message"] = _message(error)
                 at = origin(error)
@@ -260,8 +261,9 @@ def describe_place(example: dict[str, Any]) -> str:
 
 def _message(exc: BaseException) -> str:
     """The exception's message, first line, cut short, with secrets masked (a message can quote
-    the log text that made it fail)."""
-    return redacted(str(exc).split("\n", 1)[0][:MESSAGE_CHARS])
+    the log text that made it fail). Masked before the cut, so a secret the cut would split is
+    still seen whole (within a window of 4 cuts: the cost stays bounded)."""
+    return redacted(str(exc).split("\n", 1)[0][:4 * MESSAGE_CHARS])[:MESSAGE_CHARS]
 
 
 def redacted(text: str) -> str:

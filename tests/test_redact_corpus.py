@@ -239,3 +239,37 @@ def test_a_logon_keeps_its_user_and_where_it_connects():
     assert r.text("sqlplus sys/Ora4U-1234@CDB2 as sysdba") == "sqlplus sys/[REDACTED]@CDB2 as sysdba"
     assert r.text('sqlplus sys/"p@ss/w0rd-9"@//db:1521/XE') == 'sqlplus sys/"[REDACTED]"@//db:1521/XE'
     assert r.text("smbclient //nas/data -U 'CORP\\alice%Pa55-w0rd!'") == "smbclient //nas/data -U 'CORP\\alice%[REDACTED]'"
+
+
+# ----------------------------------------------------------------------------- what a skip quotes
+
+def test_a_skips_detail_in_the_ledger_never_holds_a_secret_of_the_corpus():
+    """A counted skip's detail quotes its input (an events object's `kind`, a label's name):
+    summary.json shows the first examples of each, masked like the records."""
+    from gangscope.pipeline.isolation import StageFailures
+
+    for name, text, secret in CORPUS:
+        ledger = StageFailures()
+        ledger.add("sources", "unknown_kind", file="events.ndjson", position="line 1", detail=text)
+        ledger.add("curate", ValueError(f"cannot read {'x' * 190}{text}"), file="0.log", position=1)
+        assert secret not in json.dumps(ledger.summary()), name
+
+
+def test_replay_names_a_skip_without_the_secret_its_input_held(tmp_path):
+    token = "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"  # a real shape: its CRC-32 holds
+    kube = {"pod_name": "llama-train-worker-0", "namespace_name": "team-a", "container_name": "pytorch"}
+    fluentbit = tmp_path / "fluentbit.ndjson"
+    fluentbit.write_text("".join(json.dumps(r) + "\n" for r in [
+        {"time": "2024-05-01T12:00:00Z", "stream": "stderr", "_p": "F", "log": "step 1",
+         "kubernetes": {**kube, "labels": {token: 1}}},  # a label's value that is no string
+        {"time": "2024-05-01T12:00:01Z", "stream": "stderr", "_p": "F", "log": "step 2", "kubernetes": kube}]))
+    events = tmp_path / "events.ndjson"
+    events.write_text(json.dumps({"kind": f"DB_PASSWORD=Hunter2-{token[4:12]}"}) + "\n" + json.dumps({"kind": token}) + "\n")
+    out = tmp_path / "out"
+    main(["replay", str(fluentbit), "--events", str(events), "--out", str(out), "--no-progress"])
+    summary = (out / "summary.json").read_text()
+    skips = {s["kind"]: s for s in json.loads(summary)["skips"]}
+    assert {"unknown_kind", "wrong_type"} <= set(skips)  # the skips are named, with their details
+    assert skips["wrong_type"]["examples"][0]["detail"] == f"kubernetes.labels['{MASK}'] is a JSON number, not a string"
+    for p in out.rglob("*"):
+        assert token not in p.read_text(errors="replace") and token[4:12] not in p.read_text(errors="replace"), p
