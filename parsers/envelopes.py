@@ -109,8 +109,22 @@ def kubernetes_problem(kube: Any) -> str | None:
             return f"kubernetes.{name} is a JSON {_json_type(v)}, not an object"
         for key, value in v.items():
             if type(value) is not str:
-                return f"kubernetes.{name}[{key[:40]!r}] is a JSON {_json_type(value)}, not a string"
+                return f"kubernetes.{name}[{_start_of(key)!r}] is a JSON {_json_type(value)}, not a string"
     return None
+
+
+_WORD = r"[A-Za-z0-9_+/=-]+"  # the characters of a token's body (base64, base62, hex)
+
+
+def _start_of(name: str, chars: int = 40) -> str:
+    """A name cut to `chars` for a message, never inside a word: a token cut short is no longer
+    one the redactor recognises, so its start would be shown (`eyJhbGci...` of a JWT)."""
+    if len(name) <= chars:
+        return name
+    cut = name[:chars]
+    if re.fullmatch(_WORD, name[chars - 1:chars + 1]):
+        cut = re.sub(_WORD + "$", "", cut)
+    return cut + "..."
 
 
 def _json_type(value: Any) -> str:

@@ -290,3 +290,54 @@ def test_consume_with_the_real_servers_logs_the_url_and_the_error_without_their_
     assert first["starting"]["opensearch"] == url.replace(URL_PASSWORD, "[REDACTED]")
     waiting = first["opensearch unreachable, waiting"]
     assert "answered 400: invalid_index_name_exception: Invalid index name [_[REDACTED]-" in waiting["error"]
+
+
+def test_consume_dead_letters_and_logs_poison_messages_without_the_secrets_they_quote(
+        opensearch_url, kafka_bootstrap, kafka_topic, index_prefix, tmp_path):
+    """The real Kafka and OpenSearch: poison messages holding secrets (broken JSON, a label named
+    by a token, an events object whose `kind` is one) go to the dead-letter topic as they came,
+    their reason headers masked; a good record beside them is indexed masked; the service's log
+    holds none of them."""
+    from kafka import KafkaConsumer
+
+    from kafka_fixtures import documents, produce, service_command, start_service, stop, wait_until
+
+    logs, events, dead = kafka_topic(), kafka_topic(), kafka_topic()
+    kube = {"pod_name": "llama-train-worker-0", "namespace_name": "team-a", "container_name": "pytorch",
+            "pod_id": "0c6d1111-2222-3333-4444-555566667777"}
+    good = {"time": "2024-05-01T12:00:00Z", "stream": "stderr", "_p": "F", "kubernetes": kube,
+            "log": f"node-7:4021:4102 [3] NCCL WARN connect failed: DB_PASSWORD={DB_PASSWORD} token {GITHUB}"}
+    produce(kafka_bootstrap, logs, [
+        (b"not-json", f'{{"log": "DB_PASSWORD={DB_PASSWORD} {GITHUB}'.encode()),
+        (b"bad-label", json.dumps({**good, "kubernetes": {**kube, "labels": {JWT: 1}}}).encode()),
+        (b"good", json.dumps(good).encode())])
+    produce(kafka_bootstrap, events, [(b"bad-kind", json.dumps({"kind": GITHUB}).encode())])
+    log = tmp_path / "service.log"
+    prefix = f"{index_prefix}-"
+    proc = start_service(service_command(kafka_bootstrap, opensearch_url, logs, prefix, f"{logs}-g", "--events-topic",
+                                         events, "--dead-letter-topic", dead), log)
+    try:
+        consumer = KafkaConsumer(dead, bootstrap_servers=kafka_bootstrap, auto_offset_reset="earliest",
+                                 consumer_timeout_ms=60_000)
+        letters = []
+        for m in consumer:
+            letters.append((m.key, m.value, {k: v.decode() for k, v in m.headers}))
+            if len(letters) == 3:
+                break
+        consumer.close()
+        wait_until(lambda: documents(opensearch_url, prefix).get("error"), 60, what="the good record indexed")
+        indexed = json.dumps(documents(opensearch_url, prefix))
+    finally:
+        assert stop(proc) == 0, log.read_text()[-3000:]
+    by_key = {key: (value, headers) for key, value, headers in letters}
+    assert {k: h["gangscope-reason"] for k, (_v, h) in by_key.items()} == {
+        b"not-json": "not_json", b"bad-label": "bad_kubernetes", b"bad-kind": "unknown_kind"}
+    assert by_key[b"bad-kind"][1]["gangscope-detail"] == "[REDACTED]"
+    # a JWT-named label, cut for the message where a word ends: its header, never its start of claims
+    assert by_key[b"bad-label"][1]["gangscope-detail"].startswith(f"kubernetes.labels['{JWT.split('.')[0]}....']")
+    assert GITHUB.encode() in by_key[b"bad-kind"][0]  # the message itself as it came, to be read again
+    headers = json.dumps([h for _v, h in by_key.values()])
+    _assert_clean(headers + indexed + log.read_text())
+    assert JWT.split(".")[1][:12] not in headers
+    assert "DB_PASSWORD=[REDACTED]" in indexed
+    assert '"event": "starting"' in log.read_text()

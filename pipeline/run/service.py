@@ -55,7 +55,7 @@ from gangscope.pipeline.run.partition_restore import new_partition_state, restor
 from gangscope.pipeline.run.rebalance import RebalanceListener
 from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
 from gangscope.pipeline.curate.partition import LogPartition, text_scanner
-from gangscope.pipeline.isolation import StageFailures
+from gangscope.pipeline.isolation import StageFailures, redacted
 from gangscope.pipeline.sinks.indices import OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchBusy
 from gangscope.pipeline.sources import kafka as ksrc
@@ -546,7 +546,9 @@ class Service:
     def _dead_letter(self, message, bad: ksrc.Undecodable) -> None:
         self.metrics.dead_letters.labels(bad.reason).inc()
         if self.dead is not None:
-            self.dead.send(message, bad.reason, bad.detail)
+            # the detail quotes the message (an unknown `kind`, a label's name): a header masked
+            # like the records; the value stays the message as it came, to be read again
+            self.dead.send(message, bad.reason, redacted(bad.detail))
         else:
             log.warning("undecodable message dropped (no dead-letter topic)", topic=message.topic,
                         partition=message.partition, offset=message.offset, reason=bad.reason)
