@@ -681,3 +681,87 @@ def test_a_long_logged_line_is_cut_to_three_lines_with_the_whole_behind_details(
 
     html = environment().get_template("errors.html.j2").render(data=errors.view(data), limit=None, more_href="")
     assert html.count("<details>") == 2 and box.strip().splitlines()[-1] in html  # the whole is still on the page
+
+
+# Markup in every free-text field a panel shows (as a log line, a Kubernetes event message or a
+# file stem can carry it), with a run of 1,500 characters no browser can wrap at a space.
+MARKUP = '<img src=x onerror="window.pwned=1"><b class="injected">bold'  # no "/": a job name carries it too
+UNBROKEN = "A" * 1500
+
+
+@pytest.fixture
+def hostile(opensearch_url, index_prefix):
+    """One job whose every logged text is markup and a long unbroken run: steps of 4 ranks (rank 3
+    slow), an epoch, an error, a trace, a gang event, a straggler signal and a diagnosis."""
+    from gangscope.parsers.records import SignalRecord
+
+    prefix = index_prefix + "-hostile-"
+    job = f"team-h/{MARKUP}"
+    marked = f"{MARKUP}</b><script>window.pwned=2</script> {UNBROKEN}"
+    records: list = []
+    for rank in range(4):
+        for n in range(1, 11):
+            records.append(StepRecord(**common(job, rank, n * 2), step=n, total_steps=20, loss=2.0 - n / 100,
+                                      step_time_s=1.9 if rank == 3 else 1.0, dialect=MARKUP))
+    records += [
+        EpochRecord(**common(job, 0, 21, seq=1), epoch=1.0, total_epochs=2, step=10, total_steps=20, progress=0.5),
+        ErrorRecord(**common(job, 3, 22, seq=1), category="python_exception", message=marked, line=marked),
+        TraceRecord(**common(job, 3, 22, seq=2), exception_type=f"bad.{MARKUP}", message=marked,
+                    fingerprint="fp-hostile", text=f"Traceback (most recent call last):\n  {UNBROKEN}\n{marked}",
+                    line_count=3),
+        EventRecord(**{**common(job, None, 1, seq=3), "rank": None, "pod": None}, reason="EvictedDueToPodsReadyTimeout",
+                    type="Warning", object_kind="Workload", object_name=MARKUP, message=marked),
+        SignalRecord(**common(job, 3, 20, seq=4), signal="straggler", step=1, value=1.9, baseline=1.0, message=marked),
+        DiagnosisRecord(**common(job, 3, 22, seq=9), outcome="failed", category="python_exception",
+                        exception_type=f"bad.{MARKUP}", summary=marked,
+                        evidence=[{"record_id": "x", "kind": "error", "pod": "p", "rank": 3, "time": ts(22),
+                                   "text": marked}],
+                        symptoms=[{"category": "nccl_timeout", "ranks": [0], "pods": [MARKUP], "count": 1}]),
+    ]
+    with OpenSearchSink(opensearch_url, prefix=prefix, refresh=True) as sink:
+        sink.write(records)
+    assert sink.stats.failed == 0
+    yield prefix
+    indices.delete_all(indices.connect(opensearch_url), prefix)
+
+
+def test_each_panel_shows_logged_markup_as_text_and_still_fits_1366_pixels(browser, opensearch_url, hostile):
+    """Each panel alone in Chromium: it lists the job's data, the markup of its logged text is on
+    the screen as characters (nothing it would make: no image, no bold, no script ran), and a
+    1,500-character run without a space does not push the page wider than a 1366 px screen."""
+    import io
+
+    from gangscope.pipeline.dashboard.panels import PANELS
+    from gangscope.pipeline.dashboard.server import make_server as production_server
+
+    server = production_server(create_app(opensearch_url, prefix=hostile, refresh_s=0), "127.0.0.1", 0,
+                               stream=io.StringIO())
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+    wrong: dict[str, list[str]] = {}
+    try:
+        browser.set_window_size(1366, 900)
+        (ROOT / "artifacts").mkdir(exist_ok=True)
+        for panel in PANELS:
+            browser.get(f"http://127.0.0.1:{server.effective_port}/panel/{panel}?refresh=0")
+            root = f"#panel-{panel}"
+            shown = browser.execute_script(f"return document.querySelector('{root}').textContent") or ""
+            checks = {
+                "an error instead of the panel": not browser.find_elements("css selector", "#error"),
+                "the markup is not shown as text": MARKUP in shown,  # the job's name (progress) or a logged text
+                "the logged text is not shown": panel == "progress" or "A" * 200 in shown,  # whole or cut
+                "a script ran": browser.execute_script("return window.pwned === undefined"),
+                "the markup made elements": not browser.find_elements("css selector", f"{root} img, {root} b.injected"),
+                "a script element": browser.execute_script("return document.scripts.length") == 0,
+                "wider than 1366 px": browser.execute_script("return document.documentElement.scrollWidth") <= 1366,
+            }
+            wrong[panel] = [what for what, fine in checks.items() if not fine]
+            browser.save_screenshot(str(ROOT / "artifacts" / f"dashboard-{panel}-markup-1366.png"))
+        browser.get(f"http://127.0.0.1:{server.effective_port}/?refresh=0")  # the page of all panels
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= 1366
+        assert browser.execute_script("return window.pwned === undefined")
+    finally:
+        server.close()
+        thread.join(10)
+    assert set(wrong) == {"progress", "steps", "errors", "traces", "events", "diagnoses"}  # every panel was seen
+    assert {panel: found for panel, found in wrong.items() if found} == {}
