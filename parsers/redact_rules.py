@@ -85,6 +85,11 @@ _KEY_QUALIFIERS = frozenset(
 _SPECIAL_TOKENS = frozenset(("pad", "eos", "bos", "unk", "sep", "cls", "mask", "special", "additional", "start", "end",
                              "eot", "eod", "sot", "im", "image", "video", "audio", "vision", "default", "next", "max",
                              "min", "num", "first", "last", "new", "stop", "prefix", "suffix", "middle"))  # fmt: skip
+# Names whose words do not say secret but whose tool's source does: OpenRLHF and the trainers
+# built on it take the W&B API key as `--use_wandb` (`parser.add_argument("--use_wandb",
+# type=str, default=None, help="wandb API key")`, then `wandb.login(key=args.use_wandb)`), and
+# print their args. `use_wandb=True` stays: the name is weak, the value must look like a key.
+_KEY_NAMES = frozenset(("use_wandb",))
 # Last words of a name that say what the value is about, not that it is the secret:
 # `TOKEN_LIMIT=4096`, `PASSWORD_MIN_LENGTH=12`, `SECRET_NAME=db-credentials`, `HF_TOKEN_PATH=...`.
 _ABOUT = frozenset(("length", "len", "limit", "limits", "size", "count", "max", "min", "type", "types", "file", "files",
@@ -111,6 +116,8 @@ def name_strength(name: str) -> int:
     name = name.lstrip("-")
     if not name:
         return 0
+    if name.lower() in _KEY_NAMES:
+        return WEAK
     letters = [c for c in name if c.isalpha()]
     if letters and all(c.isupper() for c in letters):
         segs = [s for s in _SEGMENT_SPLIT.split(name.lower()) if s]
@@ -154,7 +161,7 @@ def sensitive_name(name: str) -> bool:
 _SAFE_VALUES = frozenset(("", "none", "null", "nil", "true", "false", "yes", "no", "on", "off", "undefined", "unset",
                           "0", "1", "enabled", "disabled", "n/a", "na", "empty", "missing", "required", "optional", "redacted", "hidden", "masked",
                           MASK.lower(), "<redacted>", "-", "--"))  # fmt: skip
-_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]|\{\{|%\(|<[^<>]*>$|\*{3,}|x{5,}$|X{5,}$|\.\.\.$|\[REDACTED\]")
+_PLACEHOLDER = re.compile(r"\$\{?[A-Za-z_]|\{\{|\{[A-Za-z_][\w.]*\}|%\(|<[^<>]*>$|\*{3,}|x{5,}$|X{5,}$|\.\.\.$|\[REDACTED\]")
 _PATH = re.compile(r"(?:~?/|\.\.?/|[A-Za-z]:\\)[^\s]*$")
 # Code, not a value: an attribute of an object (`args.password`) or a call (`getpass.getpass()`),
 # as a frame's code line prints them.
@@ -196,11 +203,20 @@ def secret_value(value: str, strength: int) -> bool:
     return False
 
 
+# A Python string literal's prefix before its quote: a bytes repr (`b'...'`, as requests and
+# botocore print header dicts), raw, unicode, f-strings in a frame's code line.
+_STRING_PREFIX = r"(?:[rR][bBfF]?|[bBfF][rR]?|[uU])"
+_PREFIX_QUOTE = re.compile(_STRING_PREFIX + r"?(?=['\"])")
+
+
 def _unquoted(value: str) -> tuple[int, int]:
-    """The offsets of a value's content inside its quotes (a closing quote may be missing)."""
-    if value[:1] in ("'", '"'):
-        end = len(value) - 1 if len(value) > 1 and value.endswith(value[0]) else len(value)
-        return 1, end
+    """The offsets of a value's content inside its quotes (a closing quote may be missing), past
+    a string literal's prefix (`b'...'`)."""
+    prefix = _PREFIX_QUOTE.match(value)
+    if prefix is not None:
+        p = prefix.end()
+        end = len(value) - 1 if len(value) > p + 1 and value.endswith(value[p]) else len(value)
+        return p + 1, end
     return 0, len(value)
 
 
@@ -345,7 +361,8 @@ def _command(name: str, commands: str, spaced: str, joined: str, source: str, hi
 
 # A value: a mask, a quoted string (its closing quote may be missing when a line was cut), or a
 # bare word up to a separator; bounded so that a search resumed inside a long value stays linear.
-_VALUE = r"""(?:\[REDACTED\]|"(?:[^"\\\n]|\\.){0,8192}"?|'(?:[^'\\\n]|\\.){0,8192}'?|[^\s,;&'"}\])>]{1,512})"""
+_VALUE = (r"""(?:\[REDACTED\]|""" + _STRING_PREFIX + r"""?(?:"(?:[^"\\\n]|\\.){0,8192}"?|'(?:[^'\\\n]|\\.){0,8192}'?)"""
+          r"""|[^\s,;&'"}\])>]{1,512})""")
 _BARE_REST = re.compile(r"""[^\s,;&'"}\])>]+""")
 _NAME = r"-{0,2}[A-Za-z_][A-Za-z0-9_.\-]{0,127}"
 # `(?<![...])`: a name starts only where an identifier starts.
@@ -360,7 +377,7 @@ _K8S_ENV = re.compile(
     r"[ \t]*(?:,|\n)[ \t\-]*[\"']?value[\"']?[ \t]*:[ \t]*"
     rf"(?P<value>{_VALUE})"
 )
-_HINTS_NAMED = ("secret", "passw", "credential", "token", "key", "pwd", "pass", "auth", "sig")
+_HINTS_NAMED = ("secret", "passw", "credential", "token", "key", "pwd", "pass", "auth", "sig", *_KEY_NAMES)
 
 
 _WINDOWS_VARIABLE = re.compile(r"%[A-Za-z_][A-Za-z0-9_]*%")
@@ -428,7 +445,7 @@ RULES: tuple[RedactionRule, ...] = (
     ),
     RedactionRule(
         "authorization_header",
-        re.compile(r"\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*[\"']?(?:(?:bearer|basic|token|digest|negotiate|apikey)"
+        re.compile(r"\b(?:proxy-)?authorization[\"']?[ \t]*[:=][ \t]*(?:" + _STRING_PREFIX + r"?[\"'])?(?:(?:bearer|basic|token|digest|negotiate|apikey)"
                    r"[ \t]+)?(?P<secret>[^\s\"',;]+)", re.IGNORECASE),  # fmt: skip
         "secret", ("authorization",), "RFC 9110 section 11.6.2 (Authorization: <scheme> <credentials>)",
     ),

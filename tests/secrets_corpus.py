@@ -999,6 +999,112 @@ LOGON_MEASURE_HARMLESS: list[str] = [
 ]
 
 
+# Shapes of credentials seen leaking into job logs in public issue threads (the thread named
+# above each), rebuilt with made-up values: rclone -vv reading its S3 remote from the environment
+# (seldon-core#4903), a launcher printing args that hold the W&B key (NVIDIA-NeMo/labs-molt#128;
+# OpenRLHF's `--use_wandb` is "wandb API key"), signed requests at debug level (vector#6685,
+# botocore#2626, aws-sdk-cpp#79), `set -x` echoing a login (kyutai-labs/unmute#190,
+# openvino_build_deploy#417), clone URLs with a token as userinfo (kubechecks#460), Ray's
+# runtime_env env_vars (ray#40549, SkyRL#135), SageMaker's "Training Env:" dump
+# (sagemaker-scikit-learn-container#81), MLflow's basic auth (mlflow#1161, #2765), a command
+# object dumped as JSON (cloudstack#10339); look-alikes from the same logs. Split alternately
+# into build and held-out rows before anything was changed; measured first with the redactor
+# of 2b25d15: build 1/10 leak (`use_wandb='<40 hex>'`), held-out 1/10 (botocore's
+# `'X-Amz-Security-Token': b'...'`: a bytes repr, whose `b` was taken for the value; the same
+# let `{'password': b'...'}` through), 0/11 and 0/11 look-alikes destroyed. The fixes
+# (parsers/redact_rules: OpenRLHF's key name, string-literal prefixes) were made looking at
+# both, so the held-out half is no longer blind: after, 0/10 and 0/10, 0/11 and 0/11.
+def _github_token(prefix: str, body: str) -> str:
+    n = binascii.crc32(body.encode())
+    digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+    crc = ""
+    for _ in range(6):
+        n, r = divmod(n, 62)
+        crc = digits[r] + crc
+    return prefix + body + crc
+
+
+GH = _github_token("ghp_", "Tq8vNw2KxL5mRb7YcZ3pHd9FsJ4gAe")
+THREAD_SECRETS: list[tuple[str, str]] = [
+ # seldon-core#4903: rclone -vv in an init container reads its S3 remote from the environment
+ ('2024/05/01 12:00:13 DEBUG : Setting secret_access_key="q9Zt2Lm8Rk4Wv7Nc1Xb5Hs3Pd6Gf0Jy2Ue8Ta4Qw" for "s3" from environment variable RCLONE_CONFIG_S3_SECRET_ACCESS_KEY',
+  "q9Zt2Lm8Rk4Wv7Nc1Xb5Hs3Pd6Gf0Jy2Ue8Ta4Qw"),
+ ('2024/05/01 12:00:13 DEBUG : Setting access_key_id="AKIAZ7Q3M5N2K8W4R6TY" for "s3" from environment variable RCLONE_CONFIG_S3_ACCESS_KEY_ID',
+  "AKIAZ7Q3M5N2K8W4R6TY"),
+ # NVIDIA-NeMo/labs-molt#128: the launcher prints its whole args, the W&B key (40 hex) among them
+ ("Namespace(pretrain='Qwen/Qwen2.5-1.5B', micro_train_batch_size=4, use_wandb='3f9a1c7e5b2d8f4a6c0e9b1d7f3a5c8e2b4d6f10', wandb_project='rl', seed=42)",
+  "3f9a1c7e5b2d8f4a6c0e9b1d7f3a5c8e2b4d6f10"),
+ ("{'logger': {'wandb': {'key': '8c2e4a6b0d1f3e5a7c9b2d4f6a8c0e1b3d5f7a92', 'project': 'sft'}}, 'lr': 1e-05}",
+  "8c2e4a6b0d1f3e5a7c9b2d4f6a8c0e1b3d5f7a92"),
+ # vector#6685, aws-sdk-cpp#79: a signed request's headers at debug level
+ ('DEBUG http: Sending HTTP request. uri=https://logs.us-east-1.amazonaws.com/ method=POST headers={"authorization": "AWS4-HMAC-SHA256 Credential=AKIAQ4R7T2W9Y3U6I8OP/20240501/us-east-1/logs/aws4_request, SignedHeaders=content-type;host;x-amz-date, Signature=7d1e3a5c9b2f4d6e8a0c1b3d5f7e9a2c4b6d8f0e1a3c5b7d9f2e4a6c8b0d1f3e", "content-length": "55"}',
+  "7d1e3a5c9b2f4d6e8a0c1b3d5f7e9a2c4b6d8f0e1a3c5b7d9f2e4a6c8b0d1f3e"),
+ # botocore#2626: the AWSPreparedRequest repr at debug level, session token included
+ ("2024-05-01 12:00:03|DEBUG|endpoint:236|_do_get_response(): Sending http request: <AWSPreparedRequest stream_output=False, method=POST, url=https://sts.amazonaws.com/, headers={'X-Amz-Date': b'20240501T120003Z', 'X-Amz-Security-Token': b'IQoJb3JpZ2luX2VjEHcaCXVzLWVhc3QtMSJGMEQCIFz8Qw3Rt5Yu7Io9Pa1Sd3Fg5Hj7Kl9Zx1Cv3Bn5Mq', 'Authorization': b'AWS4-HMAC-SHA256 Credential=ASIAX5C7V9B2N4M6Q8WE/20240501/us-east-1/sts/aws4_request, SignedHeaders=host;x-amz-date, Signature=0a2c4e6b8d1f3a5c7e9b0d2f4a6c8e1b3d5f7a9c0e2b4d6f8a1c3e5b7d9f0a2c'}>",
+  "IQoJb3JpZ2luX2VjEHcaCXVzLWVhc3QtMSJGMEQCIFz8Qw3Rt5Yu7Io9Pa1Sd3Fg5Hj7Kl9Zx1Cv3Bn5Mq"),
+ ("Response body:\n<GetSessionTokenResult>\n    <Credentials>\n      <AccessKeyId>ASIAW3E5R7T9Y2U4I6OP</AccessKeyId>\n      <SecretAccessKey>Jx7Kc2Vb9Nm4Lq1Wz8Rt5Yp3Hs6Dg0Fa2Ue7Io4Q</SecretAccessKey>\n      <SessionToken>FwoGZXIvYXdzEBYaDHh3Jk9Lq2Wz8Rt5Yp3Hs6Dg0Fa2Ue7Io4Q</SessionToken>",
+  "Jx7Kc2Vb9Nm4Lq1Wz8Rt5Yp3Hs6Dg0Fa2Ue7Io4Q"),
+ # moshi-server / openvino PRs: `set -x` echoes the login with the token expanded
+ ("+ uvx --from 'huggingface_hub[cli]' hf auth login --token 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",
+  "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"),
+ ("++ huggingface-cli login --token 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 --add-to-git-credential",
+  "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"),
+ # kubechecks#460 (masked there; unmasked in others): a clone URL with the token as userinfo
+ ('12:41PM DBG building command args=["clone","https://x-access-token:' + GH + '@github.com/org/repo.git"]', GH),
+ ("Cloning https://" + GH + "@github.com/org/private-utils.git to /tmp/pip-req-build-k2j4", GH),
+ # ray#40549, SkyRL#135: runtime_env env_vars shown in the job's log and dashboard
+ ("Job submitted with runtime_env={'env_vars': {'WANDB_API_KEY': '5e7a9c1b3d5f7e9a1c3b5d7f9e1a3c5b7d9f1e3a', 'MLFLOW_TRACKING_TOKEN': 'dapi2f4a6c8e0b1d3f5a7c9e2b4d6f8a1c3e5b'}, 'working_dir': '.'}",
+  "5e7a9c1b3d5f7e9a1c3b5d7f9e1a3c5b7d9f1e3a"),
+ ("Job submitted with runtime_env={'env_vars': {'WANDB_API_KEY': '5e7a9c1b3d5f7e9a1c3b5d7f9e1a3c5b7d9f1e3a', 'MLFLOW_TRACKING_TOKEN': 'dapi2f4a6c8e0b1d3f5a7c9e2b4d6f8a1c3e5b'}, 'working_dir': '.'}",
+  "dapi2f4a6c8e0b1d3f5a7c9e2b4d6f8a1c3e5b"),
+ # aws/sagemaker-scikit-learn-container#81: the toolkit prints "Training Env:" JSON, hyperparameters and all
+ ('awdf0ih87h-algo-1-wi5k2 |     "hyperparameters": {"epochs": 3, "hf_token": "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", "model_id": "gpt2"},',
+  "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"),
+ ('awdf0ih87h-algo-1-wi5k2 | SM_HP_DB_PASSWORD=Tr4in-Db-Pw-2024',
+  "Tr4in-Db-Pw-2024"),
+ # mlflow#1161/#2765: basic-auth env for the tracking server, echoed by a launcher's env dump
+ ("MLFLOW_TRACKING_USERNAME=ml-runner MLFLOW_TRACKING_PASSWORD=Mlfl0w-R4nner-Pw MLFLOW_TRACKING_URI=https://mlflow.internal",
+  "Mlfl0w-R4nner-Pw"),
+ ("mlflow.exceptions.MlflowException: API request to https://runner:Mlfl0w-R4nner-Pw@mlflow.internal/api/2.0/mlflow/runs/create failed with exception HTTPSConnectionPool",
+  "Mlfl0w-R4nner-Pw"),
+ # cloudstack#10339: a command object dumped as JSON at debug level
+ ('      "accessKey": "AKIAP2O4I6U8Y1T3R5EW",\n      "secretKey": "Vb3Nm8Qw1Er6Ty4Ui9Op2As7Df5Gh0Jk3Lz8Xc1V",\n      "endPoint": "http://minio.storage:9000",',
+  "Vb3Nm8Qw1Er6Ty4Ui9Op2As7Df5Gh0Jk3Lz8Xc1V"),
+ # wandb.login(key=...) in a traceback's code line (a frame prints its source line)
+ ('  File "/workspace/train.py", line 12, in <module>\n    wandb.login(key="0b1d3f5a7c9e2b4d6f8a1c3e5b7d9f0a2c4e6b8d")\n  File "/usr/lib/python3/site-packages/wandb/sdk/wandb_login.py", line 80, in login',
+  "0b1d3f5a7c9e2b4d6f8a1c3e5b7d9f0a2c4e6b8d"),
+ # an HF hub error quoting the header it sent (proxies and debug logging do)
+ ("huggingface_hub.errors.HfHubHTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/api/models/org/private (Request ID: Root=1-6632) headers={'authorization': 'Bearer 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'}",
+  "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"),
+]
+THREAD_HARMLESS: list[str] = [
+ 'wandb: ERROR api_key not configured (no-tty). call wandb.login(key=[your_api_key])',
+ 'wandb.errors.errors.UsageError: api_key not configured (no-tty). call wandb.login(key=[your_api_key])',
+ '2024/05/01 12:00:13 DEBUG : Setting env_auth="false" for "s3" from environment variable RCLONE_CONFIG_S3_ENV_AUTH',
+ '2024/05/01 12:00:13 DEBUG : Setting provider="minio" for "s3" from environment variable RCLONE_CONFIG_S3_PROVIDER',
+ '12:41PM DBG Token Length - 41',
+ '12:41PM INF ArgoCD client configuration auth-token=243',
+ 'Automatic Weights & Biases logging enabled, to disable set os.environ["WANDB_DISABLED"] = "true"',
+ 'INFO Exporting wandb api key to ray runtime env',
+ 'requests.exceptions.HTTPError: 401 Client Error: Unauthorized for url: https://huggingface.co/meta-llama/Llama-2-7b-chat-hf/resolve/main/config.json',
+ 'SignedHeaders=content-type;host;x-amz-content-sha256;x-amz-date;x-amz-target',
+ '"x-amz-content-sha256": "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855"',
+ '    "checksum": "6bb8edf3c062ed5625a3a8f17b3eedc9",',
+ '      "accessKey": "<redacted>",',
+ 'Your token has been saved in your configured git credential helpers (store).',
+ 'Enter your token (input will not be visible): ',
+ 'wandb: Using wandb-core as the SDK backend.  Please refer to https://wandb.me/wandb-core for more information.',
+ "fatal: could not read Username for 'https://github.com': No such device or address",
+ 'awdf0ih87h-algo-1-wi5k2 |     "channel_input_dirs": {"train": "/opt/ml/input/data/train"},',
+ 'MLFLOW_TRACKING_URI=http://localhost:5000 MLFLOW_EXPERIMENT_NAME=llama',
+ "Namespace(pretrain='Qwen/Qwen2.5-1.5B', use_wandb=None, wandb_project='rl', max_len=2048, seed=42)",
+ "{'logger': {'wandb': {'key': None, 'project': 'sft'}}, 'tokenizer': {'pad_token': '<|endoftext|>'}}",
+ "Repository Not Found for url: https://huggingface.co/api/models/org/private. Please make sure you specified the correct `repo_id` and `repo_type`. If you are trying to access a private or gated repo, make sure you are authenticated.",
+]
+THREAD_BUILD = (THREAD_SECRETS[0::2], THREAD_HARMLESS[0::2])
+THREAD_HELD_OUT = (THREAD_SECRETS[1::2], THREAD_HARMLESS[1::2])
+
+
 def main() -> None:
     """Leaks and destroyed look-alikes of a redactor on the corpus and the measure set:
     `python tests/secrets_corpus.py [--redactor FILE]` (FILE: a redact.py of another commit,
@@ -1022,7 +1128,8 @@ def main() -> None:
     sets = {"corpus": ([(t, s) for _n, t, s in corpus()], HARMLESS), "measure": (MEASURE_SECRETS, MEASURE_HARMLESS),
             "harvested": (HARVESTED_SECRETS, HARVESTED_HARMLESS),
             "logon build": (LOGON_BUILD_SECRETS, LOGON_BUILD_HARMLESS),
-            "logon measure": (LOGON_MEASURE_SECRETS, LOGON_MEASURE_HARMLESS)}
+            "logon measure": (LOGON_MEASURE_SECRETS, LOGON_MEASURE_HARMLESS),
+            "threads build": THREAD_BUILD, "threads held-out": THREAD_HELD_OUT}
     for name, (secrets, harmless) in sets.items():
         leaks = [r.text(t) for t, s in secrets if s in r.text(t)]
         lost = [(h, r.text(h)) for h in harmless if r.text(h) != h]

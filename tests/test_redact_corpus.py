@@ -273,3 +273,34 @@ def test_replay_names_a_skip_without_the_secret_its_input_held(tmp_path):
     assert skips["wrong_type"]["examples"][0]["detail"] == f"kubernetes.labels['{MASK}'] is a JSON number, not a string"
     for p in out.rglob("*"):
         assert token not in p.read_text(errors="replace") and token[4:12] not in p.read_text(errors="replace"), p
+
+
+# ----------------------------------------------------------------------------- shapes from public threads
+
+from secrets_corpus import THREAD_HARMLESS, THREAD_SECRETS  # noqa: E402
+
+
+@pytest.mark.parametrize("text, secret", THREAD_SECRETS, ids=[t[:40] for t, _s in THREAD_SECRETS])
+def test_thread_shape_is_masked(text, secret):
+    assert secret not in Redactor().text(text)
+
+
+@pytest.mark.parametrize("text", THREAD_HARMLESS)
+def test_thread_look_alike_survives(text):
+    assert Redactor().text(text) == text
+
+
+@pytest.mark.parametrize("prefix", ["b", "rb", "u", "B"])
+def test_a_secret_in_a_python_string_literal_with_a_prefix_is_masked_whole(prefix):
+    """A bytes repr (requests' and botocore's header dicts print `b'...'`): the prefix is no value."""
+    r = Redactor()
+    assert r.text(f"{{'password': {prefix}'Hunter2-Pw9'}}") == f"{{'password': {prefix}'{MASK}'}}"
+    assert r.text(f"'Authorization': {prefix}'Bearer abcdefghijklmnop1234'") == f"'Authorization': {prefix}'Bearer {MASK}'"
+
+
+def test_the_w_and_b_key_under_openrlhfs_use_wandb_is_masked_and_the_switch_kept():
+    r = Redactor()
+    key = "3f9a1c7e5b2d8f4a6c0e9b1d7f3a5c8e2b4d6f10"
+    assert r.text(f"Namespace(use_wandb='{key}', seed=42)") == f"Namespace(use_wandb='{MASK}', seed=42)"
+    assert r.text(f"+ python train_ppo.py --use_wandb {key} --seed 42") == f"+ python train_ppo.py --use_wandb {MASK} --seed 42"
+    assert r.text("Namespace(use_wandb=None, seed=42) use_wandb: True") == "Namespace(use_wandb=None, seed=42) use_wandb: True"
