@@ -278,3 +278,40 @@ def test_the_overview_says_an_attempt_had_a_straggler_and_a_stall(tmp_path):
     html = (out / "report.html").read_text()
     row = re.search(r'<tr class="succeeded" data-job="team-a/straggler".*?</tr>', html, re.S).group(0)
     assert "straggler rank 3 · stall of 4 ranks" in row
+
+
+def test_a_logged_text_without_spaces_does_not_widen_the_report_at_1366_pixels(tmp_path):
+    """A failure whose message is a 3,000-character path (an object-store key, a hash, base64) and a
+    traceback frame as long: every <details> opened in Chromium at 1366 px, the page still has no
+    sideways scrolling (the summary under the attempt was 1,494 px wide)."""
+    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
+    from selenium.webdriver.chrome.service import Service
+
+    driver_path = shutil.which("chromedriver")
+    if CHROMIUM is None or driver_path is None:
+        pytest.skip("needs chromium and chromium-driver (apt-get install -y chromium chromium-driver)")
+    from gangscope.pipeline.run.cli import main
+
+    key = "Z" * 3000
+    log = tmp_path / "longjob.log"
+    log.write_text("\n".join([
+        "step 1 loss 2.3", "step 2 loss 2.2", "Traceback (most recent call last):",
+        f'  File "/workspace/{key[:400]}/train.py", line 10, in <module>', "    main()",
+        f"RuntimeError: storage failed for s3://bucket/{key}",
+        f"ERROR: No space left on device /fsx/{key}"]) + "\n")
+    out = tmp_path / "out"
+    main(["replay", str(log), "--out", str(out), "--no-progress"])
+    assert key in (out / "report.html").read_text()
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--window-size=1366,900"):
+        options.add_argument(flag)
+    browser = webdriver.Chrome(service=Service(driver_path), options=options)
+    try:
+        browser.set_window_size(1366, 900)
+        browser.get((out / "report.html").as_uri())
+        browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
+        assert "RuntimeError: storage failed for s3://bucket/ZZZZ" in browser.find_element("css selector", ".summary").text
+        assert browser.execute_script("return document.documentElement.scrollWidth") <= 1366
+    finally:
+        browser.quit()
