@@ -493,8 +493,11 @@ RULES: tuple[RedactionRule, ...] = (
         re.compile(r"(?:gh[pousr]|npm)_(?P<body>[A-Za-z0-9]{30})(?P<crc>[A-Za-z0-9]{6})"), _checksum_holds,
         ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "npm_"),
         "github.blog 2021-04-05 'Behind GitHub's new authentication token formats' (30 random base62 characters, then "
-        "their CRC-32 in 6 base62 digits) and npm's token format of 2021-09-23: a token whose checksum holds is masked "
-        "wherever it is, glued to other text too (`%22ghp_...`, a URL-encoded JSON)",
+        "their CRC-32 in 6 base62 digits) and npm's token format of 2021-09-23 (the same check in Samsung/CredSweeper "
+        "credsweeper/filters/value_github_check.py: CRC-32 of value[4:-6] against the base62 of value[-6:]): a token "
+        "whose checksum holds is masked wherever it is, glued to other text too (`%22ghp_...`, a URL-encoded JSON). "
+        "The checksum only adds: a token standing alone is masked by github_token whether it holds or not (a "
+        "mistyped or cut token is still a secret's start, and no real one is ever rejected)",
     ),
     _shape("pypi_token", r"\bpypi-AgE[A-Za-z0-9_\-]{50,}", ("pypi-",),
            "PyPI API tokens: 'pypi-' and a base64 macaroon, whose first bytes (version 2, location) encode as AgE "
