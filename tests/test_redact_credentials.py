@@ -72,8 +72,20 @@ def test_a_password_flag_of_consume_warns_about_the_process_list_without_printin
     cfg = config.from_args(args)
     assert cfg.sasl_password == PASSWORD
     err = capsys.readouterr().err
-    assert "--sasl-password shows the password" in err and "--sasl-password-file PATH" in err
-    assert "--opensearch-password shows the password" in err and PASSWORD not in err
+    assert "given with --sasl-password, on the command line" in err and "--sasl-password-file PATH" in err
+    assert "given with --opensearch-password, on the command line" in err and PASSWORD not in err
+
+
+def test_a_password_in_the_opensearch_url_of_consumes_command_line_warns_and_one_from_the_environment_does_not(
+        capsys, monkeypatch):
+    args = build_parser().parse_args(["consume", "--bootstrap", "b:9092", "--opensearch", f"http://ml:{PASSWORD}@os:9200"])
+    config.from_args(args)
+    err = capsys.readouterr().err
+    assert "a password in the URL given with --opensearch, on the command line" in err and PASSWORD not in err
+    monkeypatch.setenv("GANGSCOPE_OPENSEARCH_URL", f"http://ml:{PASSWORD}@os:9200")
+    config.from_args(build_parser().parse_args(["consume", "--bootstrap", "b:9092"]))
+    config.from_args(build_parser().parse_args(["consume", "--bootstrap", "b:9092", "--opensearch", "http://os:9200"]))
+    assert capsys.readouterr().err == ""
 
 
 # ----------------------------------------------------------------------------- replay, indices, dashboard
@@ -102,7 +114,27 @@ def test_the_password_flag_still_works_and_warns_once_without_printing_it(capsys
     assert opensearch_cli.connection(args)["password"] == PASSWORD
     assert opensearch_cli.connection(args)["password"] == PASSWORD
     err = capsys.readouterr().err
-    assert err.count("--password shows the password") == 1 and "--password-file PATH" in err and PASSWORD not in err
+    assert err.count("given with --password, on the command line") == 1 and "--password-file PATH" in err
+    assert PASSWORD not in err
+
+
+def test_the_warnings_reach_the_terminal_whole_through_the_redacting_stderr(tmp_path):
+    """What the command line writes on stderr passes the redactor; a warning that named the flag
+    before a word (`--password shows ...`) lost that word to it."""
+    cli = [sys.executable, "-c", "from gangscope.pipeline.run.cli import main; raise SystemExit(main())"]
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GANGSCOPE_OPENSEARCH")}
+    flag = subprocess.run([*cli, "indices", "--opensearch", "http://127.0.0.1:9", "--password", PASSWORD],
+                          capture_output=True, text=True, timeout=60, env=env)
+    url = subprocess.run([*cli, "indices", "--opensearch", f"http://ml:{PASSWORD}@127.0.0.1:9"],
+                         capture_output=True, text=True, timeout=60, env=env)
+    assert ("gangscope: warning: a password given with --password, on the command line, shows to every user of this "
+            "machine (the process list); use --password-file PATH or GANGSCOPE_OPENSEARCH_PASSWORD\n") in flag.stderr
+    assert ("gangscope: warning: a password in the URL given with --opensearch, on the command line, shows to every "
+            "user of this machine (the process list); leave it out of the URL and use --password-file PATH\n") in url.stderr
+    assert PASSWORD not in flag.stderr + url.stderr + flag.stdout + url.stdout
+    env["GANGSCOPE_OPENSEARCH_URL"] = f"http://ml:{PASSWORD}@127.0.0.1:9"
+    quiet = subprocess.run([*cli, "indices"], capture_output=True, text=True, timeout=60, env=env)
+    assert "warning" not in quiet.stderr and PASSWORD not in quiet.stderr
 
 
 def test_indices_reads_the_password_file_and_never_prints_it(password_file, opensearch_url):

@@ -245,6 +245,29 @@ def check_url(url: str, what: str) -> None:
                          "/ as %2F and @ as %40)") from None
 
 
+def password_flag_warning(flag: str, file_flag: str, env: str) -> str:
+    """The warning for a password given as a flag. Worded so that no word follows the flag's
+    name: the stderr redactor would take it for the password (`--password shows` -> `[REDACTED]`)."""
+    return (f"gangscope: warning: a password given with {flag}, on the command line, shows to every user of this "
+            f"machine (the process list); use {file_flag} PATH or {env}\n")
+
+
+def warn_of_url_password(url: str, flag: str, file_flag: str) -> None:
+    """A password in the userinfo of a URL given on the command line shows in the process list
+    too: said once on stderr, without the URL."""
+    import sys
+    from urllib.parse import urlsplit
+
+    try:
+        password = urlsplit(url).password
+    except ValueError:
+        return
+    if password:
+        sys.stderr.write(f"gangscope: warning: a password in the URL given with {flag}, on the command line, shows to "
+                         f"every user of this machine (the process list); leave it out of the URL and use {file_flag} "
+                         "PATH\n")
+
+
 def read_secret_file(path: str, what: str) -> str:
     """The first line of a file holding a secret (its line end off; the rest of the file is
     ignored, as a mounted Kubernetes Secret or `echo pw > file` leave one). Never printed."""
@@ -376,9 +399,10 @@ def from_args(args) -> ServiceConfig:
     flags = {s.name: getattr(args, s.name, None) for s in SETTINGS}
     for name, file_name in PASSWORD_FILES.items():
         if flags.get(name) is not None:
-            flag = "--" + name.replace("_", "-")
-            sys.stderr.write(f"gangscope: warning: {flag} shows the password to every user of this machine (the process "
-                             f"list); use --{file_name.replace('_', '-')} PATH or GANGSCOPE_{name.upper()}\n")
+            sys.stderr.write(password_flag_warning("--" + name.replace("_", "-"), "--" + file_name.replace("_", "-"),
+                                                   f"GANGSCOPE_{name.upper()}"))
+    if flags.get("opensearch"):
+        warn_of_url_password(flags["opensearch"], "--opensearch", "--opensearch-password-file")
     cfg = load(flags, getattr(args, "config", None))
     if cfg.redaction_patterns:
         use_redaction_patterns(cfg.redaction_patterns, "consume: redaction_patterns")

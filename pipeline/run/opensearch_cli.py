@@ -71,12 +71,11 @@ def opensearch_password(args) -> str | None:
     """The basic auth password: --password (kept for old scripts, with a warning: every user of
     the machine reads it in the process list), else the file --password-file names (its first
     line), else GANGSCOPE_OPENSEARCH_PASSWORD_FILE's, else GANGSCOPE_OPENSEARCH_PASSWORD. Never printed."""
-    from gangscope.pipeline.run.config import read_secret_file
+    from gangscope.pipeline.run.config import password_flag_warning, read_secret_file
 
     if args.password is not None:
         if not getattr(args, "password_warned", False):
-            sys.stderr.write("gangscope: warning: --password shows the password to every user of this machine (the "
-                             "process list); use --password-file PATH or GANGSCOPE_OPENSEARCH_PASSWORD\n")
+            sys.stderr.write(password_flag_warning("--password", "--password-file", "GANGSCOPE_OPENSEARCH_PASSWORD"))
             args.password_warned = True
         return args.password
     if args.password_file:
@@ -103,9 +102,12 @@ def url_from_environment(args) -> bool:
 def _url(args) -> str:
     if not args.opensearch:
         raise UsageError("--opensearch URL is required (or set GANGSCOPE_OPENSEARCH_URL)")
-    from gangscope.pipeline.run.config import check_url
+    from gangscope.pipeline.run.config import check_url, warn_of_url_password
 
     check_url(args.opensearch, "--opensearch")
+    if getattr(args, "opensearch_given", False) and not getattr(args, "url_password_warned", False):
+        warn_of_url_password(args.opensearch, "--opensearch", "--password-file")
+        args.url_password_warned = True
     return args.opensearch
 
 
