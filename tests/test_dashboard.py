@@ -765,3 +765,62 @@ def test_each_panel_shows_logged_markup_as_text_and_still_fits_1366_pixels(brows
         thread.join(10)
     assert set(wrong) == {"progress", "steps", "errors", "traces", "events", "diagnoses"}  # every panel was seen
     assert {panel: found for panel, found in wrong.items() if found} == {}
+
+
+@pytest.mark.parametrize("host", ["0.0.0.0", "::", "10.1.2.3", "dashboard.example.org"])
+def test_listening_beyond_loopback_without_a_token_is_refused(host, monkeypatch, capsys):
+    """Anyone who reaches the port would read the logs: no token, no serving (exit 2, said once,
+    before any socket is bound); on loopback a token stays optional."""
+    from gangscope.pipeline.run.cli import main
+    from gangscope.pipeline.run.opensearch_cli import loopback
+
+    for name in ("GANGSCOPE_DASHBOARD_TOKEN", "GANGSCOPE_DASHBOARD_TOKEN_FILE"):
+        monkeypatch.delenv(name, raising=False)
+    assert main(["dashboard", "--opensearch", "http://127.0.0.1:9", "--host", host, "--port", "0"]) == 2
+    said = capsys.readouterr().err
+    assert said.count("gangscope:") == 1 and f"--host {host}" in said and "needs a token" in said
+    assert not loopback(host)
+    assert all(loopback(h) for h in ("127.0.0.1", "127.0.0.2", "::1", "[::1]", "localhost", "LOCALHOST"))
+
+
+@pytest.mark.parametrize("proxy, forwarded, secure", [
+    ("127.0.0.1", "https", True),  # TLS ended by the proxy in front: the cookie never goes out in clear
+    ("127.0.0.1", None, False),  # plain http to the dashboard itself
+    (None, "https", False),  # a header from a client nobody said to trust changes nothing
+    ("10.9.9.9", "https", False),  # nor one from another address than the proxy's
+])
+def test_the_token_cookie_is_secure_behind_https(proxy, forwarded, secure):
+    """The `?token=` login's cookie, as waitress serves it: Secure exactly when the request came over
+    https (X-Forwarded-Proto of the --trusted-proxy); HttpOnly and SameSite=Strict always."""
+    import io
+    import urllib.error
+    import urllib.request
+
+    from gangscope.pipeline.dashboard.server import make_server as production_server
+
+    token = "tok-8c1e55"
+    server = production_server(create_app("http://127.0.0.1:9", token=token), "127.0.0.1", 0, stream=io.StringIO(),
+                               trusted_proxy=proxy)
+    thread = threading.Thread(target=server.run, daemon=True)
+    thread.start()
+
+    class NoRedirect(urllib.request.HTTPRedirectHandler):
+        def redirect_request(self, *args, **kwargs):
+            return None
+
+    try:
+        request = urllib.request.Request(f"http://127.0.0.1:{server.effective_port}/panel/errors?token={token}",
+                                         headers={"X-Forwarded-Proto": forwarded} if forwarded else {})
+        try:
+            urllib.request.build_opener(NoRedirect).open(request, timeout=30)
+            raise AssertionError("the login did not redirect")
+        except urllib.error.HTTPError as answer:
+            assert answer.code == 302
+            cookie = answer.headers["Set-Cookie"]
+    finally:
+        server.task_dispatcher.shutdown(cancel_pending=False, timeout=10)  # its worker done before the socket goes
+        server.close()
+        thread.join(10)
+    attributes = {a.strip().split("=")[0].lower() for a in cookie.split(";")[1:]}
+    assert cookie.startswith("gangscope_token=") and {"httponly", "samesite"} <= attributes
+    assert ("secure" in attributes) == secure

@@ -108,7 +108,8 @@ def create_app(opensearch_url: str, prefix: str = "", token: str | None = None, 
                 args = {k: v for k, v in request.args.items() if k != "token"}
                 target = request.path + ("?" + urlencode(args) if args else "")
                 response = redirect(_safe_local(target))
-                response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict")
+                # Secure over https (the request's own, or a trusted proxy's X-Forwarded-Proto): never sent in clear
+                response.set_cookie(TOKEN_COOKIE, token, httponly=True, samesite="Strict", secure=request.is_secure)
                 return response
         else:
             given = request.cookies.get(TOKEN_COOKIE)

@@ -49,24 +49,29 @@ class AccessLog:
         stream.flush()
 
 
-def make_server(app: Callable, host: str = "127.0.0.1", port: int = 8050, stream: TextIO | None = None):
+def make_server(app: Callable, host: str = "127.0.0.1", port: int = 8050, stream: TextIO | None = None,
+                trusted_proxy: str | None = None):
     """A waitress server for `app` behind AccessLog, bound and listening (port 0: any free
-    port, `server.effective_port` says which); `server.run()` serves until `server.close()`."""
+    port, `server.effective_port` says which); `server.run()` serves until `server.close()`.
+    `trusted_proxy`: the address whose X-Forwarded-Proto waitress believes (the request is then
+    https, and the token cookie Secure); every other proxy header, and any from elsewhere, dropped."""
     from waitress import create_server
 
+    proxy = {"trusted_proxy": trusted_proxy, "trusted_proxy_headers": {"x-forwarded-proto"}} if trusted_proxy else {}
     return create_server(AccessLog(app, stream), host=host, port=port, threads=THREADS,
-                         channel_timeout=CHANNEL_TIMEOUT_S, clear_untrusted_proxy_headers=True)
+                         channel_timeout=CHANNEL_TIMEOUT_S, clear_untrusted_proxy_headers=True, **proxy)
 
 
 def serve(opensearch_url: str, *, host: str = "127.0.0.1", port: int = 8050, prefix: str = "",
           token: str | None = None, on_listening: Callable[[int], None] | None = None,
-          **connection: Any) -> None:
+          trusted_proxy: str | None = None, **connection: Any) -> None:
     """Run the dashboard with waitress until interrupted (127.0.0.1 by default). `on_listening`
     is called with the port once the socket listens (port 0: the one the system chose), so
     "dashboard on ..." is never said before a request can be answered."""
     from gangscope.pipeline.dashboard.app import create_app
 
-    server = make_server(create_app(opensearch_url, prefix, token, **connection), host, port)
+    server = make_server(create_app(opensearch_url, prefix, token, **connection), host, port,
+                         trusted_proxy=trusted_proxy)
     if on_listening is not None:
         on_listening(server.effective_port)
     try:

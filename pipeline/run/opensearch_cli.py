@@ -155,6 +155,11 @@ def add_parsers(sub) -> None:
         "or the token itself in GANGSCOPE_DASHBOARD_TOKEN)",
     )  # fmt: skip
     dashboard.add_argument(
+        "--trusted-proxy", default=_env("DASHBOARD_TRUSTED_PROXY"), metavar="ADDR",
+        help="the address of the reverse proxy that ends TLS in front of the dashboard: its X-Forwarded-Proto is "
+        "believed, so the token cookie is Secure behind https ('*' for any; env GANGSCOPE_DASHBOARD_TRUSTED_PROXY)",
+    )  # fmt: skip
+    dashboard.add_argument(
         "--token", default=None, metavar="TOKEN",
         help="deprecated: the token shows in the process list; use --token-file or GANGSCOPE_DASHBOARD_TOKEN",
     )  # fmt: skip
@@ -194,13 +199,25 @@ def cmd_dashboard(args, err: Console) -> int:
     from gangscope.pipeline.dashboard import serve
 
     token = dashboard_token(args, err)
-    if args.host not in ("127.0.0.1", "localhost", "::1") and not token:
-        err.print(f"gangscope: warning: serving on {args.host} without a token (--token-file): anyone who reaches it "
-                  "can read the logs", markup=False)  # fmt: skip
+    if not token and not loopback(args.host):
+        raise UsageError(f"dashboard: --host {args.host} is reachable from other machines: it needs a token "
+                         "(--token-file PATH or GANGSCOPE_DASHBOARD_TOKEN), or anyone who reaches it reads the logs")
 
     def listening(port: int) -> None:
         err.print(f"gangscope dashboard on http://{args.host}:{port}/ (Ctrl-C stops it)", markup=False)
 
     serve(_url(args), host=args.host, port=args.port, prefix=args.prefix, token=token, on_listening=listening,
-          **connection(args))
+          trusted_proxy=args.trusted_proxy, **connection(args))
     return 0
+
+
+def loopback(host: str) -> bool:
+    """Whether an address to bind is reachable from this machine only (127.0.0.0/8, ::1, localhost)."""
+    import ipaddress
+
+    if host.lower() == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host.strip("[]")).is_loopback
+    except ValueError:  # a host name: it may resolve to anything
+        return False
