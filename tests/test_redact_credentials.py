@@ -66,26 +66,35 @@ def test_a_missing_or_empty_password_file_is_one_line_without_any_content(tmp_pa
         config.load({"sasl_password_file": str(tmp_path / "nope")}, None, BASE)
 
 
-def test_a_password_flag_of_consume_warns_about_the_process_list_without_printing_it(capsys):
+def test_a_password_flag_of_consume_is_warned_of_without_printing_it(capsys):
     args = build_parser().parse_args(["consume", "--sasl-password", PASSWORD, "--opensearch-password", PASSWORD,
                                       "--bootstrap", "b:9092", "--opensearch", "http://os:9200"])
     cfg = config.from_args(args)
     assert cfg.sasl_password == PASSWORD
-    err = capsys.readouterr().err
-    assert "given with --sasl-password, on the command line" in err and "--sasl-password-file PATH" in err
-    assert "given with --opensearch-password, on the command line" in err and PASSWORD not in err
+    assert capsys.readouterr().err == ""  # said in the service's JSON log, not before it
+    warnings = config.process_list_warnings(cfg)
+    assert any("given with --sasl-password, on the command line" in w and "--sasl-password-file PATH" in w
+               for w in warnings)
+    assert any("given with --opensearch-password, on the command line" in w for w in warnings)
+    assert PASSWORD not in " ".join(warnings)
 
 
-def test_a_password_in_the_opensearch_url_of_consumes_command_line_warns_and_one_from_the_environment_does_not(
-        capsys, monkeypatch):
+def test_a_password_read_from_its_file_flag_or_given_in_the_environment_is_no_warning(password_file, monkeypatch):
+    monkeypatch.setenv("GANGSCOPE_SASL_PASSWORD", "from-env")
+    args = build_parser().parse_args(["consume", "--sasl-password-file", password_file, "--bootstrap", "b:9092",
+                                      "--opensearch", "http://os:9200"])
+    cfg = config.from_args(args)
+    assert cfg.sasl_password == PASSWORD and config.process_list_warnings(cfg) == []
+
+
+def test_a_password_in_the_opensearch_url_of_consumes_command_line_is_warned_of_and_one_from_the_environment_not(
+        monkeypatch):
     args = build_parser().parse_args(["consume", "--bootstrap", "b:9092", "--opensearch", f"http://ml:{PASSWORD}@os:9200"])
-    config.from_args(args)
-    err = capsys.readouterr().err
-    assert "a password in the URL given with --opensearch, on the command line" in err and PASSWORD not in err
+    warnings = config.process_list_warnings(config.from_args(args))
+    assert warnings == ["a password in the URL given with --opensearch, on the command line, shows to every user of "
+                        "this machine (the process list); leave it out of the URL and use --opensearch-password-file PATH"]
     monkeypatch.setenv("GANGSCOPE_OPENSEARCH_URL", f"http://ml:{PASSWORD}@os:9200")
-    config.from_args(build_parser().parse_args(["consume", "--bootstrap", "b:9092"]))
-    config.from_args(build_parser().parse_args(["consume", "--bootstrap", "b:9092", "--opensearch", "http://os:9200"]))
-    assert capsys.readouterr().err == ""
+    assert config.process_list_warnings(config.from_args(build_parser().parse_args(["consume", "--bootstrap", "b:9092"]))) == []
 
 
 # ----------------------------------------------------------------------------- replay, indices, dashboard

@@ -287,6 +287,8 @@ def test_consume_with_the_real_servers_logs_the_url_and_the_error_without_their_
     text, first = _consume_until_unreachable(tmp_path / "service.log", "--bootstrap", kafka_bootstrap, "--opensearch",
                                              url, "--index-prefix", REFUSED_PREFIX, "--topic", kafka_topic())
     assert PLANTED not in text and URL_PASSWORD not in text
+    # the password in the URL of its command line is warned of, as a line of its JSON log
+    assert any(event.startswith("a password in the URL given with --opensearch, on the command line") for event in first)
     assert first["starting"]["opensearch"] == url.replace(URL_PASSWORD, "[REDACTED]")
     waiting = first["opensearch unreachable, waiting"]
     assert "answered 400: invalid_index_name_exception: Invalid index name [_[REDACTED]-" in waiting["error"]

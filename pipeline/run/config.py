@@ -252,20 +252,44 @@ def password_flag_warning(flag: str, file_flag: str, env: str) -> str:
             f"machine (the process list); use {file_flag} PATH or {env}\n")
 
 
-def warn_of_url_password(url: str, flag: str, file_flag: str) -> None:
-    """A password in the userinfo of a URL given on the command line shows in the process list
-    too: said once on stderr, without the URL."""
-    import sys
+def url_password_warning(url: str, flag: str, file_flag: str) -> str | None:
+    """The warning for a URL given on the command line with a password in its userinfo (it shows
+    in the process list too), without the URL; None when it has none."""
     from urllib.parse import urlsplit
 
     try:
         password = urlsplit(url).password
     except ValueError:
-        return
-    if password:
-        sys.stderr.write(f"gangscope: warning: a password in the URL given with {flag}, on the command line, shows to "
-                         f"every user of this machine (the process list); leave it out of the URL and use {file_flag} "
-                         "PATH\n")
+        return None
+    if not password:
+        return None
+    return (f"gangscope: warning: a password in the URL given with {flag}, on the command line, shows to every user "
+            f"of this machine (the process list); leave it out of the URL and use {file_flag} PATH\n")
+
+
+def warn_of_url_password(url: str, flag: str, file_flag: str) -> None:
+    """`url_password_warning`, said on stderr."""
+    import sys
+
+    warning = url_password_warning(url, flag, file_flag)
+    if warning:
+        sys.stderr.write(warning)
+
+
+def process_list_warnings(config: ServiceConfig) -> list[str]:
+    """What consume says at start of the secrets its command line shows in the process list: a
+    password given as a flag (unless its file, also a flag, was read instead), a password in the
+    OpenSearch URL's userinfo. Said in the service's JSON log, not before it."""
+    out = []
+    for name, file_name in PASSWORD_FILES.items():
+        if config.origin.get(name) == "flag" and config.origin.get(file_name) != "flag":
+            out.append(password_flag_warning("--" + name.replace("_", "-"), "--" + file_name.replace("_", "-"),
+                                             f"GANGSCOPE_{name.upper()}"))
+    if config.origin.get("opensearch") == "flag" and config.values.get("opensearch"):
+        warning = url_password_warning(config.values["opensearch"], "--opensearch", "--opensearch-password-file")
+        if warning:
+            out.append(warning)
+    return [w.removeprefix("gangscope: warning: ").rstrip("\n") for w in out]
 
 
 def read_secret_file(path: str, what: str) -> str:
@@ -392,17 +416,9 @@ def use_redaction_patterns(path: str, what: str) -> int:
 
 
 def from_args(args) -> ServiceConfig:
-    """The settings of the command line (with a warning for a password given as a flag); the
-    redaction patterns they name are put in use."""
-    import sys
-
+    """The settings of the command line; the redaction patterns they name are put in use. (A
+    password given as a flag is warned of in the service's log: `process_list_warnings`.)"""
     flags = {s.name: getattr(args, s.name, None) for s in SETTINGS}
-    for name, file_name in PASSWORD_FILES.items():
-        if flags.get(name) is not None:
-            sys.stderr.write(password_flag_warning("--" + name.replace("_", "-"), "--" + file_name.replace("_", "-"),
-                                                   f"GANGSCOPE_{name.upper()}"))
-    if flags.get("opensearch"):
-        warn_of_url_password(flags["opensearch"], "--opensearch", "--opensearch-password-file")
     cfg = load(flags, getattr(args, "config", None))
     if cfg.redaction_patterns:
         use_redaction_patterns(cfg.redaction_patterns, "consume: redaction_patterns")

@@ -699,6 +699,9 @@ class Service:
 def main(cfg) -> int:
     """Run the service until SIGTERM/SIGINT; the exit code."""
     from gangscope.pipeline.run import log_redaction
+    from gangscope.pipeline.run.config import process_list_warnings
 
     log_redaction.configure(cfg.log_level)  # every line through the redactor, ours and the libraries'
+    for warning in process_list_warnings(cfg):
+        log.warning(warning)
     return Service(cfg).run()
