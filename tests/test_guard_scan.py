@@ -47,10 +47,12 @@ def test_an_empty_segment_passes_a_guard_of_no_literal():
     assert ray_item("") and ray_item("\u2502 loss 1 \u2502") and not ray_item("x")
 
 
-def test_the_scan_of_a_json_log_line_lets_only_the_generic_dialect_through():
+def test_the_scan_of_a_json_log_line_lets_no_dialect_through():
+    # the generic dialect's guard wants a step word and a tail a key/value list can end in: "}" is none
     seg = ('{"level": "info", "ts": 1714564800.0322888, "logger": "data.loader", "msg": "batch stats", "rank": 5, '
            '"step": 5, "extra": {"k0": "' + "x" * 2000 + '"}}')
-    assert scanned(GuardScan(DIALECTS), seg, layout(seg)) == one_by_one(seg) == ["generic"]
+    assert scanned(GuardScan(DIALECTS), seg, layout(seg)) == one_by_one(seg) == []
+    assert scanned(GuardScan(DIALECTS), seg[:-2] + " loss 0.5", layout(seg[:-2] + " loss 0.5")) == ["generic"]
 
 
 def fixture_segments() -> list[str]:

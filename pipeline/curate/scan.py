@@ -17,6 +17,8 @@ try:
 except ImportError:  # the reference path works without it
     hyperscan = None
 
+from gangscope.pipeline.curate.database_cache import compile_database  # compiled once per machine, kept on disk
+
 
 def relax_anchors(pattern: str) -> str:
     """The pattern without `^` anchors (outside character classes).
@@ -160,12 +162,10 @@ def prefilter_database(expressions: list[bytes]):
 
 def _compile(expressions: list[bytes], ids: list[int]):
     flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
-    database = hyperscan.Database()
     try:
-        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=[flags] * len(expressions))
+        return compile_database(expressions, ids, [flags] * len(expressions))
     except hyperscan.error:
         return None
-    return database
 
 
 _PARSER_DATABASES: dict[tuple[str, ...], object] = {}
@@ -305,13 +305,10 @@ class ExactHints:
 
 
 def _compile_exact(expressions: list[bytes], ids: list[int]):
-    database = hyperscan.Database()
     try:
-        database.compile(expressions=expressions, ids=ids, elements=len(expressions),
-                         flags=[hyperscan.HS_FLAG_SINGLEMATCH] * len(expressions))
+        return compile_database(expressions, ids, [hyperscan.HS_FLAG_SINGLEMATCH] * len(expressions))
     except hyperscan.error:
         return None
-    return database
 
 
 _EXACT_HINTS: dict[tuple[str, ...], ExactHints | None] = {}

@@ -39,6 +39,19 @@ class RuleFailed(Exception):
         self.failures = failures
 
 
+_PREFILTERS: dict[tuple[str, ...], tuple[list, object]] = {}
+
+
+def _prefilters_of(parser_classes: tuple[type, ...]) -> tuple[list, object]:
+    """(each parser's prefilter search, the table's exact hints: see scan.ExactHints), made once per
+    table of prefilters (a job of 512 ranks makes a thousand sub-streams)."""
+    patterns = tuple(cls.PREFILTER for cls in parser_classes)
+    made = _PREFILTERS.get(patterns)
+    if made is None:
+        made = _PREFILTERS[patterns] = ([re.compile(p).search for p in patterns], exact_hints_for(patterns))
+    return made
+
+
 class SubStream:
     """The parsers of one stream of one rank, and whether any of them holds an open record.
 
@@ -50,8 +63,7 @@ class SubStream:
 
     def __init__(self, parser_classes: tuple[type, ...]):
         self.parsers = [cls() for cls in parser_classes]
-        self.prefilters = [re.compile(cls.PREFILTER).search for cls in parser_classes]
-        self.exact = exact_hints_for(tuple(cls.PREFILTER for cls in parser_classes))  # see scan.ExactHints
+        self.prefilters, self.exact = _prefilters_of(parser_classes)
         self.expiring = [p for p in self.parsers if hasattr(p, "expire")]  # parsers whose records can go idle
         self.open_bits = 0
         self.opened_at = None  # the source position of the line that opened the current record
