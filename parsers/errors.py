@@ -340,6 +340,16 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("loss_is_nan", "nan_loss", "",
              _r(r"\b(?:loss|Loss|LOSS) (?:is|became|=) ?(?P<value>nan|NaN|inf|Inf|-inf)\b"),
              "user-code guards, e.g. `loss is nan` (FORMATS.md 4.14; not a library string)"),
+    # A training loss printed as a key and its value by a plain loop (`print(f"epoch: {e} loss: {loss}")`,
+    # `train loss: nan,`, `loss:nan lr:`, `mask_loss:  nan`, `Loss content: nan`): Python's float
+    # formatting writes a NaN as `nan` and an infinity as `inf` (str/repr/format of float; numpy's
+    # `nan`; TensorFlow's numpy values the same). A warning: one such line can be a skipped fp16
+    # step; diagnose/attempt.py counts them like non-finite step records (rules.NONFINITE_STEPS).
+    # Not an eval/validation/test loss, nor a loss scale.
+    LineRule("loss_printed_nonfinite", "nan_loss", "",
+             _r(r"(?<![\w-])(?<!val )(?<!valid )(?<!validation )(?<!eval )(?<!test )(?!(?:val|valid|validation|eval|test)[_ ])(?P<key>(?:[A-Za-z]+[_ ])?(?:loss|Loss|LOSS)(?:[_ ](?!scale\b)[A-Za-z]+)?)"
+                r"(?::| ?=) {0,2}(?P<value>nan|inf|-inf)\b"),
+             "CPython Objects/floatobject.c float_repr (\"nan\", \"inf\"); plain training loops' prints", WARNING),
     LineRule("overflow_apex", "nan_loss", "Gradient overflow",
              _r(r"Gradient overflow\.\s+Skipping step(?:, loss scaler \d+ reducing loss scale to (?P<scale>[\d.e+-]+))?"),
              "NVIDIA/apex apex/amp/handle.py (\"Gradient overflow.  Skipping step, loss scaler \")", WARNING),
@@ -451,6 +461,15 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("fatal_signal", "unknown", "Fatal Python error: ",
              _r(r"Fatal Python error: (?P<what>Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"),
              "python/cpython Python/faulthandler.c (\"Fatal Python error: \")"),
+    # --- a command line the script's (or the launcher's) argparse rejected: a configuration error
+    # ArgumentParser.error prints the usage, then "%(prog)s: error: %(message)s" and exits 2; the
+    # messages are argparse's own (the prog may hold spaces: "torchx run <run args...> ddp : error:").
+    LineRule("argparse_error", "python_exception", ": error: ",
+             _r(r"^(?P<prog>\S[^:]{0,200}?) ?: error: (?P<what>(?:unrecognized arguments|the following arguments are required"
+                r"|argument [^:\s]+(?: [^:\s]+)?|ambiguous option): .*|one of the arguments .+ is required)$"),
+             "python/cpython Lib/argparse.py (ArgumentParser.error: '%(prog)s: error: %(message)s', exit 2; "
+             "'unrecognized arguments: %s', 'the following arguments are required: %s', 'argument %(argument_name)s: %(message)s', "
+             "'one of the arguments %s is required', 'ambiguous option: %(option)s could match %(matches)s')"),
     # --- the end of training (role END: evidence for `success`, never a failure)
     LineRule("lightning_fit_stopped", "success", "Trainer.fit",
              _r(r"`Trainer\.fit` stopped: `(?P<what>max_epochs|max_steps|max_time)=[^`]*` reached"),
@@ -507,11 +526,14 @@ _EXTRA_KEYS = ("Couldn't reach '", "We couldn't connect to '", "No space left", 
                "Training finished", "Training complete", "Training done",
                "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",
                "[Rank ", "Exception (either an error or timeout)", "[PG ",
-               "| grad norm: ", "NAN |", "INF |")  # fmt: skip
+               "| grad norm: ", "NAN |", "INF |",
+               # a loss printed as `key: value` / `key=value` (rule loss_printed_nonfinite); ':' and '=' are
+               # rare signs like '(' and '|', few positions of a line start one
+               *(f"{sign}{' ' * n}{value}" for sign in ":=" for n in range(3 if sign == ":" else 2) for value in ("nan", "inf", "-inf")))  # fmt: skip
 PREFILTER = "|".join(
     re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)
 )
-assert all(k[0].isupper() or k[0] in "([|" for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS))), "see _EXTRA_KEYS"
+assert all(k[0].isupper() or k[0] in "([|:=" for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS))), "see _EXTRA_KEYS"
 
 # glog / torch logging headers carry no meaning for the message shown to a person.
 _GLOG_HEADER = re.compile(r"^\[?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(?:\d+ )?[\w/.-]+:\d+\] ?")

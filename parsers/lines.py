@@ -63,6 +63,10 @@ _PART = re.compile(r"([A-Za-z_][\w-]*?)(\d+)$")
 _MPI = re.compile(r"(?:\[\d{1,9},(\d{1,9})\]<(?:stdout|stderr|stddiag)>:)+")
 _SRUN = re.compile(r" {0,8}(\d{1,6}): (?=\S)")
 _LIGHTNING = re.compile(r"\[rank: (\d{1,9})\] ")
+# - ParlAI's distributed workers: "rank:{:3d} |" before every print and log line of a rank other
+#   than 0 ("rank:  3 | 2022-10-20 03:35:11,494 CRITICAL | Traceback ..."; facebookresearch/ParlAI
+#   parlai/utils/distributed.py distributed_context, override_print and add_format_prefix).
+_PARLAI = re.compile(r"rank: {0,8}(\d{1,9}) \| ?")
 # - Determined's trial logs (`det trial logs`, the web UI): "[<UTC time>] <container id, 8 hex>
 #   [rank=N] || <LEVEL>: " (determined-ai/determined master's trial_logs query: '[YYYY-MM-DD"T"HH24:MI:SS"Z"]'
 #   || ' ' || substring(container_id, 1, 8) || ' [rank=' || rank_id || ']' || ' || ' || level || ': ' || log).
@@ -79,7 +83,7 @@ _INNER = re.compile(r"\[rank(\d{1,9})\]: ?")
 _RAY = re.compile(r"(?:\x1b\[[0-9;]*m)*\((?:[\w.:<>-]+ pid=\d{1,9}(?:, ip=[\w.:-]+)?|raylet)\)(?:\x1b\[[0-9;]*m)* ?")
 _INNER_REACH = INNER_REACH = 512  # how far into a line such a prefix is looked for
 # The first characters of a line that may start a rank prefix (besides a digit: srun's task id).
-PREFIX_FIRST = "[ (\x1b"
+PREFIX_FIRST = "[ (\x1br"
 
 
 def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
@@ -122,13 +126,15 @@ def may_be_prefixed(text: str) -> bool:
 
 
 def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
-    """mpirun's, srun's and Lightning's prefixes, or torch's "[rankN]:" after a head (see above)."""
+    """mpirun's, srun's, Lightning's and ParlAI's prefixes, or torch's "[rankN]:" after a head (see above)."""
     first = text[:1]
     m = None
     if first == "[":
         m = _MPI.match(text) or _LIGHTNING.match(text) or _DETERMINED.match(text)
     elif first == " " or first.isdigit():
         m = _SRUN.match(text)
+    elif first == "r":
+        m = _PARLAI.match(text)
     elif first == "(" or first == "\x1b":
         ray = _RAY.match(text)
         if ray is not None:

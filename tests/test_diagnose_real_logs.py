@@ -18,6 +18,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from gangscope.parsers.errors import detect
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.attempt import diagnose
 from gangscope.pipeline.run import replay
@@ -161,6 +162,11 @@ def test_random_splices_of_real_logs_get_exactly_one_diagnosis_and_no_caught_fai
         ("[2022-06-09T09:22:31.405187Z] 3f07b1e9 ||   rank      : 0 (local_rank: 0)", "  rank      : 0 (local_rank: 0)", None),
         ("[2022-06-09T09:22:31Z] 3f07b1e9 [rank=3] || ERROR: Traceback (most recent call last):",
          "Traceback (most recent call last):", 3),
+        # ParlAI's workers: 'rank:{:3d} |' (parlai/utils/distributed.py distributed_context)
+        ("rank:  5 | 2023-02-11 08:14:02,771 CRITICAL | Traceback (most recent call last):",
+         "2023-02-11 08:14:02,771 CRITICAL | Traceback (most recent call last):", 5),
+        ("rank: 12 | epoch 2 step 40 loss 3.1", "epoch 2 step 40 loss 3.1", 12),
+        ("rank: 3 of 8 joined", "rank: 3 of 8 joined", None),
     ],
 )  # fmt: skip
 def test_launcher_prefixes_come_off_wherever_they_sit(line, text, rank):
@@ -423,3 +429,67 @@ def test_a_full_disk_while_saving_a_checkpoint_is_storage_io_naming_the_checkpoi
     diagnoses, _ = diagnose_text(tmp_path, reading, "reading")
     assert diagnoses[0].category == "storage_io"
     assert "checkpoint" not in diagnoses[0].summary
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "epoch: 812 loss: nan",
+        "Epoch:[1/3](200/40960) loss:nan lr:0.0001000 epoch_Time:151.0min:",
+        "Epoch: 2/5, train loss: nan, train accuracy: 0.10311, valid loss: nan, valid accuracy: 0.09980",
+        "Epoch: 9 mask_loss:  nan size_loss:  nan offset_loss:  nan",
+        "[epoch 3/10, episode 20/60] => loss:inf",
+        "Time: 0.2231 Epoch: 004 Iter: 400/ 700 LR: 0.0001000000 Loss content: nan Loss fft: nan",
+    ],
+)  # fmt: skip
+def test_a_plain_loop_s_loss_printed_as_nan_is_a_nan_loss_warning(line):
+    found = detect(line)
+    assert found is not None
+    rule, category, _ = found
+    assert (rule.name, category, rule.role) == ("loss_printed_nonfinite", "nan_loss", "warning")
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["epoch: 3 val_loss: nan", "Epoch 2: valid loss: nan", "step 40 | loss scale: inf | lr 1e-4",
+     "epoch: 3 loss: 0.4213", "loss: nanoGPT config loaded", "eval_loss=nan"],
+)  # fmt: skip
+def test_an_eval_loss_a_loss_scale_or_a_finite_loss_is_no_printed_nan(line):
+    found = detect(line)
+    assert found is None or found[0].name != "loss_printed_nonfinite"
+
+
+def test_a_loss_printed_nan_three_times_is_a_divergence_and_twice_is_not(tmp_path):
+    """Printed NaN losses count like non-finite step records (rules.NONFINITE_STEPS): one or two can
+    be skipped fp16 steps; three, or one and a failed end, are a divergence."""
+    head = "".join(f"epoch: {e} loss: 0.{400 - e}\n" for e in range(1, 6))
+    three = head + "epoch: 6 loss: nan\nepoch: 7 loss: nan\nepoch: 8 loss: nan\n"
+    [d] = diagnose_text(tmp_path, three, "three")[0]
+    assert d.category == "nan_loss"
+    assert d.summary.startswith("the training loss was printed as nan 3 times (a worker in pod three)")
+    assert d.summary.endswith("first: epoch: 6 loss: nan")
+    two = head + "epoch: 6 loss: nan\nepoch: 7 loss: nan\n"
+    [d] = diagnose_text(tmp_path, two, "two")[0]
+    assert d.category == "running"
+
+
+def test_a_command_line_argparse_rejected_is_a_configuration_error_of_its_rank(tmp_path):
+    """argparse prints the usage, then '<prog>: error: <message>' and exits 2 (CPython Lib/argparse.py):
+    the script's own report, before the launcher's exit-code line."""
+    text = ("usage: train.py [-h] -cfg CFG [--launcher {none,pytorch,slurm}] [--local_rank LOCAL_RANK]\n"
+            "train.py: error: unrecognized arguments: --local-rank=0\n"
+            "ERROR:torch.distributed.elastic.multiprocessing.api:failed (exitcode: 2) local_rank: 0 (pid: 52210) of "
+            "binary: /opt/venv/bin/python\n")  # fmt: skip
+    [d] = diagnose_text(tmp_path, text)[0]
+    assert (d.category, d.first_failure["rank"]) == ("python_exception", 0)
+    assert "train.py: error: unrecognized arguments: --local-rank=0" in d.summary
+
+
+@pytest.mark.parametrize(
+    "line",
+    ["srun: error: node-3: task 0: Exited with exit code 1", "sbatch: error: Batch job submission failed: Invalid account",
+     "train.py: error: something of its own"],
+)  # fmt: skip
+def test_other_prog_error_lines_are_not_argparse(line):
+    found = detect(line)
+    assert found is None or found[0].name != "argparse_error"

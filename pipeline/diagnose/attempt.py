@@ -27,7 +27,7 @@ from gangscope.pipeline.diagnose.ranks import RankMap
 from gangscope.pipeline.diagnose.root_cause import (
     box_agrees, failure_of, find_root, first_failure, silent_ranks, without_handled,
 )
-from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW, NONFINITE_STEPS
+from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW, NONFINITE_STEPS, PRINTED_NONFINITE_LOSS
 from gangscope.pipeline.diagnose.summary import exception_type_of, summary_of
 from gangscope.pipeline.diagnose.views import AttemptView, group_attempts
 from gangscope.pipeline.isolation import StageFailures, frames_of
@@ -103,8 +103,10 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     if root is None or how == "effect":  # a divergence explains what only effects show
         overflows = [e for e in view.errors if e.category == "nan_loss"]
         nonfinite = [s for s in view.steps if "loss" in (s.nonfinite or ()) or s.loss is not None and not math.isfinite(s.loss)]
+        printed = [e for e in overflows if e.pattern == PRINTED_NONFINITE_LOSS]  # lines no step dialect reads
         if (len(overflows) >= ENDLESS_OVERFLOW or collapsed_loss_scale(overflows)
-                or (nonfinite and (view.signals or ended_badly(end_reason) or len(nonfinite) >= NONFINITE_STEPS))):  # fmt: skip
+                or (nonfinite and (view.signals or ended_badly(end_reason) or len(nonfinite) >= NONFINITE_STEPS))
+                or (printed and (view.signals or ended_badly(end_reason) or len(printed) >= NONFINITE_STEPS))):  # fmt: skip
             return diverged(view, overflows, nonfinite, event_ids, end_reason)
     # [gang, issue 6] Kueue's own verdict (diagnose/gang_verdict.py) where the scheduler decides the attempt.
     if root is None or (event_verdict is not None and event_verdict[0] in ("pods_ready_timeout", "node_failure", root.category)):

@@ -11,7 +11,9 @@ from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, StepRecord, 
 from gangscope.pipeline.diagnose.evidence import error_evidence, record_evidence, symptoms_of
 from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler_verdict
 from gangscope.pipeline.diagnose.root_cause import Failure
-from gangscope.pipeline.diagnose.rules import COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS
+from gangscope.pipeline.diagnose.rules import (
+    COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS, PRINTED_NONFINITE_LOSS,
+)
 from gangscope.pipeline.diagnose.summary import ranks_text, who
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -89,8 +91,16 @@ def diverged(view: AttemptView, overflows: list[ErrorRecord], nonfinite: list[St
     first_overflow = min(overflows, key=lambda e: e.time or "") if overflows else None
     anchor = first_step or first_overflow
     first = {"pod": anchor.pod, "rank": anchor.rank, "node": anchor.node, "time": anchor.time}
+    printed = [e for e in overflows if e.pattern == PRINTED_NONFINITE_LOSS]
     if first_step is not None:
         summary = f"the loss became non-finite at step {first_step.step} ({who(first)})"
+    elif printed:
+        first_printed = min(printed, key=lambda e: (e.time or "", e.seq or 0))
+        anchor = first_printed
+        first = {"pod": anchor.pod, "rank": anchor.rank, "node": anchor.node, "time": anchor.time}
+        overflows = [first_printed, *(e for e in overflows if e is not first_printed)]
+        summary = (f"the training loss was printed as {groups_of(first_printed).get('value', 'nan')} {len(printed)} "
+                   f"times ({who(first)}), first: {(first_printed.line or '').strip()[:160]}")
     else:
         summary = f"the fp16 loss scale overflowed {len(overflows)} times (skipped steps): training diverged"
     evidence = [error_evidence(e) for e in overflows[:2]]

@@ -56,6 +56,9 @@ COLLAPSED_OVERFLOWS = 3
 #: Step lines with a NaN/Inf loss that make a divergence by themselves (one can be a skipped
 #: fp16 step; with a stall or a failed end, one is enough).
 NONFINITE_STEPS = 3
+#: The error rule of a loss printed as NaN/Inf by a plain loop (parsers/errors.py): its lines
+#: count like non-finite step records (NONFINITE_STEPS).
+PRINTED_NONFINITE_LOSS = "loss_printed_nonfinite"
 
 #: How sure a diagnosis is, by what it rests on.
 CONFIDENCE = {
