@@ -5,8 +5,10 @@ The loop stood still for every bulk request (a quarter of its time at 10,000 lin
 machine, python -m bench.honest). Now it hands the records it gathered to `BulkInFlight` and goes on;
 the next bulk gathers meanwhile. What a bulk carries decides what may be committed once OpenSearch
 acknowledged it: each partition's offset at the hand-over and, when a commit was due, its checkpoint
-taken then (`CommitMark`). Nothing is committed for a bulk that failed: its records go back to the
-front of the queue, and the service's synchronous delivery retries them with backoff.
+taken then (`CommitMark`). Nothing is committed for a bulk that failed: the service's synchronous
+delivery retries it with backoff, sending again only the documents OpenSearch did not acknowledge
+(`Bulk.unsent`). Sending everything again at every try never ended on a node whose write pool takes two
+shard requests at a time: each try got a few indices in, the next one started over (tests/test_faults).
 
 Discipline (the sink is not thread-safe): the service writes to the sink only while nothing is in
 flight; the thread only flushes what was written before it started.
@@ -41,6 +43,9 @@ class Bulk:
     marks: dict[Any, CommitMark] | None = None
     seconds: float = 0.0  # how long OpenSearch took, once done
     error: BaseException | None = None  # why it failed, once done
+    # Once it failed: the encoded documents OpenSearch has not acknowledged (the sink's error says
+    # which); None: not known, every record is written to the sink again.
+    unsent: list | None = None
 
     def count(self) -> int:
         return sum(len(v) for v in self.records.values()) + len(self.free)

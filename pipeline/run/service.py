@@ -65,6 +65,8 @@ log = structlog.get_logger("gangscope.consume")
 
 # Kinds the diagnosis reads back from OpenSearch (diagnoses are its output).
 ANALYSED_KINDS = ("step", "epoch", "error", "trace", "event", "signal")
+# While OpenSearch does not acknowledge, the retries are said at most this often (seconds).
+RETRIES_SAID_EVERY = 30.0
 
 
 # --- the service ----------------------------------------------------------------------------
@@ -98,6 +100,8 @@ class Service:
         self.to_correct: set[str] = set()  # jobs whose attempts a late event cut anew (late_events.py)
         self.sink = None
         self.inflight: BulkInFlight | None = None  # the bulk OpenSearch is indexing while the loop goes on
+        self.retry: Bulk | None = None  # a bulk OpenSearch did not acknowledge, sent again by _deliver
+        self._retries_said = 0.0  # when the retries were last said
         self.store: checkpoint.CheckpointStore | None = None
         self.consumer = None
         self.ends: PartitionEnds | None = None  # the partitions' end offsets, for the lag and caught up
@@ -228,7 +232,7 @@ class Service:
         if bulk.error is not None:
             if not isinstance(bulk.error, (OpenSearchError, OpenSearchException, KafkaError, OSError)):
                 raise bulk.error
-            self._put_back(bulk)
+            self._retry_later(bulk)
             self._sink_failed(bulk.error)
             return True
         self.metrics.sink_latency.observe(bulk.seconds)
@@ -245,6 +249,28 @@ class Service:
                 self.pending[tp] = records + self.pending.get(tp, [])
         self.pending_free = bulk.free + self.pending_free
 
+    def _retry_later(self, bulk: Bulk) -> None:
+        """A bulk in flight that failed: `_deliver` sends again what OpenSearch did not acknowledge of
+        it (the sink's error says which documents), without its commit marks."""
+        if self.retry is not None:  # not while one is retried (nothing is handed over then): kept anyway
+            self._put_back(bulk)
+            return
+        bulk.unsent, bulk.marks = getattr(bulk.error, "unsent", None), None
+        for tp in [tp for tp in bulk.records if tp not in self.states]:
+            self._drop_from_retry(tp, bulk)
+        self.retry = bulk
+
+    def _drop_from_retry(self, tp, bulk: Bulk | None = None) -> bool:
+        """Whether the bulk to retry held records of partition `tp` (taken away: its next owner sends
+        them); they are taken out, and the bulk's remaining records are written to the sink anew."""
+        if bulk is None:
+            bulk = self.retry
+        if bulk is None or tp not in bulk.records:
+            return False
+        del bulk.records[tp]
+        bulk.unsent = None
+        return True
+
     def _sink_failed(self, exc: BaseException) -> None:
         """OpenSearch (or the dead-letter topic) did not acknowledge: said once, counted; until a
         delivery goes through, the loop delivers synchronously, paused, with backoff (`_deliver`)."""
@@ -252,6 +278,7 @@ class Service:
         if self.sink_ok:
             what = "busy (429)" if isinstance(exc, OpenSearchBusy) else "unavailable"
             log.warning(f"opensearch {what}: consumption paused, nothing committed", error=str(exc))
+            self._retries_said = time.monotonic()
         self.sink_ok = False
         self.metrics.sink_down.set(1)
         self.metrics.sink_retries.inc()
@@ -363,27 +390,31 @@ class Service:
     def _deliver(self, deadline: float | None = None) -> bool:
         """Everything pending acknowledged by OpenSearch (and dead letters by Kafka).
 
-        While OpenSearch fails, the partitions are paused and polled (to stay in the group),
-        and the flush is tried again with backoff. Returns False only when stopping ran out
-        of time."""
+        While OpenSearch fails, the partitions are paused and polled (to stay in the group), and
+        the bulk is tried again with backoff, each try sending only the documents OpenSearch has not
+        acknowledged yet (`_flush_now`); said every RETRIES_SAID_EVERY seconds. Returns False only
+        when stopping ran out of time."""
         wait = self.cfg.backoff_initial
         paused = False
+        tries = 0
         if self.inflight.busy():
             left = None if deadline is None else max(0.0, deadline - time.monotonic())
             if not self._collect(timeout=left):
                 return False  # still in flight at the deadline: nothing more is committed
         while True:
-            records = [r for batch in self.pending.values() for r in batch] + self.pending_free
+            if self.retry is None:
+                self.retry = Bulk({tp: records for tp, records in self.pending.items() if records}, self.pending_free)
+                self.pending, self.pending_free = {}, []
+            bulk = self.retry
             try:
-                if records:
-                    t0 = time.monotonic()
-                    self.sink.write(records)
-                    self.sink.flush()
-                    self.metrics.sink_latency.observe(time.monotonic() - t0)
+                if bulk.count() and bulk.unsent != []:
+                    self._flush_now(bulk)
                 if self.dead is not None:
                     self.dead.flush(timeout=30)
             except (OpenSearchError, OpenSearchException, KafkaError, OSError) as exc:
                 self._sink_failed(exc)
+                tries += 1
+                self._say_retrying(bulk, exc, tries)
                 if self.stopping and deadline is None:
                     deadline = (self.stop_requested_at or time.monotonic()) + self.cfg.shutdown_timeout
                 if deadline is not None and time.monotonic() + wait > deadline:
@@ -397,12 +428,42 @@ class Service:
                     time.sleep(wait)
                 wait = min(self.cfg.backoff_max, wait * 2)
                 continue
-            self._acknowledged(records)
-            self.pending.clear()
-            self.pending_free = []
+            self.retry = None
+            self._acknowledged(bulk.all_records())
+            if self.pending_free or any(self.pending.values()):
+                continue  # read while paused (a partition assigned meanwhile): delivered too
             if paused and self.consumer is not None:
                 self.consumer.resume(*self.consumer.assignment())
             return True
+
+    def _flush_now(self, bulk: Bulk) -> None:
+        """A bulk's documents to OpenSearch, on this thread: those an earlier try left unsent, or
+        (none known) every record written to the sink. Raises what the sink raises, the documents
+        still unsent noted in the bulk; once acknowledged, `bulk.unsent` is empty."""
+        unsent, bulk.unsent = bulk.unsent, None
+        if unsent is None:
+            self.sink.write(bulk.all_records())
+        else:
+            self.sink.requeue(unsent)
+        t0 = time.monotonic()
+        try:
+            self.sink.flush()
+        except BaseException as exc:
+            bulk.unsent = getattr(exc, "unsent", None)
+            raise
+        bulk.unsent = []
+        self.metrics.sink_latency.observe(time.monotonic() - t0)
+
+    def _say_retrying(self, bulk: Bulk, exc: BaseException, tries: int) -> None:
+        """The retries while OpenSearch does not acknowledge, said at most every RETRIES_SAID_EVERY
+        seconds: a pause that goes on shows whether it gets anywhere."""
+        now = time.monotonic()
+        if now - self._retries_said < RETRIES_SAID_EVERY:
+            return
+        self._retries_said = now
+        unsent = bulk.count() if bulk.unsent is None else len(bulk.unsent)
+        log.warning("opensearch still not acknowledging: retrying", records=bulk.count(), documents_unsent=unsent,
+                    tries=tries, error=str(exc)[:300])
 
     def _acknowledged(self, records: list[Record]) -> None:
         """Records OpenSearch acknowledged: counted, and into the job metrics."""
@@ -499,7 +560,8 @@ class Service:
         offsets = {}
         for tp in tps:
             state = self.states.pop(tp, None)
-            unacked = self.pending.pop(tp, None) or self.inflight.holds(tp)
+            in_retry = self._drop_from_retry(tp)
+            unacked = self.pending.pop(tp, None) or self.inflight.holds(tp) or in_retry
             self.new_partitions.discard(tp)
             if state is None or lost or unacked:
                 continue  # never acknowledged: the next owner reads it again
@@ -663,7 +725,7 @@ class Service:
         self.last_commit = time.monotonic()
         marks = {}
         for tp, state in self.states.items():
-            if self.pending.get(tp) or self.inflight.holds(tp):
+            if self.pending.get(tp) or self.inflight.holds(tp) or (self.retry and tp in self.retry.records):
                 continue
             mark = self._mark(tp, state)
             if mark is not None:

@@ -6,7 +6,9 @@ meets 429 or 5xx (whole request or single documents) is retried with exponential
 the server rejects for good is counted and written, with the reason, to a dead-letter NDJSON file.
 A server that stays unreachable raises `OpenSearchUnavailable`, one that still answers 429 after
 every retry `OpenSearchBusy` (one line each, saying how much is unsent) — a busy server is not a
-rejection, so a 429 is never dead-lettered. Nothing is dropped silently.
+rejection, so a 429 is never dead-lettered. Nothing is dropped silently: the error holds the documents
+still unsent (`unsent`), which `requeue` takes back, so that a caller retrying later sends only those,
+not again what the server acknowledged already.
 """
 
 from __future__ import annotations
@@ -33,6 +35,12 @@ DEFAULT_DEAD_LETTER = "gangscope-dead-letter.ndjson"
 
 class OpenSearchBusy(OpenSearchError):
     """The server still answered 429 (too many requests) after every retry; the documents are unsent."""
+
+
+def _unsent(error: OpenSearchError, docs: list) -> OpenSearchError:
+    """`error`, holding the documents a flush leaves unsent (for `OpenSearchSink.requeue`)."""
+    error.unsent = docs
+    return error
 
 
 @dataclass
@@ -249,6 +257,13 @@ class OpenSearchSink:
         batch, self._buffer, self._buffered_bytes = self._buffer, [], 0
         self._send(batch)
 
+    def requeue(self, docs: list) -> None:
+        """Documents a failed flush left unsent (its error's `unsent`) back in front of the queue, to go
+        with the next flush: a retry sends only what the server did not acknowledge."""
+        if docs:
+            self._buffer[:0] = docs
+            self._buffered_bytes += sum(doc.size for doc in docs)
+
     def close(self) -> SinkStats:
         """Flush, then (reindex) swap the aliases or (refresh) make documents searchable."""
         if self._closed:
@@ -333,9 +348,9 @@ class OpenSearchSink:
                 ))
             except os_exc.ConnectionError as exc:
                 if last:
-                    raise OpenSearchUnavailable(
+                    raise _unsent(OpenSearchUnavailable(
                         f"{indices.describe(exc, self.url)}; gave up after {attempt + 1} tries "
-                        f"with {len(pending)} documents unsent") from None
+                        f"with {len(pending)} documents unsent"), pending) from None
                 attempt += 1
                 continue
             except os_exc.TransportError as exc:
@@ -345,10 +360,11 @@ class OpenSearchSink:
                     attempt += 1
                     continue
                 error = OpenSearchBusy if exc.status_code == 429 else OpenSearchError
-                raise error(f"{indices.describe(exc, self.url)}; {len(pending)} documents unsent") from None
+                raise _unsent(error(f"{indices.describe(exc, self.url)}; {len(pending)} documents unsent"),
+                              pending) from None
             self.stats.batches += 1
             retry: list[_Doc] = []
-            busy = 0
+            busy: list[_Doc] = []
             for doc, (ok, item) in zip(pending, results):
                 info = next(iter(item.values()))
                 if ok:
@@ -363,13 +379,13 @@ class OpenSearchSink:
                     if info.get("status") == 429:
                         self.stats.throttled_documents += 1
                 elif info.get("status") == 429:
-                    busy += 1
+                    busy.append(doc)
                 else:
                     self._reject(doc, info)
             if busy:
-                raise OpenSearchBusy(
+                raise _unsent(OpenSearchBusy(
                     f"OpenSearch at {indices.redact(self.url)} still answers 429 (too many requests) after "
-                    f"{attempt + 1} tries; {busy} documents unsent")
+                    f"{attempt + 1} tries; {len(busy)} documents unsent"), busy)
             pending = retry
             attempt += 1
 
