@@ -10,9 +10,14 @@ The records are shaped like a cluster's week: JOBS jobs of RANKS ranks logging s
 epochs, errors of every category spread over seven days, stack traces in TRACE_GROUPS
 fingerprints, gang events, stragglers, stalls and one diagnosis per attempt.
 
+A static index answers repeated aggregations from OpenSearch's shard request cache; on a cluster
+that `consume` writes to, every shard refreshes each second and that cache is empty for most
+panel loads. `--no-request-cache` turns the cache off on the bench's indices while it measures
+(`index.requests.cache.enable`, restored at the end): the time a live dashboard sees.
+
     set -a; . /tmp/work/servers.env; set +a      # or: eval "$(services/up opensearch)"
     python -m bench.dashboard_panels                        # 1,000,000 records, 15 turns
-    python -m bench.dashboard_panels --prefix bench-panels-1m- --turns 30
+    python -m bench.dashboard_panels --prefix bench-panels-1m- --turns 30 --no-request-cache
 """
 
 from __future__ import annotations
@@ -43,8 +48,8 @@ from gangscope.pipeline.sinks.opensearch import OpenSearchSink
 JOBS = 40
 RANKS = 32
 TRACE_GROUPS = 300
-CATEGORIES = ("cuda_oom", "nccl_timeout", "nccl_error", "storage_io", "python_exception", "dataloader_worker",
-              "checkpoint_error", "rendezvous_error", "hardware_xid", "nan_loss")
+CATEGORIES = ("cuda_oom", "nccl_timeout", "nccl_error", "storage_io", "python_exception", "dataloader_error",
+              "checkpoint_error", "rendezvous_error", "gpu_hardware", "nan_loss")  # SPEC's taxonomy ids
 WEEK_S = 7 * 86400
 START_S = 1_780_000_000  # 2026-05-28
 
@@ -157,13 +162,26 @@ def main() -> None:
     ap.add_argument("--prefix", default=None, help="index prefix (default bench-panels-<records>-); reused when filled")
     ap.add_argument("--turns", type=int, default=15)
     ap.add_argument("--drop", action="store_true", help="delete the bench's indices at the end")
+    ap.add_argument("--no-request-cache", action="store_true",
+                    help="measure with the shard request cache off, as on indices being written to")
     args = ap.parse_args()
     prefix = args.prefix or f"bench-panels-{args.records}-"
     have = count(args.url, prefix)
     if have < args.records:
         load(args.url, prefix, args.records)
-    print(f"node {args.url}, prefix {prefix!r}: {count(args.url, prefix):,} documents; {args.turns} turns")
-    took = measure(args.url, prefix, args.turns)
+    cache = "off" if args.no_request_cache else "on"
+    print(f"node {args.url}, prefix {prefix!r}: {count(args.url, prefix):,} documents; {args.turns} turns; "
+          f"request cache {cache}; load {os.getloadavg()[0]:.1f}")
+    client = indices.connect(args.url, timeout=60)
+    if args.no_request_cache:
+        client.indices.put_settings(index=f"{prefix}gangscope-*", body={"index.requests.cache.enable": False})
+        client.indices.clear_cache(index=f"{prefix}gangscope-*", request=True)
+    try:
+        took = measure(args.url, prefix, args.turns)
+    finally:
+        if args.no_request_cache:
+            client.indices.put_settings(index=f"{prefix}gangscope-*", body={"index.requests.cache.enable": None})
+    print(f"load after: {os.getloadavg()[0]:.1f}")
     print(f"{'target':28} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
     for name, values in took.items():
         values.sort()

@@ -824,3 +824,27 @@ def test_the_token_cookie_is_secure_behind_https(proxy, forwarded, secure):
     attributes = {a.strip().split("=")[0].lower() for a in cookie.split(";")[1:]}
     assert cookie.startswith("gangscope_token=") and {"httponly", "samesite"} <= attributes
     assert ("secure" in attributes) == secure
+
+
+def test_a_jobs_lines_are_its_lowest_ranks_and_the_ranks_are_compared_beside_them(api):
+    """The loss, throughput and step-time lines read one rank's steps (rank 0's, as its log shows
+    them), not all 32 ranks' of a gang: rank 3's 1.9 s steps show in the rank charts, not in the line."""
+    data = api("steps")
+    llama = next(j for j in data["jobs"] if j["job"] == LLAMA)
+    assert llama["line_rank"] == 0 and llama["records"] == 200 and llama["last_step"] == 50
+    assert {p["step_time_s"] for p in llama["series"]} == {1.0}  # all ranks' mean would be 1.225
+    assert llama["series"][0]["loss"] == pytest.approx(2.5 - 0.02 * 1)
+    assert data["rank_job"] == LLAMA and data["stragglers"] == [3]
+    assert all(p["slowest_rank"] == 3 and p["spread_s"] == pytest.approx(0.9) for p in data["spread"])
+
+
+def test_the_rank_spread_stays_under_opensearchs_bucket_limit_for_a_large_gang():
+    from gangscope.pipeline.dashboard.panels import steps
+
+    for ranks, max_step in ((4, 50), (32, 703), (1024, 30_000), (4096, 500_000), (20_000, 100)):
+        job = {"key": "j", "max_step": {"value": float(max_step)}, "min_rank": {"value": 0.0},
+               "max_rank": {"value": float(ranks - 1)}}
+        width = steps._spread_interval(job)
+        assert ranks * (max_step // width + 1) <= 65_535, (ranks, max_step, width)
+    assert steps._spread_interval({"key": "j", "max_step": {"value": 50.0}, "min_rank": {"value": 0.0},
+                                   "max_rank": {"value": 3.0}}) == 1  # a small gang: a bucket a step

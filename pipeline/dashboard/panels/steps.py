@@ -1,9 +1,12 @@
 """Step metrics by optimizer step: loss, throughput and step time by job, and the spread across ranks.
 
 Every chart is on a step axis (buckets of steps, STEP_BUCKETS of them up to the largest step),
-so jobs logged days apart are drawn side by side instead of in one time bucket each. Ranks are
-compared within one job: the filtered one, else the job with the most ranks reporting a step
-time (a job whose steps carry no rank or step time has nothing to compare). A straggler is a
+so jobs logged days apart are drawn side by side instead of in one time bucket each. A job's
+loss, throughput and step-time lines are its lowest rank's (rank 0's, as its log shows them; all
+its records when they carry no rank): the query then reads one rank's steps, not every rank's
+(on a million records, 32 ranks a job, a thirty-second of them). Ranks are compared within one
+job: the filtered one, else the job among those drawn with the widest range of ranks that
+report a step time (a job whose steps carry no rank or step time has nothing to compare). A straggler is a
 rank whose median step time is more than STRAGGLER_RATIO times the median rank's (a median: one
 long pause of a rank is a stall, not a slow rank). Beside them, the stragglers and stalls the
 pipeline itself found (signal records: a rank slower than its peers at most of the same steps,
@@ -27,6 +30,7 @@ STRAGGLER_RATIO = 1.25
 MAX_RANKS = 2048
 STEP_BUCKETS = 100
 SIGNALS = 50
+SPREAD_CELLS = 20_000  # rank x step buckets of the spread chart (OpenSearch's max_buckets is 65,535)
 _METRICS = ("loss", "throughput", "step_time_s")
 
 
@@ -34,54 +38,66 @@ def _metric_aggs() -> dict[str, Any]:
     return {m: {"avg": {"field": m}} for m in _METRICS}
 
 
-def _by_rank_time(order: str) -> dict[str, Any]:
-    """The one rank with the highest (desc) or lowest (asc) mean step time in a bucket."""
-    return {"terms": {"field": "rank", "size": 1, "order": {"st": order}},
-            "aggs": {"st": {"avg": {"field": "step_time_s"}}}}
-
-
 def query(search: Search, filters: Filters) -> dict[str, Any]:
-    top = search("step", {"size": 0, "query": filters.query(), "aggs": {
-        "by_job": {"terms": {"field": "job", "size": 12}, "aggs": {"max_step": {"max": {"field": "step"}}}},
-        # the job with the most ranks that report a step time: the one whose ranks can be compared
-        "comparable": {"filter": {"bool": {"filter": [{"exists": {"field": "rank"}}, {"exists": {"field": "step_time_s"}}]}},
-                       "aggs": {"jobs": {"terms": {"field": "job", "size": 1, "order": [{"ranks": "desc"}, {"_count": "desc"}]},
-                                         "aggs": {"ranks": {"cardinality": {"field": "rank"}}}}}},
+    # no cardinality of ranks (HyperLogLog over every step record): the range of ranks tells
+    # which job has ranks to compare, min/max cost next to nothing
+    top = search("step", {"size": 0, "track_total_hits": True, "query": filters.query(), "aggs": {
+        "by_job": {"terms": {"field": "job", "size": 12}, "aggs": {
+            "max_step": {"max": {"field": "step"}},
+            "min_rank": {"min": {"field": "rank"}}, "max_rank": {"max": {"field": "rank"}},
+            "timed": {"value_count": {"field": "step_time_s"}}}},
     }})  # fmt: skip
+    found = buckets(top, "by_job")
     # each job its own buckets of steps: a job of 40 steps beside one of 30,000 is not one bucket
-    widths = {b["key"]: _step_interval(value(b, "max_step")) for b in buckets(top, "by_job")}
-    # one filter per job, each with a histogram of its own width (no script: one pass over the steps)
+    widths = {b["key"]: _step_interval(value(b, "max_step")) for b in found}
+    lowest = {b["key"]: value(b, "min_rank") for b in found}
+    jobs = _series(search, filters, widths, lowest) if widths else []
+    for job, b in zip(jobs, found):
+        job["records"] = b["doc_count"]
+    comparable = [b for b in found if value(b, "timed") and value(b, "min_rank") is not None]
+    widest = max(comparable, key=lambda b: (value(b, "max_rank") - value(b, "min_rank"), b["doc_count"]), default=None)
+    focus = filters.job or (widest["key"] if widest else (jobs[0]["job"] if jobs else None))
+    histogram = {"histogram": {"field": "step", "interval": _spread_interval(next(
+        (b for b in found if b["key"] == focus), None)), "min_doc_count": 1}}
+    ranks, spread = (_ranks(search, filters, focus, histogram) if focus else ([], []))
+    times = [x["step_time_s"] for x in ranks if x["step_time_s"] is not None]
+    median = statistics.median(times) if times else None
+    for x in ranks:
+        x["straggler"] = bool(median and x["step_time_s"] is not None and x["step_time_s"] > STRAGGLER_RATIO * median)
+    return {"records": total(top), "jobs": jobs, "rank_job": focus, "ranks": ranks,
+            "median_step_time_s": median, "straggler_ratio": STRAGGLER_RATIO,
+            "stragglers": [x["rank"] for x in ranks if x["straggler"]], "spread": spread,
+            "signals": _signals(search, filters)}
+
+
+def _series(search: Search, filters: Filters, widths: dict[str, int], lowest: dict[str, float | None]) -> list:
+    """Each job's line: its lowest rank's steps (all of them without ranks), bucketed by its width;
+    one search that reads only those records (the query), each job's buckets under a filter."""
+    def own(job: str) -> dict[str, Any]:
+        rank = lowest.get(job)
+        return {"bool": {"filter": [{"term": {"job": job}}, *([{"term": {"rank": int(rank)}}] if rank is not None else [])]}}
+
     per_job = {f"job{i}": {
-        "filter": {"term": {"job": job}},
+        "filter": own(job),
         "aggs": {"over_steps": {"histogram": {"field": "step", "interval": width, "min_doc_count": 1},
                                 "aggs": _metric_aggs()},
                  "last_step": {"max": {"field": "step"}},
                  "latest": {"top_hits": {"size": 1, "sort": [{"time": {"order": "desc"}}],
                                          "_source": ["loss", "step", "time", "throughput_unit"]}}},
     } for i, (job, width) in enumerate(widths.items())}
-    r = search("step", {"size": 0, "track_total_hits": True, "query": filters.query(), "aggs": per_job})
+    lines = {"bool": {"should": [own(job) for job in widths], "minimum_should_match": 1}}
+    r = search("step", {"size": 0, "query": filters.query(lines), "aggs": per_job})
     aggs = r.get("aggregations") or {}
     jobs = []
     for i, (job, width) in enumerate(widths.items()):
         b = aggs.get(f"job{i}") or {}
         latest = ((b.get("latest") or {}).get("hits", {}).get("hits") or [{"_source": {}}])[0]["_source"]
         jobs.append({
-            "job": job, "records": b.get("doc_count", 0), "last_step": value(b, "last_step"),
+            "job": job, "last_step": value(b, "last_step"), "line_rank": lowest.get(job),
             "latest_loss": latest.get("loss"), "throughput_unit": latest.get("throughput_unit"), "step_interval": width,
             "series": [{"step": p["key"], **{m: value(p, m) for m in _METRICS}} for p in buckets(b, "over_steps")],
         })
-    comparable = buckets(top, "comparable", "jobs")
-    focus = filters.job or (comparable[0]["key"] if comparable else (jobs[0]["job"] if jobs else None))
-    histogram = {"histogram": {"field": "step", "interval": widths.get(focus, 1), "min_doc_count": 1}}
-    ranks, spread = (_ranks(search, filters, focus, histogram) if focus else ([], []))
-    times = [x["step_time_s"] for x in ranks if x["step_time_s"] is not None]
-    median = statistics.median(times) if times else None
-    for x in ranks:
-        x["straggler"] = bool(median and x["step_time_s"] is not None and x["step_time_s"] > STRAGGLER_RATIO * median)
-    return {"records": total(r), "jobs": jobs, "rank_job": focus, "ranks": ranks,
-            "median_step_time_s": median, "straggler_ratio": STRAGGLER_RATIO,
-            "stragglers": [x["rank"] for x in ranks if x["straggler"]], "spread": spread,
-            "signals": _signals(search, filters)}
+    return jobs
 
 
 def _signals(search: Search, filters: Filters) -> dict[str, Any]:
@@ -100,26 +116,39 @@ def _step_interval(max_step: float | None) -> int:
     return max(1, math.ceil((max_step or 0) / STEP_BUCKETS))
 
 
+def _spread_interval(job: dict[str, Any] | None) -> int:
+    """Steps per bucket of the rank spread: each rank has its own buckets, so a gang of many ranks
+    gets fewer of them (ranks x buckets at most SPREAD_CELLS, under OpenSearch's max_buckets)."""
+    if job is None:
+        return 1
+    low, high = value(job, "min_rank"), value(job, "max_rank")
+    ranks = int(high - low + 1) if low is not None and high is not None else 1
+    return max(1, math.ceil((value(job, "max_step") or 0) / max(1, min(STEP_BUCKETS, SPREAD_CELLS // ranks))))
+
+
 def _ranks(search: Search, filters: Filters, job: str, histogram: dict[str, Any]) -> tuple[list, list]:
-    """Per-rank means of one job, and per bucket of steps the gap between its slowest and fastest rank."""
+    """Per-rank means of one job, and per bucket of steps the gap between its slowest and fastest rank
+    (each rank's step times bucketed under its own rank bucket, the gap taken here: one histogram
+    per rank costs less in OpenSearch than two rank orderings in every bucket of steps)."""
     r = search("step", {
         "size": 0, "query": filters.query({"term": {"job": job}}),
-        "aggs": {
-            "by_rank": {"terms": {"field": "rank", "size": MAX_RANKS, "order": {"_key": "asc"}},
-                        "aggs": {**_metric_aggs(), "last_step": {"max": {"field": "step"}},
-                                 "median_time": {"percentiles": {"field": "step_time_s", "percents": [50]}}}},
-            "spread": {**histogram, "aggs": {"slowest": _by_rank_time("desc"), "fastest": _by_rank_time("asc"),
-                                             "ranks": {"cardinality": {"field": "rank"}}}},
-        },
+        "aggs": {"by_rank": {"terms": {"field": "rank", "size": MAX_RANKS, "order": {"_key": "asc"}},
+                             "aggs": {**_metric_aggs(), "last_step": {"max": {"field": "step"}},
+                                      "median_time": {"percentiles": {"field": "step_time_s", "percents": [50]}},
+                                      "over_steps": {**histogram, "aggs": {"st": {"avg": {"field": "step_time_s"}}}}}}},
     })
-    ranks = [{"rank": b["key"], "records": b["doc_count"], "last_step": value(b, "last_step"),
-              **{m: value(b, m) for m in _METRICS}, "step_time_s": _median(b)} for b in buckets(r, "by_rank")]
+    ranks, by_step = [], {}
+    for b in buckets(r, "by_rank"):
+        ranks.append({"rank": b["key"], "records": b["doc_count"], "last_step": value(b, "last_step"),
+                      **{m: value(b, m) for m in _METRICS}, "step_time_s": _median(b)})
+        for p in buckets(b, "over_steps"):
+            if (took := value(p, "st")) is not None:
+                by_step.setdefault(p["key"], []).append((took, b["key"]))
     spread = []
-    for p in buckets(r, "spread"):
-        slow, fast = buckets(p, "slowest"), buckets(p, "fastest")
-        if (value(p, "ranks") or 0) >= 2 and slow and fast and value(slow[0], "st") is not None:
-            spread.append({"step": p["key"], "spread_s": value(slow[0], "st") - value(fast[0], "st"),
-                           "slowest_rank": slow[0]["key"]})
+    for step, times in sorted(by_step.items()):
+        if len(times) >= 2:
+            slow, fast = max(times, key=lambda t: (t[0], -t[1])), min(times)  # ties: the lowest rank
+            spread.append({"step": step, "spread_s": slow[0] - fast[0], "slowest_rank": slow[1]})
     return ranks, spread
 
 
