@@ -13,6 +13,7 @@ import uuid
 import pytest
 from kafka import KafkaConsumer
 
+from kafka_backends import BACKENDS, _installed
 from kafka_fixtures import (
     committed_offsets,
     comparable,
@@ -201,8 +202,15 @@ def test_sigterm_flushes_commits_and_exits_0_and_metrics_say_what_was_read(
     assert any(e.get("event") == "stopped" for e in stopped)
 
 
+def _backend(client: str) -> str:
+    if not _installed(client):
+        pytest.skip("confluent-kafka is not installed")
+    return client
+
+
+@pytest.mark.parametrize("client", BACKENDS)
 def test_replay_from_kafka_gives_the_records_of_replay_of_the_files(
-        kafka_bootstrap, kafka_topic, messages, tmp_path, monkeypatch):
+        kafka_bootstrap, kafka_topic, messages, tmp_path, monkeypatch, client):
     from gangscope.pipeline.run.cli import main
 
     monkeypatch.delenv("GANGSCOPE_OPENSEARCH_URL", raising=False)  # into folders, to compare
@@ -210,7 +218,7 @@ def test_replay_from_kafka_gives_the_records_of_replay_of_the_files(
     topic = kafka_topic(partitions=2)
     produce(kafka_bootstrap, topic, messages)
     assert main(["replay", "--from-kafka", topic, "--bootstrap", kafka_bootstrap, "--out", str(tmp_path / "k"),
-                 "--no-progress"]) == 0
+                 "--no-progress", "--kafka-client", _backend(client)]) == 0
     from kafka_fixtures import FIXTURES
 
     assert main(["replay", *map(str, FIXTURES), "--out", str(tmp_path / "f"), "--no-progress"]) == 0
@@ -259,8 +267,9 @@ def test_events_topic_gives_the_event_records_attempts_and_diagnoses_of_replay_w
         assert stop(proc) == 0
 
 
+@pytest.mark.parametrize("client", BACKENDS)
 def test_replay_from_kafka_reads_only_the_time_or_offset_range(
-        kafka_bootstrap, kafka_topic, messages, tmp_path, monkeypatch):
+        kafka_bootstrap, kafka_topic, messages, tmp_path, monkeypatch, client):
     from kafka import KafkaProducer
 
     from gangscope.pipeline.run.cli import main
@@ -278,7 +287,7 @@ def test_replay_from_kafka_reads_only_the_time_or_offset_range(
     def lines(*flags: str) -> int:
         out = tmp_path / f"out{len(list(tmp_path.iterdir()))}"
         assert main(["replay", "--from-kafka", topic, "--bootstrap", kafka_bootstrap, "--out", str(out),
-                     "--no-progress", *flags]) == 0
+                     "--no-progress", "--kafka-client", _backend(client), *flags]) == 0
         return json.loads((out / "summary.json").read_text())["lines"]
 
     assert lines("--since", "2023-11-14T23:00:00Z") == 600

@@ -104,6 +104,10 @@ def _from_kafka(p: argparse.ArgumentParser) -> None:
     p.add_argument("--from-offset", type=int, metavar="N", help="--from-kafka: first offset of every partition")
     p.add_argument("--to-offset", type=int, metavar="N", help="--from-kafka: stop before this offset")
     p.add_argument("--group", metavar="NAME", help="--from-kafka: consumer group (default gangscope-replay-<random>)")
+    p.add_argument("--kafka-client", choices=("auto", "confluent", "kafka-python"),
+                   default=os.environ.get("GANGSCOPE_KAFKA_CLIENT", "auto"),
+                   help="--from-kafka: the Kafka client, as consume's (default auto: confluent where installed; "
+                        "env GANGSCOPE_KAFKA_CLIENT)")
 
 
 def _inputs(p: argparse.ArgumentParser, paths_required: bool = True) -> None:
@@ -242,7 +246,8 @@ def cmd_replay(args, err: Console) -> int:
 
                 result = kafka_replay.run(
                     options, sink.write, topic=args.from_kafka, bootstrap=args.bootstrap, group=args.group,
-                    since=args.since, until=args.until, from_offset=args.from_offset, to_offset=args.to_offset)
+                    since=args.since, until=args.until, from_offset=args.from_offset, to_offset=args.to_offset,
+                    kafka_client=args.kafka_client)
             else:
                 result = replay_mod.run(options, sink.write, lambda n: progress.advance(task, n), sink=sink)
         if args.opensearch:

@@ -2,7 +2,8 @@
 
 The range is given by message times (`--since` / `--until`) or offsets; it is read with a
 consumer group of its own (default `gangscope-replay-<random>`), so the live service's offsets
-are untouched, and the run ends at the end of the range. The records are those `replay` makes
+are untouched, and the run ends at the end of the range. It reads with the backend `consume` would
+(`--kafka-client`, pipeline/sources/kafka_client.py). The records are those `replay` makes
 of the same lines read from files: each partition's lines are curated in order, every open
 record is closed at the end, then progress, stragglers and diagnoses as in pipeline/replay.py.
 """
@@ -36,13 +37,14 @@ def parse_time(text: str | None, flag: str) -> int | None:
 
 
 class _Settings:
-    """The few settings kafka-python clients need, from replay's flags and the environment."""
+    """The few settings the Kafka clients need, from replay's flags and the environment."""
 
-    def __init__(self, bootstrap: str, group: str):
+    def __init__(self, bootstrap: str, group: str, kafka_client: str):
         import os
 
         self.bootstrap = bootstrap
         self.group = group
+        self.kafka_client = kafka_client
         self.client_id = "gangscope-replay"
         self.start = "earliest"
         self.max_poll_records = 10_000
@@ -72,20 +74,26 @@ def _sasl_password(environ) -> str | None:
 
 def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str | None, group: str | None = None,
         since: str | None = None, until: str | None = None, from_offset: int | None = None,
-        to_offset: int | None = None) -> replay_mod.ReplayResult:
-    """Curate the range of `topic`, handing each batch of records to `write`."""
+        to_offset: int | None = None, kafka_client: str | None = None) -> replay_mod.ReplayResult:
+    """Curate the range of `topic`, handing each batch of records to `write`. kafka_client: the
+    backend (kafka-python, confluent; None or auto: GANGSCOPE_KAFKA_CLIENT, else as `consume`'s auto)."""
+    import os
+
+    from kafka.structs import OffsetAndMetadata
+
+    from gangscope.pipeline.sources.kafka_client import client_errors, open_consumer, resolve_client
+
     if not bootstrap:
         raise UsageError("--from-kafka: no Kafka bootstrap servers (--bootstrap or GANGSCOPE_KAFKA_BOOTSTRAP)")
     since_ms, until_ms = parse_time(since, "--since"), parse_time(until, "--until")
-    settings = _Settings(bootstrap, group or f"gangscope-replay-{uuid.uuid4().hex[:8]}")
-    from kafka import KafkaConsumer
-    from kafka.errors import KafkaError
-    from kafka.structs import OffsetAndMetadata
+    client = resolve_client(kafka_client or os.environ.get("GANGSCOPE_KAFKA_CLIENT"), "--from-kafka")
+    settings = _Settings(bootstrap, group or f"gangscope-replay-{uuid.uuid4().hex[:8]}", client)
+    errors = client_errors(client)
 
     kafka_auth.check(settings, "--from-kafka")
     try:
-        consumer = KafkaConsumer(**ksrc.consumer_options(settings))
-    except KafkaError as exc:
+        consumer = open_consumer(settings, client, ksrc.consumer_options(settings))
+    except errors as exc:
         raise UsageError(f"--from-kafka: cannot reach Kafka at {bootstrap} ({exc})") from None
     batch_run = replay_mod.Replay(options, write, None)
     result = batch_run.result
@@ -125,7 +133,7 @@ def run(options: replay_mod.ReplayOptions, write, *, topic: str, bootstrap: str 
         batch_run.finish()
         if rng.stop:
             consumer.commit({tp: OffsetAndMetadata(off, "", -1) for tp, off in rng.stop.items()})
-    except KafkaError as exc:
+    except errors as exc:
         raise UsageError(f"--from-kafka {topic}: {exc}") from None
     finally:
         consumer.close(autocommit=False)

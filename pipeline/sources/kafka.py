@@ -189,16 +189,16 @@ class DeadLetters:
     """Sends undecodable messages to a topic: original key and value, the reason in headers.
 
     `flush()` returns when the broker has them (called before offsets are committed, so a
-    message is either dead-lettered or read again).
+    message is either dead-lettered or read again); one the broker did not take is sent again
+    at the next flush, which raises meanwhile. The producer is of the backend `cfg.kafka_client`
+    names (kafka-python, or confluent-kafka), as the consumer's.
     """
 
     def __init__(self, cfg, topic: str):
-        from kafka import KafkaProducer
-
         self.topic = topic
-        self.producer = KafkaProducer(**producer_options(cfg))
+        client = getattr(cfg, "kafka_client", "kafka-python")
+        self.producer = _ConfluentProducer(cfg) if client == "confluent" else _KafkaPythonProducer(cfg)
         self.sent = 0
-        self._futures: list = []
 
     def send(self, message, reason: str, detail: str = "") -> None:
         headers = [
@@ -208,23 +208,101 @@ class DeadLetters:
             (H_PARTITION, str(message.partition).encode()),
             (H_OFFSET, str(message.offset).encode()),
         ]
-        self._futures.append(self.producer.send(self.topic, key=message.key, value=message.value, headers=headers))
+        self.producer.send(self.topic, message.key, message.value, headers)
         self.sent += 1
 
     def flush(self, timeout: float | None = None) -> None:
-        """Wait for the broker's acknowledgement of everything sent; raises if one failed."""
-        if not self._futures:
-            return
-        self.producer.flush(timeout=timeout)
-        futures, self._futures = self._futures, []
-        for f in futures:
-            f.get(timeout=0)
+        """Wait for the broker's acknowledgement of everything sent; raises (a KafkaError) if one
+        failed or did not come in time."""
+        self.producer.flush(timeout)
 
     def close(self, timeout: float = 10) -> None:
         try:
-            self.producer.close(timeout=timeout)
+            self.producer.close(timeout)
         except Exception:  # closing at shutdown: nothing left to lose
             pass
+
+
+class _KafkaPythonProducer:
+    """kafka-python's producer: each send's future kept until a flush found it acknowledged."""
+
+    def __init__(self, cfg):
+        from kafka import KafkaProducer
+
+        self._p = KafkaProducer(**producer_options(cfg))
+        self._sent: list = []  # (future, what was sent)
+
+    def send(self, topic, key, value, headers) -> None:
+        self._sent.append((self._p.send(topic, key=key, value=value, headers=headers), (topic, key, value, headers)))
+
+    def flush(self, timeout: float | None) -> None:
+        if not self._sent:
+            return
+        self._p.flush(timeout=timeout)
+        sent, self._sent = self._sent, []
+        failed: list[str] = []
+        for future, what in sent:
+            try:
+                future.get(timeout=0)
+            except Exception as exc:  # not taken (or not answered yet): sent again, the flush fails
+                failed.append(str(exc) or type(exc).__name__)
+                self.send(*what)
+        if failed:
+            from kafka.errors import KafkaError
+
+            raise KafkaError(f"{len(failed)} dead letters not acknowledged ({failed[0]}); sent again")
+
+    def close(self, timeout: float) -> None:
+        self._p.close(timeout=timeout)
+
+
+class _ConfluentProducer:
+    """confluent-kafka's producer (librdkafka): delivery reports, served by flush, say which
+    messages the broker did not take; those are produced again."""
+
+    def __init__(self, cfg):
+        from confluent_kafka import KafkaException, Producer
+
+        from gangscope.pipeline.sources.kafka_client import confluent_client_config
+
+        conf = dict(confluent_client_config(client_options(cfg)), acks="all", **{"linger.ms": 5})
+        try:
+            self._p = Producer(conf)
+        except KafkaException as exc:
+            from kafka.errors import KafkaConfigurationError
+
+            raise KafkaConfigurationError(str(exc)) from None
+        self._failed: list[tuple[tuple, str]] = []
+
+    def send(self, topic, key, value, headers) -> None:
+        what = (topic, key, value, headers)
+
+        def delivered(err, _msg):
+            if err is not None:
+                self._failed.append((what, str(err)))
+
+        while True:
+            try:
+                self._p.produce(topic, key=key, value=value, headers=headers, on_delivery=delivered)
+                break
+            except BufferError:  # librdkafka's queue is full: wait for deliveries to make room
+                self._p.poll(0.5)
+        self._p.poll(0)  # serves the delivery reports due
+
+    def flush(self, timeout: float | None) -> None:
+        from kafka.errors import KafkaError, KafkaTimeoutError
+
+        left = self._p.flush(-1 if timeout is None else timeout)
+        failed, self._failed = self._failed, []
+        for what, _ in failed:
+            self.send(*what)
+        if failed:
+            raise KafkaError(f"{len(failed)} dead letters not acknowledged ({failed[0][1]}); sent again")
+        if left:
+            raise KafkaTimeoutError(f"{left} dead letters not acknowledged within {timeout:g} s")
+
+    def close(self, timeout: float) -> None:
+        self._p.flush(timeout)
 
 
 # --- ranges (replay --from-kafka) -----------------------------------------------------------

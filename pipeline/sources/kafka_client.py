@@ -35,6 +35,23 @@ def default_client() -> str:
     return "confluent" if importlib.util.find_spec("confluent_kafka") is not None else "kafka-python"
 
 
+def resolve_client(name: str | None, context: str) -> str:
+    """The backend a `--kafka-client` value names (auto, None: `default_client()`), checked: a name
+    that is none, or confluent where confluent-kafka is not installed, is a usage error starting
+    with `context` ("consume", "--from-kafka")."""
+    from gangscope.pipeline.errors import UsageError
+
+    client = default_client() if name in (None, "", "auto") else name
+    if client not in CLIENTS:
+        raise UsageError(f"{context}: kafka_client must be auto or one of {', '.join(CLIENTS)}, got {name!r}")
+    if client == "confluent":
+        try:
+            import confluent_kafka  # noqa: F401
+        except ImportError:
+            raise UsageError(f"{context}: kafka_client confluent needs confluent-kafka (pip install confluent-kafka)") from None
+    return client
+
+
 def open_consumer(cfg, client: str, options: dict[str, Any]):
     """A consumer of backend `client` for the settings `cfg`; `options`: kafka-python's options
     (pipeline/sources/kafka.py consumer_options), which the confluent backend translates."""
@@ -63,8 +80,7 @@ def client_errors(client: str) -> tuple[type[BaseException], ...]:
 def confluent_config(cfg, options: dict[str, Any]) -> dict[str, Any]:
     """librdkafka's names for the consumer options kafka-python took (servers, group, TLS, SASL)."""
     conf: dict[str, Any] = {
-        "bootstrap.servers": ",".join(options["bootstrap_servers"]),
-        "client.id": options["client_id"],
+        **confluent_client_config(options),
         "group.id": options["group_id"],
         "enable.auto.commit": False,
         "enable.auto.offset.store": False,
@@ -73,13 +89,23 @@ def confluent_config(cfg, options: dict[str, Any]) -> dict[str, Any]:
         "heartbeat.interval.ms": options["heartbeat_interval_ms"],
         "fetch.wait.max.ms": options.get("fetch_max_wait_ms", 100),
         "max.partition.fetch.bytes": options.get("max_partition_fetch_bytes", 4 << 20),
-        "security.protocol": options["security_protocol"],
-        "error_cb": _log_error,
     }
     if options.get("group_instance_id"):
         conf["group.instance.id"] = options["group_instance_id"]
     if options.get("metadata_max_age_ms"):
         conf["topic.metadata.refresh.interval.ms"] = options["metadata_max_age_ms"]
+    return conf
+
+
+def confluent_client_config(options: dict[str, Any]) -> dict[str, Any]:
+    """librdkafka's names for what every client takes (servers, id, TLS, SASL), from kafka-python's
+    options (pipeline/sources/kafka.py client_options)."""
+    conf: dict[str, Any] = {
+        "bootstrap.servers": ",".join(options["bootstrap_servers"]),
+        "client.id": options["client_id"],
+        "security.protocol": options["security_protocol"],
+        "error_cb": _log_error,
+    }
     if options["security_protocol"] in ("SSL", "SASL_SSL"):
         for ours, theirs in (("ssl_cafile", "ssl.ca.location"), ("ssl_certfile", "ssl.certificate.location"),
                              ("ssl_keyfile", "ssl.key.location")):
@@ -146,6 +172,8 @@ class ConfluentConsumer:
         self._paused: set[TopicPartition] = set()
         self._assigned: set[TopicPartition] = set()
         self._seeks: dict[TopicPartition, int] = {}
+        self._assigned_at: dict[TopicPartition, int] | None = None  # assign()'s partitions and start offsets
+        self._commit_waiting: _Waiting | None = None  # a commit past its time limit, still waiting for a broker
 
     def _on_error(self, err) -> None:
         """librdkafka's error callback (served inside `poll()`): logged, and "all brokers down"
@@ -225,6 +253,14 @@ class ConfluentConsumer:
         return out
 
     def seek(self, tp: TopicPartition, offset: int) -> None:
+        if self._assigned_at is not None and tp in self._assigned_at:
+            # assigned by assign() (a range): assigned again starting there, so that no fetch from
+            # the old position (librdkafka refuses a seek before the partition fetches) comes first
+            from confluent_kafka import TopicPartition as CTP
+
+            self._assigned_at[tp] = offset
+            self._c.assign([CTP(t.topic, t.partition, at) for t, at in self._assigned_at.items()])
+            return
         self._seeks[tp] = offset
         self._apply_seeks()
 
@@ -281,13 +317,13 @@ class ConfluentConsumer:
         return out
 
     # --- ranges (replay --from-kafka) ---------------------------------------------------------
-    # Not used yet: replay --from-kafka still reads with kafka-python (its range tests did not pass
-    # on this backend when it was written).
 
     def assign(self, tps) -> None:
+        from confluent_kafka import OFFSET_STORED
         from confluent_kafka import TopicPartition as CTP
 
         self._assigned = set(tps)
+        self._assigned_at = {tp: OFFSET_STORED for tp in tps}
         self._c.assign([CTP(tp.topic, tp.partition) for tp in tps])
 
     def position(self, tp: TopicPartition) -> int:
@@ -296,6 +332,8 @@ class ConfluentConsumer:
         if tp in self._seeks:
             return self._seeks[tp]
         (got,) = self._c.position([CTP(tp.topic, tp.partition)])
+        if got.offset < 0 and self._assigned_at is not None:
+            return self._assigned_at.get(tp, -1)  # nothing fetched yet: where assign() starts it
         return got.offset if got.offset >= 0 else -1
 
     def beginning_offsets(self, tps) -> dict[TopicPartition, int]:
@@ -323,17 +361,74 @@ class ConfluentConsumer:
         return got.offset
 
     def commit(self, offsets: dict[TopicPartition, OffsetAndMetadata], timeout_ms: int | None = None) -> None:
+        """Commit `offsets`, waiting at most `timeout_ms` (None: until a broker answers), then
+        KafkaTimeoutError, as kafka-python's commit(timeout_ms=...) raises. librdkafka's synchronous
+        commit has no time limit of its own (it waits an outage out, as Java's commitSync), so it
+        runs on a thread of its own and is waited for; one past its limit goes on there, and until
+        it ends another commit fails at once (no pile of waiting threads, no older offsets landing
+        after newer ones)."""
         from confluent_kafka import TopicPartition as CTP
+        from kafka.errors import KafkaTimeoutError
 
         if not offsets:
             return
         # metadata only when there is some: librdkafka's TopicPartition (2.16) refuses None for it
         parts = [CTP(tp.topic, tp.partition, om.offset, metadata=om.metadata) if om.metadata
                  else CTP(tp.topic, tp.partition, om.offset) for tp, om in offsets.items()]
-        self._c.commit(offsets=parts, asynchronous=False)
+        if timeout_ms is None:
+            self._c.commit(offsets=parts, asynchronous=False)
+            return
+        if self._commit_waiting is not None and not self._commit_waiting.wait(0):
+            raise KafkaTimeoutError("an earlier offset commit is still waiting for a broker")
+        waiting = self._commit_waiting = _Waiting(lambda: self._c.commit(offsets=parts, asynchronous=False))
+        if not waiting.wait(timeout_ms / 1000):
+            raise KafkaTimeoutError(f"offset commit not answered within {timeout_ms / 1000:g} s")
+        self._commit_waiting = None
+        waiting.result()
 
     async def commit_async(self, offsets) -> None:
-        self.commit(offsets)
+        # a revocation's commit (inside poll): bounded like the service's own commits
+        self.commit(offsets, timeout_ms=REVOCATION_COMMIT_MS)
 
     def close(self, autocommit: bool = False, timeout_ms: int | None = None) -> None:
+        waiting = self._commit_waiting
+        if waiting is not None and not waiting.wait((timeout_ms or 0) / 1000):
+            # a commit still inside librdkafka: destroying the client under it is not safe; the
+            # process ends without (the group drops this member at its session timeout)
+            log.warning("consumer not closed: an offset commit still waits for a broker")
+            return
         self._c.close()
+
+
+# How long a commit on revocation may wait (it runs inside poll, where the loop stands still).
+REVOCATION_COMMIT_MS = 10_000
+
+
+class _Waiting:
+    """A blocking call on a daemon thread of its own (one that outlives its wait must not hold the
+    process at exit): `wait(seconds)` whether it ended, `result()` its return or its exception."""
+
+    def __init__(self, call):
+        import threading
+
+        self._done = threading.Event()
+        self._value: Any = None
+        self._error: BaseException | None = None
+
+        def run():
+            try:
+                self._value = call()
+            except BaseException as exc:  # handed to result()
+                self._error = exc
+            finally:
+                self._done.set()
+
+        threading.Thread(target=run, name="gangscope-kafka-commit", daemon=True).start()
+
+    def wait(self, seconds: float) -> bool:
+        return self._done.wait(seconds)
+
+    def result(self) -> Any:
+        if self._error is not None:
+            raise self._error
+        return self._value
