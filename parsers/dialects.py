@@ -211,6 +211,7 @@ class GuardScan:
         # a digit-free literal is found in the layout too (its digits made 0s: see ShapeCache)
         self.layout_safe = not any(ch in "0123456789" for lit in literals for ch in lit)
         self._database = _literal_database(literals)
+        self._survivors: dict[int, tuple] = {}  # see passing
 
     def found(self, seg: str, data: bytes | None = None) -> int:
         """Bit i set where the segment holds literal i; `data`: its UTF-8 bytes (or layout, where
@@ -229,11 +230,16 @@ class GuardScan:
     def passing(self, seg: str, data: bytes | None = None):
         """The table's dialects whose guard holds on `seg`, in table order (lazily)."""
         found = self.found(seg, data)
-        for d, need, anys, starts, where in self.checks:
-            if found & need != need:
-                continue
-            if anys and not all(found & m for m in anys):
-                continue
+        # the dialects whose literals are all there depend on the literals found alone: the same
+        # few sets come back line after line, so each set's survivors are remembered
+        survivors = self._survivors.get(found)
+        if survivors is None:
+            survivors = tuple((d, starts, where) for d, need, anys, starts, where in self.checks
+                              if found & need == need and (not anys or all(found & m for m in anys)))
+            if len(self._survivors) >= 4096:
+                self._survivors.clear()
+            self._survivors[found] = survivors
+        for d, starts, where in survivors:
             if (not starts or seg.startswith(starts)) and (where is None or where(seg)):
                 yield d
 

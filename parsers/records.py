@@ -14,8 +14,14 @@ from typing import Any
 import msgspec
 
 
-class Record(msgspec.Struct, kw_only=True, tag_field="kind"):
-    """Fields every record has (SPEC.md). `kind` is written from the subclass tag."""
+class Record(msgspec.Struct, kw_only=True, tag_field="kind", gc=False):
+    """Fields every record has (SPEC.md). `kind` is written from the subclass tag.
+
+    Records are not tracked by the cycle collector (`gc=False`): a run makes one per step or
+    error line and the digest keeps many, and each tracked one counted towards a collection that
+    walked them all (replay of the realistic corpus: 3 full collections and 0.25 s CPU in the
+    collector, 0.12 s untracked). A record never is in a reference cycle: every record is encoded
+    as JSON, which a cycle through its fields would make fail."""
 
     id: str = ""
     job: str | None = None
