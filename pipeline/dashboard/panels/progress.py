@@ -23,9 +23,8 @@ def _latest_per_job(search: Search, kind: str, filters: Filters) -> dict[str, di
         "size": 0, "query": filters.query(),
         "aggs": {"jobs": {"terms": {"field": "job", "size": 500},
                           "aggs": {"latest": {"top_hits": {"size": 1, "sort": [{"time": {"order": "desc"}}],
-                                                           "_source": _FIELDS}},
-                                   "records": {"value_count": {"field": "id"}}}}},
-    })
+                                                           "_source": _FIELDS}}}}},
+    })  # the records of a job are its bucket's doc_count (a value_count of ids read every record again)
     out = {}
     for b in buckets(r, "jobs"):
         hit = b["latest"]["hits"]["hits"]
