@@ -15,6 +15,7 @@ took them, so that both give the same stragglers and diagnoses.
 
 from __future__ import annotations
 
+import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -59,12 +60,31 @@ def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines
     stragglers = stragglers_of(digest, failures)
     for r in stragglers:
         digest.add(r)
-    records = in_reading_order(digest.all_records())
-    every_attempt = [a for job_attempts in attempts.values() for a in job_attempts] or None
-    diagnoses = list(diagnose(records, every_attempt, failures, jobs=jobs))
-    found = Findings(stragglers, diagnoses)
+    # A part of the jobs at a time (the digest's parts: all of it when it is all in memory); a job's
+    # diagnosis and timeline read its own records only, so the parts give what the whole would.
+    count = digest.part_count()
+    attempts_in: list[list] = [[] for _ in range(count)]
+    for job_attempts in attempts.values():
+        for a in job_attempts:
+            attempts_in[digest.part_of(str(a.job))].append(a)
+    jobs_in: list[list[str]] = [[] for _ in range(count)]
+    for job in jobs:
+        jobs_in[digest.part_of(job)].append(job)
+    diagnosed: list[list[Record]] = []
+    drawn: dict[str, dict[str, Any]] = {}
+    for n, part in enumerate(digest.parts()):
+        if not (part or attempts_in[n] or jobs_in[n]):
+            continue
+        records = in_reading_order(part)
+        del part
+        diagnoses = list(diagnose(records, attempts_in[n] or None, failures, jobs=jobs_in[n]))
+        diagnosed.append(diagnoses)
+        if timelines:
+            drawn.update(job_timelines(records, attempts, diagnoses, failures))
+    # in the order one call over every job gives: by job and attempt, timelines by job
+    found = Findings(stragglers, list(heapq.merge(*diagnosed, key=lambda d: (d.job, d.attempt))))
     if timelines:
-        found.timelines = job_timelines(records, attempts, diagnoses, failures)
+        found.timelines = dict(sorted(drawn.items()))
     return found
 
 

@@ -1,7 +1,9 @@
 """What a run keeps in memory about each job for diagnosis and the report, bounded.
 
 Step records are thinned to a bounded series per job (for the charts) plus the last step of
-each rank (for the summaries). Every other record is kept up to a count per kind and within a
+each rank (for the summaries); the last steps and the epoch records, one per rank, wait on disk
+once they are many (diagnose/rank_spool.py), and are read back a part of the jobs at a time
+(`partitions`, `records_in`). Every other record is kept up to a count per kind and within a
 byte budget for all of them together (their JSON size, an estimate of what they hold). Past
 the budget, long records are cut down to what the diagnosis reads of them (`summarized`), then
 records are dropped (`dropped`, by kind) from the job attempt that holds the most bytes, the
@@ -17,11 +19,13 @@ import itertools
 import math
 from collections import defaultdict
 from dataclasses import dataclass, field
+from typing import Iterator
 
 import msgspec
 
 from gangscope.parsers import times
-from gangscope.parsers.records import Record, StepRecord, TraceRecord, encode
+from gangscope.parsers.records import Record, StepRecord, TraceRecord, encode, job_key
+from gangscope.pipeline.diagnose.rank_spool import PARTITIONS, RankSpool, partition_of
 from gangscope.pipeline.diagnose.root_cause import failure_tier
 
 # A record longer than this (as JSON) is summarized once the budget is reached.
@@ -48,11 +52,12 @@ class JobDigest:
     max_steps: int = 50_000  # in the series of all jobs together
     max_bytes: int = 16 << 20  # the non-step records kept, as JSON (2-4 times that in memory)
     records: dict[str, dict[int, Record]] = field(default_factory=lambda: defaultdict(dict))  # kind -> {entry: record}
-    latest: dict[str, Record] = field(default_factory=dict)  # epoch records by id
+    latest: RankSpool = field(default_factory=RankSpool)  # epoch records by id
     steps: dict[str, list[StepRecord]] = field(default_factory=lambda: defaultdict(list))
     step_stride: dict[str, int] = field(default_factory=lambda: defaultdict(lambda: 1))
     step_seen: dict[str, int] = field(default_factory=lambda: defaultdict(int))
-    last_steps: dict[tuple, StepRecord] = field(default_factory=dict)
+    # each rank's last step by (job, attempt, pod, rank, local_rank), tagged with its number
+    last_steps: RankSpool = field(default_factory=RankSpool)
     dropped: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # over the count or the byte budget
     summarized: int = 0  # records cut down to what the diagnosis reads
     series_steps: int = 0  # step records in `steps`
@@ -71,16 +76,22 @@ class JobDigest:
     # The tie is the job's place in `steps` (the first of equally long series, as max() took it).
     _by_length: list = field(default_factory=list, init=False, repr=False)
     _job_order: dict = field(default_factory=dict, init=False, repr=False)
+    # The steps in the series: id(step) -> its number (as tagged in last_steps): a rank's last
+    # step read back from disk is left out when it is in the series already.
+    _in_series: dict = field(default_factory=dict, init=False, repr=False)
+    _step_numbers: itertools.count = field(default_factory=itertools.count, init=False, repr=False)
 
     def add(self, record: Record) -> None:
         kind = record.kind
         if kind == "step":
             self._add_step(record)  # type: ignore[arg-type]
-        elif kind == "epoch" or kind == "diagnosis":
+        elif kind == "epoch":
             before = self.latest.get(record.id)
             if before is not None and before.pod is not record.pod:
                 _share_strings(record, before)
-            self.latest[record.id] = record
+            self.latest.put(record.id, job_key(record), record)
+        elif kind == "diagnosis":
+            return  # the back half's output, kept by its caller
         else:
             bucket = self.records[kind]
             if len(bucket) >= self.max_records_per_kind:
@@ -181,7 +192,10 @@ class JobDigest:
 
     def _add_step(self, step: StepRecord) -> None:
         job = step.job or ""
-        self.last_steps[(job, step.attempt, step.pod, step.rank, step.local_rank)] = step
+        number = self._in_series.get(id(step))  # the same step again keeps its number
+        if number is None:
+            number = next(self._step_numbers)
+        self.last_steps.put((job, step.attempt, step.pod, step.rank, step.local_rank), job_key(step), step, number)
         seen = self.step_seen[job]
         self.step_seen[job] = seen + 1
         stride = self.step_stride[job]
@@ -189,6 +203,7 @@ class JobDigest:
             return
         series = self.steps[job]
         series.append(step)
+        self._in_series[id(step)] = number
         self.series_steps += 1
         if len(series) >= self.max_steps_per_job:
             self._thin(job)
@@ -201,7 +216,12 @@ class JobDigest:
     def _thin(self, job: str) -> None:
         """Every other step of the job's series, and half as many kept from now on."""
         series = self.steps[job]
-        self.steps[job] = series[::2]
+        kept = series[::2]
+        in_series, kept_ids = self._in_series, {id(s) for s in kept}
+        for dropped in series[1::2]:
+            if id(dropped) not in kept_ids:
+                in_series.pop(id(dropped), None)
+        self.steps[job] = kept
         self.series_steps -= len(series) - len(self.steps[job])
         self.step_stride[job] *= 2
         self._note_length(job, len(self.steps[job]))
@@ -231,18 +251,61 @@ class JobDigest:
         self.summarized += summarized
 
     def all_records(self) -> list[Record]:
-        """Everything kept, steps included (the thinned series and each rank's last step)."""
+        """Everything kept, steps included (the thinned series and each rank's last step), in
+        memory at once: `parts` gives the same a part of the jobs at a time."""
         out: list[Record] = []
-        for bucket in self.records.values():
-            out.extend(bucket.values())
-        out.extend(r for r in self.latest.values() if r.kind == "epoch")
-        seen = set()
-        for series in self.steps.values():
-            for step in series:
-                seen.add(id(step))
-                out.append(step)
-        out.extend(s for s in self.last_steps.values() if id(s) not in seen)
+        for part in self.parts():
+            out.extend(part)
         return out
+
+    def parts(self) -> Iterator[list[Record]]:
+        """What the digest kept, a part of the jobs at a time, every record of a job (by job_key)
+        in the same part: the kept records kind by kind, the epoch records, each job's step
+        series and each rank's last step not in its series, each in the order they were kept.
+        One part (everything) while every rank's records are in memory, else one per partition
+        of the spools (parts with nothing kept are given empty). Read as often as asked."""
+        spools = (self.latest, self.last_steps)
+        if not any(spool.spilled for spool in spools):
+            yield self._part(0, list(self._kept()), list(self._series()))
+            return
+        for spool in spools:
+            spool.spill()
+        kept: list[list[Record]] = [[] for _ in range(PARTITIONS)]
+        series: list[list[Record]] = [[] for _ in range(PARTITIONS)]
+        for r in self._kept():
+            kept[partition_of(job_key(r))].append(r)
+        for r in self._series():
+            series[partition_of(job_key(r))].append(r)
+        for n in range(PARTITIONS):
+            yield self._part(n, kept[n], series[n])
+            kept[n] = series[n] = []
+
+    def part_count(self) -> int:
+        """How many parts `parts` gives."""
+        return PARTITIONS if self.latest.spilled or self.last_steps.spilled else 1
+
+    def part_of(self, job: str) -> int:
+        """The part whose records are a job's (its job_key), where its attempts and report go."""
+        return partition_of(job) if self.part_count() > 1 else 0
+
+    def _kept(self) -> Iterator[Record]:
+        for bucket in self.records.values():
+            yield from bucket.values()
+
+    def _series(self) -> Iterator[StepRecord]:
+        for series in self.steps.values():
+            yield from series
+
+    def _part(self, n: int, kept: list[Record], series: list[StepRecord]) -> list[Record]:
+        in_series = self._in_series
+        numbers = {in_series[id(step)] for step in series}
+        return [*kept, *(r for r, _tag in self.latest.entries(n)), *series,
+                *(s for s, number in self.last_steps.entries(n) if number not in numbers)]
+
+    def close(self) -> None:
+        """Remove what waits on disk (also done when the digest is collected)."""
+        self.latest.close()
+        self.last_steps.close()
 
 
 # The strings a rank's records repeat. A rank's last progress word is built from its parked state

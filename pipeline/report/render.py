@@ -70,20 +70,29 @@ def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record |
 
 def write_report(out: TextIO, records: Iterable[Record | dict], diagnoses: Iterable[Record | dict],
                  failures: StageFailures | None = None, timelines: Mapping[str, dict] | None = None) -> None:
+    """`write_report_in_parts` with every record in one part."""
+    write_report_in_parts(out, [records], diagnoses, failures=failures, timelines=timelines)
+
+
+def write_report_in_parts(out: TextIO, parts: Iterable[Iterable[Record | dict]], diagnoses: Iterable[Record | dict],
+                          failures: StageFailures | None = None, timelines: Mapping[str, dict] | None = None) -> None:
     """The report written to `out` piece by piece as the template renders (a run of 100k pods
     made a 110 MB page, held whole and in its ~1M pieces before; `out` must seek and truncate).
 
+    parts: the records, a part of the jobs at a time, every record of a job (by job_key) in one
+    part (JobDigest.parts): only one part's records are held at a time.
     timelines: job -> its gang timeline (plain data, as back_half.Findings.timelines has it);
     a job without one has no timeline drawn.
 
     One job's section is one unit of work (pipeline/isolation.py): a section that cannot be
     built or rendered shows the job with the error instead, the rest of the report is kept,
     and the failure is counted in `failures` (stage "report")."""
-    recs = [from_dict(r) if isinstance(r, dict) else r for r in records]
     diags = [from_dict(d) if isinstance(d, dict) else d for d in diagnoses]
     failures = failures if failures is not None else StageFailures()
-    jobs = SpooledSections(job_sections(recs, diags, failures, timelines))  # built once, kept on disk
-    del recs, diags
+    diag_by_job = _diagnoses_by_job(diags)
+    del diags
+    jobs = SpooledSections(_sections_of_parts(parts, diag_by_job, failures, timelines))  # built once, kept on disk
+    jobs.sort(key=lambda part: _trouble_first(diag_by_job, part["name"]))
     template = _env().get_template("report.html.j2")
     start = out.tell()
     try:
@@ -151,24 +160,55 @@ def job_sections(records: list[Record], diagnoses: list[Record], failures: Stage
                  timelines: Mapping[str, dict] | None = None) -> Iterator[dict[str, Any]]:
     """The view model of each job's section, one at a time, jobs in trouble first. With `failures`,
     a section that raises is counted there and shown as `failed_section`; without, it raises."""
+    by_job = _records_by_job(records)
+    diag_by_job = _diagnoses_by_job(diagnoses)
+    names = sorted(set(by_job) | set(diag_by_job), key=lambda name: _trouble_first(diag_by_job, name))
+    for name in names:
+        yield _section_or_failed(name, by_job.get(name, {}), diag_by_job, failures, timelines)
+
+
+def _sections_of_parts(parts: Iterable[Iterable[Record | dict]], diag_by_job: Mapping[str, list[Record]],
+                       failures: StageFailures | None, timelines: Mapping[str, dict] | None) -> Iterator[dict[str, Any]]:
+    """The section of each job, a part of the records at a time (a job's records all in one part),
+    then of the diagnosed jobs with no records; in no particular order (the caller sorts them)."""
+    done: set[str] = set()
+    for part in parts:
+        by_job = _records_by_job(from_dict(r) if isinstance(r, dict) else r for r in part)
+        for name in sorted(by_job):
+            done.add(name)
+            yield _section_or_failed(name, by_job[name], diag_by_job, failures, timelines)
+        del by_job
+    for name in sorted(set(diag_by_job) - done):
+        yield _section_or_failed(name, {}, diag_by_job, failures, timelines)
+
+
+def _records_by_job(records: Iterable[Record]) -> dict[str, dict[str, list[Record]]]:
     by_job: dict[str, dict[str, list[Record]]] = defaultdict(lambda: defaultdict(list))
     for r in records:
         if r.kind != "diagnosis":
             by_job[job_key(r)][r.kind].append(r)
+    return by_job
+
+
+def _diagnoses_by_job(diagnoses: Iterable[Record]) -> dict[str, list[Record]]:
     diag_by_job: dict[str, list[Record]] = defaultdict(list)
     for d in diagnoses:
         diag_by_job[d.job or job_key(d)].append(d)
-    # jobs whose latest attempt failed or was evicted first: they are what the reader came for
-    def trouble_first(name: str) -> tuple:
-        latest = max(diag_by_job.get(name, []), key=lambda d: d.attempt, default=None)
-        return (getattr(latest, "outcome", None) not in ("failed", "evicted"), name)
+    return diag_by_job
 
-    names = sorted(set(by_job) | set(diag_by_job), key=trouble_first)
-    for name in names:
-        section = None
-        with unit_of_work(failures, "report", position=name, section="job", job=name) as unit:
-            section = _job_section(name, by_job.get(name, {}), diag_by_job.get(name, []), (timelines or {}).get(name))
-        yield failed_section(name, unit.failed) if unit.failed else section
+
+def _trouble_first(diag_by_job: Mapping[str, list[Record]], name: str) -> tuple:
+    """Jobs whose latest attempt failed or was evicted first: they are what the reader came for."""
+    latest = max(diag_by_job.get(name, []), key=lambda d: d.attempt, default=None)
+    return (getattr(latest, "outcome", None) not in ("failed", "evicted"), name)
+
+
+def _section_or_failed(name: str, kinds: dict[str, list[Record]], diag_by_job: Mapping[str, list[Record]],
+                       failures: StageFailures | None, timelines: Mapping[str, dict] | None) -> dict[str, Any]:
+    section = None
+    with unit_of_work(failures, "report", position=name, section="job", job=name) as unit:
+        section = _job_section(name, kinds, diag_by_job.get(name, []), (timelines or {}).get(name))
+    return failed_section(name, unit.failed) if unit.failed else section
 
 
 def _job_section(name: str, kinds: dict[str, list[Record]], diagnoses: list[Record], timeline: dict | None) -> dict[str, Any]:

@@ -30,6 +30,12 @@ class SpooledSections:
             self.overview_parts.append({key: section.get(key) for key in OVERVIEW_KEYS})
         self._file.flush()
 
+    def sort(self, key) -> None:
+        """Put the sections in the order `key` gives of their overview parts (before any is replaced)."""
+        order = sorted(range(len(self._offsets)), key=lambda i: key(self.overview_parts[i]))
+        self._offsets = [self._offsets[i] for i in order]
+        self.overview_parts = [self.overview_parts[i] for i in order]
+
     def __len__(self) -> int:
         return len(self._offsets)
 
