@@ -88,7 +88,8 @@ PREFILTER = (
     r"|\S.{0,400} FAILED\s*$"
     r"|Root Cause \(first observed failure\):\s*$"
     r"|The above exception was the direct cause|During handling of the above exception"
-    r"|[^\r]*\r.*Traceback \(most recent call last\):)"
+    # behind a '\r' bar, or a head ending in a sign or a level name (TraceParser._start)
+    r"|(?:[^\r]*\r.*|.*(?:[^\w\s] ?|[A-Z]{2} ))Traceback \(most recent call last\):)"
 )
 
 

@@ -20,6 +20,7 @@ free-text message lines also `message_gap_s` and `max_message_lines`.
 
 from __future__ import annotations
 
+import re
 from collections import deque
 from collections.abc import Callable
 from typing import Any
@@ -201,6 +202,21 @@ TERMINAL = frozenset({"message", "message_blank", "message_done", "box", "dump",
 # ----------------------------------------------------------------------------- the parser
 
 
+# The longest head taken off before a header and the lines of its trace (a logger's or a log
+# collector's: times, levels, process names, ids).
+MAX_HEAD = 300
+_DIGITS_AS_ZERO = str.maketrans("0123456789", "0000000000")
+
+
+# Python's own headers that end in the same words: no head before them
+_OWN_WORDS = re.compile(r".*(?:Original|Exception Group) $").match  # (the prefilter lets neither pass)
+
+
+def _shape(head: str) -> str:
+    """A head as it recurs line after line: its digits (times, pids, counters) as 0."""
+    return head.translate(_DIGITS_AS_ZERO)
+
+
 class TraceState(msgspec.Struct, tag="trace", kw_only=True, omit_defaults=True):
     """An open trace in a snapshot: the rule state it is in, its first line, the lines kept
     (`lines` from the start, `tail` the last ones; `line_count` read, `dropped` between them,
@@ -218,6 +234,10 @@ class TraceState(msgspec.Struct, tag="trace", kw_only=True, omit_defaults=True):
     held: list[str] = []
     text_lines: int = 0
     last_s: float | None = None
+    head: str | None = None  # the shape of the head before its header (see TraceParser._start)
+    head_len: int = 0
+    head_each_line: bool | None = None
+    after_frame: bool = False
     failures: FailureBoxState | None = None
 
 
@@ -257,6 +277,12 @@ class TraceParser:
         self._failures: FailureBox | None = None
         self._text_lines = 0
         self._last_s: float | None = None  # seconds since the epoch of the last line
+        # A header behind a head on its line ("<time> CRITICAL | Traceback ..."): the head's shape
+        # (digits as 0), its length, and whether the lines after it carry it too (None: not yet known).
+        self._head: str | None = None
+        self._head_len = 0
+        self._head_each_line: bool | None = None
+        self._after_frame = False  # the last line taken off its head was a File line
 
     @property
     def open(self) -> bool:
@@ -268,6 +294,11 @@ class TraceParser:
             text = ANSI.sub("", text)
         if self._state is None:
             return self._start(line, text), []
+        if self._head is not None:
+            bare = self._without_head(line, text)
+            if bare is None:  # a collector's line of another head (level, process): the trace is over
+                return self._restart(line, text)
+            line, text = bare
         now = times.leading_seconds(line.time) if line.time else None
         gap = now - self._last_s if now is not None and self._last_s is not None else 0.0
         if gap > self.idle_s:
@@ -338,6 +369,7 @@ class TraceParser:
             state=self._state, first=LineState.of(self._first), lines=list(block.head), tail=list(block.tail),
             line_count=block.count, dropped=block.dropped, cut=block.cut, held=list(self._held),
             text_lines=self._text_lines, last_s=self._last_s,
+            head=self._head, head_len=self._head_len, head_each_line=self._head_each_line, after_frame=self._after_frame,
             failures=None if self._failures is None else self._failures.snapshot(),
         )
 
@@ -352,6 +384,8 @@ class TraceParser:
         block._tail_size = sum(len(t) + 1 for t in state.tail)
         self._state, self._first, self._block = state.state, state.first.line(), block
         self._held, self._text_lines, self._last_s = list(state.held), state.text_lines, state.last_s
+        self._head, self._head_len, self._head_each_line = state.head, state.head_len, state.head_each_line
+        self._after_frame = state.after_frame
         self._failures = None if state.failures is None else FailureBox.from_snapshot(state.failures)
 
     # -- internals
@@ -365,17 +399,28 @@ class TraceParser:
     def _start(self, line: Line, text: str) -> bool:
         """Open a trace if the line starts one; True if the line is the trace's alone."""
         consumed = True
+        head = None
         for test, _action, nxt in START:
             if test(text):
                 break
         else:
-            # a header glued to a progress bar drawn with '\r' on the same line: the
-            # trace starts at the header, and the bar stays for the parsers after this one
-            pos = line.text.rfind(TB_TEXT) if "\r" in text else -1
+            # a header glued to a progress bar drawn with '\r' on the same line, or behind a head
+            # a logger or a log collector wrote first ("<time> CRITICAL | Traceback (most recent
+            # call last):", ParlAI's logger; "<prog> | <time> | ERROR | Traceback ...", a head on
+            # every line of the trace): the trace starts at the header, and the line stays for
+            # the parsers after this one
+            at = text.rfind(TB_TEXT)
+            pos = line.text.rfind(TB_TEXT) if at > 0 and ("\r" in text or TB_HEAD.match(text[at:]) and not _OWN_WORDS(text, 0, at)) else -1
             if pos < 0 or not TB_HEAD.match(line.text[pos:]):
                 return False
+            if "\r" not in line.text[:pos] and 0 < pos <= MAX_HEAD:
+                head = line.text[:pos]
             line = line._replace(text=line.text[pos:])
             nxt, consumed = "frames", False
+        self._head = _shape(head) if head is not None else None
+        self._head_len = len(head) if head is not None else 0
+        self._head_each_line = None
+        self._after_frame = False
         self._state = nxt  # type: ignore[assignment]
         self._first = line
         self._block = _Block(self.max_lines, self.max_bytes)
@@ -391,6 +436,31 @@ class TraceParser:
         self._last_s = times.leading_seconds(line.time) if line.time else None
         self._block.add(line.text)
         return consumed
+
+    def _without_head(self, line: Line, text: str) -> tuple[Line, str] | None:
+        """The line with the head its trace's header had taken off, if it carries one of the same
+        shape; None for a line without it where every line has had it. Decided on the first line
+        after the header: a logger writes the head once (the trace's other lines come bare), a log
+        collector on every line."""
+        n = self._head_len
+        carries = len(line.text) > n and _shape(line.text[:n]) == self._head
+        if self._head_each_line is None:
+            self._head_each_line = carries
+            if not carries:
+                self._head = None
+        if not carries:
+            return None if self._head_each_line else (line, text)
+        bare = line.text[n:]
+        if self._state == "frames" and bare[:1] not in (" ", "\t", ""):
+            # a collector that strips each line (the head then the text, no indent): the
+            # traceback's own indents put back, 2 for a File line, 4 for the code line after it
+            if bare.startswith('File "'):
+                bare = "  " + bare
+            elif self._after_frame:
+                bare = "    " + bare
+        self._after_frame = FRAME.match(bare) is not None
+        line = line._replace(text=bare)
+        return line, (ANSI.sub("", bare) if "\x1b" in bare else bare)
 
     def _restart(self, line: Line, text: str) -> tuple[bool, list[Record]]:
         records = self._finish()

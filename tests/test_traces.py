@@ -911,3 +911,51 @@ def _group_types(exception_type: str, subs: list[dict]) -> dict:
         "type": exception_type,
         "sub": [_group_types(s["exception_type"], s["exceptions"]) if "exceptions" in s else {"type": s["exception_type"]} for s in subs],
     }
+
+
+def _traces_of(lines: list[str]) -> list:
+    parser, out = TraceParser(), []
+    for i, text in enumerate(lines):
+        out += parser.feed(Line(None, i, text))[1]
+    return out + parser.close()
+
+
+def test_a_header_behind_a_logger_s_head_starts_the_trace_and_keeps_the_line_s_rank():
+    """ParlAI's logger: 'rank:{:3d} |' then '%(asctime)s %(levelname)-8s | ' before the header, the
+    frames bare after it (parlai/utils/logging.py, distributed.py)."""
+    lines = ["2023-02-11 08:14:02,771 CRITICAL | Traceback (most recent call last):",
+             '  File "/srv/agent.py", line 605, in backward', "    loss.backward()",
+             "RuntimeError: CUDA out of memory. Tried to allocate 2.00 GiB", "2023-02-11 08:14:03,001 INFO | exiting"]
+    parser, out = TraceParser(), []
+    out += parser.feed(Line(None, 0, lines[0], rank=3))[1]
+    for i, text in enumerate(lines[1:], 1):
+        out += parser.feed(Line(None, i, text))[1]
+    out += parser.close()
+    [trace] = out
+    assert (trace.exception_type, trace.rank, len(trace.frames)) == ("RuntimeError", 3, 1)
+    assert trace.text.startswith("Traceback (most recent call last):\n")
+
+
+def test_a_head_on_every_line_comes_off_every_line_of_the_trace():
+    head = "prep.py | 2026-02-03 08:15:{:02d} | ERROR | "
+    lines = [head.format(51) + "Traceback (most recent call last):",
+             head.format(51) + '  File "/srv/prep.py", line 571, in <module>', head.format(51) + "    main()",
+             head.format(52) + '  File "/srv/prep.py", line 430, in main', head.format(52) + "    load(x)",
+             head.format(52) + "KeyError: 'df_ofs'", "prep.py | 2026-02-03 08:15:53 | INFO | cleaning up"]
+    [trace] = _traces_of(lines)
+    assert (trace.exception_type, trace.message, [f.function for f in trace.frames]) == ("KeyError", "'df_ofs'", ["<module>", "main"])
+
+
+def test_a_collector_that_strips_each_line_gets_the_traceback_s_indents_back():
+    head = "[0] [2024-05-21 10:03:12 +0200] [7731] [INFO] "
+    lines = [head + "Traceback (most recent call last):", head + 'File "/opt/app/process.py", line 85, in enforce_inputs',
+             head + "enforced.append(i.enforce_(value))", head + 'File "/opt/app/inputs.py", line 61, in enforce',
+             head + 'assert value.exists(), f"File {value} does not exist"', head + "AssertionError: File /d/x.png does not exist"]
+    [trace] = _traces_of(lines)
+    assert (trace.exception_type, len(trace.frames)) == ("AssertionError", 2)
+    assert trace.frames[1].code == 'assert value.exists(), f"File {value} does not exist"'
+
+
+def test_python_s_own_headers_ending_in_traceback_are_no_head():
+    assert _traces_of(["Original Traceback (most recent call last):", '  File "/x.py", line 1, in f', "    g()",
+                       "ValueError: bad"])[0].text.startswith('  File "/x.py"')
