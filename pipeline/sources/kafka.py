@@ -108,6 +108,7 @@ class _FluentBitRecord(msgspec.Struct):
 
 
 _record_decoder = msgspec.json.Decoder(_FluentBitRecord)
+_new_tuple = tuple.__new__  # an Envelope from its five fields without NamedTuple's Python-level __new__
 _KUBE_CACHE_MAX = 8192
 
 
@@ -154,8 +155,8 @@ def decode_log(value: bytes | None) -> envelopes.Envelope:
         if text.endswith("\r"):
             text = text[:-1]
     stream = rec.stream
-    return envelopes.Envelope(rec.time, stream if stream in ("stdout", "stderr") else "stdout", rec.p == "P", text,
-                              kube)
+    return _new_tuple(envelopes.Envelope, (rec.time, stream if stream in ("stdout", "stderr") else "stdout",
+                                           rec.p == "P", text, kube))
 
 
 def _decode_log_general(value: bytes | None, _decode=_decoder.decode, _envelope=envelopes.read_record) -> envelopes.Envelope:

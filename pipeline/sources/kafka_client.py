@@ -130,17 +130,25 @@ def _log_error(err) -> None:
 
 
 class Message:
-    """One consumed message, with kafka-python's ConsumerRecord attribute names."""
+    """One consumed message, with kafka-python's ConsumerRecord attribute names: the offset and value
+    (read for every message) taken at once, the key and time (read for a dead letter) when asked."""
 
-    __slots__ = ("topic", "partition", "offset", "key", "value", "timestamp")
+    __slots__ = ("topic", "partition", "offset", "value", "_m")
 
-    def __init__(self, topic, partition, offset, key, value, timestamp):
+    def __init__(self, topic, partition, offset, value, m):
         self.topic = topic
         self.partition = partition
         self.offset = offset
-        self.key = key
         self.value = value
-        self.timestamp = timestamp
+        self._m = m
+
+    @property
+    def key(self):
+        return self._m.key()
+
+    @property
+    def timestamp(self):
+        return self._m.timestamp()[1]
 
 
 def _run(coroutine) -> None:
@@ -231,19 +239,18 @@ class ConfluentConsumer:
         self._apply_seeks()
         msgs = self._c.consume(num_messages=max_records or self.max_records, timeout=timeout_ms / 1000)
         out: dict[TopicPartition, list[Message]] = {}
-        last = None
+        topic, partition = None, None
         bucket: list[Message] = []
         for m in msgs:
-            err = m.error()
-            if err is not None:
-                if err.code() != -191:  # _PARTITION_EOF: not an error
-                    log.warning("kafka fetch error", error=str(err))
+            if m.error() is not None:
+                if m.error().code() != -191:  # _PARTITION_EOF: not an error
+                    log.warning("kafka fetch error", error=str(m.error()))
                 continue
-            topic, partition = m.topic(), m.partition()
-            if (topic, partition) != last:
-                last = (topic, partition)
+            p = m.partition()
+            if p != partition or m.topic() != topic:
+                topic, partition = m.topic(), p
                 bucket = out.setdefault(TopicPartition(topic, partition), [])
-            bucket.append(Message(topic, partition, m.offset(), m.key(), m.value(), m.timestamp()[1]))
+            bucket.append(Message(topic, partition, m.offset(), m.value(), m))
         for tp in [tp for tp in out if tp in self._paused or tp not in self._assigned]:
             # fetched before a pause or a revocation took effect: a paused partition reads them
             # again from the first one (librdkafka's position is already past them)
