@@ -21,7 +21,7 @@ import zlib
 from typing import Any, Hashable, Iterator
 
 PARTITIONS = 64
-_BUFFER = 1 << 14  # keys held before a spill (~10 MB of step records)
+_BUFFER = 1 << 12  # keys held before a spill (~3 MB of step records)
 
 
 def partition_of(job: str, partitions: int = PARTITIONS) -> int:
