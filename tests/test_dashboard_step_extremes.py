@@ -79,3 +79,12 @@ def test_many_searches_answer_in_order_and_a_failed_one_raises(opensearch_url, u
     assert Search(indices.connect(opensearch_url), uneven + "none-").each("step", [{"size": 0}])[0]["hits"]["total"]["value"] == 0
     with pytest.raises(OpenSearchError):
         search.each("step", [{"size": 0}, {"size": 1, "sort": [{"no_such_field": "desc"}]}])
+
+
+def test_a_since_of_the_datetime_input_filters_every_panel(opensearch_url, uneven):
+    """<input type=datetime-local> sends minutes without seconds; OpenSearch refused them (HTTP 400)."""
+    client = create_app(opensearch_url, prefix=uneven).test_client()
+    for name in ("progress", "steps", "errors", "traces", "events", "diagnoses"):
+        assert client.get(f"/api/{name}?since=2026-03-02T10:00").status_code == 200, name
+    data = client.get("/api/steps?since=2026-03-02T11:15&job=ml/gang").get_json()["data"]
+    assert data["records"] == 2 * 251 + 2  # from 4,500 s on: ranks 5 and 6 (at rank * 1000 + n s), and the two at 9,00x s

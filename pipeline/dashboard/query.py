@@ -75,6 +75,8 @@ def _iso(value: str) -> str:
     if value.startswith("now"):
         return value
     value = value.replace(" ", "T")
+    if re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d", value):  # OpenSearch's date formats want the seconds
+        value += ":00"
     if re.search(r"(Z|[+-]\d\d:\d\d)$", value) or "T" not in value:
         return value
     return value + "Z"
