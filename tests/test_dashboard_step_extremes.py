@@ -74,11 +74,12 @@ def test_the_panel_draws_the_lowest_rank_and_compares_the_timed_job(opensearch_u
 
 def test_many_searches_answer_in_order_and_a_failed_one_raises(opensearch_url, uneven):
     search = Search(indices.connect(opensearch_url), uneven)
-    answers = search.each("step", [{"size": 0, "query": {"term": {"job": job}}} for job in ("ml/solo", "ml/gang")])
-    assert [a["hits"]["total"]["value"] for a in answers] == [29, 4 * 251 + 2]
-    assert Search(indices.connect(opensearch_url), uneven + "none-").each("step", [{"size": 0}])[0]["hits"]["total"]["value"] == 0
+    answers = search.each([("step", {"size": 0, "query": {"term": {"job": job}}}) for job in ("ml/solo", "ml/gang")]
+                          + [("signal", {"size": 0})])
+    assert [a["hits"]["total"]["value"] for a in answers] == [29, 4 * 251 + 2, 0]
+    assert Search(indices.connect(opensearch_url), uneven + "none-").each([("step", {"size": 0})])[0]["hits"]["total"]["value"] == 0
     with pytest.raises(OpenSearchError):
-        search.each("step", [{"size": 0}, {"size": 1, "sort": [{"no_such_field": "desc"}]}])
+        search.each([("step", {"size": 0}), ("step", {"size": 1, "sort": [{"no_such_field": "desc"}]})])
 
 
 def test_a_since_of_the_datetime_input_filters_every_panel(opensearch_url, uneven):

@@ -100,15 +100,15 @@ class Search:
         except os_exc.TransportError as exc:
             raise OpenSearchError(indices.describe(exc, self.url)) from None
 
-    def each(self, kind: str, bodies: list[dict[str, Any]]) -> list[dict[str, Any]]:
-        """Many searches of one kind in one round trip (_msearch), their answers in order; one that
-        failed raises OpenSearchError as a single search does (a missing index reads as empty)."""
-        if not bodies:
+    def each(self, searches: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+        """Many searches, each (kind, body), in one round trip (_msearch), their answers in order;
+        one that failed raises OpenSearchError as a single search does (a missing index reads as empty)."""
+        if not searches:
             return []
-        header = {"index": indices.alias_name(kind, self.prefix), "ignore_unavailable": True, "allow_no_indices": True}
         lines: list[dict[str, Any]] = []
-        for body in bodies:
-            lines += [header, body]
+        for kind, body in searches:
+            lines += [{"index": indices.alias_name(kind, self.prefix), "ignore_unavailable": True,
+                       "allow_no_indices": True}, body]
         try:
             answers = self.client.msearch(body=lines)["responses"]
         except os_exc.ConnectionError as exc:

@@ -45,15 +45,24 @@ def query(search: Search, filters: Filters) -> dict[str, Any]:
     # each job its own buckets of steps: a job of 40 steps beside one of 30,000 is not one bucket
     widths = {b["key"]: _step_interval(value(b, "max_step")) for b in found}
     lowest = {b["key"]: value(b, "min_rank") for b in found}
-    jobs = _series(search, filters, widths, lowest) if widths else []
-    for job, b in zip(jobs, found):
-        job["records"] = b["doc_count"]
     comparable = [b for b in found if value(b, "timed") and value(b, "min_rank") is not None]
     widest = max(comparable, key=lambda b: (value(b, "max_rank") - value(b, "min_rank"), b["doc_count"]), default=None)
-    focus = filters.job or (widest["key"] if widest else (jobs[0]["job"] if jobs else None))
+    focus = filters.job or (widest["key"] if widest else (found[0]["key"] if found else None))
     histogram = {"histogram": {"field": "step", "interval": _spread_interval(next(
         (b for b in found if b["key"] == focus), None)), "min_doc_count": 1}}
-    ranks, spread = (_ranks(search, filters, focus, histogram) if focus else ([], []))
+    # the lines, the ranks and the signals depend on each other in nothing: one _msearch, which
+    # OpenSearch runs side by side, instead of one search after the other
+    wanted = [("signal", _signals_search(filters))]
+    if widths:
+        wanted.append(("step", _series_search(filters, widths, lowest)))
+    if focus:
+        wanted.append(("step", _ranks_search(filters, focus, histogram)))
+    answers = search.each(wanted)
+    signals = _signals_read(answers[0])
+    jobs = _series_read(answers[1], widths, lowest) if widths else []
+    for job, b in zip(jobs, found):
+        job["records"] = b["doc_count"]
+    ranks, spread = (_ranks_read(answers[-1]) if focus else ([], []))
     times = [x["step_time_s"] for x in ranks if x["step_time_s"] is not None]
     median = statistics.median(times) if times else None
     for x in ranks:
@@ -61,7 +70,7 @@ def query(search: Search, filters: Filters) -> dict[str, Any]:
     return {"records": total(top), "jobs": jobs, "rank_job": focus, "ranks": ranks,
             "median_step_time_s": median, "straggler_ratio": STRAGGLER_RATIO,
             "stragglers": [x["rank"] for x in ranks if x["straggler"]], "spread": spread,
-            "signals": _signals(search, filters)}
+            "signals": signals}
 
 
 _EXTREMES = {"max_step": ("step", "desc"), "min_rank": ("rank", "asc"), "max_rank": ("rank", "desc")}
@@ -81,7 +90,7 @@ def _with_extremes(search: Search, filters: Filters, jobs: list[dict[str, Any]])
                            "query": filters.query(own, {"exists": {"field": field}}), "sort": [{field: order}]})
         bodies.append({"size": 0, "track_total_hits": 1, "terminate_after": 1,
                        "query": filters.query(own, {"exists": {"field": "step_time_s"}})})
-    answers = iter(search.each("step", bodies))
+    answers = iter(search.each([("step", body) for body in bodies]))
     out = []
     for b in jobs:
         extremes = {}
@@ -94,7 +103,7 @@ def _with_extremes(search: Search, filters: Filters, jobs: list[dict[str, Any]])
     return out
 
 
-def _series(search: Search, filters: Filters, widths: dict[str, int], lowest: dict[str, float | None]) -> list:
+def _series_search(filters: Filters, widths: dict[str, int], lowest: dict[str, float | None]) -> dict[str, Any]:
     """Each job's line: its lowest rank's steps (all of them without ranks), bucketed by its width;
     one search that reads only those records (the query), each job's buckets under a filter."""
     def own(job: str) -> dict[str, Any]:
@@ -110,7 +119,10 @@ def _series(search: Search, filters: Filters, widths: dict[str, int], lowest: di
                                          "_source": ["loss", "step", "time", "throughput_unit"]}}},
     } for i, (job, width) in enumerate(widths.items())}
     lines = {"bool": {"should": [own(job) for job in widths], "minimum_should_match": 1}}
-    r = search("step", {"size": 0, "query": filters.query(lines), "aggs": per_job})
+    return {"size": 0, "query": filters.query(lines), "aggs": per_job}
+
+
+def _series_read(r: dict[str, Any], widths: dict[str, int], lowest: dict[str, float | None]) -> list:
     aggs = r.get("aggregations") or {}
     jobs = []
     for i, (job, width) in enumerate(widths.items()):
@@ -124,14 +136,17 @@ def _series(search: Search, filters: Filters, widths: dict[str, int], lowest: di
     return jobs
 
 
-def _signals(search: Search, filters: Filters) -> dict[str, Any]:
+def _signals_search(filters: Filters) -> dict[str, Any]:
     """The pipeline's straggler and stall signals: how many of each, and the newest SIGNALS."""
-    r = search("signal", {
+    return {
         "size": SIGNALS, "track_total_hits": True, "query": filters.query(),
         "sort": [{"time": {"order": "desc", "unmapped_type": "date_nanos"}}],
         "_source": ["signal", "job", "attempt", "pod", "rank", "step", "value", "baseline", "message", "time"],
         "aggs": {"kinds": {"terms": {"field": "signal", "size": 10}}},
-    })
+    }
+
+
+def _signals_read(r: dict[str, Any]) -> dict[str, Any]:
     return {"total": total(r), "by_kind": {b["key"]: b["doc_count"] for b in buckets(r, "kinds")}, "latest": hits(r)}
 
 
@@ -150,17 +165,20 @@ def _spread_interval(job: dict[str, Any] | None) -> int:
     return max(1, math.ceil((value(job, "max_step") or 0) / max(1, min(STEP_BUCKETS, SPREAD_CELLS // ranks))))
 
 
-def _ranks(search: Search, filters: Filters, job: str, histogram: dict[str, Any]) -> tuple[list, list]:
+def _ranks_search(filters: Filters, job: str, histogram: dict[str, Any]) -> dict[str, Any]:
     """Per-rank means of one job, and per bucket of steps the gap between its slowest and fastest rank
     (each rank's step times bucketed under its own rank bucket, the gap taken here: one histogram
     per rank costs less in OpenSearch than two rank orderings in every bucket of steps)."""
-    r = search("step", {
+    return {
         "size": 0, "query": filters.query({"term": {"job": job}}),
         "aggs": {"by_rank": {"terms": {"field": "rank", "size": MAX_RANKS, "order": {"_key": "asc"}},
                              "aggs": {**_metric_aggs(), "last_step": {"max": {"field": "step"}},
                                       "median_time": {"percentiles": {"field": "step_time_s", "percents": [50]}},
                                       "over_steps": {**histogram, "aggs": {"st": {"avg": {"field": "step_time_s"}}}}}}},
-    })
+    }
+
+
+def _ranks_read(r: dict[str, Any]) -> tuple[list, list]:
     ranks, by_step = [], {}
     for b in buckets(r, "by_rank"):
         ranks.append({"rank": b["key"], "records": b["doc_count"], "last_step": value(b, "last_step"),
