@@ -88,8 +88,10 @@ PREFILTER = (
     r"|\S.{0,400} FAILED\s*$"
     r"|Root Cause \(first observed failure\):\s*$"
     r"|The above exception was the direct cause|During handling of the above exception"
-    # behind a '\r' bar, or a head ending in a sign or a level name (TraceParser._start)
-    r"|(?:[^\r]*\r.*|.*(?:[^\w\s] ?|[A-Z]{2} ))Traceback \(most recent call last\):)"
+    # behind a '\r' bar or a head (TraceParser._start decides): '.*' then the literal is the one form
+    # re scans fast (any test of the head's last characters made it 8x slower: 0.013 -> 0.11 s CPU
+    # on the fixtures' 14,440 lines, replay 0.81x); Python's "Original Traceback" passes, _start refuses it
+    r"|.*Traceback \(most recent call last\):)"
 )
 
 
