@@ -220,3 +220,17 @@ def index_prefix(opensearch_url, request) -> str:
         names = []
     for name in names:
         _delete(f"{opensearch_url}/_index_template/{name}")
+
+
+@pytest.fixture
+def private_kafka():
+    """A Kafka broker of this test's own (kafka_fixtures.PrivateServer: its own ports and run folder),
+    so the test may stop and restart it; removed when the test ends."""
+    from kafka_fixtures import PrivateServer
+
+    broker = PrivateServer("kafka")
+    try:
+        broker.up()
+        yield broker
+    finally:
+        broker.remove()

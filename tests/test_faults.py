@@ -58,16 +58,6 @@ def wanted(opensearch_url):
     urllib.request.urlopen(req, timeout=30).close()
 
 
-@pytest.fixture
-def private_kafka():
-    broker = PrivateServer("kafka")
-    try:
-        broker.up()
-        yield broker
-    finally:
-        broker.remove()
-
-
 def figures(fault: str, **numbers) -> None:
     """One line per fault for the README's table (shown with -s)."""
     print(f"\nFAULT {fault}: " + json.dumps(numbers, sort_keys=True))

@@ -11,19 +11,9 @@ import uuid
 import pytest
 
 from kafka_backends import BACKENDS, _installed
-from kafka_fixtures import PrivateServer, produce, wait_until
+from kafka_fixtures import produce, wait_until
 
 WAIT_S = 60  # a limit for waiting (a commit that never ends), not a speed
-
-
-@pytest.fixture
-def private_kafka():
-    broker = PrivateServer("kafka")
-    try:
-        broker.up()
-        yield broker
-    finally:
-        broker.remove()
 
 
 class _Settings:
