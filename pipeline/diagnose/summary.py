@@ -92,14 +92,93 @@ def _saving_checkpoint(view: AttemptView, error: ErrorRecord) -> str:
     return ""
 
 
-def _detail(error: ErrorRecord) -> str:
+#: The longest message quoted in a summary; a longer one is cut at a word boundary, marked "...".
+MESSAGE_LIMIT = 160
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+# What a JSON or repr dump leaves after the message it quoted ('"message": "X: ",' or '... device" })'):
+# a closing double quote and brackets or commas, where the message opened none (an apostrophe is
+# never taken for one: "can't open '/x'").
+_DUMP_TAIL = re.compile(r"""\s*(")[\s,;)}\]]*$""")
+# A traceback header a wrapper's message ends with (the DataLoader's "Original Traceback ...:").
+_TRACEBACK_TAIL = re.compile(r"\s*(?:Original )?Traceback \(most recent call last\):?\s*$")
+
+
+def _squash(text: str) -> str:
+    """One line: control characters and runs of white space (tabs, newlines, the collector's double
+    spaces) become one space."""
+    return re.sub(r"\s+", " ", _CONTROL.sub(" ", text)).strip()
+
+
+def _clean(text: str) -> str:
+    """The message without what its printing around it left: a dump's closing quote and brackets,
+    a dangling traceback header, a trailing colon with nothing after it."""
+    text = _squash(text)
+    for _ in range(3):
+        before = text
+        m = _DUMP_TAIL.search(text)
+        if m and text.count(m.group(1)) % 2 == 1:
+            text = text[:m.start()].rstrip()
+        text = _TRACEBACK_TAIL.sub("", text)
+        text = re.sub(r"(?:\s*:)+$", "", text).rstrip()
+        if text == before:
+            break
+    return text
+
+
+def _cut(text: str, limit: int = MESSAGE_LIMIT) -> str:
+    """`text` cut to about `limit` characters at a word boundary, "..." where it was cut."""
+    if len(text) <= limit:
+        return text
+    head = text[:limit]
+    space = head.rfind(" ")
+    if space >= limit // 2:
+        head = head[:space]
+    return head.rstrip(" ,;:(") + "..."
+
+
+def _continuation(view: AttemptView | None, error: ErrorRecord) -> str:
+    """The text a message ending in ':' announced, printed on the lines after it: the rest of its
+    traceback's exception message (an exception split over lines: `Type` / `:` / `text`, or
+    `Error(s) in loading state_dict for M:` / its missing keys), else the next error line of the
+    same pod and rank."""
+    if view is None:
+        return ""
+    trace = next((t for t in view.traces if error.trace_id and t.id == error.trace_id), None)
+    if trace is not None and trace.message:
+        lines = [ln.strip() for ln in trace.message.splitlines()]
+        lines = [ln for ln in lines if ln and ln.strip(":").strip()]
+        head = _clean(error.message or "")
+        if lines and head.endswith(_clean(lines[0])):
+            lines = lines[1:]
+        return " ".join(lines[:4])
+    at = next((i for i, e in enumerate(view.errors) if e is error), None)
+    if at is not None:
+        for other in view.errors[at + 1:at + 9]:
+            if other.pod == error.pod and other.rank == error.rank and other.message and other.message != error.message:
+                return other.message
+    return ""
+
+
+def readable_message(error: ErrorRecord, view: AttemptView | None = None) -> str:
+    """The error's message as a summary quotes it: one line, the text a trailing ':' announced
+    joined on from the lines after it, dump and header debris taken off, cut at a word boundary."""
+    raw = _squash(error.message or "")
+    message = _clean(raw)
+    if raw.endswith(":"):
+        rest = _clean(_continuation(view, error))
+        if rest:
+            message = f"{message}: {rest}" if message else rest
+    return _cut(message)
+
+
+def _detail(error: ErrorRecord, view: AttemptView | None = None) -> str:
     m = _ALLOC.search(error.message or "") or _ALLOC.search(error.line or "")
     if m:
         return f" (tried to allocate {m.group(1)})"
-    message = (error.message or "").strip()
     if error.category in ("python_exception", "checkpoint_error", "storage_io", "dataloader_error", "cuda_error",
                           "nan_loss", "gpu_hardware", "rendezvous_error", "nccl_error", "unknown"):  # fmt: skip
-        return f": {message[:160]}" if message else ""
+        message = readable_message(error, view)
+        return f": {message}" if message else ""
     return ""
 
 
@@ -137,11 +216,20 @@ def summary_of(view: AttemptView, root: Failure, first: dict[str, Any], symptoms
         at = f" at step {step}" if step is not None else ""
         when = f" at {error.time}" if error.time and step is None else ""
         saving = _saving_checkpoint(view, error)
-        text = f"{who(first)} {WHAT_HAPPENED.get(root.category, 'failed')}{saving}{at}{when}{_detail(error)}"
-    tail = [f"{len(s['ranks']) or s['count']} {'rank' if (len(s['ranks']) or s['count']) == 1 else 'ranks'} then "
-            f"{EFFECTS[s['category']]}" for s in symptoms if s["category"] in EFFECTS and s["category"] != "nccl_timeout" or
+        text = f"{who(first)} {WHAT_HAPPENED.get(root.category, 'failed')}{saving}{at}{when}{_detail(error, view)}"
+    tail = [_effect(len(s["ranks"]) or s["count"], EFFECTS[s["category"]]) for s in symptoms
+            if s["category"] in EFFECTS and s["category"] != "nccl_timeout" or
             (s["category"] == "nccl_timeout" and not suspects)][:2]  # fmt: skip
     return text + ("; " + "; ".join(tail) if tail else "")
+
+
+def _effect(count: int, what: str) -> str:
+    """"3 ranks then lost their connection ..." ("1 rank then lost its connection ...")."""
+    if count != 1:
+        return f"{count} ranks then {what}"
+    what = re.sub(r"^were\b", "was", what)
+    what = re.sub(r"\btheir\b", "its", what)
+    return f"1 rank then {what}"
 
 
 def _op_of(error: ErrorRecord) -> str:

@@ -1,0 +1,123 @@
+"""The diagnosis `summary` reads as one sentence on every real eval log (issue 16).
+
+Classes of badly read summaries found on fixtures/eval/dev, fixtures/eval/heldout and
+../shared/eval/diagnosis-dev (33 of 253 summaries before pipeline/diagnose/summary.py
+`readable_message`, 0 after):
+- an empty message or a dangling ':' ("raised: UnboundLocalError: :", "Error(s) in loading state_dict
+  for M:") where the exception's text continues on the following lines;
+- a dump's debris after the message ('RendezvousTimeoutError: ",', 'No space left on device" })');
+- a message cut mid-word at the length limit ("Please try to rai") with no mark of the cut;
+- runs of spaces or control characters copied from the line;
+- "1 rank then were stopped ... by their launcher".
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from gangscope.parsers.records import ErrorRecord, TraceRecord
+from gangscope.pipeline.diagnose.summary import MESSAGE_LIMIT, readable_message
+from gangscope.pipeline.diagnose.views import AttemptView
+from gangscope.pipeline.run import replay
+
+ROOT = Path(__file__).resolve().parent.parent
+LOG_DIRS = [ROOT / "fixtures" / "eval" / "dev", ROOT / "fixtures" / "eval" / "heldout",
+            ROOT.parent / "shared" / "eval" / "diagnosis-dev"]  # fmt: skip
+REAL_LOGS = sorted(p for d in LOG_DIRS if d.is_dir() for p in d.glob("*.log"))
+
+
+def reading_problems(summary: str, log_text: str) -> list[str]:
+    """The classes of bad reading a summary shows (empty when it reads as one sentence)."""
+    found = []
+    head = summary.split("; ")[0]  # the cause; what follows "; " are the other ranks' symptoms
+    if re.search(r"[\x00-\x1f\x7f]", summary):
+        found.append("control character")
+    if len(summary) > 400:
+        found.append("absurd length")
+    verbatim = summary.startswith("the training loss was printed")  # quotes a whole log line by design
+    if not verbatim and (re.search(r":\s*$", head) or ": :" in head):
+        found.append("empty message / dangling ':'")
+    if re.search(r"""["'][\s,;)}\]]*$""", head) and head.count('"') % 2 == 1:
+        found.append("dump debris")
+    if "  " in summary:
+        found.append("run of spaces")
+    if re.search(r"\b(\w{2,}) \1\b", summary):
+        found.append("repeated word")
+    if re.search(r"\b1 rank then (?:were\b|\w+ their\b)", summary):
+        found.append("1 rank, plural verb")
+    detail = head.split(": ", 1)[1] if ": " in head else ""
+    last = re.search(r"(\w+)\W*$", head)
+    if (last and len(detail) >= MESSAGE_LIMIT - 10 and not head.endswith("...")
+            and not re.search(r"(?<!\w)" + re.escape(last.group(1)) + r"(?!\w)", log_text)):  # fmt: skip
+        found.append("cut mid-word")
+    return found
+
+
+def test_the_eval_logs_are_here():
+    assert len(REAL_LOGS) >= 150
+
+
+@pytest.mark.parametrize("path", REAL_LOGS, ids=lambda p: f"{p.parent.name}/{p.stem}")
+def test_every_eval_summary_reads_as_one_sentence(path):
+    result = replay.run(replay.ReplayOptions(paths=[str(path)], fmt="text"), lambda batch: None)
+    text = path.read_text(errors="replace")
+    for d in result.diagnoses:
+        assert d.summary
+        assert reading_problems(d.summary, text) == [], d.summary
+
+
+def _error(message: str, **kw) -> ErrorRecord:
+    return ErrorRecord(category="python_exception", message=message, pod="p", rank=0, **kw)
+
+
+def test_the_checker_sees_each_class():
+    log = "the bus error. Please try to raise your shared memory"
+    assert "empty message / dangling ':'" in reading_problems("a worker in pod p raised: UnboundLocalError: :", log)
+    assert "dump debris" in reading_problems('a worker in pod p failed the rendezvous: RendezvousTimeoutError: ",', log)
+    assert "cut mid-word" in reading_problems("rank 0 lost a DataLoader worker: " + "x " * 70 + "Please try to rai", log)
+    assert "1 rank, plural verb" in reading_problems("rank 0 was stopped; 1 rank then were stopped by their launcher", log)
+    assert "run of spaces" in reading_problems("rank 0 crashed: Primary job  terminated normally", log)
+
+
+def test_an_exception_split_over_lines_is_joined_from_its_trace():
+    trace = TraceRecord(exception_type="UnboundLocalError", message="\n:\ncannot access local variable 'x'")
+    trace.id = "t1"
+    error = _error("UnboundLocalError: :", trace_id="t1")
+    view = AttemptView("ns/j", 1, errors=[error], traces=[trace])
+    assert readable_message(error, view) == "UnboundLocalError: cannot access local variable 'x'"
+
+
+def test_a_message_ending_in_a_colon_takes_the_next_error_line_of_its_rank():
+    head = _error("Error(s) in loading state_dict for Net:")
+    other_rank = ErrorRecord(category="checkpoint_error", message="size mismatch for b", pod="p", rank=1)
+    rest = _error("size mismatch for fc.weight: copying a param with shape torch.Size([2])")
+    view = AttemptView("ns/j", 1, errors=[head, other_rank, rest])
+    assert readable_message(head, view) == ("Error(s) in loading state_dict for Net: size mismatch for fc.weight: "
+                                            "copying a param with shape torch.Size([2])")  # fmt: skip
+
+
+def test_nothing_to_join_leaves_no_dangling_colon():
+    assert readable_message(_error("Exception: :"), AttemptView("ns/j", 1)) == "Exception"
+    assert readable_message(_error("OSError: Traceback (most recent call last):")) == "OSError"
+
+
+def test_dump_debris_is_taken_off_but_a_quoted_message_keeps_its_quotes():
+    assert readable_message(_error('RendezvousTimeoutError: ",')) == "RendezvousTimeoutError"
+    assert readable_message(_error('No space left on device" })')) == "No space left on device"
+    assert readable_message(_error("KeyError: 'dense_wh_mask'")) == "KeyError: 'dense_wh_mask'"
+    assert readable_message(_error('ValueError: bad value "x"')) == 'ValueError: bad value "x"'
+    assert readable_message(_error("OSError: can't open file '/x'")) == "OSError: can't open file '/x'"
+
+
+def test_a_long_message_is_cut_at_a_word_and_marked():
+    words = "word " * 60 + "Please try to raise it"
+    got = readable_message(_error(words))
+    assert got.endswith("...") and len(got) <= MESSAGE_LIMIT + 3
+    assert got[:-3].split()[-1] == "word"
+
+
+def test_control_characters_and_runs_of_spaces_become_one_space():
+    assert readable_message(_error("Primary job  terminated\tnormally\x1b[0m, but")) == "Primary job terminated normally [0m, but"
