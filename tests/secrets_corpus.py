@@ -111,7 +111,11 @@ def basic(user: str, password: str) -> str:
 def checksummed(prefix: str, b: Bodies) -> str:
     """A GitHub or npm token as issued: 30 random base62 characters, then their CRC-32 in six
     base62 digits of the order 0-9, A-Z, a-z (github.blog 2021-04-05; npm 2021-09-23)."""
-    body = b.alnum(30)
+    return with_checksum(prefix, b.alnum(30))
+
+
+def with_checksum(prefix: str, body: str) -> str:
+    """prefix + body + the CRC-32 of body in six base62 digits (see `checksummed`)."""
     n = binascii.crc32(body.encode())
     digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
     crc = ""
@@ -1014,17 +1018,7 @@ LOGON_MEASURE_HARMLESS: list[str] = [
 # let `{'password': b'...'}` through), 0/11 and 0/11 look-alikes destroyed. The fixes
 # (parsers/redact_rules: OpenRLHF's key name, string-literal prefixes) were made looking at
 # both, so the held-out half is no longer blind: after, 0/10 and 0/10, 0/11 and 0/11.
-def _github_token(prefix: str, body: str) -> str:
-    n = binascii.crc32(body.encode())
-    digits = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
-    crc = ""
-    for _ in range(6):
-        n, r = divmod(n, 62)
-        crc = digits[r] + crc
-    return prefix + body + crc
-
-
-GH = _github_token("ghp_", "Tq8vNw2KxL5mRb7YcZ3pHd9FsJ4gAe")
+GH = with_checksum("ghp_", "Tq8vNw2KxL5mRb7YcZ3pHd9FsJ4gAe")
 THREAD_SECRETS: list[tuple[str, str]] = [
  # seldon-core#4903: rclone -vv in an init container reads its S3 remote from the environment
  ('2024/05/01 12:00:13 DEBUG : Setting secret_access_key="q9Zt2Lm8Rk4Wv7Nc1Xb5Hs3Pd6Gf0Jy2Ue8Ta4Qw" for "s3" from environment variable RCLONE_CONFIG_S3_SECRET_ACCESS_KEY',

@@ -202,11 +202,22 @@ def test_chart_axes_have_round_readable_ticks_on_a_step_axis():
     assert format_number(1e8) == "100M" and format_number(0.25, 0.05) == "0.25" and format_number(3e-5) == "3e-5"
 
 
+def _headless_chromium(driver_path: str):
+    """The system's Chromium, headless, in a 1366x900 window (the caller has checked selenium is there)."""
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--window-size=1366,900"):
+        options.add_argument(flag)
+    return webdriver.Chrome(service=Service(driver_path), options=options)
+
+
 def test_the_demo_report_in_chromium_at_1366_pixels(tmp_path):
     """The README's demo, in headless Chromium at 1366 px: the overview on the first screen,
     no sideways scrolling, no attempt taller than a screen and a half; screenshots in artifacts/."""
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    from selenium.webdriver.chrome.service import Service
+    pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
     driver_path = shutil.which("chromedriver")
     if CHROMIUM is None or driver_path is None:
@@ -218,11 +229,7 @@ def test_the_demo_report_in_chromium_at_1366_pixels(tmp_path):
     out = tmp_path / "out"
     main(["replay", str(ROOT / "fixtures" / "runs"), str(ROOT / "fixtures" / "public"),
           *[str(g / "pods") for g in gang if (g / "pods").exists()], "--events", *events, "--out", str(out), "--no-progress"])
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--window-size=1366,900"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(service=Service(driver_path), options=options)
+    browser = _headless_chromium(driver_path)
     try:
         browser.get((out / "report.html").as_uri())
         ARTIFACTS.mkdir(exist_ok=True)
@@ -284,8 +291,7 @@ def test_a_logged_text_without_spaces_does_not_widen_the_report_at_1366_pixels(t
     """A failure whose message is a 3,000-character path (an object-store key, a hash, base64) and a
     traceback frame as long: every <details> opened in Chromium at 1366 px, the page still has no
     sideways scrolling (the summary under the attempt was 1,494 px wide)."""
-    webdriver = pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
-    from selenium.webdriver.chrome.service import Service
+    pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
     driver_path = shutil.which("chromedriver")
     if CHROMIUM is None or driver_path is None:
@@ -302,11 +308,7 @@ def test_a_logged_text_without_spaces_does_not_widen_the_report_at_1366_pixels(t
     out = tmp_path / "out"
     main(["replay", str(log), "--out", str(out), "--no-progress"])
     assert key in (out / "report.html").read_text()
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in ("--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking", "--window-size=1366,900"):
-        options.add_argument(flag)
-    browser = webdriver.Chrome(service=Service(driver_path), options=options)
+    browser = _headless_chromium(driver_path)
     try:
         browser.set_window_size(1366, 900)
         browser.get((out / "report.html").as_uri())
