@@ -25,7 +25,6 @@ from test_kafka_service import (  # noqa: E402,F401  (fixtures and tests, collec
     test_sigterm_flushes_commits_and_exits_0_and_metrics_say_what_was_read,
 )
 from test_faults import (  # noqa: E402,F401
-    private_kafka,
     test_a_poison_message_every_250_goes_to_the_dead_letter_topic_and_the_index_is_a_clean_runs,
     test_broker_stopped_and_started_mid_run_leaves_the_index_of_a_clean_run,
 )
