@@ -195,6 +195,11 @@ def main(argv: list[str] | None = None) -> int:
         print(f"score_eval: no labels.json in {args.folder}", file=sys.stderr)
         return 2
     command = args.gangscope.split() if args.gangscope else [sys.executable, "-m", "gangscope"]
+    # import the baseline's modules before the threads do: two threads importing `bench` at once
+    # could see it half-initialised ("cannot import name 'score_diagnosis' from 'bench'")
+    from bench import score_diagnosis  # noqa: F401
+    from gangscope.pipeline.run import replay  # noqa: F401
+
     results = score(args.folder, command, workers=args.workers)
     summary = totals(results)
     if args.json:
