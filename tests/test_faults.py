@@ -77,6 +77,15 @@ def scrape(url: str) -> str:
     return urllib.request.urlopen(url, timeout=10).read().decode()
 
 
+def settled_and_committed(url: str, prefix: str, wanted: dict, bootstrap: str, group: str, topic: str,
+                          metrics: str) -> str:
+    """Wait until the index equals a clean run's and every offset is committed; then scrape /metrics."""
+    settled(url, prefix, wanted, SETTLE_S, against="a clean run's")
+    wait_until(lambda: committed_offsets(bootstrap, group, topic) == end_offsets(bootstrap, topic),
+               60, what="every offset committed")
+    return scrape(metrics)
+
+
 def healthz(url: str) -> dict:
     try:
         return json.loads(urllib.request.urlopen(url.rsplit("/", 1)[0] + "/healthz", timeout=10).read())
@@ -260,11 +269,8 @@ def test_opensearch_answering_429_under_a_bulk_flood_is_retried_and_loses_nothin
             raise
     flooded_s = time.monotonic() - t0
     try:
-        settled(url, prefix, wanted, SETTLE_S, against="a clean run's")
-        wait_until(lambda: committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic),
-                   60, what="every offset committed")
+        text = settled_and_committed(url, prefix, wanted, kafka_bootstrap, group, topic, metrics)
         done_s = time.monotonic() - t0
-        text = scrape(metrics)
     finally:
         assert stop(proc) == 0, log.read_text()[-3000:]
     throttled = metric_values(text, "gangscope_sink_throttled_total")
@@ -295,11 +301,8 @@ def test_a_backlog_whose_bulk_spans_every_index_is_delivered_by_a_node_taking_tw
                                          "--max-poll-records", str(2 * len(messages))), log, cwd=tmp_path)
     try:
         metrics = metrics_url(log)
-        settled(url, prefix, wanted, SETTLE_S, against="a clean run's")
-        wait_until(lambda: committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic),
-                   60, what="every offset committed")
+        text = settled_and_committed(url, prefix, wanted, kafka_bootstrap, group, topic, metrics)
         done_s = time.monotonic() - t0
-        text = scrape(metrics)
     finally:
         assert stop(proc) == 0, log.read_text()[-3000:]
     throttled = metric_values(text, "gangscope_sink_throttled_total")
