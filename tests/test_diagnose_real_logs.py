@@ -459,9 +459,10 @@ def test_an_eval_loss_a_loss_scale_or_a_finite_loss_is_no_printed_nan(line):
     assert found is None or found[0].name != "loss_printed_nonfinite"
 
 
-def test_a_loss_printed_nan_three_times_is_a_divergence_and_twice_is_not(tmp_path):
-    """Printed NaN losses count like non-finite step records (rules.NONFINITE_STEPS): one or two can
-    be skipped fp16 steps; three, or one and a failed end, are a divergence."""
+def test_a_loss_printed_nan_three_times_or_twice_at_the_end_is_a_divergence_and_once_is_not(tmp_path):
+    """Printed NaN losses count like non-finite step records (rules.NONFINITE_STEPS): one can be a
+    skipped fp16 step; three, one and a failed end, or the last two of the log (rules.NONFINITE_TAIL:
+    the loss stayed NaN to the end) are a divergence."""
     head = "".join(f"epoch: {e} loss: 0.{400 - e}\n" for e in range(1, 6))
     three = head + "epoch: 6 loss: nan\nepoch: 7 loss: nan\nepoch: 8 loss: nan\n"
     [d] = diagnose_text(tmp_path, three, "three")[0]
@@ -470,6 +471,10 @@ def test_a_loss_printed_nan_three_times_is_a_divergence_and_twice_is_not(tmp_pat
     assert d.summary.endswith("first: epoch: 6 loss: nan")
     two = head + "epoch: 6 loss: nan\nepoch: 7 loss: nan\n"
     [d] = diagnose_text(tmp_path, two, "two")[0]
+    assert d.category == "nan_loss"
+    assert d.summary.startswith("the training loss was printed as nan 2 times (a worker in pod two)")
+    one = head + "epoch: 6 loss: nan\n"
+    [d] = diagnose_text(tmp_path, one, "one")[0]
     assert d.category == "running"
 
 

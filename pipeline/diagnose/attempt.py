@@ -23,6 +23,7 @@ from gangscope.pipeline.diagnose.endings import (
     scheduler_diagnosis,
 )
 from gangscope.pipeline.diagnose.evidence import evidence_of, symptoms_of
+from gangscope.pipeline.diagnose.nonfinite_tail import nonfinite_tail
 from gangscope.pipeline.diagnose.ranks import RankMap
 from gangscope.pipeline.diagnose.root_cause import (
     box_agrees, failure_of, find_root, first_failure, silent_ranks, without_handled,
@@ -108,6 +109,9 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
                 or (nonfinite and (view.signals or ended_badly(end_reason) or len(nonfinite) >= NONFINITE_STEPS))
                 or (printed and (view.signals or ended_badly(end_reason) or len(printed) >= NONFINITE_STEPS))):  # fmt: skip
             return diverged(view, overflows, nonfinite, event_ids, end_reason)
+        tail_steps, tail_printed = nonfinite_tail(view)  # the loss stayed non-finite to the end of a stream
+        if tail_steps or tail_printed:
+            return diverged(view, [*tail_printed, *(e for e in overflows if e not in tail_printed)], tail_steps, event_ids, end_reason)
     # [gang, issue 6] Kueue's own verdict (diagnose/gang_verdict.py) where the scheduler decides the attempt.
     if root is None or (event_verdict is not None and event_verdict[0] in ("pods_ready_timeout", "node_failure", root.category)):
         gang = scheduler_diagnosis(view, failures)

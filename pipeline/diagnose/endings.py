@@ -3,6 +3,7 @@ a stall, a clean end, a run that stopped short; and the outcome an attempt's end
 
 from __future__ import annotations
 
+import math
 import re
 from typing import Any
 
@@ -93,14 +94,17 @@ def diverged(view: AttemptView, overflows: list[ErrorRecord], nonfinite: list[St
     first = {"pod": anchor.pod, "rank": anchor.rank, "node": anchor.node, "time": anchor.time}
     printed = [e for e in overflows if e.pattern == PRINTED_NONFINITE_LOSS]
     if first_step is not None:
-        summary = f"the loss became non-finite at step {first_step.step} ({who(first)})"
+        at = f" at step {first_step.step}" if first_step.step is not None else ""
+        filtered = first_step.loss is not None and math.isfinite(first_step.loss)  # nonfinite_tail: the Trainer's NaN filter
+        how = f", grad norm NaN/Inf with the loss logged as {first_step.loss} ({len(nonfinite)} last reports)" if filtered else ""
+        summary = f"the loss became non-finite{at} ({who(first)}){how}"
     elif printed:
         first_printed = min(printed, key=lambda e: (e.time or "", e.seq or 0))
         anchor = first_printed
         first = {"pod": anchor.pod, "rank": anchor.rank, "node": anchor.node, "time": anchor.time}
         overflows = [first_printed, *(e for e in overflows if e is not first_printed)]
         summary = (f"the training loss was printed as {groups_of(first_printed).get('value', 'nan')} {len(printed)} "
-                   f"times ({who(first)}), first: {(first_printed.line or '').strip()[:160]}")
+                   f"times ({who(first)}), first: {' '.join((first_printed.line or '').split())[:160]}")
     else:
         summary = f"the fp16 loss scale overflowed {len(overflows)} times (skipped steps): training diverged"
     evidence = [error_evidence(e) for e in overflows[:2]]

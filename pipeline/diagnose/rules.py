@@ -59,6 +59,9 @@ NONFINITE_STEPS = 3
 #: The error rule of a loss printed as NaN/Inf by a plain loop (parsers/errors.py): its lines
 #: count like non-finite step records (NONFINITE_STEPS).
 PRINTED_NONFINITE_LOSS = "loss_printed_nonfinite"
+#: The last loss reports of a stream, all NaN/Inf with no finite loss after them, that make a
+#: divergence (diagnose/nonfinite_tail.py): a loss that went non-finite and stayed so to the end.
+NONFINITE_TAIL = 2
 
 #: How sure a diagnosis is, by what it rests on.
 CONFIDENCE = {
