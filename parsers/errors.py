@@ -138,9 +138,11 @@ LINE_RULES: tuple[LineRule, ...] = (
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (WorkNCCL::checkTimeout throws the timeout; "
              "c10/util/Exception.cpp prints the backtrace as \"frame #%d: %s + 0x%x (0x%x in %s)\")"),
     # The watchdog's first word on a timed-out work (torch 2.2+), before its "Watchdog caught
-    # collective operation timeout" (which a paste may have lost).
+    # collective operation timeout" (which a paste may have lost). Its opening words and the work's
+    # number suffice: a terminal or a viewer wraps the long line anywhere after them ("..., last
+    # enqueued \nNCCL work: 2082, ..."), and an excerpt may cut it there.
     LineRule("nccl_work_timeout", "nccl_timeout", "Timeout at NCCL work",
-             _r(r"Timeout at NCCL work: (?P<seq>\d+), last enqueued NCCL work: (?P<enqueued>-?\d+)"),
+             _r(r"Timeout at NCCL work: (?P<seq>\d+)(?:, last enqueued NCCL work: (?P<enqueued>-?\d+))?"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp watchdogHandler (logPrefix(), \"Timeout at NCCL work: \", work.seq_, "
              "\", last enqueued NCCL work: \", ..., \", last completed NCCL work: \", ...)"),
     LineRule("gloo_timeout", "nccl_timeout", "Timed out waiting ",
@@ -259,6 +261,19 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"^\s*Process name: \[\[\d+,\d+\],(?P<rank>\d+)\]"),
              "open-mpi/ompi orte/tools/orterun/help-orterun.txt [orterun:non-zero-exit]; openpmix/prrte help-prun.txt [prun:non-zero-exit] "
              "(\"%s detected that one or more processes exited with non-zero status, ... The first process to do so was:\\n\\n  Process name: %s\\n  Exit code:    %d\")",
+             SUMMARY),
+    # Determined's master and trial logs: a task container that exited non-zero, its exit code at the
+    # end (137 = 128 + SIGKILL: the container runtime's kill, e.g. the cgroup OOM killer).
+    LineRule("determined_container_exit", "unknown", "(exit code ",
+             _r(r"container failed with non-zero exit code: .*\(exit code (?P<exitcode>-?\d+)\)"),
+             "determined-ai/determined agent/pkg/aproto (ContainerFailure.Error: fmt.Sprintf(\"%s: %s (exit code %d)\", FailureType, ErrMsg, ExitCode), "
+             "ContainerFailed = \"container failed with non-zero exit code\")",
+             SUMMARY),
+    # `kubectl describe pod`: a container's terminated state ("Last State: Terminated / Reason: Error /
+    # Exit Code: 137"); a non-zero code only (0 is a container that completed).
+    LineRule("k8s_exit_code", "unknown", "Exit Code:",
+             _r(r"^\s*Exit Code:\s+(?P<exitcode>[1-9]\d*)\s*$"),
+             "kubernetes/kubectl pkg/describe/describe.go describeContainerState (w.Write(LEVEL_2, \"Exit Code:\\t%d\\n\", state.Terminated.ExitCode))",
              SUMMARY),
     # horovodrun (gloo) prints, per worker that failed, its rank and exit code (137 = SIGKILL).
     LineRule("horovod_exit", "unknown", "Process ",
@@ -692,6 +707,12 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               type=_r(r"^MemoryError$")),
     TraceRule("spawn_sigkill", "host_oom", "pytorch/pytorch torch/multiprocessing/spawn.py",
               message=_r(r"terminated with signal SIGKILL")),
+    # A launcher that runs the training script as a subprocess (accelerate's simple_launcher, kohya's
+    # and autotrain's wrappers) re-raises its death: by SIGKILL, or exit status 137 through a shell.
+    TraceRule("subprocess_sigkill", "host_oom", "python/cpython Lib/subprocess.py CalledProcessError.__str__ (\"Command '%s' died with %r.\" "
+              "for a negative returncode, repr(signal.Signals(9)) = \"<Signals.SIGKILL: 9>\"; \"Command '%s' returned non-zero exit status %d.\"); "
+              "huggingface/accelerate commands/launch.py simple_launcher (raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd))",
+              message=_r(r"^\s*Command .* (?:died with <Signals\.SIGKILL: 9>|returned non-zero exit status 137)\.\s*$")),
     # mp.spawn's parent only says a child exited with a code: the cause, if any, is elsewhere.
     TraceRule("spawn_exit", "unknown", "pytorch/pytorch torch/multiprocessing/spawn.py (\"process %d terminated with exit code %d\")",
               message=_r(r"^process \d+ terminated with exit code \d+")),

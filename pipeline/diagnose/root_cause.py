@@ -28,6 +28,7 @@ find the global rank of a launcher-level failure, never as the answer.
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 from typing import Any
 
@@ -126,13 +127,27 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
 SHARPENING_FRAMES = frozenset({"crash_frame_nccl"})
 
 
+#: Exceptions that are the echo of an earlier failure in the same process: a name the failed
+#: block never assigned, read by the script's own cleanup (`except`/`finally`: the latent-diffusion
+#: family's `if trainer.global_rank == 0:` -> "NameError: name 'trainer' is not defined"), CPython
+#: Python/ceval.c (NameError "name '%.200s' is not defined", UnboundLocalError "cannot access local
+#: variable '%s' where it is not associated with a value" / "local variable '%.200s' referenced
+#: before assignment"). Printed as a separate traceback (its "During handling" line lost, or
+#: pasted first), it never outranks the failure beside it.
+SECONDARY_EXCEPTION = re.compile(r"^(?:NameError|UnboundLocalError): ")
+
+
 def _sharpen(root: Failure, causes: list[Failure]) -> Failure:
-    """A crash with no category of its own ('Fatal Python error: Aborted') next to a specific
-    failure of the same pod: the specific one says what happened."""
-    if root.category != "unknown":
+    """A crash with no category of its own ('Fatal Python error: Aborted'), or a secondary
+    exception (SECONDARY_EXCEPTION), next to another failure of the same pod: the other one says
+    what happened (for a secondary exception, only another failure of the same process)."""
+    secondary = root.category == "python_exception" and root.tier == 0 and SECONDARY_EXCEPTION.match(root.error.message or "")
+    if root.category != "unknown" and not secondary:
         return root
     for other in causes:
         if other is root or other.category == "unknown" or other.error.pod != root.error.pod:
+            continue
+        if secondary and (other.tier != 0 or other.rank != root.rank or SECONDARY_EXCEPTION.match(other.error.message or "")):
             continue
         if _near(other, root) and (other.rank is None or root.rank in (None, other.rank)):
             return other
