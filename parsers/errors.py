@@ -926,7 +926,7 @@ def child_failures(trace: TraceRecord) -> list[dict[str, Any]]:
 
 _BOX_ENTRY = re.compile(r"^\[(?P<index>\d+)\]:\s*$")
 _BOX_FIELD = re.compile(r"^\s+(?P<key>time|host|rank|exitcode|error_file|traceback)\s*: ?(?P<value>.*?)\s*$")
-_BOX_RANK = re.compile(r"^(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
+_BOX_RANK = re.compile(r"^(?P<rank>-?\d+) \((?:local_rank: (?P<local_rank>-?\d+)\))?")  # cut inside: see trace_blocks._RANK
 _BOX_EXIT = re.compile(r"^(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)")
 
 
@@ -950,7 +950,7 @@ def _failures_from_text(text: str) -> list[dict[str, Any]]:
         if field and current is not None:
             key, value = field["key"], field["value"]
             if key == "rank" and (m := _BOX_RANK.match(value)):
-                current["rank"], current["local_rank"] = int(m["rank"]), int(m["local_rank"])
+                current["rank"], current["local_rank"] = int(m["rank"]), int(m["local_rank"]) if m["local_rank"] else None
             elif key == "exitcode" and (m := _BOX_EXIT.match(value)):
                 current["exitcode"], current["pid"] = int(m["code"]), int(m["pid"])
             elif key in ("time", "host"):
@@ -997,6 +997,8 @@ def failure_category(failure: dict[str, Any]) -> tuple[str, str]:
             return "python_exception", f"{who}: {last[:300]}"
     if isinstance(exitcode, int) and exitcode < 0:
         return "unknown", f"{who} died of signal {-exitcode}"
+    if exitcode is None:
+        return "unknown", f"{who} failed (the box shows no exit code)"
     return "unknown", f"{who} exited with code {exitcode}"
 
 

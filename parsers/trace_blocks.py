@@ -403,7 +403,9 @@ def _set_remote(link: _Link, lines: list[str]) -> None:
 
 _ENTRY = re.compile(r"^\[(?P<index>\d+)\]:\s*$")
 _FIELD = re.compile(r"^  (?P<key>time|host|rank|exitcode|error_file|traceback)\s*: ?(?P<value>.*)$")
-_RANK = re.compile(r"^(?P<rank>-?\d+) \(local_rank: (?P<local_rank>-?\d+)\)")
+# The rank is whole once " (" follows it: an excerpt cut inside the field ("0 (local_rank: 0", "3 (local_r")
+# keeps the rank; the local rank only with its closing parenthesis (a cut number may have lost digits).
+_RANK = re.compile(r"^(?P<rank>-?\d+) \((?:local_rank: (?P<local_rank>-?\d+)\))?")
 _EXITCODE = re.compile(r"^(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)(?:\s*\((?P<signal>SIG\w+)\))?")
 _SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\) received by PID (?P<pid>\d+)")
 _SECTION = re.compile(r"^-+\s*$")
@@ -510,7 +512,7 @@ def _set_field(entry: dict[str, Any], key: str, value: str) -> None:
     if key == "rank":
         m = _RANK.match(value)
         entry["rank"] = _num(m.group("rank")) if m else None
-        entry["local_rank"] = _num(m.group("local_rank")) if m else None
+        entry["local_rank"] = _num(m.group("local_rank")) if m and m.group("local_rank") else None
     elif key == "exitcode":
         m = _EXITCODE.match(value)
         entry["exitcode"] = _num(m.group("code")) if m else None
