@@ -752,6 +752,12 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     # code, its own traceback) is elsewhere.
     TraceRule("horovod_launcher", "unknown", "horovod/horovod horovod/runner/gloo_run.py launch_gloo (RuntimeError('Horovod detected that one or more processes exited with non-zero status, ...'))",
               message=_r(r"^Horovod detected that one or more processes exited with non-zero status")),
+    # Horovod's SHUT_DOWN_ERROR surfacing through the framework on a rank that did not fail: TF's
+    # op error (UnknownError / AbortedError, or the "Node: '<op>'" stack of a graph execution error
+    # whose type line was cut): another rank's failure, or its early end, is the cause.
+    TraceRule("horovod_shut_down", "unknown", "horovod/horovod horovod/common/common.h SHUT_DOWN_ERROR (\"Horovod has been shut down. This was caused by an exception on one of the ranks or ...\"; "
+              "before horovod#350 \"This has been caused by an exception on one of the rank or ...\")",
+              message=_r(r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the ranks?\b")),
     # Ray's word that an actor's or task's worker process died: a crash whose cause Ray does not know.
     TraceRule("ray_worker_died", "unknown", "ray-project/ray python/ray/exceptions.py (ActorDiedError: \"The actor died unexpectedly before finishing this task.\", WorkerCrashedError)",
               type=_r(r"^ray\.exceptions\.(?:ActorDiedError|WorkerCrashedError|ActorUnavailableError)$")),
