@@ -66,6 +66,8 @@ class ContainerCurator:
         self.parser_classes = parser_classes
         self.wanted = combined_prefilter(parser_classes)
         self.scanner = scanner_for(parser_classes) if (block_scan and fmt == "cri") else None
+        # the parsers whose bits the scan of an ASCII block answers exactly (see _scan_cri_block)
+        self.exact_mask = self.scanner.exact_mask if self.scanner is not None and self.scanner.exact is not None else 0
         # lines that come without the block scan's hints (other envelopes, Kafka, joined CRI
         # partials) get them from one scan of their text (compiled on first use); the reference
         # path tests them in Python
@@ -103,11 +105,18 @@ class ContainerCurator:
         counted."""
         stats = self.stats
         stats.lines += block.count(b"\n") + 1
+        exact_from = None
         if not block.isascii():
             _lines, invalid = decode_block(block)
             stats.invalid_utf8_lines += invalid
+            hints = self.scanner.candidates(block)
+        elif self.exact_mask:
+            # the parsers' bits of exact_mask are re's answer for a line's text where its matches
+            # lie in it (exact_from: from where they do), so SubStream.feed needs no scan of its own
+            hints, exact_from = self.scanner.exact_candidates(block)
+        else:
+            hints = self.scanner.candidates(block)
         out: list[Record] = []
-        hints = self.scanner.candidates(block)
         starts = sorted(hints)
         n_starts = len(starts)
         size = len(block)
@@ -147,7 +156,8 @@ class ContainerCurator:
                 time, stream = time_and_stream_of(block, pos, end)
                 if stream in stale:
                     self._sync_stream(block, pos, stream, stale.pop(stream), time)
-            self._cri_line(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0))
+            self._cri_line(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0),
+                           -1 if exact_from is None else exact_from.get(pos, end - pos))
             pos = end + 1
             open_now = self._open_streams() if (self.open_keys or self.partial) else None
         if pos <= size:
@@ -312,9 +322,10 @@ class ContainerCurator:
         self._note_end(last_time)
         return out
 
-    def _cri_line(self, raw: str, out: list[Record], hints: int = -1) -> None:
+    def _cri_line(self, raw: str, out: list[Record], hints: int = -1, exact_from: int = -1) -> None:
         """One CRI line: complete lines of streams with nothing pending cost one split,
-        two dict look-ups and one regex search."""
+        two dict look-ups and one regex search. `exact_from` (-1: none): the offset in `raw` from
+        which the block scan's exact bits (`exact_mask`) hold for a text (see BlockScanner.exact_candidates)."""
         parts = raw.split(" ", 3)
         if self.deadline is not None and self.open_keys and raw[:DEADLINE_CHARS].encode() > self.deadline:
             self._expire(parts[0], out)
@@ -326,7 +337,8 @@ class ContainerCurator:
                 return
             self.feed_envelope(env, out, hints)
             return
-        self._logical(parts[0], parts[1], parts[3], out, hints=hints)
+        self._logical(parts[0], parts[1], parts[3], out, hints=hints,
+                      exact_from=exact_from - (len(raw) - len(parts[3])) if exact_from >= 0 else -1)
 
     def feed_envelope(self, env: envelopes.Envelope, out: list[Record], hints: int = -1) -> None:
         stream = env.stream
@@ -360,8 +372,11 @@ class ContainerCurator:
         seq: int | None = None,
         seq_time=None,
         hints: int = -1,
+        exact_from: int = -1,
     ) -> None:
-        """A complete logical line: seq, rank prefixes, then the parsers that want it."""
+        """A complete logical line: seq, rank prefixes, then the parsers that want it. `exact_from`
+        (-1: none): where in `text` the block scan's exact bits start to hold; when the rank
+        prefixes end there or before, `hints` is re's answer for the parsers of `exact_mask`."""
         if seq is None:
             stamp = time if seq_time is None else seq_time
             if stream in self.last_time and self.last_time[stream] == stamp:
@@ -374,11 +389,14 @@ class ContainerCurator:
         # (parsers/lines.may_be_prefixed, inlined): most lines have none and skip the two calls.
         first = text[:1]
         if first in PREFIX_FIRST or first.isdigit() or text.find("[rank", 1, INNER_REACH) > 0:
+            size = len(text)
             text, rank, local_rank = strip_rank_prefixes(text)
             key = (stream, rank, local_rank) if (rank is not None or local_rank is not None) else stream
+            known = self.exact_mask if exact_from >= size - len(text) else 0  # the prefixes are a head of the text
         else:
             rank = local_rank = None
             key = stream
+            known = self.exact_mask if exact_from >= 0 else 0
         if hints == -1 and self.block_scan:
             text_hints = text_hints_for(self.parser_classes)
             if text_hints is not None:
@@ -392,7 +410,7 @@ class ContainerCurator:
         was_open = sub.open_bits != 0
         sub.last_time = time
         try:
-            records = sub.feed(Line(time, seq, text, rank, local_rank), hints)
+            records = sub.feed(Line(time, seq, text, rank, local_rank), hints, known)
         except RuleFailed as failed:
             records = self._rule_failed(failed, key, time, seq)
         if sub.open_bits:

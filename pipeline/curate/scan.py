@@ -141,27 +141,35 @@ def _group_body(alt: str) -> str | None:
     return None
 
 
-def prefilter_database(expressions: list[bytes]):
+def prefilter_database(expressions: list[bytes], ids: list[int] | None = None):
     """The expressions compiled in Hyperscan's prefilter mode (a superset of what they match),
-    multiline, empty matches allowed, each its index as id (each split into its alternatives,
-    all under that id: see `alternatives`); None when Hyperscan is missing or refuses them (the
-    callers then let every parser test its lines itself)."""
+    multiline, empty matches allowed, each its index as id (or `ids[i]`; each split into its
+    alternatives, all under that id: see `alternatives`); None when Hyperscan is missing or
+    refuses them (the callers then let every parser test its lines itself)."""
     if hyperscan is None or not expressions:
         return None
+    ids = list(range(len(expressions))) if ids is None else ids
+    pieces, piece_ids = _split_all(expressions, ids)
+    return _compile(pieces, piece_ids) or (_compile(expressions, ids) if len(pieces) > len(expressions) else None)
+
+
+def _split_all(expressions: list[bytes], ids: list[int]) -> tuple[list[bytes], list[int]]:
+    """Each expression's alternatives, each under the expression's id."""
     pieces: list[bytes] = []
-    ids: list[int] = []
-    for i, expression in enumerate(expressions):
+    piece_ids: list[int] = []
+    for i, expression in zip(ids, expressions):
         try:
             split = [alt.encode("utf-8") for alt in alternatives(expression.decode("utf-8"))]
         except UnicodeDecodeError:
             split = [expression]
         pieces.extend(split)
-        ids.extend([i] * len(split))
-    return _compile(pieces, ids) or (_compile(expressions, list(range(len(expressions)))) if len(pieces) > len(expressions) else None)
+        piece_ids.extend([i] * len(split))
+    return pieces, piece_ids
 
 
-def _compile(expressions: list[bytes], ids: list[int]):
-    flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
+def _compile(expressions: list[bytes], ids: list[int], flags: int | None = None):
+    if flags is None:
+        flags = hyperscan.HS_FLAG_PREFILTER | hyperscan.HS_FLAG_MULTILINE | hyperscan.HS_FLAG_ALLOWEMPTY
     try:
         return compile_database(expressions, ids, [flags] * len(expressions))
     except hyperscan.error:
@@ -191,17 +199,46 @@ def always_database():
     return _ALWAYS_DATABASE[0]
 
 
-class BlockScanner:
-    """Start offsets of the lines of a block that match any of the patterns."""
+# Bytes that make a line's exact block-scan answer unsure, as scan_safe judges a text: the
+# separators Python's \s matches and PCRE's does not (a line holding one is left to its text's scan).
+UNSAFE_BYTES = rb"[\x1c-\x1f]"
+# Where a pattern cut out of a raw line could read differently than in the line's text alone:
+# an anchor or a word boundary, or a look-around, at the text's edges.
+_CONTEXT = re.compile(r"\\[AbBGzZ]|\(\?<?[=!]")
 
-    def __init__(self, database, always):
+
+def block_exact(pattern: str) -> bool:
+    """Whether a match of `pattern` that lies inside a line's text (after its CRI header and rank
+    prefixes) tells what `re.search` tells of the text, and no match in the line tells no match
+    in the text: no `^`, no `\\b`, `\\B`, `\\A`, `\\Z`, `\\z`, `\\G`, no look-around. (`$` is kept: the
+    text ends where the line does.)"""
+    return relax_anchors(pattern) == pattern and _CONTEXT.search(pattern) is None
+
+
+class BlockScanner:
+    """Start offsets of the lines of a block that match any of the patterns.
+
+    On a block of ASCII bytes (where Hyperscan's bytes and `re`'s characters agree: see
+    scan_safe), the patterns `block_exact` admits are scanned as they are, with the leftmost
+    start of each match (`exact_candidates`), instead of in prefilter mode: a line's bits for
+    them are then the exact answer for its text wherever the matches lie inside it, and the
+    per-text scan (ExactHints, once per line fed) is not needed."""
+
+    def __init__(self, database, always, exact=None, rest=None, exact_mask: int = 0, unsafe_id: int = -1):
         self.database = database
         self.always = always
+        self.exact = exact  # the block_exact patterns, exact, with starts (None: not available)
+        self.rest = rest  # the other patterns, prefilter mode (None: there are none)
+        self.exact_mask = exact_mask  # their bits
+        self._unsafe_id = unsafe_id  # the id of UNSAFE_BYTES in `exact`
 
     @classmethod
     def build(cls, patterns: list[str]) -> "BlockScanner | None":
         database, always = parser_database(tuple(patterns)), always_database()
-        return None if database is None or always is None else cls(database, always)
+        if database is None or always is None:
+            return None
+        exact, rest, mask = exact_block_databases(tuple(patterns))
+        return cls(database, always, exact, rest, mask, len(patterns))
 
     def line_starts(self, block: bytes) -> list[int]:
         return sorted(self.candidates(block))
@@ -221,12 +258,100 @@ class BlockScanner:
 
         self.always.scan(block, match_event_handler=on_always)
         self.database.scan(block, match_event_handler=on_match)
-        found: dict[int, int] = {}
-        for end, bit in hits:
-            # `end` is just past the match; a match may end on the newline itself ($).
-            start = block.rfind(b"\n", 0, end - 1 if end and block[end - 1 : end] == b"\n" else end) + 1
-            found[start] = found.get(start, 0) | bit
-        return found
+        return _by_line(block, hits)
+
+    def exact_candidates(self, block: bytes) -> tuple[dict[int, int], dict[int, int]]:
+        """For an ASCII block (`exact` not None): (the lines' bits as `candidates` gives them, but
+        exact on the raw line for the bits in `exact_mask`; start offset of a line with such a
+        match -> the offset in the line from which all its patterns' latest matches start, -1
+        where one is unsure: a match that holds the newline, or a line with UNSAFE_BYTES). A line
+        whose text starts at or before that offset has, for those bits, the answer `re.search`
+        gives on its text; a line with none of them matches none of them."""
+        hits: list[tuple[int, int]] = []
+        add = hits.append
+        found: list[tuple[int, int, int]] = []
+        add_found = found.append
+
+        def on_match(pattern_id, _start, end, _flags, _ctx):
+            add((end, 1 << pattern_id))
+
+        def on_always(_pattern_id, _start, end, _flags, _ctx):
+            add((end, 0))
+
+        def on_exact(pattern_id, start, end, _flags, _ctx):
+            add_found((end, pattern_id, start))
+
+        self.always.scan(block, match_event_handler=on_always)
+        if self.rest is not None:
+            self.rest.scan(block, match_event_handler=on_match)
+        self.exact.scan(block, match_event_handler=on_exact)
+        lines = _by_line(block, hits)
+        latest: dict[tuple[int, int], int] = {}  # (line start, pattern id) -> latest start of its matches
+        rfind = block.rfind
+        unsafe = self._unsafe_id
+        for end, pattern_id, start in found:
+            if end and block[end - 1] == 10:  # the match holds the newline: the line is left to its text's scan
+                line = rfind(b"\n", 0, end - 1) + 1
+                latest[(line, unsafe)] = -1
+            else:
+                line = rfind(b"\n", 0, end) + 1
+                if pattern_id == unsafe:
+                    latest[(line, unsafe)] = -1
+                    continue
+                key = (line, pattern_id)
+                if latest.get(key, -1) < start:
+                    latest[key] = start
+            if pattern_id != unsafe:
+                lines[line] = lines.get(line, 0) | 1 << pattern_id
+        exact_from: dict[int, int] = {}
+        for (line, _pattern_id), start in latest.items():
+            offset = start - line if start >= 0 else -1
+            if offset < exact_from.get(line, offset + 1):
+                exact_from[line] = offset
+        return lines, exact_from
+
+
+def _by_line(block: bytes, hits: list[tuple[int, int]]) -> dict[int, int]:
+    """(match end, bit) pairs -> start offset of the line of each match -> its bits."""
+    found: dict[int, int] = {}
+    rfind = block.rfind
+    for end, bit in hits:
+        # `end` is just past the match; a match may end on the newline itself ($).
+        start = rfind(b"\n", 0, end - 1 if end and block[end - 1 : end] == b"\n" else end) + 1
+        found[start] = found.get(start, 0) | bit
+    return found
+
+
+_EXACT_BLOCK: dict[tuple[str, ...], tuple] = {}
+
+
+def exact_block_databases(patterns: tuple[str, ...]) -> tuple[object, object, int]:
+    """(the `block_exact` patterns compiled as they are, multiline, with the leftmost start of
+    each match (pattern i reported as id i; UNSAFE_BYTES as id len(patterns)); the other
+    patterns in prefilter mode, anchors relaxed, under their own ids (None when there are none);
+    the bits of the first). (None, None, 0) when Hyperscan is missing or refuses them: the block
+    scan then stays in prefilter mode. Compiled once per table."""
+    made = _EXACT_BLOCK.get(patterns)
+    if made is not None:
+        return made
+    made = (None, None, 0)
+    if hyperscan is not None:
+        exact_ids = [i for i, p in enumerate(patterns) if block_exact(p)]
+        flags = hyperscan.HS_FLAG_SOM_LEFTMOST | hyperscan.HS_FLAG_MULTILINE
+        kept = []
+        for i in exact_ids:  # a pattern Hyperscan cannot compile as it is stays in prefilter mode
+            pieces, ids = _split_all([patterns[i].encode("utf-8")], [i])
+            if _compile(pieces, ids, flags) is not None:
+                kept.append(i)
+        if kept:
+            pieces, ids = _split_all([patterns[i].encode("utf-8") for i in kept], kept)
+            exact = _compile([*pieces, UNSAFE_BYTES], [*ids, len(patterns)], flags)
+            others = [i for i in range(len(patterns)) if i not in kept]
+            rest = prefilter_database([relax_anchors(patterns[i]).encode("utf-8") for i in others], others) if others else None
+            if exact is not None and (rest is not None or not others):
+                made = (exact, rest, sum(1 << i for i in kept))
+    _EXACT_BLOCK[patterns] = made
+    return made
 
 
 def scan_safe(text: str) -> bool:

@@ -110,15 +110,16 @@ class SubStream:
             raise RuleFailed(out, failed)
         return out
 
-    def feed(self, line: Line, hints: int = -1) -> list[Record]:
+    def feed(self, line: Line, hints: int = -1, known: int = 0) -> list[Record]:
         """Feed a line to the parsers that are open or want it. `hints` has bit i set when the
-        block scan found parser i's prefilter on the raw line (-1: unknown, test them all)."""
+        block scan found parser i's prefilter on the raw line (-1: unknown, test them all); for
+        the bits of `known` it is the prefilter's exact answer on the text (the block scan's)."""
         out: list[Record] = []
         text = line.text
         open_bits = self.open_bits
-        exact = 0  # the parsers whose bit in `hints` is their prefilter's exact answer on `text`
+        exact = known  # the parsers whose bit in `hints` is their prefilter's exact answer on `text`
         if self.exact is not None:
-            wanted = hints & self.exact.mask & ~open_bits
+            wanted = hints & self.exact.mask & ~open_bits & ~known
             if wanted and (found := self.exact.of(text, wanted)) is not None:
                 exact = wanted
                 hints &= ~wanted | found
