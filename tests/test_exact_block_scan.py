@@ -155,3 +155,70 @@ def test_what_a_curator_tells_a_sub_stream_is_re_s_answer_on_the_text(monkeypatc
                 judged += 1
                 assert bool(hints >> i & 1) == (search(text) is not None), repr(text)
     assert judged > 5_000
+
+
+# ----------------------------------------------------------------------------- the consumer's batches of texts
+
+
+def test_a_batch_of_texts_gets_the_answer_of_re_for_each_ascii_text():
+    """TextScanner.hints (a poll batch's message texts, no CRI header): the same exact answer, and
+    the texts it cannot judge (non-ASCII, a newline) left to the curator's own scan."""
+    from gangscope.pipeline.curate import partition
+
+    scanner = partition.text_scanner()
+    assert scanner is not None and scanner.exact is not None
+    rng = random.Random(3)
+    texts = [rng.choice(PREFIXES) + "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 12))) for _ in range(20_000)]
+    texts = [t.replace("\x1c", "").replace("\x1f", "") for t in texts] + ["step 3 \u00e9", "a\nstep 3", "", "nothing here"]
+    texts += [t for t in fixture_lines() if t][:20_000]
+    mask = scanner_for(LINE_PARSERS).exact_mask
+    found = scanner.hints(texts)
+    judged = 0
+    for i, text in enumerate(texts):
+        hints, exact_from = found.get(i, (0, len(text)))
+        if not (text.isascii() and "\n" not in text):
+            assert hints == -1 and exact_from == -1 or i not in found, repr(text)
+            continue
+        stripped = strip_rank_prefixes(text)[0]
+        if 0 <= len(text) - len(stripped) <= exact_from:
+            judged += 1
+            for b, search in enumerate(SEARCHES):
+                if mask >> b & 1:
+                    assert bool(hints >> b & 1) == (search(stripped) is not None), repr(text)
+    assert judged > 20_000
+    with_separator = scanner.hints(["step 3", "step\x1f 3"])
+    assert with_separator == {0: (-1, -1), 1: (-1, -1)}  # the batch's texts are then all scanned by the curator
+
+
+def test_a_partition_gives_the_records_it_gave_scanning_each_text():
+    import json
+
+    from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
+    from gangscope.pipeline.correlate.progress import DerivedProgress
+    from gangscope.pipeline.curate import partition
+    from gangscope.pipeline.sources import kafka as ksrc
+
+    rng = random.Random(13)
+    real = [t for t in fixture_lines() if t and "\n" not in t][:30_000]
+    made = [rng.choice(PREFIXES) + "".join(rng.choice(PIECES) for _ in range(rng.randint(0, 12))) for _ in range(10_000)]
+    texts = real + made
+    rng.shuffle(texts)
+    kube = {"pod_name": "w-0", "namespace_name": "team-a", "pod_id": "0c6d1111-2222-3333-4444-555566667777",
+            "container_name": "pytorch", "labels": {}}
+    values = [json.dumps({"time": f"2024-05-01T12:00:{i // 1000 % 60:02d}.{i:09d}Z", "stream": "stderr" if i % 3 else "stdout",
+                          "_p": "F", "log": t, "kubernetes": kube}).encode() for i, t in enumerate(texts)]
+    fast = partition.text_scanner()
+    slow = partition.TextScanner(fast.database)  # no exact scan: hints -1, every text scanned by the curator
+
+    def curate_all(scanner) -> list[bytes]:
+        state = partition.LogPartition(AttemptOf(EventBook()), progress=DerivedProgress())
+        out: list = []
+        for start in range(0, len(values), 3000):
+            items = [(start + i, ksrc.decode_log(v)) for i, v in enumerate(values[start : start + 3000])]
+            state.feed_batch(items, out, scanner)
+        state.close_all(out)
+        return [encode(r) for r in out]
+
+    records = curate_all(fast)
+    assert records == curate_all(slow)
+    assert len(records) > 500

@@ -26,6 +26,7 @@ from gangscope.pipeline.curate.substream import LINE_PARSERS, RuleFailed, SubStr
 from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, may_continue, skipped_from,
                                                    time_and_stream_of, combined_prefilter, scanner_for, text_hints_for)
 from gangscope.pipeline.curate.trace_errors import error_of_trace
+from gangscope.pipeline.curate.scan import exact_block_databases
 
 
 # How far back a line looks for earlier lines of its stream with the same time.
@@ -66,8 +67,9 @@ class ContainerCurator:
         self.parser_classes = parser_classes
         self.wanted = combined_prefilter(parser_classes)
         self.scanner = scanner_for(parser_classes) if (block_scan and fmt == "cri") else None
-        # the parsers whose bits the scan of an ASCII block answers exactly (see _scan_cri_block)
-        self.exact_mask = self.scanner.exact_mask if self.scanner is not None and self.scanner.exact is not None else 0
+        # the parsers whose bits the exact scan of an ASCII block (or batch of texts) answers
+        # (see _scan_cri_block and partition.TextScanner.hints)
+        self.exact_mask = exact_block_databases(tuple(cls.PREFILTER for cls in parser_classes))[2] if block_scan else 0
         # lines that come without the block scan's hints (other envelopes, Kafka, joined CRI
         # partials) get them from one scan of their text (compiled on first use); the reference
         # path tests them in Python
@@ -340,7 +342,7 @@ class ContainerCurator:
         self._logical(parts[0], parts[1], parts[3], out, hints=hints,
                       exact_from=exact_from - (len(raw) - len(parts[3])) if exact_from >= 0 else -1)
 
-    def feed_envelope(self, env: envelopes.Envelope, out: list[Record], hints: int = -1) -> None:
+    def feed_envelope(self, env: envelopes.Envelope, out: list[Record], hints: int = -1, exact_from: int = -1) -> None:
         stream = env.stream
         pending = self.partial.get(stream)
         if env.partial:
@@ -361,7 +363,8 @@ class ContainerCurator:
                 text = text[: self.limits.max_partial_bytes]
                 self.stats.partial_lines_cut += 1
         # The hints of a joined line's last chunk say nothing of its earlier chunks.
-        self._logical(time, stream, text, out, seq_time=env.time, hints=-1 if pending is not None else hints)
+        self._logical(time, stream, text, out, seq_time=env.time, hints=-1 if pending is not None else hints,
+                      exact_from=-1 if pending is not None else exact_from)
 
     def _logical(
         self,

@@ -56,7 +56,8 @@ class FluentBitCurator:
             curator.note_latest()
         return out
 
-    def feed_envelope(self, env: envelopes.Envelope, out: list[Record]) -> "ContainerCurator":
+    def feed_envelope(self, env: envelopes.Envelope, out: list[Record], hints: int = -1, exact_from: int = -1,
+                      ) -> "ContainerCurator":
         kube = env.kubernetes
         key = kube_key(kube)
         curator = self.curators.get(key)
@@ -69,7 +70,7 @@ class FluentBitCurator:
         self.tick += 1
         curator.last_used = self.tick
         curator.position = self.position
-        curator.feed_envelope(env, out)
+        curator.feed_envelope(env, out, hints, exact_from)
         return curator
 
     def evict(self, out: list[Record]) -> None:

@@ -30,15 +30,51 @@ class TextScanner:
     match). None when Hyperscan is missing: every line then goes through the parsers' own test.
     """
 
-    def __init__(self, database):
+    def __init__(self, database, exact=None, rest=None, unsafe_id: int = -1, parser_classes: tuple = ()):
         self.database = database
+        # the patterns the ASCII texts are scanned for exactly (scan.exact_block_databases)
+        self.exact, self.rest, self._unsafe_id = exact, rest, unsafe_id
+        self.parser_classes = parser_classes  # the table whose bits `hints` gives
 
     @classmethod
     def build(cls, parser_classes) -> "TextScanner | None":
-        from gangscope.pipeline.curate.scan import parser_database
+        from gangscope.pipeline.curate.scan import exact_block_databases, parser_database
 
-        database = parser_database(tuple(c.PREFILTER for c in parser_classes))
-        return None if database is None else cls(database)
+        patterns = tuple(c.PREFILTER for c in parser_classes)
+        database = parser_database(patterns)
+        exact, rest, _mask = exact_block_databases(patterns)
+        return None if database is None else cls(database, exact, rest, len(patterns), tuple(parser_classes))
+
+    def hints(self, texts: list[str]) -> dict[int, tuple[int, int]]:
+        """Index of each text a pattern hits (a text with a newline always counts as hit) -> (its
+        parsers' bits, -1 for a text the curator scans itself; where in the text the bits of
+        `exact_block_databases`' patterns are re's answer, -1 for none: ContainerCurator._logical's
+        `hints` and `exact_from`). The ASCII texts are scanned as a CRI block is (one exact scan,
+        BlockScanner.exact_candidates), so that the curator scans none of them again; the others
+        as by `wanted`."""
+        from gangscope.pipeline.curate.scan import exact_lines
+
+        if self.exact is None:
+            return {i: (-1, -1) for i in self.wanted(texts)}
+        plain = [i for i, t in enumerate(texts) if t.isascii() and "\n" not in t]
+        block = "\n".join([texts[i] for i in plain]).encode("ascii")
+        if b"\x1c" in block or b"\x1d" in block or b"\x1e" in block or b"\x1f" in block:
+            return {i: (-1, -1) for i in self.wanted(texts)}  # separators only Python's \s matches: all by text
+        out: dict[int, tuple[int, int]] = {}
+        if len(plain) < len(texts):
+            taken = set(plain)
+            others = [i for i in range(len(texts)) if i not in taken]
+            out.update((others[k], (-1, -1)) for k in self.wanted([texts[i] for i in others]))
+        if plain:
+            lines, exact_from = exact_lines(block, self.exact, self.rest, self._unsafe_id)
+            at = {}
+            pos = 0
+            for i in plain:
+                at[pos] = i
+                pos += len(texts[i]) + 1
+            for start, bits in lines.items():
+                out[at[start]] = (bits, exact_from.get(start, 0))
+        return out
 
     def wanted(self, texts: list[str]) -> set[int]:
         """Indices of the texts a pattern hits (texts with a newline always count as hit)."""
@@ -133,14 +169,14 @@ class LogPartition:
     def quiet_since(self, last: float) -> float | None:
         return None if self.caught_up_since is None else max(last, self.caught_up_since)
 
-    def feed(self, offset: int, env, out: list[Record]) -> tuple:
+    def feed(self, offset: int, env, out: list[Record], hints: int = -1, exact_from: int = -1) -> tuple:
         """Curate one message's envelope at `offset`; its records and their progress go to `out`.
         The last net (parsers and records are guarded inside): a message the curator raises on
-        is counted (stage "curate") and skipped."""
+        is counted (stage "curate") and skipped. `hints`, `exact_from`: the batch scan's (TextScanner.hints)."""
         self.curator.position = offset
         start = len(out)
         try:
-            self.curator.feed_envelope(env, out)
+            self.curator.feed_envelope(env, out, hints, exact_from)
         except Exception as exc:
             self.stats.failures.add("curate", exc, file=self.curator.source, position=offset)
         self.next_offset = offset + 1
@@ -155,20 +191,36 @@ class LogPartition:
         touched = set()
         if not items:
             return touched
-        wanted = scanner.wanted([env.text for _, env in items]) if scanner is not None else None
+        if scanner is None:
+            wanted = None
+        elif scanner.parser_classes == self._parser_table():
+            wanted = scanner.hints([env.text for _, env in items])
+        else:
+            wanted = dict.fromkeys(scanner.wanted([env.text for _, env in items]), (-1, -1))
         curators = self.curator.curators
         feed = self.feed
         for i, (offset, env) in enumerate(items):
             key = kube_key(env.kubernetes)
             touched.add(key)
-            if wanted is None or i in wanted or env.partial:
+            if wanted is None or env.partial:
                 feed(offset, env, out)
+                continue
+            if i in wanted:
+                feed(offset, env, out, *wanted[i])
                 continue
             c = curators.get(key)
             if c is None or not c.skip_unwanted(env.stream, env.time, env.text):
                 feed(offset, env, out)
         self.next_offset = items[-1][0] + 1
         return touched
+
+    def _parser_table(self) -> tuple | None:
+        """The parsers of this partition's curators, when they take the batch scan's hints (None: they do not)."""
+        kwargs = self.curator.kwargs
+        if not kwargs.get("block_scan", True):
+            return None
+        table = kwargs.get("parser_classes")
+        return tuple(LINE_PARSERS if table is None else table)
 
     def touched(self, keys: set, now: float) -> set[str]:
         """Note the containers that got lines; returns their jobs."""

@@ -269,46 +269,55 @@ class BlockScanner:
         gives on its text; a line with none of them matches none of them."""
         hits: list[tuple[int, int]] = []
         add = hits.append
-        found: list[tuple[int, int, int]] = []
-        add_found = found.append
-
-        def on_match(pattern_id, _start, end, _flags, _ctx):
-            add((end, 1 << pattern_id))
 
         def on_always(_pattern_id, _start, end, _flags, _ctx):
             add((end, 0))
 
-        def on_exact(pattern_id, start, end, _flags, _ctx):
-            add_found((end, pattern_id, start))
-
         self.always.scan(block, match_event_handler=on_always)
-        if self.rest is not None:
-            self.rest.scan(block, match_event_handler=on_match)
-        self.exact.scan(block, match_event_handler=on_exact)
-        lines = _by_line(block, hits)
-        latest: dict[tuple[int, int], int] = {}  # (line start, pattern id) -> latest start of its matches
-        rfind = block.rfind
-        unsafe = self._unsafe_id
-        for end, pattern_id, start in found:
-            if end and block[end - 1] == 10:  # the match holds the newline: the line is left to its text's scan
-                line = rfind(b"\n", 0, end - 1) + 1
+        return exact_lines(block, self.exact, self.rest, self._unsafe_id, hits)
+
+
+def exact_lines(block: bytes, exact, rest, unsafe: int, hits: list[tuple[int, int]] | None = None,
+                ) -> tuple[dict[int, int], dict[int, int]]:
+    """BlockScanner.exact_candidates of `block` (ASCII) with the databases of exact_block_databases
+    (`unsafe`: the id of UNSAFE_BYTES in `exact`); `hits`: (match end, bit) pairs found already."""
+    hits = [] if hits is None else hits
+    add = hits.append
+    found: list[tuple[int, int, int]] = []
+    add_found = found.append
+
+    def on_match(pattern_id, _start, end, _flags, _ctx):
+        add((end, 1 << pattern_id))
+
+    def on_exact(pattern_id, start, end, _flags, _ctx):
+        add_found((end, pattern_id, start))
+
+    if rest is not None:
+        rest.scan(block, match_event_handler=on_match)
+    exact.scan(block, match_event_handler=on_exact)
+    lines = _by_line(block, hits)
+    latest: dict[tuple[int, int], int] = {}  # (line start, pattern id) -> latest start of its matches
+    rfind = block.rfind
+    for end, pattern_id, start in found:
+        if end and block[end - 1] == 10:  # the match holds the newline: the line is left to its text's scan
+            line = rfind(b"\n", 0, end - 1) + 1
+            latest[(line, unsafe)] = -1
+        else:
+            line = rfind(b"\n", 0, end) + 1
+            if pattern_id == unsafe:
                 latest[(line, unsafe)] = -1
-            else:
-                line = rfind(b"\n", 0, end) + 1
-                if pattern_id == unsafe:
-                    latest[(line, unsafe)] = -1
-                    continue
-                key = (line, pattern_id)
-                if latest.get(key, -1) < start:
-                    latest[key] = start
-            if pattern_id != unsafe:
-                lines[line] = lines.get(line, 0) | 1 << pattern_id
-        exact_from: dict[int, int] = {}
-        for (line, _pattern_id), start in latest.items():
-            offset = start - line if start >= 0 else -1
-            if offset < exact_from.get(line, offset + 1):
-                exact_from[line] = offset
-        return lines, exact_from
+                continue
+            key = (line, pattern_id)
+            if latest.get(key, -1) < start:
+                latest[key] = start
+        if pattern_id != unsafe:
+            lines[line] = lines.get(line, 0) | 1 << pattern_id
+    exact_from: dict[int, int] = {}
+    for (line, _pattern_id), start in latest.items():
+        offset = start - line if start >= 0 else -1
+        if offset < exact_from.get(line, offset + 1):
+            exact_from[line] = offset
+    return lines, exact_from
 
 
 def _by_line(block: bytes, hits: list[tuple[int, int]]) -> dict[int, int]:
