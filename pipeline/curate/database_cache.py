@@ -102,3 +102,14 @@ def _store(path: Path, database) -> None:
             raise
     except (OSError, hyperscan.error):
         pass  # no cache this time
+
+
+def _hand_to_the_parsers() -> None:
+    """parsers/ does no I/O of its own: the error rules' database (parsers/rule_literals.py) is
+    compiled through this cache once the pipeline is loaded, and directly otherwise."""
+    from gangscope.parsers import rule_literals
+
+    rule_literals.compile_database = compile_database
+
+
+_hand_to_the_parsers()
