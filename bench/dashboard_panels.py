@@ -4,7 +4,9 @@ Indexes generated records once under an index prefix of their own (kept for the 
 `--prefix` reuses it, `--drop` deletes it at the end), then asks the dashboard itself (its
 Flask app, the same code waitress serves) for every panel page, the page of all panels and
 every panel's JSON, in turns, and prints p50 and p95 of each in milliseconds: the time of its
-OpenSearch queries, the Python around them and the HTML rendering together.
+OpenSearch queries, the Python around them and the HTML rendering together (wall), and beside it
+OpenSearch's own `took` summed over the target's requests (an `_msearch` its own `took`, over the
+searches it ran side by side), which this machine's other work moves less.
 
 The records are shaped like a cluster's week: JOBS jobs of RANKS ranks logging steps (90%),
 epochs, errors of every category spread over seven days, stack traces in TRACE_GROUPS
@@ -13,7 +15,8 @@ fingerprints, gang events, stragglers, stalls and one diagnosis per attempt.
 A static index answers repeated aggregations from OpenSearch's shard request cache; on a cluster
 that `consume` writes to, every shard refreshes each second and that cache is empty for most
 panel loads. `--no-request-cache` turns the cache off on the bench's indices while it measures
-(`index.requests.cache.enable`, restored at the end): the time a live dashboard sees.
+(`index.requests.cache.enable`, restored at the end) and empties it before every timed request
+(a search may ask for the cache whatever the setting): the time a live dashboard sees.
 
     set -a; . /tmp/work/servers.env; set +a      # or: eval "$(services/up opensearch)"
     python -m bench.dashboard_panels                        # 1,000,000 records, 15 turns
@@ -28,6 +31,8 @@ import random
 import statistics
 import time
 from typing import Iterator
+
+from opensearchpy import OpenSearch
 
 from gangscope.parsers.records import (
     DiagnosisRecord,
@@ -134,25 +139,70 @@ def count(url: str, prefix: str) -> int:
         return 0
 
 
-def measure(url: str, prefix: str, turns: int) -> dict[str, list[float]]:
+class TookMeter:
+    """Sums OpenSearch's `took` (ms) of every search and _msearch (its own, over the searches it ran)
+    that the dashboard's client sends while it is on."""
+
+    def __init__(self) -> None:
+        self.ms = 0
+
+    def __enter__(self) -> "TookMeter":
+        self._search, self._msearch = OpenSearch.search, OpenSearch.msearch
+        meter = self
+
+        def search(client, *args, **kwargs):
+            answer = meter._search(client, *args, **kwargs)
+            meter.ms += int(answer.get("took") or 0)
+            return answer
+
+        def msearch(client, *args, **kwargs):
+            answer = meter._msearch(client, *args, **kwargs)
+            meter.ms += int(answer.get("took") or max((r.get("took") or 0 for r in answer.get("responses", [])), default=0))
+            return answer
+
+        OpenSearch.search, OpenSearch.msearch = search, msearch
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        OpenSearch.search, OpenSearch.msearch = self._search, self._msearch
+
+
+def measure(url: str, prefix: str, turns: int, cold: bool = False) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
+    """`cold`: the shard request cache is emptied before every timed request (not timed), as a refresh
+    of a live index empties it; turning the index setting off alone would not stop a search that asks
+    for the cache (request_cache=true) from using it."""
     app = create_app(url, prefix=prefix, refresh_s=0, timeout=120)
+    os_client = indices.connect(url, timeout=60)
     client = app.test_client()
     targets = {f"panel/{name}": f"/panel/{name}" for name in PANELS}
     targets.update({f"api/{name}": f"/api/{name}" for name in PANELS})
     targets["index (all panels)"] = "/"
     job = "team-0/train-000"
     targets.update({f"panel/{name}?job": f"/panel/{name}?job={job}" for name in PANELS})
+    wall: dict[str, list[float]] = {name: [] for name in targets}
     took: dict[str, list[float]] = {name: [] for name in targets}
     for target in targets.values():  # warm-up: the first query of a kind loads field data
         client.get(target)
-    for _ in range(turns):  # in turns, so that a busy moment of the machine is spread over all
-        for name, target in targets.items():
-            start = time.perf_counter()
-            response = client.get(target)
-            took[name].append((time.perf_counter() - start) * 1000)
-            if response.status_code != 200:
-                raise SystemExit(f"{target}: HTTP {response.status_code}")
-    return took
+    with TookMeter() as meter:
+        for _ in range(turns):  # in turns, so that a busy moment of the machine is spread over all
+            for name, target in targets.items():
+                if cold:
+                    os_client.indices.clear_cache(index=f"{prefix}gangscope-*", request=True)
+                meter.ms = 0
+                start = time.perf_counter()
+                response = client.get(target)
+                wall[name].append((time.perf_counter() - start) * 1000)
+                took[name].append(meter.ms)
+                if response.status_code != 200:
+                    raise SystemExit(f"{target}: HTTP {response.status_code}")
+    return wall, took
+
+
+def _p(values: list[float], percent: int) -> float:
+    ordered = sorted(values)
+    if percent == 50:
+        return statistics.median(ordered)
+    return ordered[min(len(ordered) - 1, round(percent / 100 * (len(ordered) - 1)))]
 
 
 def main() -> None:
@@ -177,16 +227,15 @@ def main() -> None:
         client.indices.put_settings(index=f"{prefix}gangscope-*", body={"index.requests.cache.enable": False})
         client.indices.clear_cache(index=f"{prefix}gangscope-*", request=True)
     try:
-        took = measure(args.url, prefix, args.turns)
+        wall, took = measure(args.url, prefix, args.turns, cold=args.no_request_cache)
     finally:
         if args.no_request_cache:
             client.indices.put_settings(index=f"{prefix}gangscope-*", body={"index.requests.cache.enable": None})
     print(f"load after: {os.getloadavg()[0]:.1f}")
-    print(f"{'target':28} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8}")
-    for name, values in took.items():
-        values.sort()
-        p95 = values[min(len(values) - 1, round(0.95 * (len(values) - 1)))]
-        print(f"{name:28} {statistics.median(values):8.0f} {p95:8.0f} {values[-1]:8.0f}")
+    print(f"{'target':28} {'p50 ms':>8} {'p95 ms':>8} {'max ms':>8} {'took p50':>9} {'took p95':>9}")
+    for name, values in wall.items():
+        print(f"{name:28} {_p(values, 50):8.0f} {_p(values, 95):8.0f} {max(values):8.0f} "
+              f"{_p(took[name], 50):9.0f} {_p(took[name], 95):9.0f}")
     if args.drop:
         indices.delete_all(indices.connect(args.url), prefix)
 

@@ -6,7 +6,7 @@ import threading
 
 import pytest
 
-from gangscope.parsers.records import EpochRecord, StepRecord, TraceRecord, stable_id
+from gangscope.parsers.records import EpochRecord, StepRecord, TraceRecord, stable_id, to_dict
 from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.dashboard import create_app
 from gangscope.pipeline.sinks.indices import IndexSettings, OpenSearchError
@@ -135,6 +135,30 @@ def test_an_index_whose_mapping_cannot_change_in_place_is_rebuilt_behind_the_ali
     props = client.indices.get_mapping(index=f"{alias}-v2")[f"{alias}-v2"]["mappings"]["properties"]
     assert props["rank"]["type"] == "integer"
     assert client.get(index=alias, id="s1")["_source"]["loss"] == 1.5
+
+
+def test_a_step_index_made_before_its_sort_is_rebuilt_sorted_behind_the_alias(client, prefix):
+    # Schema 1 made the step index unsorted; a sort is fixed when an index is created, so the same
+    # mapping does not make it current: the records move to a sorted v2 and the alias follows.
+    alias = f"{prefix}gangscope-step"
+    mapping = indices.render_index_template("step", prefix)["template"]["mappings"]
+    common = indices.render_component(IndexSettings(), 1)["template"]["mappings"]["properties"]
+    client.indices.create(index=f"{alias}-v1", body={  # before the templates exist: no sort
+        "mappings": {**mapping, "_meta": {"gangscope": {"kind": "step", "schema": 1}},
+                     "properties": {**common, **mapping["properties"]}},
+        "aliases": {alias: {}}})
+    assert indices._index_sort(client, f"{alias}-v1") is None
+    for i, second in enumerate((5, 9, 7)):
+        client.index(index=alias, id=f"s{i}", body=to_dict(step(i, 2.0 - i / 10, second)))
+    client.indices.refresh(index=alias)
+    report = indices.install(client, prefix, kinds=["step"])
+    assert any("rebuilt as" in line and f"{alias}-v2" in line for line in report.lines)
+    assert live(client, "step", prefix) == f"{alias}-v2"
+    assert indices._index_sort(client, f"{alias}-v2") == {"field": ["job", "time"], "order": ["asc", "desc"]}
+    newest = client.search(index=alias, body={"size": 1, "query": {"term": {"job": JOB}},
+                                              "sort": [{"job": "asc"}, {"time": "desc"}]})
+    assert newest["hits"]["hits"][0]["_id"] == "s1" and client.count(index=alias)["count"] == 3
+    assert any("is current" in line for line in indices.install(client, prefix, kinds=["step"]).lines)
 
 
 def test_a_concrete_index_in_place_of_an_alias_is_a_clear_error(client, prefix):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import math
 import re
+import time
 from dataclasses import asdict, dataclass
 from typing import Any, Mapping
 
@@ -85,10 +86,34 @@ def _iso(value: str) -> str:
 class Search:
     """Searches over the aliases of one cluster and prefix; a missing index reads as empty."""
 
+    SORT_TTL_S = 60.0
+
     def __init__(self, client: OpenSearch, prefix: str = "", url: str = "opensearch"):
         self.client = client
         self.prefix = prefix
         self.url = url
+        self._sorts: dict[str, tuple[float, tuple[tuple[str, str], ...]]] = {}
+
+    def index_sort(self, kind: str) -> tuple[tuple[str, str], ...]:
+        """(field, order) pairs the kind's live index is sorted on; () when it is not sorted, missing, or its
+        settings cannot be read (a user allowed to search only). Asked again after SORT_TTL_S: `gangscope
+        indices` rebuilds an index whose sort is older than the templates and moves the alias."""
+        now = time.monotonic()
+        known = self._sorts.get(kind)
+        if known and known[0] > now:
+            return known[1]
+        alias = indices.alias_name(kind, self.prefix)
+        try:
+            found = self.client.indices.get_settings(index=alias, name="index.sort.*", ignore_unavailable=True,
+                                                     allow_no_indices=True)
+        except os_exc.ConnectionError as exc:
+            raise OpenSearchUnavailable(indices.describe(exc, self.url)) from None
+        except os_exc.TransportError:
+            found = {}
+        sorts = {_sort_pairs(((body.get("settings") or {}).get("index") or {}).get("sort") or {}) for body in found.values()}
+        pairs = sorts.pop() if len(sorts) == 1 else ()  # an alias over differently sorted indices: none
+        self._sorts[kind] = (now + self.SORT_TTL_S, pairs)
+        return pairs
 
     def __call__(self, kinds: str | tuple[str, ...], body: dict[str, Any]) -> dict[str, Any]:
         names = (kinds,) if isinstance(kinds, str) else kinds
@@ -100,15 +125,17 @@ class Search:
         except os_exc.TransportError as exc:
             raise OpenSearchError(indices.describe(exc, self.url)) from None
 
-    def each(self, searches: list[tuple[str, dict[str, Any]]]) -> list[dict[str, Any]]:
+    def each(self, searches: list[tuple[str, dict[str, Any]]], cached: bool = False) -> list[dict[str, Any]]:
         """Many searches, each (kind, body), in one round trip (_msearch), their answers in order;
-        one that failed raises OpenSearchError as a single search does (a missing index reads as empty)."""
+        one that failed raises OpenSearchError as a single search does (a missing index reads as empty).
+        `cached`: searches of size 1 go to the shard request cache too (OpenSearch caches only size 0
+        unless asked; an entry lives until the shard's next refresh, as an aggregation's does)."""
         if not searches:
             return []
         lines: list[dict[str, Any]] = []
         for kind, body in searches:
-            lines += [{"index": indices.alias_name(kind, self.prefix), "ignore_unavailable": True,
-                       "allow_no_indices": True}, body]
+            head = {"index": indices.alias_name(kind, self.prefix), "ignore_unavailable": True, "allow_no_indices": True}
+            lines += [{**head, "request_cache": True} if cached else head, body]
         try:
             answers = self.client.msearch(body=lines)["responses"]
         except os_exc.ConnectionError as exc:
@@ -119,6 +146,13 @@ class Search:
             if "error" in answer:
                 raise OpenSearchError(f"{self.url}: {answer.get('status')} {answer['error'].get('type', answer['error'])}")
         return answers
+
+
+def _sort_pairs(sort: dict[str, Any]) -> tuple[tuple[str, str], ...]:
+    fields, orders = sort.get("field") or [], sort.get("order") or []
+    fields = [fields] if isinstance(fields, str) else list(fields)
+    orders = [orders] if isinstance(orders, str) else list(orders)
+    return tuple((f, orders[i] if i < len(orders) else "asc") for i, f in enumerate(fields))
 
 
 def hits(response: dict[str, Any]) -> list[dict[str, Any]]:

@@ -185,8 +185,9 @@ def render(name: str, **params: Any) -> dict[str, Any]:
         raise OpenSearchError(f"templates/index/{name} does not render to JSON: {exc}") from None
 
 
-# Bumped whenever a template under templates/index changes a mapping; `install` upgrades older indices.
-SCHEMA = 1
+# Bumped whenever a template under templates/index changes a mapping or an index's sort; `install`
+# upgrades older indices (2: the step index sorted on job, then time newest first).
+SCHEMA = 2
 
 
 def render_component(settings: IndexSettings, replicas: int) -> dict[str, Any]:
@@ -342,20 +343,28 @@ def install(client: OpenSearch, prefix: str = "", settings: IndexSettings = Inde
         if live_schema >= SCHEMA:
             report.say(f"{kind}: {alias} -> {state.live} is current (schema {live_schema})")
             continue
-        mapping = render_index_template(kind, prefix)["template"]["mappings"]
+        template = render_index_template(kind, prefix)["template"]
+        mapping = template["mappings"]
         common = render_component(settings, 1)["template"]["mappings"]["properties"]
         body = {**mapping, "properties": {**common, **mapping["properties"]}}
-        try:
-            client.indices.put_mapping(index=state.live, body=body)
-        except os_exc.ConnectionError as exc:
-            raise OpenSearchUnavailable(describe(exc, url)) from None
-        except os_exc.RequestError:
+
+        def rebuild() -> None:
             new = version_name(kind, state.next_version, prefix)
             _create_index(client, new)
             _call(url, client.reindex, body={"source": {"index": state.live}, "dest": {"index": new}},
                   refresh=True, wait_for_completion=True, request_timeout=3600)
             swap_aliases(client, {alias: (state.live, new)})
             report.say(f"{kind}: rebuilt as {new} (schema {live_schema} -> {SCHEMA}), alias moved")
+
+        if _index_sort(client, state.live) != (template.get("settings") or {}).get("index", {}).get("sort"):
+            rebuild()  # a sort is fixed when an index is created
+            continue
+        try:
+            client.indices.put_mapping(index=state.live, body=body)
+        except os_exc.ConnectionError as exc:
+            raise OpenSearchUnavailable(describe(exc, url)) from None
+        except os_exc.RequestError:
+            rebuild()
         else:
             report.say(f"{kind}: {state.live} mapping upgraded in place (schema {live_schema} -> {SCHEMA})")
     report.ism = install_retention(client, prefix, settings, report)
@@ -381,6 +390,13 @@ def install_retention(client: OpenSearch, prefix: str, settings: IndexSettings, 
               params=params, body=body)
     report.say(f"retention: ISM policies for retired {', '.join(HIGH_VOLUME_KINDS)} versions (delete at {settings.retain})")
     return True
+
+
+def _index_sort(client: OpenSearch, index: str) -> dict[str, Any] | None:
+    """The index's sort as a template writes it ({"field": [...], "order": [...]}), None when unsorted."""
+    found = _call(_url(client), client.indices.get_settings, index=index, name="index.sort.*")
+    sort = (found.get(index, {}).get("settings", {}).get("index") or {}).get("sort")
+    return {key: sort[key] for key in ("field", "order") if key in sort} if sort else None
 
 
 def _index_schema(client: OpenSearch, index: str) -> int:

@@ -33,10 +33,35 @@ def _latest_per_job(search: Search, kind: str, filters: Filters) -> dict[str, di
     return out
 
 
+_BY_JOB_NEWEST = (("job", "asc"), ("time", "desc"))
+
+
+def _latest_step_per_job(search: Search, filters: Filters) -> dict[str, dict[str, Any]]:
+    """The same as _latest_per_job("step"), on a step index sorted on job then time, newest first
+    (templates/index/step.json.j2, schema 2): the jobs come from a terms of jobs alone, then each job's
+    newest record from one search of size 1 sorted as the index is, which stops at the first hit of
+    each segment, where one top_hits per job reads every step record. On an index not yet rebuilt
+    sorted, such a search would read every record of the job (15x slower): the top_hits then."""
+    if search.index_sort("step")[:2] != _BY_JOB_NEWEST:
+        return _latest_per_job(search, "step", filters)
+    r = search("step", {"size": 0, "query": filters.query(), "aggs": {"jobs": {"terms": {"field": "job", "size": 500}}}})
+    jobs = buckets(r, "jobs")
+    answers = search.each([("step", {
+        "size": 1, "track_total_hits": False, "query": filters.query({"term": {"job": b["key"]}}),
+        "sort": [{"job": {"order": "asc"}}, {"time": {"order": "desc"}}], "_source": _FIELDS,
+    }) for b in jobs], cached=True)
+    out = {}
+    for b, answer in zip(jobs, answers):
+        hit = answer.get("hits", {}).get("hits") or []
+        if hit:
+            out[b["key"]] = {**hit[0]["_source"], "records": b["doc_count"]}
+    return out
+
+
 def query(search: Search, filters: Filters) -> dict[str, Any]:
     """One row per job, newest update first, from its latest epoch record and latest step record."""
     epochs = _latest_per_job(search, "epoch", filters)
-    steps = _latest_per_job(search, "step", filters)
+    steps = _latest_step_per_job(search, filters)
     statuses = _statuses(search, filters)
     rows = []
     for job in sorted(set(epochs) | set(steps)):
