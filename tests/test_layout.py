@@ -2,8 +2,8 @@
 
 The rooms and their one dependency direction (issue 15, STYLE.md): parsers <- sources <-
 curate <- correlate <- diagnose <- run; sinks and report depend on the records only; the
-dashboard reads the indices and the records; only the drivers import run; pipeline/errors.py
-and pipeline/isolation.py are leaves every room may import. And every `gangscope.x.y` import
+dashboard reads the indices and the records; only the drivers import run; pipeline/errors.py,
+pipeline/isolation.py and pipeline/spill.py are leaves every room may import. And every `gangscope.x.y` import
 names a module or a name that exists in this tree, through the links gangscope/parsers,
 gangscope/pipeline and gangscope/templates, so that a reader or a tool can follow it.
 
@@ -24,7 +24,7 @@ ROOT = Path(__file__).resolve().parent.parent
 CODE = ("parsers", "pipeline", "templates")
 
 STAGES = ["parsers", "sources", "curate", "correlate", "diagnose", "run"]
-LEAVES = {"errors", "isolation"}  # pipeline/errors.py, pipeline/isolation.py
+LEAVES = {"errors", "isolation", "spill"}  # pipeline/errors.py, pipeline/isolation.py, pipeline/spill.py
 # What "the records" are to the rooms that depend on them only: the record types and the RFC 3339
 # times they carry, two modules of parsers that import nothing else of the project.
 RECORD_MODEL = {"parsers.records", "parsers.times"}
@@ -41,6 +41,7 @@ MAY_IMPORT: dict[str, set[str]] = {
     "dashboard": {"dashboard", "sinks.indices", *RECORD_MODEL, *LEAVES, "gangscope", "templates"},
     "errors": {"parsers"},  # leaves: nothing of the pipeline
     "isolation": {"parsers"},
+    "spill": set(),  # objects waiting on disk: nothing of the project
     "main": {"run"},  # gangscope/__main__.py
     "package": set(),  # gangscope/__init__.py, pipeline/__init__.py, templates/__init__.py
 }

@@ -92,7 +92,7 @@ def test_the_back_half_and_the_report_part_by_part_make_what_they_make_of_everyt
     assert list(b.timelines.items()) == list(a.timelines.items())
     page_a, page_b = io.StringIO(), io.StringIO()
     write_report(page_a, whole.all_records(), a.diagnoses, timelines=a.timelines)
-    write_report_in_parts(page_b, parted.parts(), b.diagnoses, timelines=b.timelines)
+    write_report_in_parts(page_b, zip(parted.parts(), b.diagnoses.parts(), strict=True), timelines=b.timelines)
     assert page_b.getvalue() == page_a.getvalue()
     assert all(d.job in page_a.getvalue() for d in a.diagnoses)
     parted.close()

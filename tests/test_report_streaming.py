@@ -64,7 +64,29 @@ def test_the_spooled_sections_are_the_built_ones_in_order():
         assert len(spooled) == len(built) == 3
         assert list(spooled) == built and [spooled[i] for i in (2, 0, 1)] == [built[2], built[0], built[1]]
         assert render.overview(spooled.overview_parts) == render.overview(built)
+        assert render.overview(spooled.overview_parts) == render.overview(built)  # read back again
         spooled[1] = render.failed_section(built[1]["name"], RuntimeError("x"))
         assert spooled[1]["error"] and spooled.overview_parts[1]["attempts"] == []
     finally:
         spooled.close()
+
+
+def test_keyed_sections_sort_by_their_keys_with_their_overview_parts():
+    from gangscope.pipeline.report.section_spool import SpooledSections
+
+    built = render.build_jobs([], DIAGNOSES)
+    keys = [(True, "z"), (False, "b"), (True, "a")]
+    spooled = SpooledSections(zip(keys, built), keyed=True)
+    try:
+        spooled.sort()
+        want = [built[1], built[2], built[0]]
+        assert list(spooled) == want
+        assert list(spooled.overview_parts) == [{k: s[k] for k in ("name", "attempts", "signals")} for s in want]
+        assert render.overview(spooled.overview_parts) == render.overview(want)
+    finally:
+        spooled.close()
+
+
+def test_the_overview_counts_attempts_by_outcome_as_the_page_says():
+    page = render.render_report([], DIAGNOSES)
+    assert "3 jobs, 3 attempts · " in page and ">2 failed<" in page and ">1 succeeded<" in page

@@ -15,7 +15,6 @@ took them, so that both give the same stragglers and diagnoses.
 
 from __future__ import annotations
 
-import heapq
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Mapping
 
@@ -25,6 +24,7 @@ from gangscope.pipeline.correlate.timeline import timeline
 from gangscope.pipeline.curate.identity import with_derived_id
 from gangscope.pipeline.diagnose.attempt import diagnose
 from gangscope.pipeline.diagnose.digest import JobDigest
+from gangscope.pipeline.diagnose.spooled_diagnoses import SpooledDiagnoses
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
 
 
@@ -33,13 +33,14 @@ class Findings:
     """What the back half makes of a run (or of one job).
 
     stragglers: straggler signals, new records for the sinks.
-    diagnoses: one diagnosis record per job attempt, new records for the sinks.
+    diagnoses: one diagnosis record per job attempt, new records for the sinks: read whole, by job
+        and attempt; `diagnoses.parts()`, the digest's parts' (they wait on disk: spooled_diagnoses.py).
     timelines: job -> its gang timeline (correlate.timeline, plain data), for the jobs with gang
         events; what report.html draws.
     """
 
     stragglers: list[Record] = field(default_factory=list)
-    diagnoses: list[Record] = field(default_factory=list)
+    diagnoses: SpooledDiagnoses = field(default_factory=SpooledDiagnoses)
     timelines: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
@@ -70,19 +71,21 @@ def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines
     jobs_in: list[list[str]] = [[] for _ in range(count)]
     for job in jobs:
         jobs_in[digest.part_of(job)].append(job)
-    diagnosed: list[list[Record]] = []
+    diagnosed = SpooledDiagnoses()  # one run per part, empty ones too: the report takes them beside the parts
     drawn: dict[str, dict[str, Any]] = {}
     for n, part in enumerate(digest.parts()):
         if not (part or attempts_in[n] or jobs_in[n]):
+            diagnosed.add_part(())
             continue
         records = in_reading_order(part)
         del part
         diagnoses = list(diagnose(records, attempts_in[n] or None, failures, jobs=jobs_in[n]))
-        diagnosed.append(diagnoses)
+        diagnosed.add_part(diagnoses)
         if timelines:
             drawn.update(job_timelines(records, attempts, diagnoses, failures))
-    # in the order one call over every job gives: by job and attempt, timelines by job
-    found = Findings(stragglers, list(heapq.merge(*diagnosed, key=lambda d: (d.job, d.attempt))))
+        del records, diagnoses  # before the next part is read
+    # read whole, in the order one call over every job gives: by job and attempt; timelines by job
+    found = Findings(stragglers, diagnosed)
     if timelines:
         found.timelines = dict(sorted(drawn.items()))
     return found

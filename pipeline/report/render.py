@@ -15,7 +15,7 @@ import math
 from collections import defaultdict
 from functools import cache
 from pathlib import Path
-from typing import Any, Iterable, Iterator, Mapping, TextIO
+from typing import Any, Iterable, Iterator, Mapping, Sequence, TextIO
 
 import jinja2
 
@@ -70,61 +70,88 @@ def render_report(records: Iterable[Record | dict], diagnoses: Iterable[Record |
 
 def write_report(out: TextIO, records: Iterable[Record | dict], diagnoses: Iterable[Record | dict],
                  failures: StageFailures | None = None, timelines: Mapping[str, dict] | None = None) -> None:
-    """`write_report_in_parts` with every record in one part."""
-    write_report_in_parts(out, [records], diagnoses, failures=failures, timelines=timelines)
+    """`write_report_in_parts` with every record and diagnosis in one part."""
+    write_report_in_parts(out, [(records, diagnoses)], failures=failures, timelines=timelines)
 
 
-def write_report_in_parts(out: TextIO, parts: Iterable[Iterable[Record | dict]], diagnoses: Iterable[Record | dict],
+def write_report_in_parts(out: TextIO, parts: Iterable[tuple[Iterable[Record | dict], Iterable[Record | dict]]],
                           failures: StageFailures | None = None, timelines: Mapping[str, dict] | None = None) -> None:
     """The report written to `out` piece by piece as the template renders (a run of 100k pods
     made a 110 MB page, held whole and in its ~1M pieces before; `out` must seek and truncate).
 
-    parts: the records, a part of the jobs at a time, every record of a job (by job_key) in one
-    part (JobDigest.parts): only one part's records are held at a time.
+    parts: (records, diagnoses) of a part of the jobs at a time, every record and diagnosis of a
+    job (by job_key) in one part (JobDigest.parts beside SpooledDiagnoses.parts): only one part's
+    are held at a time; the sections wait on disk (report/section_spool.py).
     timelines: job -> its gang timeline (plain data, as back_half.Findings.timelines has it);
     a job without one has no timeline drawn.
 
     One job's section is one unit of work (pipeline/isolation.py): a section that cannot be
     built or rendered shows the job with the error instead, the rest of the report is kept,
     and the failure is counted in `failures` (stage "report")."""
-    diags = [from_dict(d) if isinstance(d, dict) else d for d in diagnoses]
     failures = failures if failures is not None else StageFailures()
-    diag_by_job = _diagnoses_by_job(diags)
-    del diags
-    jobs = SpooledSections(_sections_of_parts(parts, diag_by_job, failures, timelines))  # built once, kept on disk
-    jobs.sort(key=lambda part: _trouble_first(diag_by_job, part["name"]))
+    jobs = SpooledSections(_sections_of_parts(parts, failures, timelines), keyed=True)  # built once, kept on disk
+    jobs.sort()  # jobs in trouble first
     template = _env().get_template("report.html.j2")
     start = out.tell()
     try:
         try:
-            out.writelines(template.generate(jobs=jobs, overview=overview(jobs.overview_parts), title="gangscope report"))
+            out.writelines(template.generate(jobs=jobs, **_overview_of(jobs.overview_parts), title="gangscope report"))
         except Exception:
             # Start again: find the sections that do not render, one at a time, and show their jobs with the error.
             out.seek(start)
             out.truncate()
             for i, job in enumerate(jobs):
                 with unit_of_work(failures, "report", position=job["name"], section="render", job=job["name"]) as unit:
-                    template.render(jobs=[job], overview=overview([job]), title="gangscope report")
+                    template.render(jobs=[job], **_overview_of([job]), title="gangscope report")
                 if unit.failed:
                     jobs[i] = failed_section(job["name"], unit.failed)
-            out.writelines(template.generate(jobs=jobs, overview=overview(jobs.overview_parts), title="gangscope report"))
+            out.writelines(template.generate(jobs=jobs, **_overview_of(jobs.overview_parts), title="gangscope report"))
     finally:
         jobs.close()
 
 
-def overview(jobs: list[dict[str, Any]]) -> list[dict[str, Any]]:
+def _overview_of(jobs: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """What the template's overview reads: its rows (made again as they are iterated, one job at a
+    time) and the attempts counted, by outcome (one pass over the rows)."""
+    counts = {"attempts": 0, "failed": 0, "evicted": 0, "running": 0, "succeeded": 0}
+    for row in overview_rows(jobs):
+        if row["number"]:
+            counts["attempts"] += 1
+            if row["outcome"] in counts:
+                counts[row["outcome"]] += 1
+    return {"overview": _Rows(jobs), "attempt_counts": counts}
+
+
+class _Rows:
+    """`overview_rows(jobs)` made again each time it is iterated; true when there is a job (each
+    job has a row)."""
+
+    def __init__(self, jobs: Sequence[dict[str, Any]]):
+        self._jobs = jobs
+
+    def __bool__(self) -> bool:
+        return len(self._jobs) > 0
+
+    def __iter__(self) -> Iterator[dict[str, Any]]:
+        return overview_rows(self._jobs)
+
+
+def overview(jobs: Iterable[dict[str, Any]]) -> list[dict[str, Any]]:
     """One row per job attempt, in the order of the sections below (jobs in trouble first),
     each with the anchor of its attempt there."""
-    rows = []
+    return list(overview_rows(jobs))
+
+
+def overview_rows(jobs: Iterable[dict[str, Any]]) -> Iterator[dict[str, Any]]:
+    """`overview`'s rows one at a time."""
     for i, job in enumerate(jobs, start=1):
         for a in job["attempts"]:
-            rows.append({"job": job["name"], "anchor": f"job-{i}-attempt-{a['number']}", "job_anchor": f"job-{i}",
-                         "signals": signals_said(job["signals"], a["number"]), **a})
+            yield {"job": job["name"], "anchor": f"job-{i}-attempt-{a['number']}", "job_anchor": f"job-{i}",
+                   "signals": signals_said(job["signals"], a["number"]), **a}
         if not job["attempts"]:
-            rows.append({"job": job["name"], "anchor": f"job-{i}", "job_anchor": f"job-{i}", "number": None,
-                         "outcome": None, "category": None, "first_failure": {}, "duration_s": None,
-                         "gpu_h_lost": None, "gpu_h_estimated": False, "exception_type": None})
-    return rows
+            yield {"job": job["name"], "anchor": f"job-{i}", "job_anchor": f"job-{i}", "number": None,
+                   "outcome": None, "category": None, "first_failure": {}, "duration_s": None,
+                   "gpu_h_lost": None, "gpu_h_estimated": False, "exception_type": None}
 
 
 def signals_said(signals: list[Any], attempt: int) -> str:
@@ -167,19 +194,18 @@ def job_sections(records: list[Record], diagnoses: list[Record], failures: Stage
         yield _section_or_failed(name, by_job.get(name, {}), diag_by_job, failures, timelines)
 
 
-def _sections_of_parts(parts: Iterable[Iterable[Record | dict]], diag_by_job: Mapping[str, list[Record]],
-                       failures: StageFailures | None, timelines: Mapping[str, dict] | None) -> Iterator[dict[str, Any]]:
-    """The section of each job, a part of the records at a time (a job's records all in one part),
-    then of the diagnosed jobs with no records; in no particular order (the caller sorts them)."""
-    done: set[str] = set()
-    for part in parts:
-        by_job = _records_by_job(from_dict(r) if isinstance(r, dict) else r for r in part)
-        for name in sorted(by_job):
-            done.add(name)
-            yield _section_or_failed(name, by_job[name], diag_by_job, failures, timelines)
-        del by_job
-    for name in sorted(set(diag_by_job) - done):
-        yield _section_or_failed(name, {}, diag_by_job, failures, timelines)
+def _sections_of_parts(parts: Iterable[tuple[Iterable[Record | dict], Iterable[Record | dict]]],
+                       failures: StageFailures | None, timelines: Mapping[str, dict] | None) -> Iterator[tuple[tuple, dict[str, Any]]]:
+    """(sort key, section) of each job, a part of the records and diagnoses at a time (a job's all
+    in one part): the jobs with records, then the diagnosed jobs with none; in no particular
+    order (the caller sorts them by key: jobs in trouble first)."""
+    for records, diagnoses in parts:
+        diag_by_job = _diagnoses_by_job(from_dict(d) if isinstance(d, dict) else d for d in diagnoses)
+        by_job = _records_by_job(from_dict(r) if isinstance(r, dict) else r for r in records)
+        for name in [*sorted(by_job), *sorted(set(diag_by_job) - set(by_job))]:
+            yield _trouble_first(diag_by_job, name), _section_or_failed(name, by_job.get(name, {}), diag_by_job,
+                                                                        failures, timelines)
+        del by_job, diag_by_job
 
 
 def _records_by_job(records: Iterable[Record]) -> dict[str, dict[str, list[Record]]]:

@@ -289,9 +289,9 @@ def _write_report(sink, result) -> None:
     from gangscope.pipeline.report.render import write_report_in_parts
 
     with sink.file_writer("report.html") as out:  # written as it renders: the page is never held whole
-        # the digest's records a part of the jobs at a time (its ranks' records wait on disk at scale)
-        write_report_in_parts(out, result.digest.parts(), result.diagnoses, timelines=result.timelines,
-                              failures=result.failures)
+        # the digest's records and the diagnoses a part of the jobs at a time (both wait on disk at scale)
+        write_report_in_parts(out, zip(result.digest.parts(), result.diagnoses.parts(), strict=True),
+                              timelines=result.timelines, failures=result.failures)
 
 
 def _output_format(args) -> str:

@@ -26,6 +26,7 @@ from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.curate.events import events_of_lines
 from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.diagnose.digest import JobDigest
+from gangscope.pipeline.diagnose.spooled_diagnoses import SpooledDiagnoses
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
 from gangscope.pipeline.run.parked_progress import ParkedProgress
@@ -67,7 +68,8 @@ class ReplayResult:
     skipped_events: int = 0
     repeated_events: int = 0  # duplicates and watch bookmarks: nothing lost, not an error
     digest: JobDigest = field(default_factory=JobDigest)
-    diagnoses: list[Record] = field(default_factory=list)
+    # one per job attempt, by job and attempt; waiting on disk a part of the jobs at a time (`parts()`)
+    diagnoses: SpooledDiagnoses = field(default_factory=SpooledDiagnoses)
     attempts: dict = field(default_factory=dict)
     timelines: dict = field(default_factory=dict)  # job -> its gang timeline, for the report
     # Units of work that raised past curation (correlate, diagnose, report, sinks); the files' and
@@ -283,7 +285,13 @@ class Replay:
         self.deliver(found.stragglers, kept=True)
         result.diagnoses = found.diagnoses
         result.timelines = found.timelines
-        self.deliver(result.diagnoses)
+        batch = []
+        for diagnosis in result.diagnoses:  # read back from disk a batch at a time, in their order
+            batch.append(diagnosis)
+            if len(batch) >= EVENT_BATCH:
+                self.deliver(batch)
+                batch = []
+        self.deliver(batch)
         for kind, n in self.counted.counts().items():
             result.records[kind] = result.records.get(kind, 0) + n
 
