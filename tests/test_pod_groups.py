@@ -63,3 +63,23 @@ def test_stdin_and_a_missing_path(tmp_path):
     (source,) = groups[0]
     assert source.paths == ["-"] and source.identity.pod == "stdin"
     assert any("no such file" in p for p in groups.problems)
+
+
+def test_files_spilled_many_times_while_found_group_as_discover_groups_them(tmp_path, monkeypatch):
+    # PodGroups groups the files from partitions on disk (sources/files._Discovered): with a buffer of
+    # 3 files, every partition is read back from many spills and the groups merged by their first file
+    from gangscope.pipeline.sources import files
+
+    monkeypatch.setattr(files._Discovered, "BUFFER", 3)
+    for i in range(40):
+        for container in ("pytorch", "sidecar"):
+            for name in ("0.log", "0.log.20240101-000000", "1.log"):
+                folder = tmp_path / f"ns-{i % 3}_pod-{i}_{UIDS[i % 2][:-4]}{i:04d}" / container
+                folder.mkdir(parents=True, exist_ok=True)
+                (folder / name).write_text("x\n")
+        (tmp_path / f"rank{i}.log").write_text("x\n")
+    sources, _problems = discover([str(tmp_path)])
+    groups = PodGroups([str(tmp_path)])
+    assert len(groups) == len(_by_pod(sources)) == 80
+    assert list(groups) == _by_pod(sources)
+    assert groups.files == 40 * 7

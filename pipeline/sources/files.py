@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import fcntl
 import gzip
+import heapq
 import os
 import pickle
 import re
@@ -104,16 +105,21 @@ def discover(paths: list[str]) -> tuple[list[LogSource], list[str]]:
 def _log_files(paths: list[str]) -> tuple[list[str], list[str]]:
     """The log files under the given paths in discovery order, and the paths that could not be used."""
     problems: list[str] = []
-    files: list[str] = []
+    return list(_each_log_file(paths, problems)), problems
+
+
+def _each_log_file(paths: list[str], problems: list[str]) -> Iterator[str]:
+    """The log files under the given paths in discovery order, one at a time; a path that cannot
+    be used is said in `problems`."""
     for given in paths:
         if given == "-":
-            files.append("-")
+            yield "-"
             continue
         if not os.path.exists(given):
             problems.append(f"{given}: no such file or directory")
             continue
         if os.path.isdir(given):
-            found = []
+            found = 0
             for root, dirs, names in os.walk(given):
                 dirs.sort()
                 for name in sorted(names):
@@ -121,18 +127,16 @@ def _log_files(paths: list[str]) -> tuple[list[str], list[str]]:
                         continue
                     full = os.path.join(root, name)
                     if _looks_like_log(name) and os.path.isfile(full):
-                        found.append(full)
+                        found += 1
+                        yield full
             if not found:
                 problems.append(f"{given}: no log files found")
-            files.extend(found)
         elif not os.access(given, os.R_OK):
             problems.append(f"{given}: permission denied")
         elif _endless(given):
             problems.append(f"{given}: not a file (a device or socket has no end to read to)")
         else:
-            files.append(given)
-
-    return files, problems
+            yield given
 
 
 def _identity_of(path: str) -> PodIdentity:
@@ -158,23 +162,39 @@ class PodGroups:
     one process, in order. Held as plain paths, a group's `LogSource`s made again when it is taken
     (100k tiny pod files kept ~75 MB of LogSources and identities, ~750 bytes a pod), and the paths
     wait in a temporary file, pickled group by group, with the offset of each in memory (as tuples
-    of strings they were ~280 bytes a pod, 28 MB at 100k tiny pod files, to the end of the run)."""
+    of strings they were ~280 bytes a pod, 28 MB at 100k tiny pod files, to the end of the run).
+    The files are grouped as they are found without holding them all: each file's path and keys
+    go to a partition on disk by its group's key (`_Discovered`), each partition is grouped alone,
+    and the groups are put in the order of their first file (every path, identity and group held
+    at once, 100k tiny pod files raised the peak to 150 MB before the first line was read)."""
 
     def __init__(self, paths: list[str]):
-        files, self.problems = _log_files(paths)
-        self.files = len(files)
-        groups: dict[tuple, list[tuple[str, ...]]] = {}
-        for identity, sorted_paths, first in _sources_of(files):
-            key = (identity.namespace, identity.pod_uid or identity.pod) if identity.pod_uid or identity.namespace \
-                else (sorted_paths[-1],)
-            # the file its identity is read from again, then its files oldest first
-            groups.setdefault(key, []).append((first, *sorted_paths))
-        del files
+        self.problems: list[str] = []
+        self.files = 0
         self._file = tempfile.TemporaryFile(prefix="gangscope-groups-")
         self._offsets = array("Q")
-        for group in groups.values():
-            self._offsets.append(self._file.tell())
-            pickle.dump(group, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+        with _Discovered() as found:
+            for path in _each_log_file(paths, self.problems):
+                identity = _identity_of(path)
+                source = identity.key if identity.pod_uid else (identity.key, path)
+                # a source without a uid is one file (its key holds the path): the group of its last file
+                group = (identity.namespace, identity.pod_uid or identity.pod) if identity.pod_uid or identity.namespace \
+                    else (path,)
+                found.add(self.files, group, source, path)
+                self.files += 1
+            # each partition's groups by their first file, written out; then all of them in that order
+            firsts: list[array] = []
+            offsets: list[array] = []
+            for groups in found.partitions():
+                first, offset = array("Q"), array("Q")
+                for seq, group in groups:
+                    first.append(seq)
+                    offset.append(self._file.tell())
+                    pickle.dump(group, self._file, protocol=pickle.HIGHEST_PROTOCOL)
+                firsts.append(first)
+                offsets.append(offset)
+        for _seq, offset in heapq.merge(*(zip(f, o) for f, o in zip(firsts, offsets))):
+            self._offsets.append(offset)
         self._file.flush()
 
     def __len__(self) -> int:
@@ -187,6 +207,61 @@ class PodGroups:
     def __iter__(self) -> Iterator[list[LogSource]]:
         for index in range(len(self._offsets)):
             yield self[index]
+
+
+class _Discovered:
+    """The files found, (seq, group key, source key, path), in partitions on disk by the CRC-32 of
+    the group key's pickle; `partitions()` gives each partition's groups, as PodGroups holds them:
+    (seq of its first file, [(first file of a source, its files oldest first), ...] in the order of
+    the sources' first files), in the order of their first files."""
+
+    PARTITIONS = 64
+    BUFFER = 1 << 13  # files held before a spill
+
+    def __init__(self) -> None:
+        self._dir = tempfile.TemporaryDirectory(prefix="gangscope-discovery-")
+        self._held: list[list[tuple]] = [[] for _ in range(self.PARTITIONS)]
+        self._count = 0
+
+    def __enter__(self) -> "_Discovered":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self._dir.cleanup()
+
+    def add(self, seq: int, group: tuple, source: tuple, path: str) -> None:
+        n = zlib.crc32(pickle.dumps(group, protocol=pickle.HIGHEST_PROTOCOL)) % self.PARTITIONS
+        self._held[n].append((seq, group, source, path))
+        self._count += 1
+        if self._count >= self.BUFFER:
+            self._spill()
+
+    def _spill(self) -> None:
+        for n, held in enumerate(self._held):
+            if held:
+                with open(os.path.join(self._dir.name, str(n)), "ab") as f:
+                    pickle.dump(held, f, protocol=pickle.HIGHEST_PROTOCOL)
+        self._held = [[] for _ in range(self.PARTITIONS)]
+        self._count = 0
+
+    def partitions(self) -> Iterator[list[tuple[int, list[tuple[str, ...]]]]]:
+        self._spill()
+        for n in range(self.PARTITIONS):
+            path = os.path.join(self._dir.name, str(n))
+            if not os.path.exists(path):
+                continue
+            groups: dict[tuple, tuple[int, dict[tuple, list[str]]]] = {}
+            with open(path, "rb") as f:
+                size = os.fstat(f.fileno()).st_size
+                while f.tell() < size:
+                    for seq, group, source, file in pickle.load(f):
+                        sources = groups.setdefault(group, (seq, {}))[1]
+                        sources.setdefault(source, []).append(file)
+            os.unlink(path)
+            # the file its identity is read from again (its first), then its files oldest first
+            yield [(seq, [(files[0], *sorted(files, key=_rotation_order)) for files in sources.values()])
+                   for seq, sources in groups.values()]
+            del groups
 
 
 def _endless(path: str) -> bool:
