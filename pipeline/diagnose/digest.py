@@ -143,7 +143,10 @@ class JobDigest:
             attempt.bytes -= size
             self.bytes -= size
             self.dropped[kind] += 1
-            self._note_size(key, attempt)
+            if attempt.bytes:
+                self._note_size(key, attempt)
+            else:  # its last record dropped: gone (many such attempts of many small jobs are memory)
+                del self._attempts[key]
 
     def _note_size(self, key: tuple, attempt: "_AttemptBytes") -> None:
         heapq.heappush(self._by_size, (-attempt.bytes, next(self._entries), key))
@@ -330,22 +333,29 @@ class _AttemptBytes:
 
     def __init__(self):
         self.bytes = 0
-        # made on the first push (once the budget is reached): until then an attempt is its bytes
-        # alone (7 empty lists were ~430 bytes an attempt, 4.3 MB for 80k tiny pod files' 10k attempts)
-        self.heaps: tuple[list, ...] = ()
+        # drop class -> its heap, made on the first push of the class (once the budget is reached):
+        # until then an attempt is its bytes alone (7 empty lists were ~430 bytes an attempt, 4.3 MB
+        # for 80k tiny pod files' 10k attempts), and then it has the classes of its records only
+        self.heaps: dict[int, list] = {}
 
     def push(self, entry: int, record: Record) -> None:
         t = times.seconds(record.time)
         # max-heaps on (time, arrival): the latest first; a record without a time before any other
         latest_first = (-(t if t is not None else math.inf), -entry)
-        if not self.heaps:
-            self.heaps = tuple([] for _ in range(_EVENTS + 1))
-        heapq.heappush(self.heaps[_class_of(record)], (latest_first, entry, record.kind))
+        cls = _class_of(record)
+        heap = self.heaps.get(cls)
+        if heap is None:
+            heap = self.heaps[cls] = []
+        heapq.heappush(heap, (latest_first, entry, record.kind))
 
     def pop(self) -> tuple[int, str] | None:
-        for heap in self.heaps:
+        heaps = self.heaps
+        for cls in sorted(heaps):
+            heap = heaps[cls]
             if heap:
                 _order, entry, kind = heapq.heappop(heap)
+                if not heap:
+                    del heaps[cls]
                 return entry, kind
         return None
 
