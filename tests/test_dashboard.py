@@ -186,10 +186,10 @@ def test_progress_lists_the_most_recently_updated_job_first(api):
     assert [r["job"] for r in api("progress")["jobs"]] == [BERT, LLAMA]
 
 
-def test_step_metrics_find_the_straggler_rank(api):
-    data = api("steps", job=LLAMA)
-    assert data["records"] == 200
-    assert data["stragglers"] == [3]
+def test_the_rank_panel_finds_the_straggler_rank(api):
+    assert api("steps", job=LLAMA)["records"] == 200
+    data = api("ranks", job=LLAMA)
+    assert data["rank_job"] == LLAMA and data["stragglers"] == [3]
     assert data["median_step_time_s"] == pytest.approx(1.0)
     assert {r["rank"]: r["step_time_s"] for r in data["ranks"]} == pytest.approx({0: 1.0, 1: 1.0, 2: 1.0, 3: 1.9})
     assert all(p["slowest_rank"] == 3 and p["spread_s"] == pytest.approx(0.9) for p in data["spread"])
@@ -387,7 +387,7 @@ def test_the_browser_shows_the_numbers_the_records_imply(browser, served):
     assert text_of(browser, f'#panel-progress tr[data-job="{LLAMA}"] td.epoch') == ["2/3"]
     assert text_of(browser, f'#panel-progress tr[data-job="{LLAMA}"] td.step') == ["50/75"]
     assert text_of(browser, f'#panel-progress tr[data-job="{LLAMA}"] .pct') == ["66.7%"]
-    assert text_of(browser, '#panel-steps .stragglers') == ["3"]
+    assert text_of(browser, '#panel-ranks .stragglers') == ["3"]
     assert text_of(browser, '#panel-errors [data-category="nccl_timeout"] .category-count') == ["3"]
     assert text_of(browser, '#panel-errors [data-category="cuda_oom"] .category-count') == ["1"]
     assert text_of(browser, '#panel-traces tr[data-fingerprint="fp-nccl-watchdog"] td.count') == ["3"]
@@ -395,6 +395,8 @@ def test_the_browser_shows_the_numbers_the_records_imply(browser, served):
     assert text_of(browser, '#panel-events [data-lane="eviction"] .lane-count') == ["2"]
     assert len(browser.find_elements("css selector", "#panel-diagnoses article.diagnosis")) == 2
     assert len(browser.find_elements("css selector", "#panel-steps svg polyline")) >= 3
+    assert len(browser.find_elements("css selector", "#panel-ranks svg polyline")) == 1  # the spread
+    assert len(browser.find_elements("css selector", "#panel-ranks svg rect:not(.plot)")) == 4  # a bar a rank
 
 
 def test_the_job_picker_filters_the_page(browser, served):
@@ -495,8 +497,8 @@ def days_apart(opensearch_url, index_prefix):
     indices.delete_all(indices.connect(opensearch_url), prefix)
 
 
-def test_the_step_panel_compares_the_ranks_of_the_job_that_has_them(days_apart):
-    data = days_apart.get("/api/steps").get_json()["data"]
+def test_the_rank_panel_compares_the_ranks_of_the_job_that_has_them(days_apart):
+    data = days_apart.get("/api/ranks").get_json()["data"]
     assert data["rank_job"] == "team-z/gang" and data["stragglers"] == [2]
     assert [r["rank"] for r in data["ranks"]] == [0, 1, 2, 3]
 
@@ -620,7 +622,7 @@ def paused(opensearch_url, index_prefix):
 
 
 def test_a_rank_that_paused_once_is_no_straggler_but_the_slow_one_is(opensearch_url, paused):
-    data = create_app(opensearch_url, prefix=paused).test_client().get("/api/steps").get_json()["data"]
+    data = create_app(opensearch_url, prefix=paused).test_client().get("/api/ranks").get_json()["data"]
     assert data["stragglers"] == [3]  # by each rank's median step time: rank 1's mean is 2.95 s
     assert {r["rank"]: r["step_time_s"] for r in data["ranks"]} == pytest.approx({0: 1.0, 1: 1.0, 2: 1.0, 3: 1.9})
     signals = data["signals"]
@@ -628,7 +630,7 @@ def test_a_rank_that_paused_once_is_no_straggler_but_the_slow_one_is(opensearch_
     assert [(s["signal"], s["rank"]) for s in signals["latest"]] == [("stall", 1), ("straggler", 3)]  # newest first
 
 
-def test_the_step_panel_lists_the_pipelines_stragglers_and_stalls_in_the_browser(browser, opensearch_url, paused):
+def test_the_rank_panel_lists_the_pipelines_stragglers_and_stalls_in_the_browser(browser, opensearch_url, paused):
     import io
 
     from gangscope.pipeline.dashboard.server import make_server as production_server
@@ -639,13 +641,13 @@ def test_the_step_panel_lists_the_pipelines_stragglers_and_stalls_in_the_browser
     thread.start()
     try:
         browser.set_window_size(1366, 900)
-        browser.get(f"http://127.0.0.1:{server.effective_port}/panel/steps")
-        assert text_of(browser, '#panel-steps tr[data-signal="straggler"] td.rank') == ["3"]
-        assert text_of(browser, '#panel-steps tr[data-signal="stall"] td.rank') == ["1"]
-        assert text_of(browser, '#panel-steps [data-signal="straggler"] .signal-count') == ["1"]
+        browser.get(f"http://127.0.0.1:{server.effective_port}/panel/ranks")
+        assert text_of(browser, '#panel-ranks tr[data-signal="straggler"] td.rank') == ["3"]
+        assert text_of(browser, '#panel-ranks tr[data-signal="stall"] td.rank') == ["1"]
+        assert text_of(browser, '#panel-ranks [data-signal="straggler"] .signal-count') == ["1"]
         assert browser.execute_script("return document.documentElement.scrollWidth") <= 1366
         (ROOT / "artifacts").mkdir(exist_ok=True)
-        (ROOT / "artifacts" / "dashboard-steps-signals.png").write_bytes(full_page_png(browser))
+        (ROOT / "artifacts" / "dashboard-ranks-signals.png").write_bytes(full_page_png(browser))
     finally:
         server.close()
         thread.join(10)
@@ -749,7 +751,8 @@ def test_each_panel_shows_logged_markup_as_text_and_still_fits_1366_pixels(brows
             checks = {
                 "an error instead of the panel": not browser.find_elements("css selector", "#error"),
                 "the markup is not shown as text": MARKUP in shown,  # the job's name (progress) or a logged text
-                "the logged text is not shown": panel == "progress" or "A" * 200 in shown,  # whole or cut
+                # whole or cut; progress and the step lines show the job's name, no logged text
+                "the logged text is not shown": panel in ("progress", "steps") or "A" * 200 in shown,
                 "a script ran": browser.execute_script("return window.pwned === undefined"),
                 "the markup made elements": not browser.find_elements("css selector", f"{root} img, {root} b.injected"),
                 "a script element": browser.execute_script("return document.scripts.length") == 0,
@@ -763,7 +766,7 @@ def test_each_panel_shows_logged_markup_as_text_and_still_fits_1366_pixels(brows
     finally:
         server.close()
         thread.join(10)
-    assert set(wrong) == {"progress", "steps", "errors", "traces", "events", "diagnoses"}  # every panel was seen
+    assert set(wrong) == {"progress", "steps", "ranks", "errors", "traces", "events", "diagnoses"}  # every panel was seen
     assert {panel: found for panel, found in wrong.items() if found} == {}
 
 
@@ -830,16 +833,18 @@ def test_a_jobs_lines_are_its_lowest_ranks_and_the_ranks_are_compared_beside_the
     """The loss, throughput and step-time lines read one rank's steps (rank 0's, as its log shows
     them), not all 32 ranks' of a gang: rank 3's 1.9 s steps show in the rank charts, not in the line."""
     data = api("steps")
+    assert set(data) == {"records", "jobs"}  # which rank is slow is the rank panel's question
     llama = next(j for j in data["jobs"] if j["job"] == LLAMA)
     assert llama["line_rank"] == 0 and llama["records"] == 200 and llama["last_step"] == 50
     assert {p["step_time_s"] for p in llama["series"]} == {1.0}  # all ranks' mean would be 1.225
     assert llama["series"][0]["loss"] == pytest.approx(2.5 - 0.02 * 1)
+    data = api("ranks")
     assert data["rank_job"] == LLAMA and data["stragglers"] == [3]
     assert all(p["slowest_rank"] == 3 and p["spread_s"] == pytest.approx(0.9) for p in data["spread"])
 
 
 def test_the_rank_spread_stays_under_opensearchs_bucket_limit_for_a_large_gang():
-    from gangscope.pipeline.dashboard.panels import steps
+    from gangscope.pipeline.dashboard.panels import ranks as steps
 
     for ranks, max_step in ((4, 50), (32, 703), (1024, 30_000), (4096, 500_000), (20_000, 100)):
         job = {"key": "j", "max_step": {"value": float(max_step)}, "min_rank": {"value": 0.0},

@@ -10,7 +10,7 @@ import pytest
 from gangscope.parsers.records import StepRecord, stable_id
 from gangscope.pipeline.dashboard import create_app
 from gangscope.pipeline.dashboard.query import Filters, Search
-from gangscope.pipeline.dashboard.panels import steps
+from gangscope.pipeline.dashboard.panels.step_jobs import with_extremes
 from gangscope.pipeline.sinks import indices
 from gangscope.pipeline.sinks.indices import OpenSearchError
 from gangscope.pipeline.sinks.opensearch import OpenSearchSink
@@ -52,7 +52,7 @@ def test_the_extremes_are_those_of_max_and_min_aggregations(opensearch_url, unev
     search = Search(indices.connect(opensearch_url), uneven)
     jobs = [{"key": job, "doc_count": 0} for job in ("ml/gang", "ml/untimed", "ml/solo", "ml/absent")]
     found = {b["key"]: {k: b[k]["value"] for k in ("max_step", "min_rank", "max_rank", "timed")}
-             for b in steps._with_extremes(search, Filters(), jobs)}
+             for b in with_extremes(search, Filters(), jobs)}
     expected = _aggregated(search)
     for job in ("ml/gang", "ml/untimed", "ml/solo"):
         assert {k: v for k, v in found[job].items() if k != "timed"} == \
@@ -64,12 +64,14 @@ def test_the_extremes_are_those_of_max_and_min_aggregations(opensearch_url, unev
 
 
 def test_the_panel_draws_the_lowest_rank_and_compares_the_timed_job(opensearch_url, uneven):
-    data = create_app(opensearch_url, prefix=uneven).test_client().get("/api/steps").get_json()["data"]
+    client = create_app(opensearch_url, prefix=uneven).test_client()
+    data = client.get("/api/steps").get_json()["data"]
     by_job = {j["job"]: j for j in data["jobs"]}
     assert by_job["ml/gang"]["line_rank"] == 3 and by_job["ml/gang"]["step_interval"] == 3  # 251 steps / 100
     assert by_job["ml/untimed"]["line_rank"] == 0 and by_job["ml/untimed"]["step_interval"] == 6
     assert by_job["ml/solo"]["line_rank"] is None and by_job["ml/solo"]["step_interval"] == 29
-    assert data["rank_job"] == "ml/gang"  # ml/untimed has more ranks, but no step time to compare
+    ranks = client.get("/api/ranks").get_json()["data"]
+    assert ranks["rank_job"] == "ml/gang"  # ml/untimed has more ranks, but no step time to compare
 
 
 def test_many_searches_answer_in_order_and_a_failed_one_raises(opensearch_url, uneven):
@@ -85,7 +87,7 @@ def test_many_searches_answer_in_order_and_a_failed_one_raises(opensearch_url, u
 def test_a_since_of_the_datetime_input_filters_every_panel(opensearch_url, uneven):
     """<input type=datetime-local> sends minutes without seconds; OpenSearch refused them (HTTP 400)."""
     client = create_app(opensearch_url, prefix=uneven).test_client()
-    for name in ("progress", "steps", "errors", "traces", "events", "diagnoses"):
+    for name in ("progress", "steps", "ranks", "errors", "traces", "events", "diagnoses"):
         assert client.get(f"/api/{name}?since=2026-03-02T10:00").status_code == 200, name
     data = client.get("/api/steps?since=2026-03-02T11:15&job=ml/gang").get_json()["data"]
     assert data["records"] == 2 * 251 + 2  # from 4,500 s on: ranks 5 and 6 (at rank * 1000 + n s), and the two at 9,00x s

@@ -4,6 +4,6 @@ A panel module has NAME, TITLE, TEMPLATE, `query(search, filters) -> dict` (JSON
 served at /api/<name>) and `view(data) -> dict` (the same plus chart geometry, for the template).
 """
 
-from gangscope.pipeline.dashboard.panels import diagnoses, errors, events, progress, steps, traces
+from gangscope.pipeline.dashboard.panels import diagnoses, errors, events, progress, ranks, steps, traces
 
-PANELS = {p.NAME: p for p in (progress, steps, errors, traces, events, diagnoses)}
+PANELS = {p.NAME: p for p in (progress, steps, ranks, errors, traces, events, diagnoses)}
