@@ -54,3 +54,15 @@ def test_step_lines_whose_last_two_losses_are_nan_are_a_divergence(tmp_path):
     d = diagnose_text(tmp_path, "".join(lines), "iters")
     assert d.category == "nan_loss"
     assert "150" in d.summary
+
+
+def test_one_nan_loss_the_run_comes_back_from_is_no_failure(tmp_path):
+    # the step parser's own non-finite error (parsers/steps.py NONFINITE_LOSS) is a cause only when
+    # no finite loss of its stream follows it: here training goes on with finite losses
+    text = HEAD + hf("nan", 1.1021, 0.3) + hf(0.3688, 0.9512, 0.4) + hf(0.3597, 0.9034, 0.5)
+    assert diagnose_text(tmp_path, text, "recovered").category == "running"
+
+
+def test_one_nan_loss_as_the_last_report_is_still_a_failure(tmp_path):
+    d = diagnose_text(tmp_path, HEAD + hf(0.3688, 0.9512, 0.3) + hf("nan", 1.1021, 0.4), "last")
+    assert d.category == "nan_loss"

@@ -23,7 +23,7 @@ from gangscope.pipeline.diagnose.endings import (
     scheduler_diagnosis,
 )
 from gangscope.pipeline.diagnose.evidence import evidence_of, symptoms_of
-from gangscope.pipeline.diagnose.nonfinite_tail import nonfinite_tail
+from gangscope.pipeline.diagnose.nonfinite_tail import nonfinite_tail, without_recovered_losses
 from gangscope.pipeline.diagnose.ranks import RankMap
 from gangscope.pipeline.diagnose.root_cause import (
     box_agrees, failure_of, find_root, first_failure, silent_ranks, without_handled,
@@ -96,6 +96,7 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     """The DiagnosisRecord of one job attempt (see the module doc for the flow)."""
     ranks = RankMap(view)
     failures = without_handled([f for f in (failure_of(e, ranks) for e in view.errors) if f is not None], view)
+    failures = without_recovered_losses(failures, view)  # a NaN step the loss came back from
     event_ids = event_ids_of(view)
     end_reason = str(getattr(view.meta, "end_reason", "") or "")
     event_verdict = event_verdict_of(view, end_reason)

@@ -23,6 +23,7 @@ import math
 from typing import Any
 
 from gangscope.parsers.records import ErrorRecord, StepRecord
+from gangscope.parsers.steps import NONFINITE_LOSS
 from gangscope.pipeline.diagnose.rules import NONFINITE_TAIL, PRINTED_NONFINITE_LOSS
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -79,3 +80,22 @@ def nonfinite_tail(view: AttemptView) -> tuple[list[StepRecord], list[ErrorRecor
             continue
         return [], lines
     return [], []
+
+
+def without_recovered_losses(failures: list, view: AttemptView) -> list:
+    """Failures less the step parser's non-finite losses that a finite loss of the same stream
+    follows: the run came back from it (an fp16 skipped step, a bad batch), so it is not what ended
+    the attempt. A non-finite loss with no finite one after it stays a failure."""
+    last_finite: dict[tuple, tuple] = {}
+    for step in view.steps:
+        if _finite(step.loss) and not nonfinite_report(step):
+            key, order = _stream(step), _order(step)
+            if key not in last_finite or order > last_finite[key]:
+                last_finite[key] = order
+    kept = []
+    for failure in failures:
+        error = failure.error
+        if error.pattern == NONFINITE_LOSS and last_finite.get(_stream(error), ("", -1)) > _order(error):
+            continue
+        kept.append(failure)
+    return kept
