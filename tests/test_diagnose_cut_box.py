@@ -5,11 +5,9 @@ Format: pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init_
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gangscope.pipeline.run import replay
+from diagnose_in_process import the_diagnosis
 
 BOX = """torch.distributed.elastic.multiprocessing.errors.ChildFailedError: 
 ============================================================
@@ -25,19 +23,10 @@ Root Cause (first observed failure):
   rank      : """
 
 
-def diagnose_text(tmp_path: Path, text: str):
-    path = tmp_path / "cut.log"
-    path.write_text(text)
-    result = replay.run(replay.ReplayOptions(paths=[str(path)], fmt="text"), lambda batch: None)
-    assert result.failures.summary() == []
-    [d] = result.diagnoses
-    return d
-
-
 @pytest.mark.parametrize("cut, rank", [("5 (local_rank: 1", 5), ("5 (local_r", 5), ("5 (", 5),
                                        ("5 (local_rank: 1)", 5), ("5", None), ("", None)])
 def test_a_box_cut_inside_the_rank_field_keeps_a_whole_rank(tmp_path, cut, rank):
-    d = diagnose_text(tmp_path, BOX + cut + "\n")
+    d = the_diagnosis(tmp_path, BOX + cut + "\n")
     assert d.category == "unknown"
     assert d.rank == rank
     assert d.summary.endswith("failed (the box shows no exit code)")

@@ -3,11 +3,9 @@ the wording before horovod#350 too): an effect of another rank's failure, never 
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from gangscope.pipeline.run import replay
+from diagnose_in_process import the_diagnosis
 
 NEW = ("Horovod has been shut down. This was caused by an exception on one of the ranks or an attempt to allreduce, "
        "allgather or broadcast a tensor after one of the ranks finished execution. If the shutdown was caused by an "
@@ -19,15 +17,6 @@ FRAMES = ('[1,0]<stderr>:    File "/usr/lib/python3/dist-packages/horovod/tensor
           '[1,0]<stderr>:    File "<string>", line 107, in horovod_allreduce\n')
 
 
-def diagnose_text(tmp_path: Path, text: str):
-    path = tmp_path / "hvd.log"
-    path.write_text(text)
-    result = replay.run(replay.ReplayOptions(paths=[str(path)], fmt="text"), lambda batch: None)
-    assert result.failures.summary() == []
-    [d] = result.diagnoses
-    return d
-
-
 @pytest.mark.parametrize("text", [
     FRAMES + "[1,0]<stderr>:Node: 'HorovodAllreduce_grads_3_0'\n[1,0]<stderr>:" + NEW + "\n"
     "[1,0]<stderr>:\t [[{{node HorovodAllreduce_grads_3_0}}]] [Op:__inference_train_function_5120]\n",
@@ -37,7 +26,7 @@ def diagnose_text(tmp_path: Path, text: str):
     "tensorflow.python.framework.errors_impl.UnknownError: " + NEW + "\n",
 ], ids=["graph-node-stack", "aborted-old-wording", "unknown-error"])
 def test_horovod_shut_down_through_tensorflow_is_no_cause_of_its_own(tmp_path, text):
-    assert diagnose_text(tmp_path, text).category == "unknown"
+    assert the_diagnosis(tmp_path, text).category == "unknown"
 
 
 def test_the_rank_that_raised_first_is_the_cause(tmp_path):
@@ -46,5 +35,5 @@ def test_the_rank_that_raised_first_is_the_cause(tmp_path):
             "[1,1]<stderr>:    batch = next(it)\n"
             "[1,1]<stderr>:KeyError: 'input_ids'\n"
             + FRAMES + "[1,0]<stderr>:Node: 'HorovodAllreduce_grads_3_0'\n[1,0]<stderr>:" + NEW + "\n")
-    d = diagnose_text(tmp_path, text)
+    d = the_diagnosis(tmp_path, text)
     assert (d.category, d.rank) == ("python_exception", 1)

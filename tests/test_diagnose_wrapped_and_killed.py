@@ -4,20 +4,10 @@ beside the failure that caused it."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
 from gangscope.parsers.errors import detect
-from gangscope.pipeline.run import replay
-
-
-def diagnose_text(tmp_path: Path, text: str):
-    path = tmp_path / "pasted.log"
-    path.write_text(text)
-    result = replay.run(replay.ReplayOptions(paths=[str(path)], fmt="text"), lambda batch: None)
-    assert not result.failures.summary()
-    return result.diagnoses
+from diagnose_in_process import diagnoses_of
 
 
 def category_of(line: str) -> str | None:
@@ -56,7 +46,7 @@ def test_a_wrapped_watchdog_line_is_diagnosed_with_its_rank(tmp_path):
     text = ("bench.node-a.nolog [stderr] [rank3]:[E909 09:55:46.996672294 ProcessGroupNCCL.cpp:1709] [PG 0 (default_pg) Rank 3] "
             "Timeout at NCCL work: 2070, last enqueued \n"
             "NCCL work: 2082, last completed NCCL work: 2069.\n")  # fmt: skip
-    [d] = diagnose_text(tmp_path, text)
+    [d] = diagnoses_of(tmp_path, text)
     assert d.category == "nccl_timeout" and d.first_failure["rank"] == 3
 
 
@@ -104,22 +94,22 @@ NAME_ERROR_TRACE = (
 
 
 def test_a_cleanup_name_error_printed_before_the_oom_does_not_outrank_it(tmp_path):
-    [d] = diagnose_text(tmp_path, NAME_ERROR_TRACE + OOM_TRACE)
+    [d] = diagnoses_of(tmp_path, NAME_ERROR_TRACE + OOM_TRACE)
     assert d.category == "cuda_oom"
 
 
 def test_a_cleanup_name_error_printed_before_a_user_code_bug_names_the_bug(tmp_path):
-    [d] = diagnose_text(tmp_path, NAME_ERROR_TRACE + KEYERROR_TRACE)
+    [d] = diagnoses_of(tmp_path, NAME_ERROR_TRACE + KEYERROR_TRACE)
     assert d.category == "python_exception" and d.exception_type == "KeyError"
 
 
 def test_a_name_error_alone_is_the_bug_it_is(tmp_path):
-    [d] = diagnose_text(tmp_path, NAME_ERROR_TRACE)
+    [d] = diagnoses_of(tmp_path, NAME_ERROR_TRACE)
     assert d.category == "python_exception" and d.exception_type == "NameError"
 
 
 def test_a_name_error_of_one_rank_is_not_explained_by_another_rank_s_oom(tmp_path):
     text = "".join(f"[rank1]:{line}\n" for line in NAME_ERROR_TRACE.splitlines()) + "".join(
         f"[rank0]:{line}\n" for line in OOM_TRACE.splitlines())
-    [d] = diagnose_text(tmp_path, text)
+    [d] = diagnoses_of(tmp_path, text)
     assert d.category == "python_exception" and d.first_failure["rank"] == 1

@@ -10,6 +10,7 @@ from hypothesis import given, settings, strategies as st
 
 from gangscope.parsers import errors
 from gangscope.parsers.rule_literals import RuleFilter, required_literals
+from rule_reference import reference_detect
 
 FIXTURES = Path(__file__).resolve().parent.parent / "fixtures"
 
@@ -31,20 +32,6 @@ def test_required_literals(pattern, expected):
     assert (None if found is None else set(found)) == expected
 
 
-def _reference_detect(text: str):
-    """detect() as it ran before the prefilter: every rule in order, its key tested first."""
-    for rule in errors.LINE_RULES:
-        if rule.key and rule.key not in text:
-            continue
-        m = rule.pattern.search(text)
-        if m is not None:
-            category = rule.classify(m) if rule.classify is not None else errors._category_of(rule, m)
-            if category is None:
-                continue
-            return rule, category, errors._message(text, m)
-    return None
-
-
 def _fixture_lines():
     lines = set()
     for path in sorted(FIXTURES.rglob("*.log")) + sorted(FIXTURES.rglob("*.txt")):
@@ -60,7 +47,7 @@ def test_detect_same_as_every_rule_on_fixture_lines():
     assert len(lines) > 1000
     found = 0
     for text in lines:
-        expected = _reference_detect(text)
+        expected = reference_detect(text)
         assert errors.detect(text) == expected, text
         assert errors.detect(text) == expected, text  # the remembered answer too
         found += expected is not None
@@ -80,4 +67,4 @@ def test_the_scan_and_the_in_tests_agree():
     "detected by watchdog at work: 12", "No space left on device", "Loss is nan", ", skipped=3, lr=",
     "RuntimeError: boom", "Traceback", "[Rank 3] ", "é", " ", "\t", "0"]), max_size=6).map("".join))
 def test_detect_same_on_generated_lines(text):
-    assert errors.detect(text) == _reference_detect(text)
+    assert errors.detect(text) == reference_detect(text)

@@ -9,6 +9,7 @@ import random
 from gangscope.parsers import errors
 from gangscope.parsers.rule_literals import RuleFilter, scan_safe
 from fixture_text import fixture_lines
+from rule_reference import reference_detect
 
 RULES = errors.LINE_RULES
 
@@ -72,15 +73,5 @@ def test_detect_finds_what_every_rule_in_order_finds():
     lines = [t for t in fixture_lines() if t][:30_000]
     rng.shuffle(lines)
     for text in lines[:10_000]:
-        expected = None
-        for rule in RULES:
-            if rule.key and rule.key not in text:
-                continue
-            m = rule.pattern.search(text)
-            if m is not None:
-                category = rule.classify(m) if rule.classify is not None else errors._category_of(rule, m)
-                if category is None:
-                    continue
-                expected = (rule, category, errors._message(text, m))
-                break
+        expected = reference_detect(text)
         assert errors._detect(text) == expected, text

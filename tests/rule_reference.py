@@ -1,0 +1,19 @@
+"""The error rules' answer as detect() gave it before any prefilter: every rule in order, its key
+tested first. Fast paths (rule_literals.RuleFilter, its Hyperscan pattern scan) are held to it."""
+
+from __future__ import annotations
+
+from gangscope.parsers import errors
+
+
+def reference_detect(text: str):
+    for rule in errors.LINE_RULES:
+        if rule.key and rule.key not in text:
+            continue
+        m = rule.pattern.search(text)
+        if m is not None:
+            category = rule.classify(m) if rule.classify is not None else errors._category_of(rule, m)
+            if category is None:
+                continue
+            return rule, category, errors._message(text, m)
+    return None
