@@ -211,6 +211,11 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("ray_oom", "host_oom", "Task was killed due to the node running low on memory",
              _r(r"Task was killed due to the node running low on memory"),
              "ray-project/ray src/ray/raylet/node_manager.cc / python/ray/exceptions.py OutOfMemoryError (memory monitor kills a worker over the usage threshold)"),
+    # The raylet's periodic summary of the same kills, printed to the driver as "(raylet) ...": a
+    # count of 0 killed (only "crashed due to other reasons") is no OOM.
+    LineRule("ray_oom_summary", "host_oom", "Workers (tasks / actors) killed due to memory pressure (OOM)",
+             _r(r"\b(?P<count>[1-9]\d*) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"),
+             "ray-project/ray src/ray/raylet/node_manager.cc (the memory monitor's kill summary: \"N Workers (tasks / actors) killed due to memory pressure (OOM), M Workers crashed due to other reasons at node (ID: ..., IP: ...) over the last time period.\"; doc/source/ray-core/scheduling/ray-oom-prevention.rst shows it from node_manager.cc:3040-3096)"),
     LineRule("agent_failed", "unknown", "(exitcode: ",
              _r(r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s\")",
@@ -363,8 +368,8 @@ LINE_RULES: tuple[LineRule, ...] = (
     # Not an eval/validation/test loss, nor a loss scale.
     LineRule("loss_printed_nonfinite", "nan_loss", "",
              _r(r"(?<![\w-])(?<!val )(?<!valid )(?<!validation )(?<!eval )(?<!test )(?!(?:val|valid|validation|eval|test)[_ ])(?P<key>(?:[A-Za-z]+[_ ])?(?:loss|Loss|LOSS)(?:[_ ](?!scale\b)[A-Za-z]+)?)"
-                r"(?::| ?=) {0,2}(?P<value>nan|inf|-inf)\b"),
-             "CPython Objects/floatobject.c float_repr (\"nan\", \"inf\"); plain training loops' prints", WARNING),
+                r"(?::| ?=) {0,2}(?P<value>-?nan|-?inf)\b"),
+             "CPython Objects/floatobject.c float_repr (\"nan\", \"inf\"); plain training loops' prints; C/C++ printf and iostream on glibc print a NaN with its sign bit set as \"-nan\" (glibc stdio-common/printf_fp.c; Caffe's solver.cpp `loss = -nan`)", WARNING),
     LineRule("overflow_apex", "nan_loss", "Gradient overflow",
              _r(r"Gradient overflow\.\s+Skipping step(?:, loss scaler \d+ reducing loss scale to (?P<scale>[\d.e+-]+))?"),
              "NVIDIA/apex apex/amp/handle.py (\"Gradient overflow.  Skipping step, loss scaler \")", WARNING),
@@ -544,7 +549,7 @@ _EXTRA_KEYS = ("Couldn't reach '", "We couldn't connect to '", "No space left", 
                "| grad norm: ", "NAN |", "INF |",
                # a loss printed as `key: value` / `key=value` (rule loss_printed_nonfinite); ':' and '=' are
                # rare signs like '(' and '|', few positions of a line start one
-               *(f"{sign}{' ' * n}{value}" for sign in ":=" for n in range(3 if sign == ":" else 2) for value in ("nan", "inf", "-inf")))  # fmt: skip
+               *(f"{sign}{' ' * n}{value}" for sign in ":=" for n in range(3 if sign == ":" else 2) for value in ("nan", "inf", "-inf", "-nan")))  # fmt: skip
 PREFILTER = "|".join(
     re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)
 )
