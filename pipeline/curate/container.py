@@ -31,6 +31,8 @@ from gangscope.pipeline.curate.scan import exact_block_databases
 
 # How far back a line looks for earlier lines of its stream with the same time.
 SEQ_LOOKBACK_LINES = 10_000
+# A CRI stream's name in bytes -> as text.
+STREAM_NAMES = {b"stdout": "stdout", b"stderr": "stderr"}
 
 
 class ContainerCurator:
@@ -154,12 +156,36 @@ class ContainerCurator:
                 end = block.find(b"\n", pos)
                 if end < 0:
                     end = size
+            # The CRI header read in bytes: a complete line of a stream with no partial pending
+            # goes straight to _logical, as _cri_line would send it (its split, in bytes).
+            first = block.find(b" ", pos, end)
+            second = block.find(b" ", first + 1, end) if first >= 0 else -1
+            stream = block[first + 1 : second] if second >= 0 else None
+            plain = stream in STREAM_NAMES and block[second + 1 : second + 3] == b"F "
             if stale:
-                time, stream = time_and_stream_of(block, pos, end)
-                if stream in stale:
-                    self._sync_stream(block, pos, stream, stale.pop(stream), time)
-            self._cri_line(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0),
-                           -1 if exact_from is None else exact_from.get(pos, end - pos))
+                if not plain:
+                    time, stream = time_and_stream_of(block, pos, end)
+                    if stream in stale:
+                        self._sync_stream(block, pos, stream, stale.pop(stream), time)
+                elif stream in stale:
+                    self._seq_before(block, pos, stream, stale.pop(stream), block[pos:first])
+            if not plain or (self.partial and STREAM_NAMES[stream] in self.partial):
+                self._cri_line(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0),
+                               -1 if exact_from is None else exact_from.get(pos, end - pos))
+            else:
+                if self.deadline is not None and self.open_keys:
+                    head = block[pos : min(pos + DEADLINE_CHARS, end)] if exact_from is not None else \
+                        block[pos:end].decode("utf-8", "replace")[:DEADLINE_CHARS].encode()
+                    if head > self.deadline:
+                        self._expire(block[pos:first].decode("utf-8", "replace"), out)
+                if exact_from is None:
+                    self._logical(block[pos:first].decode("utf-8", "replace"), STREAM_NAMES[stream],
+                                  block[second + 3 : end].decode("utf-8", "replace"), out, hints=hints.get(pos, 0))
+                else:  # ASCII: offsets in bytes are offsets in characters
+                    at = exact_from.get(pos, end - pos)
+                    self._logical(block[pos:first].decode("ascii"), STREAM_NAMES[stream],
+                                  block[second + 3 : end].decode("ascii"), out, hints=hints.get(pos, 0),
+                                  exact_from=at - (second + 3 - pos) if at >= 0 else -1)
             pos = end + 1
             open_now = self._open_streams() if (self.open_keys or self.partial) else None
         if pos <= size:
@@ -214,6 +240,19 @@ class ContainerCurator:
             self._open_cache = (partial, (frozenset(plain), frozenset(prefixed), frozenset(ranked)))
         return self._open_cache[1]
 
+    def _seq_before(self, block: bytes, pos: int, stream: bytes, skipped_from: int, time: bytes) -> None:
+        """`_sync_stream` for the complete line at `pos` of time `time`, in one search where it can: when
+        no line from `skipped_from` on starts with that time, and the state's last time of `stream` is
+        another, the line's seq is 0 whatever the skipped lines were (it starts a run of its own), and
+        `_logical` sets the state from it: nothing to look back at."""
+        if time.isascii():  # (bytes that are not could decode to the text of other bytes)
+            needle = b"\n" + time + b" "
+            if block.find(needle, skipped_from - 1 if skipped_from else 0, pos) < 0 and not (
+                    skipped_from == 0 and block.startswith(needle[1:])):
+                if self.last_time.get(STREAM_NAMES[stream], NO_TIME) != time.decode("ascii"):
+                    return
+        self._sync_stream(block, pos, stream, skipped_from, time)
+
     def _sync_stream(self, block: bytes, pos: int, stream: bytes, skipped_from: int, time: bytes | None = None) -> None:
         """Set last_time/last_seq of `stream` as they stand just before offset `pos`, looking
         back over the lines the fast path skipped since offset `skipped_from` (the state counts
@@ -226,6 +265,9 @@ class ContainerCurator:
         steps = 0
         marker = b" " + stream + b" F"  # between the time and the text of a complete line
         find, rfind, startswith = block.find, block.rfind, block.startswith
+        # times compared as the text _logical gets (bytes that are not UTF-8 replaced: two such
+        # times can be one text, as on the line-by-line path)
+        want = None if time is None else time.decode("utf-8", "replace")
         while steps < SEQ_LOOKBACK_LINES:
             if p < skipped_from:
                 reached = True  # back where the state stands
@@ -236,10 +278,10 @@ class ContainerCurator:
             steps += 1
             if space < 0 or not startswith(marker, space, end):  # not a complete line of this stream
                 continue
-            ts = block[start:space]
+            ts = block[start:space].decode("utf-8", "replace")
             if first_ts is None:
                 first_ts = ts
-                if time is not None and ts != time:
+                if want is not None and ts != want:
                     done = True  # the line at `pos` starts a run of its own: seq 0
                     break
             elif ts == first_ts:
@@ -249,7 +291,7 @@ class ContainerCurator:
                 break
         if first_ts is None:
             return  # no line of this stream before `pos` in this block: the state stands
-        name, ts = stream.decode(), first_ts.decode("utf-8", "replace")
+        name, ts = stream.decode(), first_ts
         if not done and reached and self.last_time.get(name) == ts:
             run += self.last_seq[name] + 1  # the run goes on from the lines already counted
         self.last_time[name] = ts
