@@ -31,6 +31,8 @@ from gangscope.pipeline.curate.scan import exact_block_databases
 
 # How far back a line looks for earlier lines of its stream with the same time.
 SEQ_LOOKBACK_LINES = 10_000
+# Line(...) without the Python frame of a NamedTuple's __new__ (the same tuple), once per line fed
+_new_line = tuple.__new__
 # A CRI stream's name in bytes -> as text.
 STREAM_NAMES = {b"stdout": "stdout", b"stderr": "stderr"}
 
@@ -455,7 +457,7 @@ class ContainerCurator:
         was_open = sub.open_bits != 0
         sub.last_time = time
         try:
-            records = sub.feed(Line(time, seq, text, rank, local_rank), hints, known)
+            records = sub.feed(_new_line(Line, (time, seq, text, rank, local_rank)), hints, known)
         except RuleFailed as failed:
             records = self._rule_failed(failed, key, time, seq)
         if sub.open_bits:
