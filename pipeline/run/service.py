@@ -75,9 +75,11 @@ RETRIES_SAID_EVERY = 30.0
 class Service:
     """The consumer service; `run()` returns the exit code."""
 
-    def __init__(self, cfg, *, install_signals: bool = True):
+    def __init__(self, cfg, *, install_signals: bool = True, own_process: bool = False):
         self.cfg = cfg
         self.install_signals = install_signals
+        # the service is what the process runs (`main`): the cycle collector is set for it once started
+        self.own_process = own_process
         self.stopping = False
         self.stop_requested_at: float | None = None
         from gangscope.pipeline.run.service_metrics import ServiceMetrics
@@ -157,6 +159,10 @@ class Service:
                 self.consumer.partitions_for_topic(topic)
             log.info("subscribed", topics=list(cfg.topics), events_topics=list(cfg.events_topics), group=cfg.group,
                      kafka_client=cfg.kafka_client)
+            if self.own_process:
+                from gangscope.pipeline.run import collector
+
+                collector.settle(cfg.max_poll_records)  # start-up's heap frozen, young collections rarer
             while not self.stopping:
                 self._cycle()
             return self._shutdown()
@@ -766,4 +772,4 @@ def main(cfg) -> int:
     log_redaction.configure(cfg.log_level)  # every line through the redactor, ours and the libraries'
     for warning in process_list_warnings(cfg):
         log.warning(warning)
-    return Service(cfg).run()
+    return Service(cfg, own_process=True).run()
