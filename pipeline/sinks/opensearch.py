@@ -22,7 +22,6 @@ from pathlib import Path
 from typing import IO, Any, Iterable, Mapping
 
 from opensearchpy import exceptions as os_exc
-from opensearchpy.helpers import streaming_bulk
 
 from gangscope.parsers.records import Record, encode
 from gangscope.pipeline.isolation import StageFailures, record_place
@@ -113,25 +112,29 @@ class _DeadLetter:
 
 
 class _Doc:
-    """One document ready for the bulk body: its action line and its source, both already JSON."""
+    """One document ready for the bulk body: its two NDJSON lines (the action, the source), as bytes."""
 
-    __slots__ = ("kind", "index", "id", "action", "source", "size")
+    __slots__ = ("kind", "index", "id", "lines", "size")
 
-    def __init__(self, kind: str, index: str, doc_id: str, source: str, require_alias: bool):
+    def __init__(self, kind: str, index: str, doc_id: str, source: bytes, head: bytes, tail: bytes):
         self.kind = kind
         self.index = index
         self.id = doc_id
-        # json.dumps({"index": {"_index": index, "_id": doc_id, "require_alias": True}}), written out:
-        # require_alias never lets a missing alias auto-create a concrete index under the alias's name
-        self.action = ('{"index": {"_index": ' + _json_string(index) + ', "_id": ' + _json_string(doc_id)
-                       + (', "require_alias": true}}' if require_alias else "}}"))
-        self.source = source
-        self.size = len(self.action) + len(source) + 2
+        self.lines = b"".join((head, _json_string(doc_id).encode("ascii"), tail, source, b"\n"))
+        self.size = len(self.lines)
+
+    @property
+    def source(self) -> bytes:
+        """The record's JSON (the second line: the action line's JSON holds no raw newline)."""
+        return self.lines[self.lines.index(b"\n") + 1:-1]
 
 
-def _expand(doc: _Doc) -> tuple[str, str]:
-    """Bulk lines of one document; strings pass through opensearch-py's serializer untouched."""
-    return doc.action, doc.source
+def _action_parts(index: str, require_alias: bool) -> tuple[bytes, bytes]:
+    """The action line of a document of `index` before and after its JSON-quoted id:
+    json.dumps({"index": {"_index": index, "_id": doc_id, "require_alias": True}}) written out, ASCII.
+    require_alias never lets a missing alias auto-create a concrete index under the alias's name."""
+    head = ('{"index": {"_index": ' + _json_string(index) + ', "_id": ').encode("ascii")
+    return head, (b', "require_alias": true}}\n' if require_alias else b"}}\n")
 
 
 def _reason(error: Any) -> str:
@@ -197,6 +200,7 @@ class OpenSearchSink:
         self.stats.dead_letter = str(self._dead.path)
         self._buffer: list[_Doc] = []
         self._buffered_bytes = 0
+        self._actions: dict[str, tuple[bytes, bytes]] = {}  # index -> its action line around the id
         self._closed = False
         self._settings = settings
         self._install = install
@@ -218,16 +222,20 @@ class OpenSearchSink:
     def write(self, records: Iterable[Record]) -> None:
         """Queue records; full batches are sent at once."""
         targets = self._targets
+        actions = self._actions
         for record in records:
             kind = record.kind
             index = targets.get(kind) or self._target(kind)
             # One record is one unit of work: one that cannot be encoded is counted and skipped.
             try:
-                text = encode(record).decode("utf-8")
+                source = encode(record)
             except Exception as exc:
                 self.stats.failures.add("sinks", exc, **record_place(record))
                 continue
-            doc = _Doc(kind, index, record.id, text, self._require_alias)
+            parts = actions.get(index)
+            if parts is None:
+                parts = actions[index] = _action_parts(index, self._require_alias)
+            doc = _Doc(kind, index, record.id, source, *parts)
             if not record.id:
                 # An empty _id would make the server refuse the whole bulk request, not one document.
                 self._reject(doc, {"status": None, "error": {"type": "missing_id", "reason": "record has no id"}})
@@ -341,11 +349,10 @@ class OpenSearchSink:
                 time.sleep(min(self.max_backoff, self.initial_backoff * 2 ** (attempt - 1)))
             last = attempt >= self.max_retries
             try:
-                results = list(streaming_bulk(
-                    self.client, pending, chunk_size=len(pending) + 1, max_chunk_bytes=1 << 62,
-                    expand_action_callback=_expand, raise_on_error=False, raise_on_exception=True,
-                    max_retries=0, yield_ok=True, filter_path=_BULK_ANSWER,
-                ))
+                # the body from the documents' bytes as they are (opensearch-py's bulk helper encoded
+                # every line again to measure it, then the whole body); the answer's JSON is decoded
+                # by the client, only what `_BULK_ANSWER` keeps of it
+                answer = self.client.bulk(body=b"".join([doc.lines for doc in pending]), filter_path=_BULK_ANSWER)
             except os_exc.ConnectionError as exc:
                 if last:
                     raise _unsent(OpenSearchUnavailable(
@@ -362,12 +369,22 @@ class OpenSearchSink:
                 error = OpenSearchBusy if exc.status_code == 429 else OpenSearchError
                 raise _unsent(error(f"{indices.describe(exc, self.url)}; {len(pending)} documents unsent"),
                               pending) from None
+            items = answer.get("items") if isinstance(answer, dict) else None
+            if not isinstance(items, list) or len(items) != len(pending):
+                # an answer that does not say what became of each document: none is taken as indexed
+                raise _unsent(OpenSearchError(
+                    f"OpenSearch at {indices.redact(self.url)} answered a bulk request of {len(pending)} documents "
+                    f"with {len(items) if isinstance(items, list) else 'no'} items; {len(pending)} documents unsent"),
+                    pending)
             self.stats.batches += 1
             retry: list[_Doc] = []
             busy: list[_Doc] = []
-            for doc, (ok, item) in zip(pending, results):
-                info = next(iter(item.values()))
-                if ok:
+            for doc, item in zip(pending, items):
+                info = next(iter(item.values()), None) if isinstance(item, dict) else None
+                if not isinstance(info, dict):
+                    info = {"status": None, "error": {"type": "no_answer", "reason": f"bulk item {item!r:.200}"}}
+                status = info.get("status", 500)
+                if isinstance(status, int) and 200 <= status < 300:
                     self.stats.written[doc.kind] = self.stats.written.get(doc.kind, 0) + 1
                     self.stats.bytes += doc.size
                     if info.get("result") == "created":
