@@ -719,6 +719,25 @@ def _next_document(text: str, pos: int) -> int:
     return found + 1 if found >= 0 else -1
 
 
+def decode_event_documents(lines: Iterable[str]) -> Iterator[Decoded]:
+    """Every record and skip of the text of an events file, in order, repeats included: the
+    caller deduplicates (`decode_event_stream` in memory; replay on disk,
+    pipeline/correlate/event_dedup.py, with the same rule)."""
+    for item in _documents(lines):
+        if isinstance(item, Skip):
+            yield item
+            continue
+        value, lineno = item
+        yield from decode_object(value, lineno)
+
+
+def is_primary_copy(rec: EventRecord) -> bool:
+    """Whether a record is an Event occurrence as delivered (not derived from a later update, nor
+    a condition a snapshot repeats): a second primary copy of one id is a `duplicate` skip."""
+    d = rec.details or {}
+    return d.get("from") == "event" and not d.get("derived")
+
+
 def decode_event_stream(lines: Iterable[str]) -> Iterator[Decoded]:
     """Records and skips from the text of an events file (NDJSON or JSON documents).
 
@@ -739,8 +758,7 @@ def decode_event_stream(lines: Iterable[str]) -> Iterator[Decoded]:
             if isinstance(rec, Skip):
                 yield rec
                 continue
-            d = rec.details or {}
-            is_primary = d.get("from") == "event" and not d.get("derived")
+            is_primary = is_primary_copy(rec)
             if rec.id in seen:
                 if is_primary and seen.marked(rec.id):
                     yield Skip("duplicate", f"{rec.object_kind} {rec.object_name} {rec.reason} #{rec.count}", lineno)

@@ -561,6 +561,7 @@ def test_pod_events_of_jobs_without_attempts_stay_on_disk():
     stream = EventStream()
     for r in events_of_lines(lines):
         stream.add(r)
+    stream.settle()
     assert stream.count == 2000
     assert stream.cut() == {} and stream.kept == {}
     assert sum(1 for r in stream.stamped() if r.job == "a/j") == 2000

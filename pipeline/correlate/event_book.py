@@ -13,9 +13,10 @@ from typing import Any, Iterator
 
 import msgspec
 
-from gangscope.parsers.id_set import IdSet
 from gangscope.parsers.records import EventRecord, encode
+from gangscope.parsers.events import is_primary_copy
 from gangscope.pipeline.correlate.attempts import JOB_SIGNALS, build_attempts
+from gangscope.pipeline.correlate.event_dedup import RepeatedEvents, is_dropped
 from gangscope.pipeline.correlate.linking import Index, link_events
 from gangscope.pipeline.correlate.signals import classify
 from gangscope.pipeline.correlate.stamping import attempt_lookup
@@ -93,49 +94,76 @@ _decoder = msgspec.json.Decoder(EventRecord)
 class EventStream:
     """A batch run's event records, read once, with memory bounded by what attempts need.
 
-    `add` takes each record as it is read: what it says about workloads, pods and jobs goes into
-    the linking index, the record itself to a spool on disk; only Workload, job-kind and Node
-    records stay in memory. `cut` reads the spool back for the Pod records of the jobs those
-    records give attempts to, and cuts the attempts (build_attempts, with the index of every
-    record); `stamped` reads it once more and yields every record with its job and attempt, in
-    the order read, for the sink. Memory: the index (a few entries a pod, workload and job),
-    16 bytes an id (`IdSet`) and the records of the jobs with attempts, never every record.
+    `add` takes each copy of a record as it is read (repeats too), and spools it on disk; which
+    copies are repeats is decided on disk too (correlate/event_dedup.RepeatedEvents), by `settle`
+    once all are read: the first copy read wins. `settle` then reads the spool back once: what
+    each record says about workloads, pods and jobs goes into the linking index, and Workload,
+    job-kind and Node records stay in memory. `cut` reads the spool back for the Pod records of
+    the jobs those records give attempts to, and cuts the attempts (build_attempts, with the
+    index of every record); `stamped` reads it once more and yields every record with its job
+    and attempt, in the order read, for the sink. Memory: the index (a few entries a pod,
+    workload and job), 1 bit a copy read, and the records of the jobs with attempts, never every
+    record or id.
     """
 
     def __init__(self):
         self.index = Index(finished=False)
         self.kept: dict[str, Any] = {}  # id -> record, the ones attempts are cut from
         self.attempts: dict[str, list] = {}
-        self.count = 0
-        self._seen = IdSet()  # across files: each file's decoder drops its own repeats
+        self.count = 0  # records, each id once (after `settle`)
+        self.duplicates = 0  # primary copies repeated within a file (after `settle`)
+        self._repeats = RepeatedEvents()
+        self._dropped: bytearray | None = None  # by position, after `settle`
         self._spool = tempfile.TemporaryFile(prefix="gangscope-events-")
-        self._held: list[Any] = []  # records the spool's JSON cannot hold (left in memory)
+        self._held: dict[int, Any] = {}  # position -> a record the spool's JSON cannot hold
+        self._kept_copies: dict[int, Any] = {}  # position -> a copy of a kept kind, until `settle`
 
-    def add(self, record: Any) -> bool:
-        """Take one record; False for an id read before (the first copy read wins)."""
-        if not self._seen.add(record.id):
-            return False
-        self.count += 1
-        self.index.add(record)
+    def add(self, record: Any, file: int = 0) -> None:
+        """Take one copy of a record, read from the `file`-th file (a repeat is dropped at `settle`)."""
+        position = self._repeats.note(record.id, file, is_primary_copy(record))
         try:
             data = encode(record)
         except Exception:  # a value JSON cannot hold: the sink counts it when it is written
-            data = b"\x00" + str(len(self._held)).encode()
-            self._held.append(record)
+            data = b"\x00"
+            self._held[position] = record
         self._spool.write(data + b"\n")
         if record.object_kind in _KEPT_KINDS:
-            self.kept[record.id] = record
-        return True
+            self._kept_copies[position] = record
 
-    def _records(self) -> Iterator[Any]:
+    def settle(self) -> int:
+        """After the last `add`: drop the repeats, index the records; the number of duplicates."""
+        self._dropped, self.duplicates = self._repeats.settle()
+        copies = self._kept_copies
+        index = self.index
+        for position, r in self._positioned():
+            original = copies.pop(position, None)
+            if original is not None:
+                r = original
+                self.kept[r.id] = r
+            self.count += 1
+            index.add(r)
+        self._kept_copies = {}
+        return self.duplicates
+
+    def _positioned(self) -> Iterator[tuple[int, Any]]:
+        """(position, record) of every record kept, in the order read."""
+        dropped = self._dropped
         self._spool.flush()
         self._spool.seek(0)
-        for line in self._spool:
+        for position, line in enumerate(self._spool):
+            if dropped is not None and is_dropped(dropped, position):
+                continue
             line = line[:-1]
-            yield self._held[int(line[1:])] if line[:1] == b"\x00" else _decoder.decode(line)
+            yield position, self._held[position] if line[:1] == b"\x00" else _decoder.decode(line)
+
+    def _records(self) -> Iterator[Any]:
+        for _position, r in self._positioned():
+            yield r
 
     def cut(self, failures=None) -> dict[str, list]:
         """Each job's attempts (`failures`, a StageFailures, counts what cannot be cut)."""
+        if self._dropped is None:
+            self.settle()
         self.index.finish()
         kept = link_events(self.kept.values(), self.index)
         jobs = set()

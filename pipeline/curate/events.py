@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Iterable, Iterator
 
-from gangscope.parsers.events import Decoded, Skip, decode_event_stream, decode_object
+from gangscope.parsers.events import Decoded, Skip, decode_event_documents, decode_event_stream, decode_object
 from gangscope.parsers.records import EventRecord
 from gangscope.parsers.redact import redact_record
 from gangscope.pipeline.sources import kafka as ksrc
@@ -29,6 +29,12 @@ def events_of_lines(lines: Iterable[str]) -> Iterator[Decoded]:
     """Event records (redacted) and skips of one event file, read as one stream: NDJSON, a
     watch stream or a pretty-printed `kubectl get -o json` (parsers/events.py)."""
     return curated(decode_event_stream(lines))
+
+
+def every_event_of_lines(lines: Iterable[str]) -> Iterator[Decoded]:
+    """As `events_of_lines`, repeats included: for a caller that finds them on disk (replay,
+    pipeline/correlate/event_dedup.py), not with a set of every id in memory."""
+    return curated(decode_event_documents(lines))
 
 
 @dataclass

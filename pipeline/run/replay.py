@@ -23,7 +23,7 @@ from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate.container import ContainerCurator
 from gangscope.pipeline.curate.fluentbit import FluentBitCurator
 from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
-from gangscope.pipeline.curate.events import events_of_lines
+from gangscope.pipeline.curate.events import every_event_of_lines
 from gangscope.pipeline.diagnose import back_half
 from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.diagnose.spooled_diagnoses import SpooledDiagnoses
@@ -244,19 +244,23 @@ class Replay:
         result.problems.extend(problems)
         stream = EventStream()
         try:
+            file = 0
             for source in sources:
                 for path in source.paths:
                     # One stream per file, not per block: a pretty-printed `kubectl get -o json` spans blocks.
                     lines = (line for block in read_lines(path, result.read) for line in block)
-                    for item in events_of_lines(lines):  # curated: decoded and redacted
+                    # Curated (decoded and redacted), repeats included: the stream drops them on disk.
+                    for item in every_event_of_lines(lines):
                         if getattr(item, "kind", None) == "event":
-                            stream.add(item)
+                            stream.add(item, file)
                         elif getattr(item, "reason", None) in BENIGN_SKIPS:
                             result.repeated_events += 1
                         else:
                             result.skipped_events += 1
                             result.curation.skips.add("sources", item.reason, file=path, position=f"line {item.line}",
                                                       detail=None if item.reason == "bad_json" else item.detail)
+                    file += 1
+            result.repeated_events += stream.settle()
             result.attempts = self.attempts = stream.cut(failures=result.failures)
             batch: list[Record] = []
             for record in stream.stamped():
