@@ -8,6 +8,7 @@ carry other tags or bytes that are not UTF-8, and where a block ends anywhere be
 
 from __future__ import annotations
 
+from blocks import cut
 from hypothesis import HealthCheck, given, settings, strategies as st
 
 from gangscope.parsers.records import encode
@@ -42,15 +43,6 @@ def curated(blocks: list[bytes], block_scan: bool) -> list[bytes]:
     return [encode(r) for r in out]
 
 
-def cut(lines: list[bytes], points: list[int]) -> list[bytes]:
-    bounds = sorted({p % len(lines) for p in points} - {0})
-    blocks, start = [], 0
-    for b in [*bounds, len(lines)]:
-        blocks.append(b"\n".join(lines[start:b]))
-        start = b
-    return blocks
-
-
 @SETTINGS
 @given(
     lines=st.lists(st.tuples(st.sampled_from(TIMES), st.sampled_from([b"stdout", b"stderr", b"stdin"]),
@@ -60,7 +52,7 @@ def cut(lines: list[bytes], points: list[int]) -> list[bytes]:
 )
 def test_the_block_scan_gives_the_records_of_the_line_by_line_path(lines, points):
     raw = [b" ".join(parts) for parts in lines]
-    assert curated(cut(raw, points), True) == curated([b"\n".join(raw)], False)
+    assert curated(cut(b"\n".join(raw), points), True) == curated([b"\n".join(raw)], False)
 
 
 @SETTINGS
@@ -73,7 +65,7 @@ def test_a_time_seen_before_the_skipped_lines_keeps_counting_the_run(order):
         time = f"2024-05-01T12:00:00.{max(t - back, 0):09d}Z".encode()
         text = b"[rank0]:step=%d loss=1.5" % t if wanted else b"[rank0]:noise"
         raw.append(b"%s %s F %s" % (time, b"stderr" if stderr else b"stdout", text))
-    assert curated(cut(raw, [len(raw) // 2]), True) == curated([b"\n".join(raw)], False)
+    assert curated(cut(b"\n".join(raw), [len(raw) // 2]), True) == curated([b"\n".join(raw)], False)
 
 
 def test_times_of_other_bytes_that_read_as_one_text_make_one_run_on_both_paths():

@@ -17,6 +17,8 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
+from blocks import cut
+
 from gangscope.parsers import envelopes
 from gangscope.parsers import times as rfc3339
 from gangscope.parsers.errors import ErrorDetector, classify_trace, detect
@@ -100,18 +102,6 @@ def curate_blocks(blocks: list[bytes], fmt: str = "cri", block_scan: bool = True
 
 def encoded(records) -> list[bytes]:
     return [encode(r) for r in records]
-
-
-def cut(data: bytes, points: list[int]) -> list[bytes]:
-    """`data` (whole lines, no trailing newline) cut into blocks at the newlines chosen by `points`,
-    the way read_blocks hands them over (a block never ends inside a line, nor with its newline)."""
-    lines = data.split(b"\n")
-    bounds = sorted({p % len(lines) for p in points} - {0})
-    blocks, start = [], 0
-    for b in [*bounds, len(lines)]:
-        blocks.append(b"\n".join(lines[start:b]))
-        start = b
-    return blocks
 
 
 # ----------------------------------------------------------------------------- envelopes
