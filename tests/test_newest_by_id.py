@@ -21,9 +21,9 @@ _writes = st.lists(st.tuples(_ids, st.binary(max_size=40)), max_size=300)
 
 
 @settings(max_examples=200, deadline=None)
-@given(_writes, st.sampled_from([1, 2, 7, 1 << 13]))
-def test_documents_match_a_dict_spilled_or_not(writes, buffer):
-    newest = NewestById(buffer=buffer)
+@given(_writes, st.sampled_from([1, 2, 7, 1 << 13]), st.sampled_from([1, 50, 500, 1 << 21]))
+def test_documents_match_a_dict_spilled_or_not(writes, buffer, max_bytes):
+    newest = NewestById(buffer=buffer, max_bytes=max_bytes)
     for record_id, document in writes:
         newest.put(record_id, document)
     assert list(newest.documents()) == _reference(writes)
@@ -40,3 +40,15 @@ def test_an_id_rewritten_after_a_spill_keeps_its_first_place_and_its_last_docume
     assert got[0] == b"epoch 3 of rank 0" and got[9] == b"epoch 2 of rank 9" and got[10] == b"new rank"
     assert got == _reference(writes)
     assert not os.path.exists(spilled)
+
+
+def test_large_documents_are_spilled_by_their_bytes_before_the_id_count_is_reached():
+    newest = NewestById(buffer=1000, max_bytes=1000)
+    writes = [(f"attempt-{i}", b"x" * 300 + b"%d" % i) for i in range(10)] + [("attempt-2", b"rewritten")]
+    for record_id, document in writes[:3]:
+        newest.put(record_id, document)
+    assert newest._dir is None  # 3 x ~300 bytes: held
+    for record_id, document in writes[3:]:
+        newest.put(record_id, document)
+    assert newest._dir is not None and newest._bytes < 1000  # spilled on bytes, 11 ids of 1000
+    assert list(newest.documents()) == _reference(writes)
