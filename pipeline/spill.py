@@ -8,10 +8,16 @@ them holds one chunk of each). Pickled, an object comes back as it was kept (an 
 field stays an int). Used by the back half (diagnose/spooled_diagnoses.py), whose room the report
 may not import; hence a leaf beside pipeline/isolation.py, importing nothing of the project, that
 every room may import (tests/test_layout.py).
+
+Keyed words (`KeyedWords`) are the other shape: fixed-width records of 64-bit words whose first
+word is a key (an id's fingerprint), spilled to files partitioned by key, so that all the records
+of one key can be taken together at the end with one partition in memory (repeated event records,
+the documents of each kind a run wrote).
 """
 
 from __future__ import annotations
 
+import os
 import pickle
 import tempfile
 from array import array
@@ -74,3 +80,56 @@ class SpilledRuns:
             self._file.close()
             self._file = None
         self._runs, self._lengths = [], []
+
+
+class KeyedWords:
+    """`add(key, *words)` for each record (`width` words, the key first), then `partitions()` once:
+    each partition's words (one array, records in the order they came), the files removed after."""
+
+    PARTITIONS = 64
+
+    def __init__(self, width: int, buffer: int, prefix: str):
+        self._width = width
+        self._limit = width * buffer  # words held before a spill
+        self._prefix = prefix
+        self._pending = array("Q")
+        self._dir: tempfile.TemporaryDirectory | None = None
+
+    def add(self, *words: int) -> None:
+        pending = self._pending
+        pending.extend(words)
+        if len(pending) >= self._limit:
+            self._spill()
+
+    def _spill(self) -> None:
+        if self._dir is None:
+            self._dir = tempfile.TemporaryDirectory(prefix=self._prefix)
+        width, count = self._width, self.PARTITIONS
+        parts = [array("Q") for _ in range(count)]
+        pending = self._pending
+        for i in range(0, len(pending), width):
+            parts[pending[i] % count].extend(pending[i:i + width])
+        for n, part in enumerate(parts):
+            if part:
+                with open(os.path.join(self._dir.name, str(n)), "ab") as f:
+                    part.tofile(f)
+        self._pending = array("Q")
+
+    def partitions(self) -> Iterator[array]:
+        try:
+            if self._dir is None:
+                yield self._pending
+                return
+            self._spill()
+            for n in range(self.PARTITIONS):
+                path = os.path.join(self._dir.name, str(n))
+                if os.path.exists(path):
+                    part = array("Q")
+                    with open(path, "rb") as f:
+                        part.frombytes(f.read())
+                    yield part
+        finally:
+            if self._dir is not None:
+                self._dir.cleanup()
+                self._dir = None
+            self._pending = array("Q")

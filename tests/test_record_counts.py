@@ -34,7 +34,7 @@ def test_a_rewritten_id_is_one_document_of_its_first_kind_and_spill_files_go():
     stream = [(f"{i:04x}{0:012x}", "step") for i in range(50)] + [("ffff000000000000", "epoch")] * 10 + [(f"{i:04x}{0:012x}", "error") for i in range(20)]
     for record_id, kind in stream:
         counts.add(record_id, kind)
-    spilled = counts._dir.name
+    spilled = counts._ids._dir.name  # the spill files of its KeyedWords
     assert counts.counts() == {"step": 50, "epoch": 1}
     import os
     assert not os.path.exists(spilled)

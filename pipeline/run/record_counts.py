@@ -12,13 +12,9 @@ memory is the buffer and one partition, not every id of the run (10M lines kept 
 
 from __future__ import annotations
 
-import os
-import tempfile
-from array import array
-
 from gangscope.parsers.id_set import fingerprint
+from gangscope.pipeline.spill import KeyedWords
 
-_PARTITIONS = 64
 _BUFFER = 1 << 18  # ids held before a spill (4 MB: a fingerprint and a kind code each)
 
 
@@ -26,57 +22,22 @@ class RecordCounts:
     """`add(record_id, kind)` for every record written; `counts()` once at the end."""
 
     def __init__(self, buffer: int = _BUFFER):
-        self._buffer = buffer
-        self._pending = array("Q")  # fingerprint, kind code, fingerprint, kind code...
+        self._ids = KeyedWords(2, buffer, "gangscope-counts-")  # fingerprint, kind code
         self._codes: dict[str, int] = {}
         self._kinds: list[str] = []
-        self._dir: tempfile.TemporaryDirectory | None = None
 
     def add(self, record_id: str, kind: str) -> None:
         code = self._codes.get(kind)
         if code is None:
             code = self._codes[kind] = len(self._kinds)
             self._kinds.append(kind)
-        pending = self._pending
-        pending.append(fingerprint(record_id))
-        pending.append(code)
-        if len(pending) >= 2 * self._buffer:
-            self._spill()
-
-    def _spill(self) -> None:
-        if self._dir is None:
-            self._dir = tempfile.TemporaryDirectory(prefix="gangscope-counts-")
-        parts = [array("Q") for _ in range(_PARTITIONS)]
-        pending = self._pending
-        for i in range(0, len(pending), 2):
-            part = parts[pending[i] % _PARTITIONS]
-            part.append(pending[i])
-            part.append(pending[i + 1])
-        for n, part in enumerate(parts):
-            if part:
-                with open(os.path.join(self._dir.name, str(n)), "ab") as f:
-                    part.tofile(f)
-        self._pending = array("Q")
+        self._ids.add(fingerprint(record_id), code)
 
     def counts(self) -> dict[str, int]:
         """Documents by kind; the spill files are removed."""
         totals = [0] * len(self._kinds)
-        if self._dir is None:
-            _count(self._pending, totals)
-        else:
-            self._spill()
-            try:
-                for n in range(_PARTITIONS):
-                    path = os.path.join(self._dir.name, str(n))
-                    if os.path.exists(path):
-                        part = array("Q")
-                        with open(path, "rb") as f:
-                            part.frombytes(f.read())
-                        _count(part, totals)
-            finally:
-                self._dir.cleanup()
-                self._dir = None
-        self._pending = array("Q")
+        for part in self._ids.partitions():
+            _count(part, totals)
         return {kind: totals[code] for code, kind in enumerate(self._kinds) if totals[code]}
 
 
