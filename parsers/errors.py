@@ -89,6 +89,13 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("cuda_error_oom", "cuda_oom", "CUDA error: out of memory",
              _r(r"CUDA error: out of memory"),
              "pytorch/pytorch c10/cuda/CUDAException.cpp (\"CUDA error: \" + cudaGetErrorString)"),
+    # vLLM's sleep-mode allocator (RL trainers wake their rollout engine between steps): a failed
+    # cuMemCreate / cuMemMap is printed, not raised, as "CUDA Error: <cuGetErrorString> at <file>:<line>".
+    LineRule("vllm_cumem_error", "cuda_error", "CUDA Error: ",
+             _r(r"CUDA Error: (?P<what>.+?) at (?P<where>\S+:\d+)"),
+             "vllm-project/vllm csrc/cumem_allocator.cpp (CUDA_CHECK: snprintf(error_msg, ..., \"CUDA Error: %s at %s:%d\", "
+             "error_string, __FILE__, __LINE__); std::cerr << error_msg; cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY) is \"out of memory\")",
+             classify=lambda m: "cuda_oom" if m["what"].strip() == "out of memory" else "cuda_error"),
     # --- GPU hardware
     LineRule("xid_application", "cuda_error", "NVRM: Xid",
              _r(r"NVRM: Xid \((?P<pci>PCI:[^)]*)\): (?P<xid>13|31|43|45), (?P<what>.*)"),
@@ -182,6 +189,12 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Some NCCL operations have failed or timed out"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp WorkNCCL::handleException (\"Some NCCL operations have failed or timed out. Due to the asynchronous nature of CUDA kernels...\")",
              SUMMARY),
+    # The heartbeat monitor's first word of the same stall (torch 2.3+), printed before it dumps debug
+    # info and then terminates with "watchdog got stuck" (below): the rank's earliest report of it.
+    LineRule("heartbeat_timed_out", "hang", "Heartbeat monitor timed out",
+             _r(r"Heartbeat monitor timed out! Process will be terminated after dumping debug info"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp HeartbeatMonitor (errorMsg = c10::str(logPrefix(), \"Heartbeat monitor timed out! "
+             "Process will be terminated after dumping debug info.\", \" workMetaList_.size()=\", ...); exitMsg \"ProcessGroupNCCL's watchdog got stuck for \" ...)"),
     LineRule("watchdog_stuck", "hang", "ProcessGroupNCCL's watchdog got stuck",
              _r(r"watchdog got stuck for (?P<seconds>\d+) seconds without making progress"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp HeartbeatMonitor (logPrefix(), \"ProcessGroupNCCL's watchdog got stuck for \", heartbeatTimeoutInSec_, \" seconds without making progress in monitoring enqueued collectives. \")"),
@@ -430,6 +443,15 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("kueue_pods_ready", "pods_ready_timeout", "Exceeded the PodsReady timeout",
              _r(r"Exceeded the PodsReady timeout (?P<workload>\S+)"),
              "kubernetes-sigs/kueue pkg/controller/core/workload_controller.go (\"Exceeded the PodsReady timeout %s\", reason EvictedDueToPodsReadyTimeout)"),
+    # The Evicted / Preempted condition's message (or the Preempted event's) of a workload Kueue stopped
+    # for another: as a condition printed by `kubectl get workload -o yaml / -w`, `kubectl describe`, a
+    # client's dict, or an event table. A readmitted workload keeps it behind "Previously: ": it was
+    # preempted all the same. (YAML folds the message after "(UID: ...": the head is enough.)
+    LineRule("kueue_preempted", "preempted", "Preempted to accommodate a",
+             _r(r"Preempted to accommodate a (?P<what>higher priority Workload|workload\b[^\n]*)"),
+             "kubernetes-sigs/kueue pkg/scheduler/preemption/preemption.go (v0.4-v0.5 SetEvictedCondition(..., \"Preempted to accommodate a higher "
+             "priority Workload\"); preemptionMessage: \"Preempted to accommodate a workload (UID: %s, JobUID: %s) due to %s\" with "
+             "HumanReadablePreemptionReasons, later \"; preemptor path: ...\"); pkg/workload/workload.go resetActiveCondition (\"Previously: \" + message)"),
     LineRule("volcano_gang", "pods_ready_timeout", "",
              _r(r"(?P<ready>\d+)/(?P<total>\d+) tasks in gang unschedulable: (?P<what>[^\n]+)"),
              "volcano-sh/volcano pkg/scheduler/api/job_info.go (fmt.Sprintf(\"%v/%v tasks in gang unschedulable: %v\", ...))"),
@@ -729,10 +751,19 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("nccl_timeout", "nccl_timeout", "ProcessGroupNCCL.cpp watchdog; pytorch/gloo unbound_buffer.cc",
               message=_r(r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) operation|"
                          r"Application timeout caused pair closure|operation timed out")),
+    # A Ray compiled graph's channel read or write that timed out: the peer actor never wrote (or
+    # read) its tensor, like a collective the failed rank never joined (an effect, EFFECTS).
+    TraceRule("ray_channel_timeout", "nccl_timeout", "ray-project/ray python/ray/exceptions.py (class RayChannelTimeoutError(RayChannelError, TimeoutError): "
+              "\"Raised when the accelerated DAG channel operation times out.\"; dag/compiled_dag_node.py: \"If the execution is expected to take a long time, increase RAY_CGRAPH_get_timeout\")",
+              type=_r(r"^ray\.exceptions\.RayChannelTimeoutError$")),
     TraceRule("nccl_error", "nccl_error", "NCCLUtils.hpp (\"NCCL error in: \"); pytorch/gloo pair.cc; c10d Utils.hpp",
               message=_r(r"NCCL error|NCCL communicator was aborted|ncclRemoteError|ncclSystemError|ncclInternalError|"
                          r"ncclUnhandledCudaError|Connection closed by peer|Read error \S+: |Connection reset by peer|"
                          r"Failed to (?:recv|send), (?:got|sent) 0 bytes|Broken pipe")),
+    # cupy's NCCL binding (Ray compiled graphs' NCCL channels, cupy.distributed): a non-success ncclResult_t.
+    TraceRule("cupy_nccl_error", "nccl_error", "cupy/cupy cupy_backends/cuda/libs/nccl.pyx (class NcclError(RuntimeError), check_status: "
+              "raise NcclError(status); message \"%s: %s\" % (ERROR_NAMES[status], ncclGetErrorString(status)), e.g. NCCL_ERROR_INTERNAL_ERROR)",
+              type=_r(r"^cupy(?:_backends)?\.cuda(?:\.libs)?\.nccl\.NcclError$")),
     TraceRule("rendezvous", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py; c10d TCPStore.cpp, socket.cpp",
               type=_r(r"(?:^|\.)(?:Rendezvous\w*Error|DistStoreError)$"),
               message=_r(r"waiting for clients\. \d+/\d+ clients joined|failed to listen on any local network address|"

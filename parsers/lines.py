@@ -78,9 +78,12 @@ _DETERMINED = re.compile(r"\[(?:\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d+)?Z|UNKNOW
 _INNER = re.compile(r"\[rank(\d{1,9})\]: ?")
 # Ray's driver prints its workers' lines behind "(name pid=N, ip=A) " (coloured on a tty:
 # "\x1b[2m\x1b[36m(RayTrainWorker pid=1942, ip=10.0.0.7)\x1b[0m"; ray/_private/worker.py
-# print_worker_logs), and "(raylet) " for the raylet's. It names a process, not a rank: it is
-# taken off so that the worker's traceback reads as one.
-_RAY = re.compile(r"(?:\x1b\[[0-9;]*m)*\((?:[\w.:<>-]+ pid=\d{1,9}(?:, ip=[\w.:-]+)?|raylet)\)(?:\x1b\[[0-9;]*m)* ?")
+# print_worker_logs: "({prefix}{pid}{, ip=...})" where prefix is "<actor or task name> pid=", or
+# just "pid=" for a process that runs neither yet (the driver's "(pid=N) " lines), and is empty
+# for the raylet's and the autoscaler's lines: "(raylet) ", "(raylet, ip=A) ", "(autoscaler +1m3s) ").
+# It names a process, not a rank: it is taken off so that the worker's traceback reads as one.
+_RAY = re.compile(r"(?:\x1b\[[0-9;]*m)*\((?:(?:[\w.:<>-]+ )?pid=\d{1,9}|raylet|autoscaler \+[\dhms]+)(?:, ip=[\w.:-]+)?\)"
+                  r"(?:\x1b\[[0-9;]*m)* ?")
 _INNER_REACH = INNER_REACH = 512  # how far into a line such a prefix is looked for
 # The first characters of a line that may start a rank prefix (besides a digit: srun's task id).
 PREFIX_FIRST = "[ (\x1br"

@@ -13,6 +13,7 @@ from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes, times
 from gangscope.parsers.lines import INNER_REACH, PREFIX_FIRST, Line, may_be_prefixed, strip_rank_prefixes
+from gangscope.parsers.wraps import join_wrapped
 from gangscope.parsers.redact import redact_record
 from gangscope.parsers.records import Record, TraceRecord
 from gangscope.parsers.rendezvous import RankMap
@@ -349,6 +350,11 @@ class ContainerCurator:
         decode = self.decode
         stats = self.stats
         text_mode = self.fmt == "text"
+        if text_mode and isinstance(raws, list):
+            # A plain text file may be a terminal's copy, its long lines hard-wrapped (parsers/wraps.py).
+            joined = join_wrapped(raws)
+            stats.lines += len(raws) - len(joined)
+            raws = joined
         last_time = None
         for raw in raws:
             stats.lines += 1

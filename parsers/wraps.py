@@ -1,0 +1,92 @@
+"""Lines a terminal broke at a fixed width, joined back (plain-text logs copied from a terminal).
+
+A terminal hard-wraps a line longer than its width W by starting a new row every W columns,
+inside a word as often as not ("ProcessGroupNCCL'" / "s watchdog got stuck"). A copy of the
+screen turns every row into a line: tmux and screen pad each row with spaces to W (the last
+piece too), other terminals keep the pieces as they are, or trim their trailing spaces. Then no
+physical line holds the words a rule needs, and the pieces after the first lost the line's rank
+prefix. Joining them back must never glue two records together, so it is done only where it is
+safe:
+
+- the block shows it was wrapped at W: W is its longest line, at least `MIN_WIDTH`; at least
+  `MIN_FULL` lines are exactly W long; and at least `MIN_SPLIT_WORDS` of them are followed by a
+  line that carries no head of its own and goes on with the word the row ends in (the row ends
+  in a letter, the next starts with a lower-case one): a break inside a word, which a terminal
+  makes and a writer does not;
+- a row joins the next line only when the row is exactly W long and does not end in two
+  spaces (padding: the logical line ended before the edge), and the next line is not blank and
+  carries no head of its own (`HEAD`: a rank prefix, a timestamp, a logger's level, a Ray
+  process prefix, a traceback line, an NCCL line): a record's first line always has one of those
+  or is short. A piece that ends in a space the copy trimmed (W-1 long) is left alone.
+
+Pure: text in, text out; a block at a time (the reader's blocks are whole lines), so a row at the
+very end of a block is not joined to the next block's first line.
+"""
+
+from __future__ import annotations
+
+import re
+
+MIN_WIDTH = 60  # narrower panes do not hold a log line's head
+MIN_FULL = 3  # rows exactly W long
+MIN_SPLIT_WORDS = 2  # of them followed by the rest of a word they cut
+
+# The start of a line that is a record of its own, never the rest of a wrapped one. Each part
+# names who prints it.
+HEAD = re.compile(
+    r"\[rank ?\d+\]:"  # torch.distributed's "[rank3]:" (distributed_c10d.py), c10 logging
+    r"|\[[A-Za-z_][\w-]*\d+(?:\|[\w-]+)*\]:"  # torchrun --tee "[default0]:" (FORMATS.md 4.8)
+    r"|\[\d+,\d+\]<std"  # Open MPI --tag-output "[1,0]<stderr>:"
+    r"|\[rank: \d+\]"  # Lightning's rank_prefixed_message
+    r"|\[?[IWEF](?:\d{4} \d\d:\d\d:\d\d| [\w/.-]+:\d+\])"  # glog / c10 logging "E0611 04:17:32" / "[E ProcessGroupNCCL.cpp:1316]"
+    r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d"  # ISO and Python logging dates
+    r"|\[?\d\d:\d\d:\d\d"  # a clock (collectors, `ts`)
+    r"|\d\d/\d\d \d\d:\d\d:\d\d"  # mmengine's "04/17 09:41:43"
+    r"|\(\S*(?: )?pid=\d+|\(raylet|\(autoscaler "  # Ray's process prefixes (ray/_private/worker.py print_worker_logs)
+    r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b"  # a logger's level first
+    r"|Traceback \(most recent call last\)|\s+File \"|During handling of|The above exception"  # CPython traceback.py
+    r"|[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt)\b"  # an exception's header line
+    r"|\S+:\d+:\d+ \[\d+\] NCCL "  # NCCL's "host:pid:tid [dev] NCCL INFO" (src/debug.cc)
+    r"|\s*\d+%\|"  # a tqdm bar
+)
+
+
+def wrap_width(lines: list[str]) -> int | None:
+    """The width the block's lines were hard-wrapped at, or None when nothing shows a wrap."""
+    if len(lines) <= MIN_FULL:
+        return None
+    lengths = list(map(len, lines))
+    width = max(lengths)
+    if width < MIN_WIDTH or lengths.count(width) < MIN_FULL:
+        return None
+    split_words = 0
+    head = HEAD.match
+    for i in [i for i, n in enumerate(lengths) if n == width and i + 1 < len(lines)]:
+        row, nxt = lines[i].rstrip("\r"), lines[i + 1]
+        if row[-1:].isalpha() and nxt[:1].islower() and head(nxt) is None:
+            split_words += 1
+            if split_words >= MIN_SPLIT_WORDS:
+                return width
+    return None
+
+
+def join_wrapped(lines: list[str]) -> list[str]:
+    """`lines` with the rows of each wrapped line joined into one (module doc); the same list when
+    the block shows no wrap."""
+    width = wrap_width(lines)
+    if width is None:
+        return lines
+    head = HEAD.match
+    out: list[str] = []
+    i, n = 0, len(lines)
+    while i < n:
+        line = lines[i]
+        while len(lines[i]) == width and i + 1 < n and not lines[i].rstrip("\r").endswith("  "):
+            nxt = lines[i + 1]
+            if not nxt.strip() or head(nxt) is not None:
+                break
+            line = line.rstrip("\r") + nxt
+            i += 1
+        out.append(line)
+        i += 1
+    return out
