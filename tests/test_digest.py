@@ -7,12 +7,15 @@ from pathlib import Path
 
 import msgspec
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from gangscope.parsers.times import seconds as time_seconds
 from gangscope.parsers.records import StepRecord, stable_id
 from gangscope.pipeline.run import replay
 from gangscope.pipeline.diagnose.attempt import diagnose
 from gangscope.pipeline.diagnose.digest import JobDigest
+from gangscope.pipeline.diagnose.rank_spool import RankSpool
 
 RUN = Path(__file__).resolve().parent.parent / "fixtures" / "public" / "oom_then_watchdog"  # label: cuda_oom, rank 11
 
@@ -61,10 +64,11 @@ def test_step_series_of_many_jobs_stay_within_the_total_budget():
     for job in range(200):
         for step in range(1, 301):
             digest.add(StepRecord(job=f"team-a/job-{job}", pod=f"job-{job}-worker-0", rank=0, step=step, loss=1.0))
-    kept = sum(len(series) for series in digest.steps.values())
+    series = dict(digest.step_series())
+    kept = sum(len(s) for s in series.values())
     assert kept <= 5_000
     assert digest.series_steps == kept
-    assert len(digest.steps) == 200 and all(series for series in digest.steps.values())
+    assert len(series) == 200 and all(series.values())
     assert len(digest.last_steps) == 200  # every rank's last step is kept whatever the thinning
 
 
@@ -86,3 +90,63 @@ def test_a_rank_s_newer_epoch_record_holds_the_strings_of_the_one_it_replaces_no
     assert kept is last and kept.epoch == 2.0
     assert kept.id is first.id and kept.job is first.job and kept.pod is first.pod
     assert kept.node == "n2" and kept.time == "2026-12-01T00:05:00Z"  # what changed is kept as it is
+
+
+class _ListSeries:
+    """The step series as the digest kept them in memory before they went to disk (lists of the
+    steps, thinned in place): the reference for what `JobDigest.step_series` gives."""
+
+    def __init__(self, max_steps_per_job: int, max_steps: int):
+        self.max_steps_per_job, self.max_steps = max_steps_per_job, max_steps
+        self.steps: dict[str, list] = {}
+        self.stride: dict[str, int] = {}
+        self.seen: dict[str, int] = {}
+
+    def add(self, step) -> None:
+        job = step.job or ""
+        seen = self.seen.get(job, 0)
+        self.seen[job] = seen + 1
+        if seen % self.stride.setdefault(job, 1):
+            return
+        series = self.steps.setdefault(job, [])
+        series.append(step)
+        if len(series) >= self.max_steps_per_job:
+            self._thin(job)
+        elif sum(map(len, self.steps.values())) > self.max_steps:
+            self._thin(max(self.steps, key=lambda j: len(self.steps[j])))  # the first of the longest
+
+    def _thin(self, job: str) -> None:
+        self.steps[job] = self.steps[job][::2]
+        self.stride[job] *= 2
+
+
+@settings(max_examples=60, deadline=None)
+@given(st.lists(st.tuples(st.integers(0, 6), st.sampled_from(["a", "b"])), min_size=1, max_size=400),
+       st.integers(2, 9), st.integers(3, 40), st.sampled_from([1, 3, 4096]), st.booleans())
+def test_step_series_on_disk_are_the_series_thinned_in_memory_whatever_spills(arrivals, per_job, total, buffer, parts):
+    """Each job's series waits on disk as appended (a 1-step buffer spills every step); what is
+    read back is what lists thinned in place kept, job by job in the order of their first steps,
+    and each part holds its jobs' series in that order with every rank's last step once."""
+    digest = JobDigest(max_steps_per_job=per_job, max_steps=total, series_buffer=buffer)
+    if parts:
+        digest.last_steps = RankSpool(buffer=1)  # spilled: the parts are the 64 partitions
+    reference = _ListSeries(per_job, total)
+    for i, (job, namespace) in enumerate(arrivals):
+        step = StepRecord(id=f"s{i}", job=f"job{job}" if job else None, namespace=namespace, pod=f"p{job}-{i % 3}",
+                          rank=i % 3, step=i, time=f"2026-01-01T00:00:{i % 60:02d}Z")
+        digest.add(step)
+        reference.add(step)
+    got = {job: [s.id for s in series] for job, series in digest.step_series()}
+    assert got == {job: [s.id for s in series] for job, series in reference.steps.items()}
+    assert digest.series_steps == sum(map(len, reference.steps.values()))
+    assert digest.part_count() == (64 if parts else 1)
+    in_order = [s.id for series in reference.steps.values() for s in series]  # jobs by first step
+    kept, everything = set(in_order), []
+    for part in digest.parts():
+        steps = [r.id for r in part if r.kind == "step"]
+        assert len(set(steps)) == len(steps)  # a rank's last step in its series is not there twice
+        in_series = [i for i in steps if i in kept]
+        assert in_series == [i for i in in_order if i in set(in_series)]
+        everything += steps
+    assert kept <= set(everything)
+    digest.close()

@@ -460,17 +460,17 @@ def test_a_dangling_or_overlong_partial_chain_is_counted_and_exits_1(tmp_path_fa
 # Counted, not timed: the work a record costs is the number of things looked at for it.
 
 class CountingSeries(dict):
-    """JobDigest.steps that counts how often a job's series is looked up."""
+    """JobDigest._series (each job's counts) that counts how often a job's series is looked up."""
 
     looked = 0
-
-    def __missing__(self, job):
-        self[job] = value = []
-        return value
 
     def __getitem__(self, job):
         CountingSeries.looked += 1
         return super().__getitem__(job)
+
+    def get(self, job, default=None):
+        CountingSeries.looked += 1
+        return super().get(job, default)
 
 
 @settings(HOSTILE, max_examples=6)
@@ -487,9 +487,9 @@ def test_many_small_jobs_cost_the_digest_constant_work_per_step_and_keep_the_lon
                           time=TS)
 
     digest = JobDigest(max_steps=cap)
-    digest.steps = CountingSeries()
+    digest._series = CountingSeries()
     reference = JobDigest(max_steps=cap)  # thinned the old way, by a max over every series
-    reference._longest_series = lambda: max(reference.steps, key=lambda j: len(reference.steps[j]))
+    reference._longest_series = lambda: max(reference._series, key=lambda j: reference._series[j].length)
     CountingSeries.looked = 0
     for s in range(steps):
         for job in range(jobs):
@@ -497,8 +497,8 @@ def test_many_small_jobs_cost_the_digest_constant_work_per_step_and_keep_the_lon
             reference.add(step(job, s))
     per_step = CountingSeries.looked / (jobs * steps)
     assert per_step < 8, f"{per_step:.1f} series looked up per step ({jobs} jobs): work grows with the jobs"
-    assert {j: [r.id for r in v] for j, v in digest.steps.items()} == \
-        {j: [r.id for r in v] for j, v in reference.steps.items()}
+    assert {j: [r.id for r in v] for j, v in digest.step_series()} == \
+        {j: [r.id for r in v] for j, v in reference.step_series()}
 
 
 # -- events: the run's events in bounded memory, the same attempts ---------------------------------

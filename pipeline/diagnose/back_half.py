@@ -94,16 +94,22 @@ def analyse(digest: JobDigest, attempts: Mapping[str, list] | None, *, timelines
 def stragglers_of(digest: JobDigest, failures: StageFailures | None = None) -> list[Record]:
     """The straggler signals of each job's steps, job by job (in the order one call over all of
     them gives). With `failures`, a job whose stragglers cannot be found is counted there (stage
-    "correlate") and has none; the other jobs go on."""
-    by_job: dict[str, list[Record]] = {}
-    for series in digest.steps.values():
-        for r in series:
-            by_job.setdefault(r.job or "", []).append(r)
+    "correlate") and has none; the other jobs go on. The series are read a part of the jobs at a
+    time (they wait on disk); what each gave is said in the order of the jobs."""
+    found_by_job: dict[str, list[Record] | Exception] = {}
+    for job, series in digest.step_series():
+        try:
+            found_by_job[job] = [with_derived_id(r) for r in find_stragglers(series)]
+        except Exception as exc:  # counted below, in the order of the jobs
+            found_by_job[job] = exc
     out: list[Record] = []
-    for job in sorted(by_job):
+    for job in sorted(found_by_job):
         found: list[Record] = []
         with unit_of_work(failures, "correlate", position=job or None, job=job or None, step="stragglers"):
-            found = [with_derived_id(r) for r in find_stragglers(by_job[job])]
+            result = found_by_job.pop(job)
+            if isinstance(result, Exception):
+                raise result
+            found = result
         out.extend(found)
     return out
 

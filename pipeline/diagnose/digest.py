@@ -3,7 +3,8 @@
 Step records are thinned to a bounded series per job (for the charts) plus the last step of
 each rank (for the summaries); the last steps and the epoch records, one per rank, wait on disk
 once they are many (diagnose/rank_spool.py), and are read back a part of the jobs at a time
-(`partitions`, `records_in`). Every other record is kept up to a count per kind and within a
+(`partitions`, `records_in`). The series wait on disk too, as every step appended to one (see
+`_Series`): in memory a job is its counts, whatever its steps. Every other record is kept up to a count per kind and within a
 byte budget for all of them together (their JSON size, an estimate of what they hold). Past
 the budget, long records are cut down to what the diagnosis reads of them (`summarized`), then
 records are dropped (`dropped`, by kind) from the job attempt that holds the most bytes, the
@@ -27,6 +28,7 @@ from gangscope.parsers import times
 from gangscope.parsers.records import Record, StepRecord, TraceRecord, encode, job_key
 from gangscope.pipeline.diagnose.rank_spool import PARTITIONS, RankSpool, partition_of
 from gangscope.pipeline.diagnose.root_cause import failure_tier
+from gangscope.pipeline.spill import PartitionedRuns
 
 # A record longer than this (as JSON) is summarized once the budget is reached.
 SUMMARY_BYTES = 4096
@@ -53,9 +55,7 @@ class JobDigest:
     max_bytes: int = 16 << 20  # the non-step records kept, as JSON (2-4 times that in memory)
     records: dict[str, dict[int, Record]] = field(default_factory=lambda: defaultdict(dict))  # kind -> {entry: record}
     latest: RankSpool = field(default_factory=RankSpool)  # epoch records by id
-    steps: dict[str, list[StepRecord]] = field(default_factory=lambda: defaultdict(list))
-    step_stride: dict[str, int] = field(default_factory=lambda: defaultdict(lambda: 1))
-    step_seen: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    series_buffer: int = 1 << 12  # steps appended to a series held before they go to disk
     # each rank's last step by (job, attempt, pod, rank, local_rank), tagged with its number
     last_steps: RankSpool = field(default_factory=RankSpool)
     dropped: dict[str, int] = field(default_factory=lambda: defaultdict(int))  # over the count or the byte budget
@@ -71,14 +71,16 @@ class JobDigest:
     # The budget was reached once: from then on, long records are summarized as they come and every
     # record kept has its place in its attempt's drop order (until then, only bytes are counted).
     _over: bool = field(default=False, init=False, repr=False)
+    # Each job's step series by its job (`step.job or ""`), in the order of their first steps: its
+    # counts here, its steps appended on disk (`_appended`, partitioned by that job), see _Series.
+    _series: dict = field(default_factory=dict, init=False, repr=False)
+    _appended: PartitionedRuns | None = field(default=None, init=False, repr=False)
     # Step series by length, the longest first: (-length, tie, job), pushed when a series grows or
     # is thinned; an entry whose length is no longer its series' is stale (see _longest_series).
-    # The tie is the job's place in `steps` (the first of equally long series, as max() took it).
+    # The tie is the job's place in `_series` (the first of equally long series, as max() took it).
     _by_length: list = field(default_factory=list, init=False, repr=False)
-    _job_order: dict = field(default_factory=dict, init=False, repr=False)
-    # The steps in the series: id(step) -> its number (as tagged in last_steps): a rank's last
-    # step read back from disk is left out when it is in the series already.
-    _in_series: dict = field(default_factory=dict, init=False, repr=False)
+    # Each step's number (as tagged in last_steps and kept with it in the series): a rank's last
+    # step read back from disk is left out when it is in its job's series already.
     _step_numbers: itertools.count = field(default_factory=itertools.count, init=False, repr=False)
 
     def add(self, record: Record) -> None:
@@ -195,45 +197,41 @@ class JobDigest:
 
     def _add_step(self, step: StepRecord) -> None:
         job = step.job or ""
-        number = self._in_series.get(id(step))  # the same step again keeps its number
-        if number is None:
-            number = next(self._step_numbers)
+        number = next(self._step_numbers)
         self.last_steps.put((job, step.attempt, step.pod, step.rank, step.local_rank), job_key(step), step, number)
-        seen = self.step_seen[job]
-        self.step_seen[job] = seen + 1
-        stride = self.step_stride[job]
-        if seen % stride:
+        series = self._series.get(job)
+        if series is None:
+            series = self._series[job] = _Series(len(self._series))
+        seen = series.seen
+        series.seen = seen + 1
+        if seen % (1 << series.thinned):
             return
-        series = self.steps[job]
-        series.append(step)
-        self._in_series[id(step)] = number
+        if self._appended is None:
+            self._appended = PartitionedRuns(PARTITIONS, self.series_buffer, "gangscope-series-")
+        self._appended.add(partition_of(job), (series.length, series.thinned, number, step))
+        series.length += 1
         self.series_steps += 1
-        if len(series) >= self.max_steps_per_job:
+        if series.length >= self.max_steps_per_job:
             self._thin(job)
         else:
-            self._note_length(job, len(series))
+            self._note_length(job, series)
             if self.series_steps > self.max_steps:
                 # many jobs, each under its own limit: thin the longest series (memory stays flat)
                 self._thin(self._longest_series())
 
     def _thin(self, job: str) -> None:
         """Every other step of the job's series, and half as many kept from now on."""
-        series = self.steps[job]
-        kept = series[::2]
-        in_series, kept_ids = self._in_series, {id(s) for s in kept}
-        for dropped in series[1::2]:
-            if id(dropped) not in kept_ids:
-                in_series.pop(id(dropped), None)
-        self.steps[job] = kept
-        self.series_steps -= len(series) - len(self.steps[job])
-        self.step_stride[job] *= 2
-        self._note_length(job, len(self.steps[job]))
+        series = self._series[job]
+        kept = (series.length + 1) // 2
+        self.series_steps -= series.length - kept
+        series.length = kept
+        series.thinned += 1
+        self._note_length(job, series)
 
-    def _note_length(self, job: str, length: int) -> None:
-        order = self._job_order.setdefault(job, len(self._job_order))
-        heapq.heappush(self._by_length, (-length, order, job))
-        if len(self._by_length) > 4 * len(self.steps) + 1024:  # mostly stale: start again
-            self._by_length = [(-len(s), self._job_order[j], j) for j, s in self.steps.items() if j in self._job_order]
+    def _note_length(self, job: str, series: "_Series") -> None:
+        heapq.heappush(self._by_length, (-series.length, series.order, job))
+        if len(self._by_length) > 4 * len(self._series) + 1024:  # mostly stale: start again
+            self._by_length = [(-s.length, s.order, j) for j, s in self._series.items()]
             heapq.heapify(self._by_length)
 
     def _longest_series(self) -> str:
@@ -242,10 +240,32 @@ class JobDigest:
         heap = self._by_length
         while heap:
             neg, _tie, job = heap[0]
-            if len(self.steps[job]) == -neg:
+            if self._series[job].length == -neg:
                 return job
             heapq.heappop(heap)
-        return max(self.steps, key=lambda j: len(self.steps[j]))  # not reached: every series is noted
+        return max(self._series, key=lambda j: self._series[j].length)  # not reached: every series is noted
+
+    def step_series(self) -> Iterator[tuple[str, list[StepRecord]]]:
+        """(job, its series: the steps kept, in the order they came) of every job with steps, a
+        partition of the jobs at a time (in the order of their first steps within one)."""
+        for n in range(PARTITIONS if self._appended is not None else 0):
+            by_job: dict[str, list[StepRecord]] = {}
+            for _order, _number, step in self._kept_steps(n):
+                by_job.setdefault(step.job or "", []).append(step)
+            yield from by_job.items()
+
+    def _kept_steps(self, n: int) -> list[tuple[int, int, StepRecord]]:
+        """(job's order, number, step) of every step still in a series of partition `n`, in the
+        order they came (a job's series is in one partition: its steps in its order). A step appended at
+        place p of its series, after t thinnings of it, is kept after T thinnings in all when p
+        is a multiple of 2**(T - t): each thinning keeps the even places and halves them."""
+        kept = []
+        series = self._series
+        for place, thinned, number, step in self._appended.read(n):  # type: ignore[union-attr]
+            job = series[step.job or ""]
+            if not place % (1 << (job.thinned - thinned)):
+                kept.append((job.order, number, step))
+        return kept
 
     def absorb_counts(self, dropped: dict[str, int], summarized: int) -> None:
         """What another digest (a worker's) dropped and summarized before handing its records over."""
@@ -269,19 +289,27 @@ class JobDigest:
         of the spools (parts with nothing kept are given empty). Read as often as asked."""
         spools = (self.latest, self.last_steps)
         if not any(spool.spilled for spool in spools):
-            yield self._part(0, list(self._kept()), list(self._series()))
+            everything = [e for n in range(PARTITIONS if self._appended is not None else 0) for e in self._kept_steps(n)]
+            everything.sort(key=lambda e: e[0])  # by job, stable: each job's steps in the order they came
+            yield self._part(0, list(self._kept()), everything)
             return
         for spool in spools:
             spool.spill()
         kept: list[list[Record]] = [[] for _ in range(PARTITIONS)]
-        series: list[list[Record]] = [[] for _ in range(PARTITIONS)]
         for r in self._kept():
             kept[partition_of(job_key(r))].append(r)
-        for r in self._series():
-            series[partition_of(job_key(r))].append(r)
-        for n in range(PARTITIONS):
-            yield self._part(n, kept[n], series[n])
-            kept[n] = series[n] = []
+        # the series are on disk by job; a part is by job_key (its namespace too): put them there
+        by_key = PartitionedRuns(PARTITIONS, self.series_buffer, "gangscope-series-parts-")
+        try:
+            for n in range(PARTITIONS if self._appended is not None else 0):
+                for entry in self._kept_steps(n):
+                    by_key.add(partition_of(job_key(entry[2])), entry)
+            for n in range(PARTITIONS):
+                series = sorted(by_key.read(n), key=lambda e: (e[0], e[1]))
+                yield self._part(n, kept[n], series)
+                kept[n] = series = []
+        finally:
+            by_key.close()
 
     def part_count(self) -> int:
         """How many parts `parts` gives."""
@@ -295,20 +323,34 @@ class JobDigest:
         for bucket in self.records.values():
             yield from bucket.values()
 
-    def _series(self) -> Iterator[StepRecord]:
-        for series in self.steps.values():
-            yield from series
-
-    def _part(self, n: int, kept: list[Record], series: list[StepRecord]) -> list[Record]:
-        in_series = self._in_series
-        numbers = {in_series[id(step)] for step in series}
-        return [*kept, *(r for r, _tag in self.latest.entries(n)), *series,
+    def _part(self, n: int, kept: list[Record], series: list[tuple[int, int, StepRecord]]) -> list[Record]:
+        numbers = {number for _order, number, _step in series}
+        return [*kept, *(r for r, _tag in self.latest.entries(n)), *(step for _o, _n, step in series),
                 *(s for s, number in self.last_steps.entries(n) if number not in numbers)]
 
     def close(self) -> None:
         """Remove what waits on disk (also done when the digest is collected)."""
         self.latest.close()
         self.last_steps.close()
+        if self._appended is not None:
+            self._appended.close()
+
+
+class _Series:
+    """One job's step series as counted in memory: its place among the jobs (`order`), the steps
+    seen, the steps it holds (`length`) and how often it was thinned (each thinning keeps every
+    other step, and one step in 2**thinned seen is appended from then on). The steps themselves
+    wait on disk as appended, each with its place in the series then and `thinned` then, which
+    say whether it is still kept (`JobDigest._kept_steps`): 50k jobs held ~50k step records and
+    four dicts of counts (~40 MB) to the end of the run."""
+
+    __slots__ = ("order", "seen", "length", "thinned")
+
+    def __init__(self, order: int):
+        self.order = order
+        self.seen = 0
+        self.length = 0
+        self.thinned = 0
 
 
 # The strings a rank's records repeat. A rank's last progress word is built from its parked state
