@@ -136,59 +136,52 @@ class ContainerCurator:
         while pos <= size:
             while i < n_starts and starts[i] < pos:
                 i += 1
-            end = -1
             if open_now is None:
                 if i == n_starts:
                     break
                 if starts[i] != pos:
                     stale = skipped_from(stale, pos)
                     pos = starts[i]
-            else:
-                end = block.find(b"\n", pos)
-                if self.deadline is not None and block[pos : pos + DEADLINE_CHARS] > self.deadline:
-                    self._expire(block[pos : block.find(b" ", pos)].decode("utf-8", "replace"), out)
+            end = block.find(b"\n", pos)
+            if end < 0:
+                end = size
+            # The CRI header read in bytes, as _cri_line splits it: the time, the stream, the tag.
+            first = block.find(b" ", pos, end)
+            time = None
+            if open_now is not None:
+                time = block[pos : first if first >= 0 else end].decode("utf-8", "replace")
+                if self._expire_due(time, out):
                     if not (self.open_keys or self.partial):
                         open_now = None
                         continue
                     open_now = self._open_streams()
                 if (i == n_starts or starts[i] != pos) and not may_continue(block, pos, end, open_now):
                     stale = skipped_from(stale, pos)
-                    pos = size + 1 if end < 0 else end + 1
+                    pos = end + 1
                     continue
-            if end < 0:
-                end = block.find(b"\n", pos)
-                if end < 0:
-                    end = size
-            # The CRI header read in bytes: a complete line of a stream with no partial pending
-            # goes straight to _logical, as _cri_line would send it (its split, in bytes).
-            first = block.find(b" ", pos, end)
             second = block.find(b" ", first + 1, end) if first >= 0 else -1
             stream = block[first + 1 : second] if second >= 0 else None
+            # a complete line of a stream with no partial pending goes straight to _logical
             plain = stream in STREAM_NAMES and block[second + 1 : second + 3] == b"F "
             if stale:
                 if not plain:
-                    time, stream = time_and_stream_of(block, pos, end)
+                    time_bytes, stream = time_and_stream_of(block, pos, end)
                     if stream in stale:
-                        self._sync_stream(block, pos, stream, stale.pop(stream), time)
+                        self._sync_stream(block, pos, stream, stale.pop(stream), time_bytes)
                 elif stream in stale:
                     self._seq_before(block, pos, stream, stale.pop(stream), block[pos:first])
             if not plain or (self.partial and STREAM_NAMES[stream] in self.partial):
-                self._cri_line(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0),
-                               -1 if exact_from is None else exact_from.get(pos, end - pos))
+                self._cri_envelope(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0))
             else:
-                if self.deadline is not None and self.open_keys:
-                    head = block[pos : min(pos + DEADLINE_CHARS, end)] if exact_from is not None else \
-                        block[pos:end].decode("utf-8", "replace")[:DEADLINE_CHARS].encode()
-                    if head > self.deadline:
-                        self._expire(block[pos:first].decode("utf-8", "replace"), out)
+                if time is None:
+                    time = block[pos:first].decode("utf-8", "replace")
                 if exact_from is None:
-                    self._logical(block[pos:first].decode("utf-8", "replace"), STREAM_NAMES[stream],
-                                  block[second + 3 : end].decode("utf-8", "replace"), out, hints=hints.get(pos, 0))
+                    self._logical(time, STREAM_NAMES[stream], block[second + 3 : end].decode("utf-8", "replace"), out,
+                                  hints=hints.get(pos, 0))
                 else:  # ASCII: offsets in bytes are offsets in characters
                     at = exact_from.get(pos, end - pos)
-                    self._logical(block[pos:first].decode("ascii"), STREAM_NAMES[stream],
-                                  block[second + 3 : end].decode("ascii"), out, hints=hints.get(pos, 0),
-                                  exact_from=at - (second + 3 - pos) if at >= 0 else -1)
+                    self._logical(time, STREAM_NAMES[stream], block[second + 3 : end].decode("ascii"), out,
+                                  hints=hints.get(pos, 0), exact_from=at - (second + 3 - pos) if at >= 0 else -1)
             pos = end + 1
             open_now = self._open_streams() if (self.open_keys or self.partial) else None
         if pos <= size:
@@ -379,18 +372,31 @@ class ContainerCurator:
         two dict look-ups and one regex search. `exact_from` (-1: none): the offset in `raw` from
         which the block scan's exact bits (`exact_mask`) hold for a text (see BlockScanner.exact_candidates)."""
         parts = raw.split(" ", 3)
-        if self.deadline is not None and self.open_keys and raw[:DEADLINE_CHARS].encode() > self.deadline:
-            self._expire(parts[0], out)
+        self._expire_due(parts[0], out)
         if len(parts) != 4 or parts[2] != "F" or parts[1] not in STREAMS or (self.partial and parts[1] in self.partial):
-            env = envelopes.decode_cri(raw)
-            if env is None:
-                if raw.strip():
-                    self.stats.unreadable_lines += 1
-                return
-            self.feed_envelope(env, out, hints)
+            self._cri_envelope(raw, out, hints)
             return
         self._logical(parts[0], parts[1], parts[3], out, hints=hints,
                       exact_from=exact_from - (len(raw) - len(parts[3])) if exact_from >= 0 else -1)
+
+    def _expire_due(self, time: str, out: list[Record]) -> bool:
+        """The step every CRI line takes first while records are open: `time` (the line's text up
+        to its first space) past the deadline closes the records idle by then. Whether it did."""
+        # (time[:22] orders against the deadline as the line's first 22 characters do: the space
+        # after it sorts below every character of a deadline)
+        if self.deadline is not None and self.open_keys and time[:DEADLINE_CHARS].encode() > self.deadline:
+            self._expire(time, out)
+            return True
+        return False
+
+    def _cri_envelope(self, raw: str, out: list[Record], hints: int) -> None:
+        """A CRI line that is not a complete line of a stream with nothing pending: through the envelope."""
+        env = envelopes.decode_cri(raw)
+        if env is None:
+            if raw.strip():
+                self.stats.unreadable_lines += 1
+            return
+        self.feed_envelope(env, out, hints)
 
     def feed_envelope(self, env: envelopes.Envelope, out: list[Record], hints: int = -1, exact_from: int = -1) -> None:
         stream = env.stream
