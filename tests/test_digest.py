@@ -150,3 +150,17 @@ def test_step_series_on_disk_are_the_series_thinned_in_memory_whatever_spills(ar
         everything += steps
     assert kept <= set(everything)
     digest.close()
+
+
+def test_a_released_digest_holds_nothing_but_still_counts_what_it_dropped(run_records):
+    """The CLI lets the digest go after the report (the sink's close needs the room): nothing of it
+    is read again, and summary.json's counts of what it dropped and summarized stay."""
+    digest = JobDigest(max_bytes=20_000, series_buffer=8)
+    for record in run_records:
+        digest.add(record)
+    dropped, summarized = dict(digest.dropped), digest.summarized
+    assert dropped and any(digest.step_series()) and digest.records
+    digest.release()
+    assert dict(digest.dropped) == dropped and digest.summarized == summarized
+    assert not digest.records and not list(digest.step_series()) and not any(digest.parts())
+    assert not digest._sizes and not digest._attempts and not digest._series and not digest._by_length

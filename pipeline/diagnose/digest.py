@@ -230,7 +230,7 @@ class JobDigest:
 
     def _note_length(self, job: str, series: "_Series") -> None:
         heapq.heappush(self._by_length, (-series.length, series.order, job))
-        if len(self._by_length) > 4 * len(self._series) + 1024:  # mostly stale: start again
+        if len(self._by_length) > 2 * len(self._series) + 1024:  # half stale: start again (ties by order: the same job found)
             self._by_length = [(-s.length, s.order, j) for j, s in self._series.items()]
             heapq.heapify(self._by_length)
 
@@ -334,6 +334,15 @@ class JobDigest:
         self.last_steps.close()
         if self._appended is not None:
             self._appended.close()
+
+    def release(self) -> None:
+        """Let go of everything kept, once nothing reads it again (the end of a run, after the report:
+        the sink's close then needs the room); what was dropped and summarized is still counted."""
+        self.close()
+        self.records = defaultdict(dict)
+        self._sizes, self._attempts, self._by_size = {}, {}, []
+        self._series, self._by_length, self._appended = {}, [], None
+        self.series_steps = self.bytes = 0
 
 
 class _Series:

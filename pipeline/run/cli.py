@@ -255,6 +255,7 @@ def cmd_replay(args, err: Console) -> int:
             result.failures.merge(stats.failures)  # records it could not encode
         else:
             _write_report(sink, result)
+            result.digest.release()  # read for the last time: the sink's close has its room
             result.failures.merge(sink.failures)  # records it could not encode
             sink.close(result.summary())
     except BaseException:
