@@ -3,9 +3,11 @@
 1. throughput: N Fluent Bit records (bench.corpus's default mix: ordinary lines, step lines,
    tracebacks) are produced first; then ONE consumer process reads them; lines/s from its
    first line read to the last one acknowledged by OpenSearch (from its /metrics).
-2. delay: with the service caught up, a producer sends R lines/s for D seconds; every 100th
-   line is a probe (an NCCL watchdog line, which makes an error record at once); a poller
-   searches OpenSearch every 50 ms; delay = searchable - produced, p50 / p99.
+2. delay: once the service has joined its group (/healthz), a producer sends R lines/s for D
+   seconds; every 100th line is a probe (an NCCL watchdog line, which makes an error record at
+   once); a poller searches OpenSearch for the probes every 50 ms; delay = searchable - the time
+   the schedule said to send the probe (a producer behind its schedule counts; how far behind it
+   was is printed), p50 / p99.
 
     eval "$(services/up)"; python -m bench.kafka_consume --lines 300000 --rate 10000 --seconds 20
 """
@@ -16,6 +18,7 @@ import argparse
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -36,27 +39,36 @@ PROBE = ("[E ProcessGroupNCCL.cpp:475] [Rank 3] Watchdog caught collective opera
 _PROBE_RE = re.compile(r"probe=(\d+)")
 
 
+def corpus_pods(lines: int, pods: int = 16, mix: str = "default") -> list[tuple[bytes, dict, list[dict]]]:
+    """The CRI corpus of that mix, per pod: its key (pod uid), its Fluent Bit `kubernetes` block and its
+    lines in order, each as a Fluent Bit record's fields (time, stream, _p, log)."""
+    root = Path(tempfile.mkdtemp(prefix="gangscope-bench-"))
+    try:
+        generate(root, lines, mix, pods=pods)
+        sources, _ = discover([str(root)])
+        out = []
+        for source in sources:
+            ident = source.identity
+            kube = {"pod_name": ident.pod, "namespace_name": ident.namespace, "pod_id": ident.pod_uid,
+                    "container_name": ident.container, "labels": {}}
+            fields = []
+            for path in source.paths:
+                with open(path, encoding="utf-8") as f:
+                    for raw in f:
+                        env = envelopes.decode_cri(raw.rstrip("\n"))
+                        if env is not None:
+                            fields.append({"time": env.time, "stream": env.stream, "_p": "P" if env.partial else "F",
+                                           "log": env.text})
+            out.append(((ident.pod_uid or ident.pod).encode(), kube, fields))
+        return out
+    finally:
+        shutil.rmtree(root, ignore_errors=True)
+
+
 def corpus_records(lines: int, pods: int = 16, mix: str = "default") -> list[tuple[bytes, bytes]]:
     """The CRI corpus of that mix as Fluent Bit records (key = pod uid), in each pod's order."""
-    root = Path(tempfile.mkdtemp(prefix="gangscope-bench-"))
-    generate(root, lines, mix, pods=pods)
-    sources, _ = discover([str(root)])
-    out = []
-    for source in sources:
-        ident = source.identity
-        kube = {"pod_name": ident.pod, "namespace_name": ident.namespace, "pod_id": ident.pod_uid,
-                "container_name": ident.container, "labels": {}}
-        key = (ident.pod_uid or ident.pod).encode()
-        for path in source.paths:
-            with open(path, encoding="utf-8") as f:
-                for raw in f:
-                    env = envelopes.decode_cri(raw.rstrip("\n"))
-                    if env is None:
-                        continue
-                    rec = {"@timestamp": times.seconds(env.time), "time": env.time, "stream": env.stream,
-                           "_p": "P" if env.partial else "F", "log": env.text, "kubernetes": kube}
-                    out.append((key, json.dumps(rec).encode()))
-    return out
+    return [(key, json.dumps({"@timestamp": times.seconds(f["time"]), **f, "kubernetes": kube}).encode())
+            for key, kube, fields in corpus_pods(lines, pods, mix) for f in fields]
 
 
 class Producer:
@@ -127,6 +139,26 @@ def start_service(bootstrap: str, url: str, topic: str, prefix: str, log: Path) 
     raise SystemExit(f"the service did not start; see {log}")
 
 
+def wait_joined(proc: subprocess.Popen, murl: str, log: Path, seconds: float = 120) -> None:
+    """Until the service owns its partitions (/healthz says joined): its indices made, its group
+    joined. A fixed wait started the producer before that on a loaded machine (the first probes
+    then waited for the start, not for the stream)."""
+    health = murl.rsplit("/", 1)[0] + "/healthz"
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            break
+        try:
+            with urllib.request.urlopen(health, timeout=10) as answer:
+                if json.loads(answer.read()).get("joined"):
+                    return
+        except (OSError, ValueError):  # 503 while not ready (urllib raises HTTPError, an OSError)
+            pass
+        time.sleep(0.2)
+    proc.kill()
+    raise SystemExit(f"the service did not join its group within {seconds:g} s; see {log}")
+
+
 def metric(text: str, name: str) -> float:
     total = 0.0
     for line in text.splitlines():
@@ -190,10 +222,16 @@ def delay(args, url: str) -> dict | None:
     create_topic(args.bootstrap, topic, args.partitions)
     prefix = f"bench-{uuid.uuid4().hex[:8]}-"
     log = Path(tempfile.mkdtemp()) / "service.log"
-    proc, _murl = start_service(args.bootstrap, url, topic, prefix, log)
-    noise = [json.loads(v)["log"] for _k, v in corpus_records(20_000, mix=getattr(args, "mix", "default"))]
-    pods = [(f"bench-{i}", str(uuid.uuid5(uuid.NAMESPACE_URL, f"bench/{i}"))) for i in range(16)]
-    sent: dict[int, float] = {}
+    proc, murl = start_service(args.bootstrap, url, topic, prefix, log)
+    # The corpus's pods as they are, each its own lines in its order, the pods' lines interleaved one
+    # by one; every 100th line a probe of the pod whose turn it is. (The lines of all pods dealt to 16
+    # pods in turn made each pod a mix of every framework and of tracebacks cut by other lines, which
+    # no pod prints: the curation held Trainer dicts it could never number and took most of the
+    # consumer's CPU on them.)
+    pods = corpus_pods(args.rate * args.seconds, mix=getattr(args, "mix", "default"))
+    read_at = [0] * len(pods)
+    sent: dict[int, float] = {}  # probe -> when the schedule said to send it (rate x lines before it)
+    lag: list[float] = []  # how late after that the producer actually sent each probe
     found: dict[int, float] = {}
     stop = threading.Event()
     client = indices.connect(url)
@@ -201,13 +239,17 @@ def delay(args, url: str) -> dict | None:
 
     def poll() -> None:
         while not stop.is_set() or len(found) < len(sent):
-            pending = [k for k in sent if k not in found]
+            # a copy first (dict() does not let the producer's thread in): iterating `sent` while
+            # the producer adds to it raised in this thread, which then found nothing more
+            pending = [t for k, t in dict(sent).items() if k not in found]
             if pending:
-                oldest = min(sent[k] for k in pending)
+                oldest = min(pending)
                 since = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(oldest - 1)) + "Z"
+                # the probes only (the noise makes error records too): a search that fetched every
+                # error since the oldest pending probe, 20 times a second, was OpenSearch's CPU too
+                query = {"bool": {"filter": [{"range": {"time": {"gte": since}}}, {"match": {"line": "probe"}}]}}
                 try:
-                    res = client.search(index=alias, body={"query": {"range": {"time": {"gte": since}}},
-                                                           "size": 10000, "_source": ["line"]},
+                    res = client.search(index=alias, body={"query": query, "size": 10000, "_source": ["line"]},
                                         ignore_unavailable=True)
                     now = time.time()
                     for hit in res["hits"]["hits"]:
@@ -223,7 +265,7 @@ def delay(args, url: str) -> dict | None:
     stopped_at = 0.0
     poller = threading.Thread(target=poll, daemon=True)
     producer = Producer(args.bootstrap)
-    time.sleep(3)  # the service has joined its group
+    wait_joined(proc, murl, log)
     poller.start()
     start = time.time()
     n = 0
@@ -235,19 +277,23 @@ def delay(args, url: str) -> dict | None:
                 time.sleep(0.002)
                 continue
             for _ in range(min(due - n, 1000)):
-                name, uid = pods[n % len(pods)]
+                turn = n % len(pods)
+                key, kube, lines = pods[turn]
                 now = time.time()
                 ts = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(now)) + f".{int(now % 1 * 1e9):09d}Z"
                 if n % 100 == 0:
-                    text = PROBE.format(k=probes)
-                    sent[probes] = now
+                    line = {"stream": "stderr", "_p": "F", "log": PROBE.format(k=probes)}
+                    # from the time it was due, not from when the producer got to it: a producer
+                    # behind its schedule (CPU taken by the rest) is delay a reader of the logs sees
+                    sent[probes] = start + n / args.rate
+                    lag.append(now - sent[probes])
                     probes += 1
                 else:
-                    text = noise[n % len(noise)]
-                rec = {"@timestamp": now, "time": ts, "stream": "stderr", "_p": "F", "log": text,
-                       "kubernetes": {"pod_name": name, "namespace_name": "bench", "pod_id": uid,
-                                      "container_name": "pytorch", "labels": {}}}
-                producer.send(topic, uid.encode(), json.dumps(rec).encode())
+                    line = lines[read_at[turn] % len(lines)]
+                    read_at[turn] += 1
+                rec = {"@timestamp": now, "time": ts, "stream": line["stream"], "_p": line["_p"], "log": line["log"],
+                       "kubernetes": kube}
+                producer.send(topic, key, json.dumps(rec).encode())
                 n += 1
         producer.flush()
         rate = n / (time.time() - start)
@@ -259,9 +305,12 @@ def delay(args, url: str) -> dict | None:
             print(f"delay: only {len(delays)} of {len(sent)} probes became searchable; see {log}")
             return None
         q = quantiles(delays, n=100)
-        print(f"delay: produced {n:,} lines at {rate:,.0f} lines/s; {len(found)}/{len(sent)} probes searchable; "
+        behind = quantiles(lag, n=100)[98] if len(lag) > 1 else 0.0
+        print(f"delay: produced {n:,} lines at {rate:,.0f} lines/s (the producer's p99 behind its schedule "
+              f"{behind:.3f} s); {len(found)}/{len(sent)} probes searchable; "
               f"p50 {q[49]:.3f} s, p99 {q[98]:.3f} s, max {delays[-1]:.3f} s", flush=True)
-        return {"rate": rate, "p50": q[49], "p99": q[98], "max": delays[-1], "found": len(found), "sent": len(sent)}
+        return {"rate": rate, "p50": q[49], "p99": q[98], "max": delays[-1], "found": len(found), "sent": len(sent),
+                "behind_p99": behind}
     finally:
         producer.close()
         proc.terminate()
