@@ -143,6 +143,18 @@ def test_records_are_indexed_under_their_id_in_the_alias_of_their_kind(opensearc
     assert sink.stats.written == {"step": 8, "trace": 1}
 
 
+def test_prepare_makes_every_kinds_alias_before_any_record_and_records_then_land_in_them(opensearch_url, prefix):
+    client = indices.connect(opensearch_url)
+    with OpenSearchSink(opensearch_url, prefix=prefix, refresh=True) as sink:
+        assert not any(state.live for state in indices.kind_states(client, prefix).values())
+        sink.prepare()
+        assert all(state.live for state in indices.kind_states(client, prefix).values())
+        sink.prepare()  # again: nothing missing, nothing made
+        sink.write([*steps(4), oom_trace()])
+    assert set(documents(opensearch_url, indices.alias_name("step", prefix))) == {r.id for r in steps(4)}
+    assert sink.stats.written == {"step": 4, "trace": 1}
+
+
 def test_replaying_the_same_records_twice_leaves_exactly_the_same_documents(opensearch_url, prefix):
     records = steps(40) + [oom_trace()]
     alias = indices.alias_name("step", prefix)

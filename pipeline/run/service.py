@@ -379,6 +379,7 @@ class Service:
                     batch_docs=1 << 30, batch_bytes=1 << 62, username=cfg.opensearch_username,
                     password=cfg.opensearch_password, ca_certs=cfg.opensearch_ca_certs,
                     timeout=cfg.opensearch_timeout, dead_letter=None)
+                self.sink.prepare()  # every kind's index made now, not in the loop when its first record comes
                 if cfg.checkpoints:
                     self.store = checkpoint.CheckpointStore(self.sink.client, cfg.index_prefix, cfg.group, cfg.opensearch)
                     self.store.ensure()

@@ -245,6 +245,19 @@ class OpenSearchSink:
             if len(self._buffer) >= self.batch_docs or self._buffered_bytes >= self.batch_bytes:
                 self.flush()
 
+    def prepare(self, kinds: Iterable[str] = indices.KINDS) -> None:
+        """Make now the aliases of `kinds` still missing (one install for all of them), so that no
+        record waits for its index to be made when it comes. A service does this at start: made on
+        the first record of each kind, an install per kind stood in its loop (16 s before the first
+        line was indexed on a busy cluster, python -m bench.kafka_consume --only delay)."""
+        if self._reindex is not None or not self._install:
+            return
+        missing = [kind for kind in kinds if kind not in self._targets]
+        if missing:
+            indices.ensure(self.client, self.prefix, missing, self._settings)
+            for kind in missing:
+                self._targets[kind] = indices.alias_name(kind, self.prefix)
+
     def _target(self, kind: str) -> str:
         """Where a kind seen for the first time goes: its new version, or its (created) alias."""
         if kind not in indices.KINDS:
