@@ -179,9 +179,23 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("nccl_socket", "nccl_error", "Net : ",
              _r(r"Net : (?P<what>Call to (?:recv|send) (?:from|to) \S+ failed : [^\n]+|Connection closed by remote peer \S+)"),
              "NVIDIA/nccl src/misc/socket.cc (WARN(\"Net : Call to recv from %s failed : %s\"), WARN(\"Net : Connection closed by remote peer %s\"))"),
-    LineRule("nccl_result", "nccl_error", "Error: ",
-             _r(r"\b(?P<what>nccl(?:System|Remote|Internal|UnhandledCuda|InvalidUsage|InvalidArgument)Error): "),
-             "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr (\"ncclSystemError: System call (e.g. socket, malloc) or external library call failed...\")"),
+    # The line torch adds under an NCCL error: NCCL's result name and torch's sentence for it. Read by
+    # the sentence too, with or without the name's `nccl` (a paste that lost it), so that it is never
+    # taken for a Python exception of its own (`UnhandledCudaError: ...`); ncclInvalidUsage and
+    # ncclInvalidArgument have no `Error` suffix.
+    LineRule("nccl_result_detail", "nccl_error", "",
+             _r(r"(?P<what>\b(?:nccl)?(?:UnhandledCudaError|SystemError|InternalError|InvalidArgument|InvalidUsage|RemoteError)): "
+                r"(?P<detail>Call to CUDA function failed|System call \(e\.g\. socket, malloc\) or external library call failed|"
+                r"Internal check failed|Invalid value for an argument|This usually reflects invalid usage of NCCL library|"
+                r"A call failed possibly due to a network error or a remote process exiting prematurely)"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr (\"ncclUnhandledCudaError: Call to CUDA function failed.\", "
+             "\"ncclSystemError: System call (e.g. socket, malloc) or external library call failed or device error. \", \"ncclInternalError: Internal check failed.\", "
+             "\"ncclInvalidArgument: Invalid value for an argument.\", \"ncclInvalidUsage: This usually reflects invalid usage of NCCL library.\", "
+             "\"ncclRemoteError: A call failed possibly due to a network error or a remote process exiting prematurely.\"), under C10D_NCCL_CHECK's \"NCCL error in: \""),
+    LineRule("nccl_result", "nccl_error", "",
+             _r(r"\b(?P<what>nccl(?:System|Remote|Internal|UnhandledCuda)Error|nccl(?:InvalidUsage|InvalidArgument)): "),
+             "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr (\"ncclSystemError: System call (e.g. socket, malloc) or external library call failed...\"); "
+             "NVIDIA/nccl src/nccl.h.in ncclResult_t (ncclInvalidArgument, ncclInvalidUsage: no `Error` suffix)"),
     # handleException's follow-up to the watchdog's own report ("failed OR timed out"): it says a
     # collective failed, not how, so it is a summary (the answer only when nothing says more) and
     # never outranks the "Watchdog caught collective operation timeout" of the same rank.
@@ -233,9 +247,13 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s\")",
              SUMMARY),
+    # A box entry whose fields a log viewer joined on one line (CloudWatch: "[2]: time : ... host : ...
+    # rank : 10 (local_rank: 2) exitcode : -6 (pid: 211) ... traceback : Signal 6 ...") names its rank.
     LineRule("box_signal", "unknown", "SIG",
-             _r(r"[Ss]ignal (?P<signal>\d+) \((?P<name>SIG\w+)\) received by PID (?P<pid>\d+)"),
-             "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py (f\"Signal {-self.exitcode} ({self.signal_name()})\")",
+             _r(r"(?:\brank\s*:\s*(?P<rank>\d+) \(local_rank: (?P<local_rank>\d+)\)[^\n]*?)?"
+                r"[Ss]ignal (?P<signal>\d+) \((?P<name>SIG\w+)\) received by PID (?P<pid>\d+)"),
+             "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py (f\"Signal {-self.exitcode} ({self.signal_name()})\"; "
+             "_FAILURE_FORMAT_TEMPLATE \"rank      : ${rank} (local_rank: ${local_rank})\")",
              SUMMARY),
     LineRule("spawn_signal", "unknown", "SIG",
              _r(r"process (?P<index>\d+) terminated with signal (?P<name>SIG\w+)"),
@@ -547,6 +565,8 @@ _RULES_BY_NAME = {rule.name: rule for rule in LINE_RULES}
 def rule_role(pattern: str | None) -> str:
     """The role of the rule that produced an error (`pattern` field of an ErrorRecord): cause,
     summary, warning or end."""
+    if pattern == WRAPPER_SUMMARY:
+        return SUMMARY
     rule = _RULES_BY_NAME.get(pattern or "")
     return rule.role if rule else CAUSE
 
@@ -558,7 +578,10 @@ def rule_role(pattern: str | None) -> str:
 # starts with a common lower-case letter brings that down to ~25k). So lower-case
 # `loss is nan` lines are left to the step parser (a non-finite `loss`), and exceptions
 # saying so to `classify_trace`.
-_EXTRA_KEYS = ("Couldn't reach '", "We couldn't connect to '", "No space left", "Stale file handle", "Disk quota exceeded", "Input/output error",
+_EXTRA_KEYS = ("Call to CUDA function failed", "System call (e.g. socket, malloc)", "Internal check failed",
+               "Invalid value for an argument", "This usually reflects invalid usage of NCCL", "A call failed possibly due to a network error",
+               "InvalidUsage: ", "InvalidArgument: ",
+               "Couldn't reach '", "We couldn't connect to '", "No space left", "Stale file handle", "Disk quota exceeded", "Input/output error",
                "Read-only file system", "Could not connect to the endpoint URL", "Read timeout on endpoint URL",
                "Current loss scale already at minimum", "Minimum loss scale reached",
                "Loss is ", "LOSS is ", "Loss = ", "Loss became ",
@@ -786,6 +809,12 @@ TRACE_RULES: tuple[TraceRule, ...] = (
                          r"encountered in worker|Pin memory thread exited unexpectedly")),
     # horovodrun's own exception after a worker exited non-zero: the worker's failure (its exit
     # code, its own traceback) is elsewhere.
+    # ... unless the exit code it names is a SIGKILL (137 through a shell, -9 from the process itself):
+    # host memory (SPEC), as for torchrun's and the container runtime's exit codes.
+    TraceRule("horovod_launcher_sigkill", "host_oom", "horovod/horovod horovod/runner/gloo_run.py launch_gloo, horovod/runner/elastic/driver.py "
+              "(RuntimeError('Horovod detected that one or more processes exited with non-zero status, thus causing the job to be terminated. "
+              "The first process to do so was:\\nProcess name: {name}\\nExit code: {code}\\n'))",
+              message=_r(r"^Horovod detected that one or more processes exited with non-zero status[^\n]*\n(?:[^\n]*\n)?Exit code: (?:137|-9)(?!\d)")),
     TraceRule("horovod_launcher", "unknown", "horovod/horovod horovod/runner/gloo_run.py launch_gloo (RuntimeError('Horovod detected that one or more processes exited with non-zero status, ...'))",
               message=_r(r"^Horovod detected that one or more processes exited with non-zero status")),
     # Horovod's SHUT_DOWN_ERROR surfacing through the framework on a rank that did not fail: TF's
@@ -831,6 +860,22 @@ TRACE_RULES: tuple[TraceRule, ...] = (
 # Exceptions that only carry another one's failure: the one they wrap is read, not them.
 WRAPPERS = re.compile(r"(?:^|\.)(?:ChildFailedError|ProcessRaisedException|RemoteTraceback|(?:Base)?ExceptionGroup)$")
 
+# torch.multiprocessing.spawn before ProcessRaisedException (torch <= 1.7, spawn.py
+# ProcessContext.join: msg = "\n\n-- Process %d terminated with the following error:\n" % error_index;
+# msg += original_trace; raise Exception(msg)): a bare Exception with that message is the same wrapper.
+_SPAWN_WRAPPER_MESSAGE = re.compile(r"^\s*-- Process \d+ terminated with the following error:", re.M)
+
+#: The `pattern` of the error a wrapper stands for when the exception it wraps cannot be read (the
+#: child's traceback cut): like a launcher's summary, it says only that a worker failed (`rule_role`).
+WRAPPER_SUMMARY = "trace_wrapper"
+
+
+def is_wrapper(exc_type: str, message: str) -> bool:
+    """Whether an exception only carries another one's failure (WRAPPERS, or old mp.spawn's Exception)."""
+    if WRAPPERS.search(exc_type):
+        return True
+    return exc_type in ("Exception", "builtins.Exception") and _SPAWN_WRAPPER_MESSAGE.search(message or "") is not None
+
 
 # torch's ExceptionWrapper re-raises a replica's exception with f"Caught {type} {where}" and
 # the original traceback after it (torch/_utils.py; where = "in replica N on device D" from
@@ -875,6 +920,9 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     if inner is not None:
         category = exception_category(*inner) or "python_exception"
         return category, _exception_text(*inner)
+    if is_wrapper(links[-1][0], links[-1][1]):
+        # the wrapped traceback is cut: a worker failed, and what it raised is not in the text
+        return "unknown", f"{links[-1][0]}: a worker failed; its traceback is cut"
     if links[-1][0] in ("SystemExit", "KeyboardInterrupt") and not links[-1][1].strip(" 0"):
         return None
     exc_type, message, _ = _root_link(trace, links)
@@ -887,7 +935,7 @@ _INNER_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Ex
 def _wrapped_exception(links: list[tuple[str, str, list[str]]]) -> tuple[str, str] | None:
     """The exception a wrapper's message ends with (its own traceback elided or cut)."""
     exc_type, message, _ = links[-1]
-    if not WRAPPERS.search(exc_type):
+    if not is_wrapper(exc_type, message):
         return None
     for line in reversed(message.splitlines()):
         if line.strip():

@@ -356,7 +356,7 @@ def _read_message(items: list[Any], i: int, link: _Link) -> int:
         link.message_lines.extend([items[i], *body, *closing])
         _set_remote(link, body)
         return j + 1 if closing else j
-    if rest and kind.endswith("ProcessRaisedException"):
+    if rest and (kind.endswith("ProcessRaisedException") or (kind == "Exception" and _spawn_intro_next(items, i))):
         body = [x for x in items[i:] if isinstance(x, str)]
         while body and blank(body[-1]):
             body.pop()
@@ -382,6 +382,17 @@ def _read_message(items: list[Any], i: int, link: _Link) -> int:
             _set_remote(link, [TB_TEXT, *body[k + 1 :]])
             break
     return i + len(body)
+
+
+def _spawn_intro_next(items: list[Any], i: int) -> bool:
+    """Whether the first line after the blank ones from `i` is mp.spawn's "-- Process N terminated
+    with the following error:" (a bare `Exception` raised by torch.multiprocessing.spawn before 1.8)."""
+    for x in items[i:]:
+        if not isinstance(x, str):
+            return False
+        if not blank(x):
+            return SPAWN_INTRO.match(x) is not None
+    return False
 
 
 def _set_remote(link: _Link, lines: list[str]) -> None:

@@ -73,7 +73,11 @@ def _after_exception(t: str) -> str:
             return "child_failed_open"
         if kind.endswith("RemoteTraceback"):
             return "remote_open"
-        if kind.endswith("ProcessRaisedException"):
+        # mp.spawn's wrapper: ProcessRaisedException, or a bare Exception before torch 1.8
+        # (torch/multiprocessing/spawn.py: raise Exception(msg), msg = "\n\n-- Process N terminated
+        # with the following error:\n" + the child's traceback); spawn_open reads any other
+        # bare Exception as a plain message.
+        if kind.endswith("ProcessRaisedException") or kind == "Exception":
             return "spawn_open"
     return "message"
 
