@@ -304,6 +304,23 @@ class Service:
         self._note_caught_up(time.monotonic())
         return sum(len(m) for m in batch.values())
 
+    def _settle_jobs(self, deadline: float) -> bool:
+        """The jobs a late event cut anew corrected, the jobs whose attempt ended diagnosed, their
+        records acknowledged: whether none is left. What the loop does before any commit past such a
+        job, done at a stop too: a stop between an attempt's end and its diagnosis committed offsets
+        (and a checkpoint) past the job's lines, whose containers its end had closed and forgotten, so
+        no later reader ever ended or diagnosed it (tests/test_consume_shutdown.py). Left undone
+        (OpenSearch failing, past the deadline), nothing is committed and the next owner reads again
+        from the last commit, where the job was still open."""
+        if self.to_correct:
+            self._correct_jobs()
+            if not self._deliver(deadline=deadline):
+                return False
+        if self.to_analyse:
+            if not self._analyse() or not self._deliver(deadline=deadline):
+                return False
+        return not self.to_correct and not self.to_analyse
+
     def _note_caught_up(self, now: float) -> None:
         for tp, state in self.states.items():
             if not isinstance(state, LogPartition):
@@ -317,14 +334,16 @@ class Service:
 
     def _shutdown(self) -> int:
         deadline = (self.stop_requested_at or time.monotonic()) + self.cfg.shutdown_timeout
-        log.info("stopping", pending=sum(len(v) for v in self.pending.values()) + len(self.pending_free))
-        if self._deliver(deadline=deadline):
+        log.info("stopping", pending=sum(len(v) for v in self.pending.values()) + len(self.pending_free),
+                 jobs_to_correct=len(self.to_correct), jobs_to_diagnose=len(self.to_analyse))
+        if self._deliver(deadline=deadline) and self._settle_jobs(deadline):
             try:
                 self._commit_all()
             except Exception as exc:  # a commit that fails at exit: the next owner reads again
                 log.warning("final commit failed", error=str(exc))
         else:
-            log.warning("stopped without committing: OpenSearch did not acknowledge in time")
+            log.warning("stopped without committing: OpenSearch did not acknowledge in time, or a job's attempt "
+                        "ended and could not be corrected or diagnosed; the next owner reads again from the last commit")
         self.states.clear()  # the revocation that close() triggers has nothing left to do
         self.pending.clear()
         self.inflight.close()
@@ -505,6 +524,23 @@ class Service:
         if records:
             self.book.add(records)
             log.info("events loaded", events=len(records), jobs=len(self.book.attempts))
+            self._end_undiagnosed()
+
+    def _end_undiagnosed(self) -> None:
+        """The jobs whose attempts the loaded events end, without a diagnosis in the index: ended
+        again after the grace, as when their end event was read (undiagnosed.py says why)."""
+        from gangscope.pipeline.run.undiagnosed import undiagnosed_jobs
+
+        try:
+            jobs = undiagnosed_jobs(self.sink.client, self.cfg.index_prefix, self.book.ended)
+        except (OpenSearchError, OpenSearchException, OSError) as exc:
+            log.warning("ended attempts without a diagnosis not looked for", error=str(exc)[:300])
+            return
+        finish_at = time.monotonic() + self.cfg.attempt_grace
+        for job in jobs:
+            self.jobs.setdefault(job, JobClock(time.monotonic())).finish_at = finish_at
+        if jobs:
+            log.info("ended attempts without a diagnosis: diagnosed after the grace", jobs=len(jobs))
 
     def _is_events(self, tp) -> bool:
         return tp.topic in self.cfg.events_topics
@@ -673,9 +709,11 @@ class Service:
                 log.info("late events: records moved to their attempts", job=job, moved=done.moved,
                          deleted=done.deleted)
 
-    def _analyse(self) -> None:
-        """Stragglers and the diagnosis of each finished job, from its records in OpenSearch."""
+    def _analyse(self) -> bool:
+        """Stragglers and the diagnosis of each finished job, from its records in OpenSearch; whether
+        every job's records could be read (one that could not is diagnosed later)."""
         jobs, self.to_analyse = sorted(self.to_analyse), set()
+        read_all = True
         for job in jobs:
             try:
                 records = self._job_records(job)
@@ -683,6 +721,7 @@ class Service:
                 # the job ends again (and is diagnosed then) once it has been quiet once more
                 log.warning("cannot read the job's records back; diagnosis later", job=job, error=str(exc)[:300])
                 self.jobs[job] = JobClock(time.monotonic())
+                read_all = False
                 continue
             found = analyse_job(job, records, self.book.attempts.get(job), self.failures, self.cfg.digest_max_bytes)
             if found is None:
@@ -695,6 +734,7 @@ class Service:
             self.pending_free.extend(found.made)
             self.metrics.diagnoses.inc()
             log.info("attempt diagnosed", job=job, records=len(records))
+        return read_all
 
     def _count_failures(self) -> None:
         """The units of work that raised since the last look (here, in the partitions' curation, in
