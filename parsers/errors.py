@@ -212,6 +212,17 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("watchdog_stuck", "hang", "ProcessGroupNCCL's watchdog got stuck",
              _r(r"watchdog got stuck for (?P<seconds>\d+) seconds without making progress"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp HeartbeatMonitor (logPrefix(), \"ProcessGroupNCCL's watchdog got stuck for \", heartbeatTimeoutInSec_, \" seconds without making progress in monitoring enqueued collectives. \")"),
+    # NCCL's return trail: every NCCLCHECK / NCCLCHECKGOTO that gets a failing ncclResult_t logs
+    # "<file>:<line> -> <code>" (an INFO line, only with NCCL_DEBUG=INFO) and returns it to its caller, up
+    # to init.cc / group.cc: a call failed and the error went up to the communicator, whatever WARN (if
+    # any) came before it. Codes: 1 unhandled cuda error, 2 system error, 3 internal error, 4 invalid
+    # argument, 5 invalid usage, 6 remote error (ncclInProgress, 7, is never printed). An effect
+    # category like the others of communication (a peer gone shows here too).
+    LineRule("nccl_return_trail", "nccl_error", "NCCL INFO ",
+             _r(r"NCCL INFO (?P<where>[\w/.-]+\.(?:cc|cu|cpp|h|c)):(?P<line>\d+) -> (?P<code>[1-6])(?!\d)"),
+             "NVIDIA/nccl src/include/checks.h (NCCLCHECK / NCCLCHECKGOTO: if (RES != ncclSuccess && RES != ncclInProgress) "
+             "INFO(NCCL_ALL,\"%s:%d -> %d\", __FILE__, __LINE__, RES); return RES;), src/group.cc (\"%s:%d -> %d [Async thread]\"); "
+             "src/nccl.h.in ncclResult_t"),
     LineRule("nccl_warn", "nccl_error", "NCCL WARN",
              _r(r"\bNCCL WARN (?P<what>.*)"),
              "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),

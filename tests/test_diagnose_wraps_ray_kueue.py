@@ -242,3 +242,50 @@ def test_a_workload_kueue_preempted_is_preempted(tmp_path):
 )  # fmt: skip
 def test_a_workload_waiting_for_admission_or_its_pods_is_no_failure(tmp_path, text):
     assert the_diagnosis(tmp_path, text).category == "running"
+
+
+# --- NCCL's return trail ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "gx10-03:402117:428806 [0] NCCL INFO misc/socket.cc:564 -> 2",
+        "n241-117-032:30218:30364 [7] NCCL INFO group.cc:65 -> 2 [Async thread]",
+        "n241-117-032:30211:30362 [0] NCCL INFO misc/socket.cc:504 -> 2 (Operation now in progress)",
+        "(train_ppo pid=3184402) 2024-09-02 08:31:17.614 g214:3184402:3185340 [0] NCCL INFO transport/net.cc:288 -> 3",
+    ],
+)  # fmt: skip
+def test_nccl_s_return_trail_is_a_communication_failure(line):
+    assert rule_and_category(line) == ("nccl_return_trail", "nccl_error")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "ws02:811203:811254 [3] NCCL INFO Channel 00/0 : 11[3] -> 12[4] via P2P/IPC/read",
+        "gpu-a24-117:61805:61837 [3] NCCL INFO Trees [0] 2/-1/-1->1->0 [1] 2/-1/-1->1->0",
+    ],
+)
+def test_nccl_s_setup_lines_with_arrows_are_no_failure(line):
+    assert rule_and_category(line) is None
+
+
+def test_a_trail_alone_is_nccl_error(tmp_path):
+    text = (
+        "gpu-a24-117:61804:61838 [2] transport/nvls.cc:246 NCCL WARN Cuda failure 3 'initialization error'\n"
+        "gpu-a24-117:61804:61838 [2] NCCL INFO init.cc:1010 -> 1\n"
+        "gpu-a24-117:61804:61838 [2] NCCL INFO init.cc:1501 -> 1\n"
+        "gpu-a24-117:61805:61837 [3] NCCL INFO Setting affinity for GPU 3 to ffffffff,00000000,ffffffff,00000000\n"
+        "gpu-a24-117:61804:61838 [2] NCCL INFO group.cc:64 -> 1 [Async thread]\n"
+    )  # fmt: skip
+    assert the_diagnosis(tmp_path, text).category == "nccl_error"
+
+
+def test_a_rank_s_own_failure_outranks_its_peers_nccl_trails(tmp_path):
+    text = (
+        "[rank1]: torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 1 has a total capacity of 79.10 GiB\n"
+        "node7:2201:2260 [0] NCCL INFO misc/socket.cc:749 -> 6\n"
+        "node7:2201:2260 [0] NCCL INFO transport/net.cc:288 -> 3\n"
+    )  # fmt: skip
+    assert the_diagnosis(tmp_path, text).category == "cuda_oom"
