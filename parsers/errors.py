@@ -218,8 +218,9 @@ LINE_RULES: tuple[LineRule, ...] = (
     # any) came before it. Codes: 1 unhandled cuda error, 2 system error, 3 internal error, 4 invalid
     # argument, 5 invalid usage, 6 remote error (ncclInProgress, 7, is never printed). An effect
     # category like the others of communication (a peer gone shows here too).
-    LineRule("nccl_return_trail", "nccl_error", "NCCL INFO ",
-             _r(r"NCCL INFO (?P<where>[\w/.-]+\.(?:cc|cu|cpp|h|c)):(?P<line>\d+) -> (?P<code>[1-6])(?!\d)"),
+    # (No key: "NCCL INFO " would let every NCCL INFO line through the prefilter; `_EXTRA_PATTERNS` holds it.)
+    LineRule("nccl_return_trail", "nccl_error", "",
+             _r(r"NCCL INFO (?P<where>[\w/.-]+\.[a-z]{1,3}):(?P<line>\d+) -> (?P<code>[1-6])(?!\d)"),
              "NVIDIA/nccl src/include/checks.h (NCCLCHECK / NCCLCHECKGOTO: if (RES != ncclSuccess && RES != ncclInProgress) "
              "INFO(NCCL_ALL,\"%s:%d -> %d\", __FILE__, __LINE__, RES); return RES;), src/group.cc (\"%s:%d -> %d [Async thread]\"); "
              "src/nccl.h.in ncclResult_t"),
@@ -606,8 +607,12 @@ _EXTRA_KEYS = ("Call to CUDA function failed", "System call (e.g. socket, malloc
                # a loss printed as `key: value` / `key=value` (rule loss_printed_nonfinite); ':' and '=' are
                # rare signs like '(' and '|', few positions of a line start one
                *(f"{sign}{' ' * n}{value}" for sign in ":=" for n in range(3 if sign == ":" else 2) for value in ("nan", "inf", "-inf", "-nan")))  # fmt: skip
+# Prefilter patterns for rules whose only literal is common in healthy logs (no "|" inside: the
+# prefilter is one alternation; each starts with a capital, as keys do).
+_EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",)  # nccl_return_trail
 PREFILTER = "|".join(
-    re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)
+    [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
+    + list(_EXTRA_PATTERNS)
 )
 assert all(k[0].isupper() or k[0] in "([|:=" for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS))), "see _EXTRA_KEYS"
 
