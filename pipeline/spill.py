@@ -26,7 +26,7 @@ import os
 import pickle
 import tempfile
 from array import array
-from typing import Any, Iterable, Iterator
+from typing import Any, Callable, Iterable, Iterator
 
 CHUNK = 256  # objects pickled together
 
@@ -182,6 +182,25 @@ class PartitionedRuns:
                     while f.tell() < size:
                         yield from pickle.load(f)
         yield from list(self._held[partition])
+
+    def keep_only(self, keep: Callable[[Any], bool]) -> int:
+        """Every partition rewritten with the objects `keep` says, in their order (a chunk at a
+        time); how many are left."""
+        self._spill()
+        left = 0
+        for n in range(self._count):
+            path = os.path.join(self._dir.name, str(n))  # type: ignore[union-attr]
+            if not os.path.exists(path):
+                continue
+            with open(path, "rb") as f, open(path + ".kept", "wb") as out:
+                size = os.fstat(f.fileno()).st_size
+                while f.tell() < size:
+                    kept = [item for item in pickle.load(f) if keep(item)]
+                    if kept:
+                        pickle.dump(kept, out, protocol=pickle.HIGHEST_PROTOCOL)
+                        left += len(kept)
+            os.replace(path + ".kept", path)
+        return left
 
     def close(self) -> None:
         if self._dir is not None:

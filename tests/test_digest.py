@@ -139,6 +139,9 @@ def test_step_series_on_disk_are_the_series_thinned_in_memory_whatever_spills(ar
     got = {job: [s.id for s in series] for job, series in digest.step_series()}
     assert got == {job: [s.id for s in series] for job, series in reference.steps.items()}
     assert digest.series_steps == sum(map(len, reference.steps.values()))
+    # the steps thinned out leave the disk as they go: what waits is what the series hold, twice at most
+    waiting = sum(1 for n in range(64) for _ in digest._appended.read(n))
+    assert waiting <= 2 * digest.series_steps + 4 * buffer
     assert digest.part_count() == (64 if parts else 1)
     in_order = [s.id for series in reference.steps.values() for s in series]  # jobs by first step
     kept, everything = set(in_order), []
@@ -164,3 +167,20 @@ def test_a_released_digest_holds_nothing_but_still_counts_what_it_dropped(run_re
     assert dict(digest.dropped) == dropped and digest.summarized == summarized
     assert not digest.records and not list(digest.step_series()) and not any(digest.parts())
     assert not digest._sizes and not digest._attempts and not digest._series and not digest._by_length
+
+
+def test_steps_thinned_out_of_every_series_leave_the_disk():
+    """Many jobs past the total: nearly every step is appended to a series and most are thinned
+    out later; the files keep what the series still hold (twice that at most), not every step."""
+    digest = JobDigest(max_steps_per_job=64, max_steps=200, series_buffer=16)
+    reference = _ListSeries(64, 200)
+    for step in range(100):
+        for job in range(60):
+            record = StepRecord(id=f"{job}-{step}", job=f"team-a/job-{job}", pod=f"job-{job}-0", rank=0, step=step)
+            digest.add(record)
+            reference.add(record)
+    waiting = sum(1 for n in range(64) for _ in digest._appended.read(n))
+    assert digest.series_steps == sum(map(len, reference.steps.values())) <= 200 + 60
+    assert waiting <= 2 * digest.series_steps + 4 * 16
+    assert {job: [s.id for s in series] for job, series in digest.step_series()} == \
+        {job: [s.id for s in series] for job, series in reference.steps.items()}

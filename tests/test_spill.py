@@ -81,5 +81,8 @@ def test_partitioned_objects_come_back_by_partition_in_the_order_added_whatever_
             got = {n: list(runs.read(n)) for n in range(5)}
             assert got == {n: [item for m, item in added if m == n] for n in range(5)}
         assert type(got[added[0][0]][0][1]) is type(added[0][1][1])  # an int stays an int
+        assert runs.keep_only(lambda item: item[0] % 3 == 0) == sum(1 for _, item in added if item[0] % 3 == 0)
+        assert {n: list(runs.read(n)) for n in range(5)} == \
+            {n: [item for m, item in added if m == n and item[0] % 3 == 0] for n in range(5)}
         runs.close()
         assert [list(runs.read(n)) for n in range(5)] == [[]] * 5

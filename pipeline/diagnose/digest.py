@@ -75,6 +75,7 @@ class JobDigest:
     # counts here, its steps appended on disk (`_appended`, partitioned by that job), see _Series.
     _series: dict = field(default_factory=dict, init=False, repr=False)
     _appended: PartitionedRuns | None = field(default=None, init=False, repr=False)
+    _appended_count: int = field(default=0, init=False, repr=False)  # on disk and held, dropped ones too
     # Step series by length, the longest first: (-length, tie, job), pushed when a series grows or
     # is thinned; an entry whose length is no longer its series' is stale (see _longest_series).
     # The tie is the job's place in `_series` (the first of equally long series, as max() took it).
@@ -209,8 +210,13 @@ class JobDigest:
         if self._appended is None:
             self._appended = PartitionedRuns(PARTITIONS, self.series_buffer, "gangscope-series-")
         self._appended.add(partition_of(job), (series.length, series.thinned, number, step))
+        self._appended_count += 1
         series.length += 1
         self.series_steps += 1
+        if self._appended_count > 2 * self.series_steps + 4 * self.series_buffer:
+            # mostly thinned out: the files keep what is still in a series (a step dropped stays
+            # dropped), so the disk holds what the series do, not every step appended
+            self._appended_count = self._appended.keep_only(self._still_kept)
         if series.length >= self.max_steps_per_job:
             self._thin(job)
         else:
@@ -259,13 +265,13 @@ class JobDigest:
         order they came (a job's series is in one partition: its steps in its order). A step appended at
         place p of its series, after t thinnings of it, is kept after T thinnings in all when p
         is a multiple of 2**(T - t): each thinning keeps the even places and halves them."""
-        kept = []
         series = self._series
-        for place, thinned, number, step in self._appended.read(n):  # type: ignore[union-attr]
-            job = series[step.job or ""]
-            if not place % (1 << (job.thinned - thinned)):
-                kept.append((job.order, number, step))
-        return kept
+        return [(series[entry[3].job or ""].order, entry[2], entry[3])
+                for entry in self._appended.read(n) if self._still_kept(entry)]  # type: ignore[union-attr]
+
+    def _still_kept(self, entry: tuple[int, int, int, StepRecord]) -> bool:
+        place, thinned, _number, step = entry
+        return not place % (1 << (self._series[step.job or ""].thinned - thinned))
 
     def absorb_counts(self, dropped: dict[str, int], summarized: int) -> None:
         """What another digest (a worker's) dropped and summarized before handing its records over."""
@@ -341,7 +347,7 @@ class JobDigest:
         self.close()
         self.records = defaultdict(dict)
         self._sizes, self._attempts, self._by_size = {}, {}, []
-        self._series, self._by_length, self._appended = {}, [], None
+        self._series, self._by_length, self._appended, self._appended_count = {}, [], None, 0
         self.series_steps = self.bytes = 0
 
 
