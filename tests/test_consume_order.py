@@ -213,7 +213,10 @@ def test_trainer_logs_without_a_bar_are_indexed_while_the_pod_still_runs(
     produce(kafka_bootstrap, topic, fluentbit_records([logs[3]]))
     service = start_service(cmd, Path(logs[3]) / "service.log")
     try:
-        wait_until(lambda: len(documents(opensearch_url, prefix).get("step", {})) >= 10, 8,
+        # The pod is taken as running for 120 s (--open-wait, --attempt-idle): the steps come well before,
+        # the service's start included (it makes every kind's index first: ~4-12 s at load 17-20, where
+        # a deadline of 8 s failed on both backends).
+        wait_until(lambda: len(documents(opensearch_url, prefix).get("step", {})) >= 10, 60,
                    what="the ten logged steps indexed while the pod is still taken as running")
     finally:
         assert stop(service) == 0
