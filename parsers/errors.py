@@ -216,14 +216,16 @@ LINE_RULES: tuple[LineRule, ...] = (
     # "<file>:<line> -> <code>" (an INFO line, only with NCCL_DEBUG=INFO) and returns it to its caller, up
     # to init.cc / group.cc: a call failed and the error went up to the communicator, whatever WARN (if
     # any) came before it. Codes: 1 unhandled cuda error, 2 system error, 3 internal error, 4 invalid
-    # argument, 5 invalid usage, 6 remote error (ncclInProgress, 7, is never printed). An effect
-    # category like the others of communication (a peer gone shows here too).
+    # argument, 5 invalid usage, 6 remote error (ncclInProgress, 7, is never printed). It says a call
+    # failed, not why, and a communicator that ProcessGroupNCCL aborts after a collective timeout
+    # (ncclCommAbort) prints trails of its own: a summary, as nccl_async_abort, the answer only when
+    # nothing says more.
     # (No key: "NCCL INFO " would let every NCCL INFO line through the prefilter; `_EXTRA_PATTERNS` holds it.)
     LineRule("nccl_return_trail", "nccl_error", "",
              _r(r"NCCL INFO (?P<where>[\w/.-]+\.[a-z]{1,3}):(?P<line>\d+) -> (?P<code>[1-6])(?!\d)"),
              "NVIDIA/nccl src/include/checks.h (NCCLCHECK / NCCLCHECKGOTO: if (RES != ncclSuccess && RES != ncclInProgress) "
              "INFO(NCCL_ALL,\"%s:%d -> %d\", __FILE__, __LINE__, RES); return RES;), src/group.cc (\"%s:%d -> %d [Async thread]\"); "
-             "src/nccl.h.in ncclResult_t"),
+             "src/nccl.h.in ncclResult_t", SUMMARY),
     LineRule("nccl_warn", "nccl_error", "NCCL WARN",
              _r(r"\bNCCL WARN (?P<what>.*)"),
              "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),

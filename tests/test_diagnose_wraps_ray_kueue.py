@@ -289,3 +289,15 @@ def test_a_rank_s_own_failure_outranks_its_peers_nccl_trails(tmp_path):
         "node7:2201:2260 [0] NCCL INFO transport/net.cc:288 -> 3\n"
     )  # fmt: skip
     assert the_diagnosis(tmp_path, text).category == "cuda_oom"
+
+
+def test_a_collective_timeout_outranks_the_trails_of_the_aborted_communicator(tmp_path):
+    # ProcessGroupNCCL aborts the communicator after the watchdog's timeout; NCCL's threads then
+    # return errors of their own: the trail says a call failed, the watchdog says why
+    text = (
+        "[rank13]:[E1203 04:12:55.402118830 ProcessGroupNCCL.cpp:616] [Rank 13] Watchdog caught collective operation timeout: "
+        "WorkNCCL(SeqNum=4471, OpType=ALLREDUCE, NumelIn=262144, NumelOut=262144, Timeout(ms)=600000) ran for 600047 milliseconds before timing out.\n"
+        "node3:7731:7802 [5] NCCL INFO misc/socket.cc:47 -> 3\n"
+        "node3:7731:7802 [5] NCCL INFO transport/net_socket.cc:432 -> 3\n"
+    )  # fmt: skip
+    assert the_diagnosis(tmp_path, text).category == "nccl_timeout"
