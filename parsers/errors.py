@@ -890,7 +890,13 @@ WRAPPER_SUMMARY = "trace_wrapper"
 
 def is_wrapper(exc_type: str, message: str) -> bool:
     """Whether an exception only carries another one's failure (WRAPPERS, or old mp.spawn's Exception)."""
-    if WRAPPERS.search(exc_type):
+    return bool(WRAPPERS.search(exc_type)) or is_spawn_wrapper(exc_type, message)
+
+
+def is_spawn_wrapper(exc_type: str, message: str) -> bool:
+    """Whether an exception is mp.spawn's report of a child's exception (ProcessRaisedException, or
+    the bare Exception of torch <= 1.7 with its "-- Process N terminated with the following error:")."""
+    if exc_type.endswith("ProcessRaisedException"):
         return True
     return exc_type in ("Exception", "builtins.Exception") and _SPAWN_WRAPPER_MESSAGE.search(message or "") is not None
 
@@ -938,8 +944,8 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     if inner is not None:
         category = exception_category(*inner) or "python_exception"
         return category, _exception_text(*inner)
-    if is_wrapper(links[-1][0], links[-1][1]):
-        # the wrapped traceback is cut: a worker failed, and what it raised is not in the text
+    if is_spawn_wrapper(links[-1][0], links[-1][1]):
+        # the child's traceback is cut: a worker failed, and what it raised is not in the text
         return "unknown", f"{links[-1][0]}: a worker failed; its traceback is cut"
     if links[-1][0] in ("SystemExit", "KeyboardInterrupt") and not links[-1][1].strip(" 0"):
         return None
