@@ -140,7 +140,8 @@ class ContainerCurator:
                 if i == n_starts:
                     break
                 if starts[i] != pos:
-                    stale = skipped_from(stale, pos)
+                    if len(stale) != 2:
+                        stale = skipped_from(stale, pos)
                     pos = starts[i]
             end = block.find(b"\n", pos)
             if end < 0:
@@ -149,14 +150,16 @@ class ContainerCurator:
             first = block.find(b" ", pos, end)
             time = None
             if open_now is not None:
-                time = block[pos : first if first >= 0 else end].decode("utf-8", "replace")
-                if self._expire_due(time, out):
-                    if not (self.open_keys or self.partial):
-                        open_now = None
-                        continue
-                    open_now = self._open_streams()
+                if self.deadline is not None:  # (no deadline, nothing to expire: the time is not cut)
+                    time = block[pos : first if first >= 0 else end].decode("utf-8", "replace")
+                    if self._expire_due(time, out):
+                        if not (self.open_keys or self.partial):
+                            open_now = None
+                            continue
+                        open_now = self._open_streams()
                 if (i == n_starts or starts[i] != pos) and not may_continue(block, pos, end, open_now):
-                    stale = skipped_from(stale, pos)
+                    if len(stale) != 2:
+                        stale = skipped_from(stale, pos)
                     pos = end + 1
                     continue
             second = block.find(b" ", first + 1, end) if first >= 0 else -1

@@ -188,17 +188,6 @@ def parser_database(patterns: tuple[str, ...]):
     return _PARSER_DATABASES[patterns]
 
 
-_ALWAYS_DATABASE: list = []
-
-
-def always_database():
-    """The ALWAYS patterns in a database of their own (compiled once): scanned beside the
-    parsers' database, so that one serves the texts of other envelopes too."""
-    if not _ALWAYS_DATABASE:
-        _ALWAYS_DATABASE.append(prefilter_database([p.encode() for p in ALWAYS]))
-    return _ALWAYS_DATABASE[0]
-
-
 # Bytes that make a line's exact block-scan answer unsure, as scan_safe judges a text: the
 # separators Python's \s matches and PCRE's does not (a line holding one is left to its text's scan).
 UNSAFE_BYTES = rb"[\x1c-\x1f]"
@@ -224,21 +213,28 @@ class BlockScanner:
     them are then the exact answer for its text wherever the matches lie inside it, and the
     per-text scan (ExactHints, once per line fed) is not needed."""
 
-    def __init__(self, database, always, exact=None, rest=None, exact_mask: int = 0, unsafe_id: int = -1):
-        self.database = database
-        self.always = always
+    def __init__(self, database, exact=None, rest=None, exact_mask: int = 0, unsafe_id: int = -1):
+        self.database = database  # the parsers' patterns and ALWAYS, prefilter mode (see with_always)
         self.exact = exact  # the block_exact patterns, exact, with starts (None: not available)
-        self.rest = rest  # the other patterns, prefilter mode (None: there are none)
+        self.rest = rest  # the other patterns and ALWAYS, prefilter mode
         self.exact_mask = exact_mask  # their bits
         self._unsafe_id = unsafe_id  # the id of UNSAFE_BYTES in `exact`
+        # a match's id -> its bit in a line's hints (ALWAYS's id: 0, a line read for another reason)
+        self._bits = [1 << i for i in range(unsafe_id)] + [0, 0]
 
     @classmethod
     def build(cls, patterns: list[str]) -> "BlockScanner | None":
-        database, always = parser_database(tuple(patterns)), always_database()
-        if database is None or always is None:
+        ids = list(range(len(patterns)))
+        database = with_always([relax_anchors(p) for p in patterns], ids, len(patterns) + 1)
+        if database is None:
             return None
         exact, rest, mask = exact_block_databases(tuple(patterns))
-        return cls(database, always, exact, rest, mask, len(patterns))
+        if exact is not None:
+            others = [i for i in ids if not mask >> i & 1]
+            rest = with_always([relax_anchors(patterns[i]) for i in others], others, len(patterns) + 1)
+            if rest is None:
+                exact = None
+        return cls(database, exact, rest, mask, len(patterns))
 
     def line_starts(self, block: bytes) -> list[int]:
         return sorted(self.candidates(block))
@@ -249,14 +245,11 @@ class BlockScanner:
         for another reason)."""
         hits: list[tuple[int, int]] = []
         add = hits.append
+        bits = self._bits
 
         def on_match(pattern_id, _start, end, _flags, _ctx):
-            add((end, 1 << pattern_id))
+            add((end, bits[pattern_id]))
 
-        def on_always(_pattern_id, _start, end, _flags, _ctx):
-            add((end, 0))
-
-        self.always.scan(block, match_event_handler=on_always)
         self.database.scan(block, match_event_handler=on_match)
         return _by_line(block, hits)
 
@@ -269,12 +262,27 @@ class BlockScanner:
         gives on its text; a line with none of them matches none of them."""
         hits: list[tuple[int, int]] = []
         add = hits.append
+        bits = self._bits
 
-        def on_always(_pattern_id, _start, end, _flags, _ctx):
-            add((end, 0))
+        def on_match(pattern_id, _start, end, _flags, _ctx):
+            add((end, bits[pattern_id]))
 
-        self.always.scan(block, match_event_handler=on_always)
-        return exact_lines(block, self.exact, self.rest, self._unsafe_id, hits)
+        self.rest.scan(block, match_event_handler=on_match)
+        return exact_lines(block, self.exact, None, self._unsafe_id, hits)
+
+
+_WITH_ALWAYS: dict[tuple, object] = {}
+
+
+def with_always(expressions: list[str], ids: list[int], always_id: int):
+    """The expressions (prefilter mode, under `ids`) and the ALWAYS patterns (under `always_id`) in
+    one database: a block is read once for both. None when Hyperscan is missing or refuses them.
+    Compiled once per table."""
+    key = (tuple(expressions), tuple(ids), always_id)
+    if key not in _WITH_ALWAYS:
+        _WITH_ALWAYS[key] = prefilter_database([e.encode("utf-8") for e in [*expressions, *ALWAYS]],
+                                               [*ids, *[always_id] * len(ALWAYS)])
+    return _WITH_ALWAYS[key]
 
 
 def exact_lines(block: bytes, exact, rest, unsafe: int, hits: list[tuple[int, int]] | None = None,
