@@ -549,6 +549,8 @@ class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     plan_epochs: int | None = None
     loss_names: list[str] | None = None
     bar_shown: bool = False
+    gave_up: bool = False
+    gave_up_total: int | float | None = None
 
 
 class TrainerLogFolder:
@@ -579,10 +581,16 @@ class TrainerLogFolder:
     waiting for S, and bar records held while it is not known whether dicts will
     come); `close` decides with what it has and returns the rest. Bar records are
     held at most `max_held` at a time, so a container with only a bar still flows.
+    Dicts wait for S at most `max_waiting` at a time: past that, they and the dicts
+    after them go on unnumbered (step null: no guess) until a new bar total or a new
+    plan starts over. A run decides S within its first dicts; every dict re-weighs all
+    that wait, so an unbounded wait made a pod of dicts that never decide quadratic in
+    time and memory (8k dicts 5.7 s, 32k 118 s).
     """
 
-    def __init__(self, max_held: int = 10_000):
+    def __init__(self, max_held: int = 10_000, max_waiting: int = 512):
         self.max_held = max_held
+        self.max_waiting = max_waiting
         self._logs: list[StepRecord] = []  # dicts waiting for S
         self._marks: set[int] = set()  # steps the bar was redrawn at after a write
         self._bars: dict[int, StepRecord] = {}  # the bar's record of each step (for its rate)
@@ -595,6 +603,8 @@ class TrainerLogFolder:
         self._plan_epochs: int | None = None  # "Num Epochs = E"
         self._loss_names: tuple[str, ...] | None = None  # the last LossColumns
         self._bar_shown = False  # a bar was drawn at 0 (BarShown): its numbered states will come
+        self._gave_up = False  # max_waiting dicts waited: no S for this total (`_gave_up_total`)
+        self._gave_up_total: int | float | None = None
 
     def add(self, records: list[Record], bar_may_come: bool = True) -> list[Record]:
         """The records ready to go on. `bar_may_come=False` (the container's curation says no line
@@ -633,7 +643,16 @@ class TrainerLogFolder:
         if self._seen_logs:
             self._held = []
             out.extend(self._release(final=False, bar_may_come=bar_may_come))
+            if len(self._logs) > self.max_waiting:
+                out.extend(self._settle_waiting())
         return out
+
+    def _settle_waiting(self) -> list[StepRecord]:
+        """Too many dicts wait for an S the evidence does not decide: they go on unnumbered, and
+        so do the next ones while the bar's total stays."""
+        self._gave_up, self._gave_up_total = True, self._total
+        done, self._logs = self._logs, []
+        return done
 
     def snapshot(self) -> "TrainerLogsState":
         """What the folder holds and knows, as plain data."""
@@ -643,6 +662,7 @@ class TrainerLogFolder:
             held=[record_state(r) for r in self._held], seen_logs=self._seen_logs, plain_bar=self._plain_bar,
             plan_steps=self._plan_steps, plan_epochs=self._plan_epochs,
             loss_names=None if self._loss_names is None else list(self._loss_names), bar_shown=self._bar_shown,
+            gave_up=self._gave_up, gave_up_total=self._gave_up_total,
         )
 
     def restore(self, state: "TrainerLogsState") -> None:
@@ -657,6 +677,7 @@ class TrainerLogFolder:
         self._plan_steps, self._plan_epochs = state.plan_steps, state.plan_epochs
         self._loss_names = None if state.loss_names is None else tuple(state.loss_names)
         self._bar_shown = state.bar_shown
+        self._gave_up, self._gave_up_total = state.gave_up, state.gave_up_total
 
     def close(self) -> list[Record]:
         out: list[Record] = list(self._release(final=True))
@@ -671,12 +692,16 @@ class TrainerLogFolder:
         if steps is not None and steps != self._plan_steps or epochs is not None and epochs != self._plan_epochs:
             if self._per_epoch is not None and not self._bars:
                 self._per_epoch = None
+            self._gave_up = False
         if steps is not None:
             self._plan_steps = steps
         if epochs is not None:
             self._plan_epochs = epochs
 
     def _release(self, final: bool, bar_may_come: bool = True) -> list[StepRecord]:
+        if self._per_epoch is None and self._gave_up and self._total == self._gave_up_total:
+            done, self._logs = self._logs, []
+            return done
         if self._per_epoch is None:
             self._per_epoch = self._decide(final)
         if self._per_epoch is None and not bar_may_come and self._total is None and not self._bars and not self._bar_shown:
@@ -789,5 +814,5 @@ def _name_loss_parts(record: StepRecord, names: tuple[str, ...]) -> None:
 
 def fold_trainer_logs(records: list[StepRecord]) -> list[StepRecord]:
     """`TrainerLogFolder` over the complete records of one container."""
-    folder = TrainerLogFolder(max_held=len(records) + 1)
+    folder = TrainerLogFolder(max_held=len(records) + 1, max_waiting=len(records) + 1)
     return folder.add(records) + folder.close()  # type: ignore[return-value]
