@@ -7,8 +7,8 @@ unnumbered, as they would at the end, and nothing is lost.
 
 import random
 
-from parsers.steps import TrainerLogFolder, fold_trainer_logs
-from tests.test_steps import feed_folder, parse
+from gangscope.parsers.steps import TrainerLogFolder, fold_trainer_logs
+from test_steps import feed_folder, parse
 
 BAR = " 1%|          | 7/1009 [00:03<07:10,  2.33it/s]"  # 1009 is prime: S is 1 or 1009
 
