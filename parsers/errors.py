@@ -174,8 +174,9 @@ LINE_RULES: tuple[LineRule, ...] = (
     # NCCL's own word that the network failed under a collective (a WARN line, but no warning:
     # the transport gives up after it). The generic NCCL WARN rule below stays a warning.
     LineRule("nccl_ib_completion", "nccl_error", "Got completion from peer",
-             _r(r"NET/IB ?: Got completion from peer (?P<peer>\S+) with status=(?P<status>[\w()]+)"),
-             "NVIDIA/nccl src/transport/net_ib.cc (WARN(\"NET/IB : Got completion from peer %s with status=%d opcode=%d len=%d vendor err %d (%s)...\"); newer \"NET/IB: ... status=%s(%d)\")"),
+             _r(r"NET/IB ?: Got completion from peer (?P<peer>\S+) with (?:status=|error )(?P<status>[\w()]+)"),
+             "NVIDIA/nccl src/transport/net_ib.cc (WARN(\"NET/IB : Got completion from peer %s with status=%d opcode=%d len=%d vendor err %d (%s)...\"); newer \"NET/IB: ... status=%s(%d)\"; "
+             "before 2.19 WARN(\"NET/IB : Got completion from peer %s with error %d, opcode %d, len %d, vendor err %d\", ...) then return ncclRemoteError)"),
     LineRule("nccl_socket", "nccl_error", "Net : ",
              _r(r"Net : (?P<what>Call to (?:recv|send) (?:from|to) \S+ failed : [^\n]+|Connection closed by remote peer \S+)"),
              "NVIDIA/nccl src/misc/socket.cc (WARN(\"Net : Call to recv from %s failed : %s\"), WARN(\"Net : Connection closed by remote peer %s\"))"),
@@ -212,6 +213,34 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("watchdog_stuck", "hang", "ProcessGroupNCCL's watchdog got stuck",
              _r(r"watchdog got stuck for (?P<seconds>\d+) seconds without making progress"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp HeartbeatMonitor (logPrefix(), \"ProcessGroupNCCL's watchdog got stuck for \", heartbeatTimeoutInSec_, \" seconds without making progress in monitoring enqueued collectives. \")"),
+    # Stall reports: a library's own word that ranks stopped making progress, printed while the process
+    # lives on (no error raised). Category `hang`, role `warning`: never a failure by themselves; an
+    # attempt with no failure whose log shows one of them and no progress after it is a hang
+    # (diagnose/endings.py stall_reports). Horovod's stall check, in its three wordings: the op list
+    # on the same line with `[ready ranks: ...]` (<= 0.13), `Stalled ops:` then `NAME [missing ranks: N]`
+    # lines (operations.cc), and `Stalled ranks:` / `Missing ranks:` then one `N: [ops ...]` line per
+    # stalled rank (`N!:` when it will shut down; stall_inspector.cc).
+    LineRule("horovod_stall", "hang", "One or more tensors were submitted",
+             _r(r"One or more tensors were submitted to be reduced, gathered or broadcasted by subset of ranks and are "
+                r"waiting for remain(?:der of ranks for more than (?P<seconds>\d+) seconds)?"),  # a paste may wrap it there
+             "horovod/horovod horovod/common/stall_inspector.cc CheckForStalledTensors (\"One or more tensors were submitted to be \" "
+             "\"reduced, gathered or broadcasted by subset of ranks and are waiting for remainder of ranks for more than \" << "
+             "stall_warning_time.count() << \" seconds. \" ... << \"Stalled ranks:\"); before it horovod/common/operations.cc "
+             "(\"WARNING: One or more tensors ...\", \"Stalled ops:\")", WARNING),
+    LineRule("horovod_missing_ranks", "hang", "[missing ranks: ",
+             _r(r"\[missing ranks: (?P<stalled>\d+)"),
+             "horovod/horovod horovod/common/operations.cc CheckForStalledTensors (tensor_name << \" [missing ranks:\" << \" \" << rank ...)", WARNING),
+    LineRule("horovod_stalled_rank", "hang", ": [",
+             _r(r"^\s*(?P<stalled>\d+)!?: \[(?=[^\]\n]*(?:[Hh]orovod|HOROVOD))"),
+             "horovod/horovod horovod/common/stall_inspector.cc CheckForStalledTensors (message << std::endl << kv.first; "
+             "\"!\" when the rank will be shut down; << \": [\" << the stalled ops' names, horovod_* / Horovod* ops)", WARNING),
+    # A py-spy dump: the stacks of a live process, taken because it stopped moving (the header of each
+    # thread; benfred/py-spy src/dump.rs print_traces: "Thread {} ({}): \"{}\"" / "Thread {} ({})",
+    # status idle / active, with +gil when it holds the GIL).
+    LineRule("pyspy_thread", "hang", "Thread ",
+             _r(r"^\s*Thread (?:0x[0-9A-Fa-f]+|\d+) \((?P<status>idle|active|gil)(?:\+gil)?\)(?:: \"[^\"]*\")?\s*$"),
+             "benfred/py-spy src/dump.rs print_traces (println!(\"Thread {} ({}): \\\"{}\\\"\", thread_id, trace.status_str(), name), "
+             "after \"Process {}: {}\" and \"Python v{} ({})\")", WARNING),
     # NCCL's return trail: every NCCLCHECK / NCCLCHECKGOTO that gets a failing ncclResult_t logs
     # "<file>:<line> -> <code>" (an INFO line, only with NCCL_DEBUG=INFO) and returns it to its caller, up
     # to init.cc / group.cc: a call failed and the error went up to the communicator, whatever WARN (if

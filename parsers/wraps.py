@@ -46,7 +46,7 @@ HEAD = re.compile(
     r"|(?:INFO|WARNING|WARN|ERROR|DEBUG|CRITICAL|FATAL)\b"  # a logger's level first
     r"|Traceback \(most recent call last\)|\s+File \"|During handling of|The above exception"  # CPython traceback.py
     r"|[A-Za-z_][\w.]*(?:Error|Exception|Warning|Interrupt)\b"  # an exception's header line
-    r"|\S+:\d+:\d+ \[\d+\] NCCL "  # NCCL's "host:pid:tid [dev] NCCL INFO" (src/debug.cc)
+    r"|\S+:\d+:\d+ \[\d+\] (?:[\w/.-]+:\d+ )?NCCL "  # NCCL's "host:pid:tid [dev] NCCL INFO", "... [dev] file:line NCCL WARN" (src/debug.cc)
     r"|\s*\d+%\|"  # a tqdm bar
 )
 

@@ -7,13 +7,13 @@ import math
 import re
 from typing import Any
 
-from gangscope.parsers.errors import END, groups_of, rule_role
+from gangscope.parsers.errors import END, WARNING, groups_of, rule_role
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, StepRecord, stable_id
 from gangscope.pipeline.diagnose.evidence import error_evidence, record_evidence, symptoms_of
 from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler_verdict
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (
-    COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS, PRINTED_NONFINITE_LOSS,
+    COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS, EXCERPT_SOURCES, PRINTED_NONFINITE_LOSS,
 )
 from gangscope.pipeline.diagnose.summary import ranks_text, who
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -155,6 +155,9 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
             evidence=[record_evidence(s, s.message or f"stall at step {s.step}") for s in stalls[:4]],
             confidence=CONFIDENCE["stall"],
         )  # fmt: skip
+    reports = stall_reports(view)
+    if reports:
+        return _reported_stall(view, reports, base, end_reason)
     if ended_badly(end_reason):
         return DiagnosisRecord(**base, outcome="failed", category="unknown", confidence=CONFIDENCE["unknown"],
                                summary=f"the attempt ended ({end_reason}) and the logs do not say why")  # fmt: skip
@@ -171,6 +174,15 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         return DiagnosisRecord(**base, outcome="succeeded", category="success", confidence=CONFIDENCE["end_line"],
                                time=last.time, evidence=[error_evidence(last)],
                                summary=f"finished cleanly: {last.message or last.line}")  # fmt: skip
+    warned = warnings_at_the_end(view)
+    if warned:
+        first = warned[0]
+        who_ = {"pod": first.pod, "rank": first.rank, "node": first.node, "time": first.time}
+        return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=False, default="running"),
+                               category="nccl_error", first_failure=who_, time=first.time, confidence=CONFIDENCE["warnings_at_end"],
+                               evidence=[error_evidence(e) for e in warned[:4]],
+                               summary=f"the log ends in {len(warned)} NCCL warning{'s' if len(warned) > 1 else ''} with no error "
+                                       f"raised and no progress after them ({who(who_)}): {first.message or first.line}")  # fmt: skip
     short = _short_of_the_end(view)
     if short:
         # The run said how long it is and its log stops before that with no error: progress
@@ -184,10 +196,13 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
 
 
 def _short_of_the_end(view: AttemptView) -> str | None:
-    """Where the run stopped, when its own totals show it stopped short of the end."""
+    """Where the run stopped, when its own totals show it stopped short of the end, in a log a container
+    runtime or a collector kept whole (CRI, docker, fluent-bit envelopes). A plain text file is an excerpt
+    as often as not, and an excerpt ends where its poster stopped copying (SPEC rev. 2: `running`, "its
+    log was cut before the end"); its stop shows only by a stall report or a gap the times prove."""
     latest: dict[tuple, Any] = {}
     for e in view.epochs:
-        if e.progress is not None:
+        if e.progress is not None and e.source not in EXCERPT_SOURCES:
             key = (e.pod, e.rank, e.local_rank)
             if key not in latest or (e.time or "") >= (latest[key].time or ""):
                 latest[key] = e
@@ -214,6 +229,59 @@ def unresumed_stalls(view: AttemptView) -> list:
         if r.step is not None and r.step > last.get((r.pod, r.rank), -1):
             last[(r.pod, r.rank)] = r.step
     return [s for s in stalls if s.step is None or last.get((s.pod, s.rank), -1) <= s.step]
+
+
+def _position(record: Any) -> tuple[str, int]:
+    """Where a record sits in its stream: its time, then its line (records of a stream without times
+    are ordered by `seq` alone)."""
+    return (record.time or "", record.seq or 0)
+
+
+def _progress_after(view: AttemptView, record: Any) -> bool:
+    """Whether the attempt logged a step of the record's pod after it (progress went on)."""
+    at = _position(record)
+    return any(s.pod == record.pod and _position(s) > at for s in view.steps)
+
+
+def stall_reports(view: AttemptView) -> list[ErrorRecord]:
+    """The lines in which a library reported that progress stopped (rules of category `hang` and role
+    `warning` in parsers/errors.py: horovod's stall check, a py-spy dump) with no step of their pod after
+    them: a stall that resumed (a long validation on one rank) is no hang."""
+    found = [e for e in view.errors if e.category == "hang" and rule_role(e.pattern) == WARNING]
+    return sorted((e for e in found if not _progress_after(view, e)), key=_position)
+
+
+def _reported_stall(view: AttemptView, reports: list[ErrorRecord], base: dict, end_reason: str) -> DiagnosisRecord:
+    """A hang from the library's own stall report: the stalled rank where the report names one."""
+    named = [e for e in reports if groups_of(e).get("stalled")]
+    anchor = named[0] if named else reports[0]
+    rank = int(groups_of(anchor)["stalled"]) if named else anchor.rank
+    first = {"pod": anchor.pod, "rank": rank, "node": anchor.node, "time": reports[0].time}
+    stalled = sorted({int(groups_of(e)["stalled"]) for e in named})
+    where = f"{ranks_text(stalled)} " if stalled else ""
+    head = reports[0]
+    return DiagnosisRecord(
+        **base, time=head.time, outcome=outcome_of(end_reason, failed=False, default="running"), category="hang",
+        first_failure=first, confidence=CONFIDENCE["stall"],
+        summary=f"progress of {where or 'the job '}stopped with no error in the logs; the stall was reported: "
+                f"{' '.join((head.message or head.line or '').split())[:160]}",
+        evidence=[error_evidence(e) for e in ([head, *(e for e in named if e is not head)])[:4]],
+    )  # fmt: skip
+
+
+def warnings_at_the_end(view: AttemptView) -> list[ErrorRecord]:
+    """The NCCL warnings (rule `nccl_warn` and the other warnings of category nccl_error) a log ends in:
+    the attempt's last records, with no step, trace or other line a parser read after them. NCCL warns and
+    goes on where it can (a transport it falls back from at init); warnings that nothing follows are the
+    last word of a job whose communication broke (SPEC rev. 2: a NCCL WARN trail without an exception)."""
+    records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
+    tail: list[ErrorRecord] = []
+    for r in reversed(records):
+        if r.kind == "error" and r.category == "nccl_error" and rule_role(r.pattern) == WARNING:
+            tail.append(r)
+            continue
+        break
+    return tail[::-1]
 
 
 def _clean_end(view: AttemptView) -> str | None:

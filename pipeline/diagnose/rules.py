@@ -77,8 +77,14 @@ CONFIDENCE = {
     "no_error": 0.5,
     "stall": 0.6,
     "short_of_end": 0.4,  # the log ends before the run's own totals, with no error
+    "warnings_at_end": 0.45,  # the log ends in NCCL warnings, no error raised
     "unknown": 0.2,
 }
+
+#: Envelopes whose end is not the job's: a plain text file (parsers/envelopes.py "text") is as often a
+#: pasted excerpt as a whole log, so a run's totals not reached in it say the copy stopped, not that
+#: progress did (endings._short_of_the_end reads only container logs: cri, docker, fluentbit).
+EXCERPT_SOURCES = frozenset({"text"})
 
 #: What the summary says a root category means for the rank it happened on.
 WHAT_HAPPENED: dict[str, str] = {
