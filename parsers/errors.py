@@ -286,6 +286,19 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("ray_oom_summary", "host_oom", "Workers (tasks / actors) killed due to memory pressure (OOM)",
              _r(r"\b(?P<count>[1-9]\d*) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"),
              "ray-project/ray src/ray/raylet/node_manager.cc (the memory monitor's kill summary: \"N Workers (tasks / actors) killed due to memory pressure (OOM), M Workers crashed due to other reasons at node (ID: ..., IP: ...) over the last time period.\"; doc/source/ray-core/scheduling/ray-oom-prevention.rst shows it from node_manager.cc:3040-3096)"),
+    # The shell's word that the program it ran died of a signal (GNU bash jobs.c notify_of_job_status): a
+    # script's job note "<script>: line N: <pid> <strsignal> <command>" (pretty_print_job, the command after
+    # padding, " (core dumped)" before it), or, for an interactive shell's foreground job, the signal's text
+    # alone on its line ("Killed"). A launcher's summary of a death, the signal deciding the category
+    # (SIGKILL -> host_oom, SIGTERM / SIGHUP -> preempted, the crashes -> unknown).
+    LineRule("shell_job_signal", "unknown", "",
+             _r(r"^(?:\S[^:\n]*: line \d+: +(?P<pid>\d+) +)?(?P<what>Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error)"
+                r"(?: +\(core dumped\))?(?(pid)(?: .*)?|\s*)$"),
+             "GNU bash jobs.c notify_of_job_status (non-interactive: fprintf(stderr, _(\"%s: line %d: \"), ...); pretty_print_job(job, "
+             "JLIST_NONINTERACTIVE, stderr); a foreground job: fprintf(stderr, \"%s\", j_strsignal(termsig)), _(\" (core dumped)\")); "
+             "glibc strsignal texts (SIGKILL \"Killed\", SIGTERM \"Terminated\", SIGHUP \"Hangup\", SIGABRT \"Aborted\", SIGSEGV "
+             "\"Segmentation fault\", SIGBUS \"Bus error\")", SUMMARY,
+             classify=lambda m: {"Killed": "host_oom", "Terminated": "preempted", "Hangup": "preempted"}.get(m["what"], "unknown")),
     LineRule("agent_failed", "unknown", "(exitcode: ",
              _r(r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s\")",
@@ -621,7 +634,8 @@ def rule_role(pattern: str | None) -> str:
 # starts with a common lower-case letter brings that down to ~25k). So lower-case
 # `loss is nan` lines are left to the step parser (a non-finite `loss`), and exceptions
 # saying so to `classify_trace`.
-_EXTRA_KEYS = ("Call to CUDA function failed", "System call (e.g. socket, malloc)", "Internal check failed",
+_EXTRA_KEYS = ("Killed", "Terminated", "Hangup", "Aborted", "Segmentation fault", "Bus error",  # shell_job_signal
+               "Call to CUDA function failed", "System call (e.g. socket, malloc)", "Internal check failed",
                "Invalid value for an argument", "This usually reflects invalid usage of NCCL", "A call failed possibly due to a network error",
                "InvalidUsage: ", "InvalidArgument: ",
                "Couldn't reach '", "We couldn't connect to '", "No space left", "Stale file handle", "Disk quota exceeded", "Input/output error",

@@ -141,3 +141,43 @@ def test_a_text_excerpt_cut_short_of_the_run_s_total_is_running(tmp_path):
         "number of skipped iterations:   0 | number of nan iterations:   0 |\n" for i in range(412, 416)
     ) + " iteration      416/  120000 | consumed samples:       425984 | elapsed time per iteration (ms): 118977.0 | lm lo"
     assert the_diagnosis(tmp_path, text).category == "running"
+
+
+# --- the shell's word that the trainer died of a signal (GNU bash jobs.c notify_of_job_status)
+
+
+@pytest.mark.parametrize(
+    "line, category",
+    [
+        ("./train.sh: line 1: 18203 Killed                  python3 train.py --name=D1", "host_oom"),
+        ("run.sh: line 66: 904418 Killed                  CUDA_VISIBLE_DEVICES=$gpu python train.py", "host_oom"),
+        ("Killed", "host_oom"),
+        ("Terminated", "preempted"),
+        ("/work/run/pretrain.sh: line 184: 2210387 Aborted                 (core dumped) litgpt pretrain cfg", "unknown"),
+        ("Segmentation fault (core dumped)", "unknown"),
+    ],
+)  # fmt: skip
+def test_the_shell_s_job_note_is_a_summary_of_the_death(line, category):
+    assert rule_and_category(line) == ("shell_job_signal", category)
+
+
+@pytest.mark.parametrize("line", ["Killed by user request", "epoch 3 Killed", "Killed process 1234 (python)"])
+def test_words_that_only_start_like_the_shell_s_note_are_not_it(line):
+    found = rule_and_category(line)
+    assert found is None or found[0] != "shell_job_signal"
+
+
+def test_a_run_whose_shell_says_killed_is_host_oom_not_running(tmp_path):
+    text = OPEN_STEPS + "run.sh: line 12: 55120 Killed                  python train.py --cfg big.yaml\n"
+    assert the_diagnosis(tmp_path, text).category == "host_oom"
+
+
+def test_a_traceback_outranks_the_shell_s_note_of_the_crash(tmp_path):
+    text = OPEN_STEPS + (
+        "Traceback (most recent call last):\n"
+        '  File "train.py", line 40, in <module>\n'
+        "    main()\n"
+        "ValueError: bad batch shape (3, 224)\n"
+        "./run.sh: line 4: 55120 Aborted                 (core dumped) python train.py\n"
+    )  # fmt: skip
+    assert the_diagnosis(tmp_path, text).category == "python_exception"
