@@ -460,7 +460,7 @@ def test_a_dangling_or_overlong_partial_chain_is_counted_and_exits_1(tmp_path_fa
 # Counted, not timed: the work a record costs is the number of things looked at for it.
 
 class CountingSeries(dict):
-    """JobDigest._series (each job's counts) that counts how often a job's series is looked up."""
+    """JobDigest._series (each job's place) that counts how often a job's series is looked up."""
 
     looked = 0
 
@@ -489,7 +489,7 @@ def test_many_small_jobs_cost_the_digest_constant_work_per_step_and_keep_the_lon
     digest = JobDigest(max_steps=cap)
     digest._series = CountingSeries()
     reference = JobDigest(max_steps=cap)  # thinned the old way, by a max over every series
-    reference._longest_series = lambda: max(reference._series, key=lambda j: reference._series[j].length)
+    reference._longest_series = lambda: max(range(len(reference._lengths)), key=lambda p: reference._lengths[p])
     CountingSeries.looked = 0
     for s in range(steps):
         for job in range(jobs):

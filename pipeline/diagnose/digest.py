@@ -4,7 +4,7 @@ Step records are thinned to a bounded series per job (for the charts) plus the l
 each rank (for the summaries); the last steps and the epoch records, one per rank, wait on disk
 once they are many (diagnose/rank_spool.py), and are read back a part of the jobs at a time
 (`partitions`, `records_in`). The series wait on disk too, as every step appended to one (see
-`_Series`): in memory a job is its counts, whatever its steps. Every other record is kept up to a count per kind and within a
+`_add_step`): in memory a job is its counts, whatever its steps. Every other record is kept up to a count per kind and within a
 byte budget for all of them together (their JSON size, an estimate of what they hold). Past
 the budget, long records are cut down to what the diagnosis reads of them (`summarized`), then
 records are dropped (`dropped`, by kind) from the job attempt that holds the most bytes, the
@@ -16,6 +16,7 @@ the copy kept here is cut.
 from __future__ import annotations
 
 import heapq
+from array import array
 import itertools
 import math
 from collections import defaultdict
@@ -71,14 +72,20 @@ class JobDigest:
     # The budget was reached once: from then on, long records are summarized as they come and every
     # record kept has its place in its attempt's drop order (until then, only bytes are counted).
     _over: bool = field(default=False, init=False, repr=False)
-    # Each job's step series by its job (`step.job or ""`), in the order of their first steps: its
-    # counts here, its steps appended on disk (`_appended`, partitioned by that job), see _Series.
-    _series: dict = field(default_factory=dict, init=False, repr=False)
+    # Each job's step series by its job (`step.job or ""`): its place in the order of their first
+    # steps here, its counts in the arrays at that place, its steps appended on disk (`_appended`,
+    # partitioned by that job): see `_add_step`.
+    _series: dict[str, int] = field(default_factory=dict, init=False, repr=False)
+    _series_jobs: list[str] = field(default_factory=list, init=False, repr=False)  # place -> job
+    _seen: array = field(default_factory=lambda: array("q"), init=False, repr=False)  # steps seen
+    _lengths: array = field(default_factory=lambda: array("q"), init=False, repr=False)  # steps held
+    _thinned: array = field(default_factory=lambda: array("q"), init=False, repr=False)  # thinnings
     _appended: PartitionedRuns | None = field(default=None, init=False, repr=False)
     _appended_count: int = field(default=0, init=False, repr=False)  # on disk and held, dropped ones too
-    # Step series by length, the longest first: (-length, tie, job), pushed when a series grows or
-    # is thinned; an entry whose length is no longer its series' is stale (see _longest_series).
-    # The tie is the job's place in `_series` (the first of equally long series, as max() took it).
+    # Step series by length, the longest first: -length * 2**32 + place (one int, the order of the
+    # pair), pushed when a series grows or is thinned; an entry whose length is no longer its
+    # series' is stale (see _longest_series). The tie is the job's place (the first of equally long
+    # series, as max() took it).
     _by_length: list = field(default_factory=list, init=False, repr=False)
     # Each step's number (as tagged in last_steps and kept with it in the series): a rank's last
     # step read back from disk is left out when it is in its job's series already.
@@ -200,56 +207,72 @@ class JobDigest:
         job = step.job or ""
         number = next(self._step_numbers)
         self.last_steps.put((job, step.attempt, step.pod, step.rank, step.local_rank), job_key(step), step, number)
-        series = self._series.get(job)
-        if series is None:
-            series = self._series[job] = _Series(len(self._series))
-        seen = series.seen
-        series.seen = seen + 1
-        if seen % (1 << series.thinned):
+        # A job in memory is its place and three counts in arrays (the steps seen, held, and how often
+        # its series was thinned: each thinning keeps every other step, and one step in 2**thinned
+        # seen is appended from then on); its steps wait on disk as appended, each with its place in
+        # the series then and `thinned` then, which say whether it is still kept (`_kept_steps`).
+        # 50k jobs held ~50k step records and four dicts of counts (~40 MB) to the end of the run,
+        # then an object of counts and two heap tuples (~320 bytes a job).
+        place = self._series.get(job)
+        if place is None:
+            place = self._series[job] = len(self._series_jobs)
+            self._series_jobs.append(job)
+            self._seen.append(0)
+            self._lengths.append(0)
+            self._thinned.append(0)
+        seen = self._seen[place]
+        self._seen[place] = seen + 1
+        thinned = self._thinned[place]
+        if seen % (1 << thinned):
             return
         if self._appended is None:
             self._appended = PartitionedRuns(PARTITIONS, self.series_buffer, "gangscope-series-")
-        self._appended.add(partition_of(job), (series.length, series.thinned, number, step))
+        length = self._lengths[place]
+        self._appended.add(partition_of(job), (length, thinned, number, step))
         self._appended_count += 1
-        series.length += 1
+        length += 1
+        self._lengths[place] = length
         self.series_steps += 1
-        if self._appended_count > 2 * self.series_steps + 4 * self.series_buffer:
-            # mostly thinned out: the files keep what is still in a series (a step dropped stays
-            # dropped), so the disk holds what the series do, not every step appended
-            self._appended_count = self._appended.keep_only(self._still_kept)
-        if series.length >= self.max_steps_per_job:
-            self._thin(job)
+        if length >= self.max_steps_per_job:
+            self._thin(place)
         else:
-            self._note_length(job, series)
+            self._note_length(place)
             if self.series_steps > self.max_steps:
                 # many jobs, each under its own limit: thin the longest series (memory stays flat)
                 self._thin(self._longest_series())
+        if self._appended_count > 2 * self.series_steps + 4 * self.series_buffer:
+            # mostly thinned out: the files keep what is still in a series (a step dropped stays
+            # dropped), so the disk holds what the series do, not every step appended (looked at
+            # after this step's thinning, so that it holds after every step)
+            self._appended_count = self._appended.keep_only(self._still_kept)
 
-    def _thin(self, job: str) -> None:
+    def _thin(self, place: int) -> None:
         """Every other step of the job's series, and half as many kept from now on."""
-        series = self._series[job]
-        kept = (series.length + 1) // 2
-        self.series_steps -= series.length - kept
-        series.length = kept
-        series.thinned += 1
-        self._note_length(job, series)
+        length = self._lengths[place]
+        kept = (length + 1) // 2
+        self.series_steps -= length - kept
+        self._lengths[place] = kept
+        self._thinned[place] += 1
+        self._note_length(place)
 
-    def _note_length(self, job: str, series: "_Series") -> None:
-        heapq.heappush(self._by_length, (-series.length, series.order, job))
-        if len(self._by_length) > 2 * len(self._series) + 1024:  # half stale: start again (ties by order: the same job found)
-            self._by_length = [(-s.length, s.order, j) for j, s in self._series.items()]
+    def _note_length(self, place: int) -> None:
+        heapq.heappush(self._by_length, (-self._lengths[place] << 32) + place)
+        if len(self._by_length) > 2 * len(self._series_jobs) + 1024:  # half stale: start again (ties by place: the same job found)
+            self._by_length = [(-length << 32) + p for p, length in enumerate(self._lengths)]
             heapq.heapify(self._by_length)
 
-    def _longest_series(self) -> str:
-        """The job whose step series is the longest (O(log n): a max over every job's series per
-        step kept made a run of many small jobs quadratic)."""
+    def _longest_series(self) -> int:
+        """The place of the job whose step series is the longest (O(log n): a max over every job's
+        series per step kept made a run of many small jobs quadratic)."""
         heap = self._by_length
+        lengths = self._lengths
         while heap:
-            neg, _tie, job = heap[0]
-            if self._series[job].length == -neg:
-                return job
+            key = heap[0]
+            place = key & 0xFFFFFFFF
+            if lengths[place] == -(key >> 32):
+                return place
             heapq.heappop(heap)
-        return max(self._series, key=lambda j: self._series[j].length)  # not reached: every series is noted
+        return max(range(len(lengths)), key=lengths.__getitem__)  # not reached: every series is noted
 
     def step_series(self) -> Iterator[tuple[str, list[StepRecord]]]:
         """(job, its series: the steps kept, in the order they came) of every job with steps, a
@@ -266,12 +289,12 @@ class JobDigest:
         place p of its series, after t thinnings of it, is kept after T thinnings in all when p
         is a multiple of 2**(T - t): each thinning keeps the even places and halves them."""
         series = self._series
-        return [(series[entry[3].job or ""].order, entry[2], entry[3])
+        return [(series[entry[3].job or ""], entry[2], entry[3])
                 for entry in self._appended.read(n) if self._still_kept(entry)]  # type: ignore[union-attr]
 
     def _still_kept(self, entry: tuple[int, int, int, StepRecord]) -> bool:
         place, thinned, _number, step = entry
-        return not place % (1 << (self._series[step.job or ""].thinned - thinned))
+        return not place % (1 << (self._thinned[self._series[step.job or ""]] - thinned))
 
     def absorb_counts(self, dropped: dict[str, int], summarized: int) -> None:
         """What another digest (a worker's) dropped and summarized before handing its records over."""
@@ -347,25 +370,9 @@ class JobDigest:
         self.close()
         self.records = defaultdict(dict)
         self._sizes, self._attempts, self._by_size = {}, {}, []
-        self._series, self._by_length, self._appended, self._appended_count = {}, [], None, 0
+        self._series, self._series_jobs, self._by_length, self._appended, self._appended_count = {}, [], [], None, 0
+        self._seen, self._lengths, self._thinned = array("q"), array("q"), array("q")
         self.series_steps = self.bytes = 0
-
-
-class _Series:
-    """One job's step series as counted in memory: its place among the jobs (`order`), the steps
-    seen, the steps it holds (`length`) and how often it was thinned (each thinning keeps every
-    other step, and one step in 2**thinned seen is appended from then on). The steps themselves
-    wait on disk as appended, each with its place in the series then and `thinned` then, which
-    say whether it is still kept (`JobDigest._kept_steps`): 50k jobs held ~50k step records and
-    four dicts of counts (~40 MB) to the end of the run."""
-
-    __slots__ = ("order", "seen", "length", "thinned")
-
-    def __init__(self, order: int):
-        self.order = order
-        self.seen = 0
-        self.length = 0
-        self.thinned = 0
 
 
 # The strings a rank's records repeat. A rank's last progress word is built from its parked state
@@ -386,35 +393,31 @@ def _share_strings(record: Record, before: Record) -> None:
 class _AttemptBytes:
     """The bytes one job attempt holds, and its records in the order they would be dropped."""
 
-    __slots__ = ("bytes", "heaps")
+    __slots__ = ("bytes", "heap")
 
     def __init__(self):
         self.bytes = 0
-        # drop class -> its heap, made on the first push of the class (once the budget is reached):
-        # until then an attempt is its bytes alone (7 empty lists were ~430 bytes an attempt, 4.3 MB
-        # for 80k tiny pod files' 10k attempts), and then it has the classes of its records only
-        self.heaps: dict[int, list] = {}
+        # (drop class, -time, -entry, kind) of each record, made on the first push (once the budget
+        # is reached): the least telling class first, within it the latest first. One heap of flat
+        # tuples: a dict of a heap per class of ((-time, -entry), entry, kind) was ~770 bytes an
+        # attempt with one or two records (with most of tiny pod files' records dropped, every kept
+        # error is an attempt of its own: 32k of them at 400k files)
+        self.heap: list | None = None
 
     def push(self, entry: int, record: Record) -> None:
         t = times.seconds(record.time)
-        # max-heaps on (time, arrival): the latest first; a record without a time before any other
-        latest_first = (-(t if t is not None else math.inf), -entry)
-        cls = _class_of(record)
-        heap = self.heaps.get(cls)
-        if heap is None:
-            heap = self.heaps[cls] = []
-        heapq.heappush(heap, (latest_first, entry, record.kind))
+        # the latest first; a record without a time before any other
+        item = (_class_of(record), -(t if t is not None else math.inf), -entry, record.kind)
+        if self.heap is None:
+            self.heap = [item]
+        else:
+            heapq.heappush(self.heap, item)
 
     def pop(self) -> tuple[int, str] | None:
-        heaps = self.heaps
-        for cls in sorted(heaps):
-            heap = heaps[cls]
-            if heap:
-                _order, entry, kind = heapq.heappop(heap)
-                if not heap:
-                    del heaps[cls]
-                return entry, kind
-        return None
+        if not self.heap:
+            return None
+        _cls, _latest, neg_entry, kind = heapq.heappop(self.heap)
+        return -neg_entry, kind
 
 
 def _class_of(record: Record) -> int:
