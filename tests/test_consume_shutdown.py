@@ -95,6 +95,62 @@ def test_a_stop_between_a_jobs_end_and_its_diagnosis_leaves_replays_index(
         assert stop(after) == 0, log.read_text()[-3000:]
     assert committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic)
 
+class ReadBackFailsThenStops(Service):
+    """The service whose first read-back of an ended job's records fails (OpenSearch answering an
+    error there, as under a restart), and which is stopped right then: the job's containers are
+    already closed and forgotten, only the diagnosis is left to make."""
+
+    def __init__(self, cfg):
+        super().__init__(cfg, install_signals=False)
+        self.failed_reads: list[str] = []
+
+    def _job_records(self, job: str):
+        if not self.failed_reads:
+            self.failed_reads.append(job)
+            self.stop()
+            raise OSError("the test's read-back failure")
+        return super()._job_records(job)
+
+
+@pytest.mark.usefixtures("kafka_client")
+def test_a_stop_after_a_failed_read_back_commits_nothing_past_the_job(
+        kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, kafka_client, tmp_path):
+    """The job is owed its diagnosis until it is made: the loop and the stop commit nothing past its
+    lines. They did: the job went back to waiting for quiet, the stop found nothing to diagnose and
+    committed the end offsets with a checkpoint of the state after the job's end (its containers
+    forgotten; the stop's commit is the first, an hour between commits), so no later reader ever
+    diagnosed the attempt."""
+    replay_prefix = index_prefix + "-replay-"
+    replay_into(opensearch_url, replay_prefix, paths=[PODS])
+    want = comparable(documents(opensearch_url, replay_prefix))
+    assert want.get("diagnosis"), "the fixture's job has a diagnosis"
+    topic = kafka_topic(partitions=2)
+    prefix, group = index_prefix + "-", f"{topic}-g"
+    messages = fluentbit_records([PODS])
+    produce(kafka_bootstrap, topic, messages)
+    cfg = config.load({"bootstrap": kafka_bootstrap, "opensearch": opensearch_url, "topics": [topic],
+                       "index_prefix": prefix, "group": group, "metrics_port": -1, "kafka_client": kafka_client,
+                       "attempt_idle": 2, "commit_interval": 3600, "flush_idle": 1, "open_wait": 2,
+                       "dead_letter_topic": "", "shutdown_timeout": 30}, environ={})
+    service = ReadBackFailsThenStops(cfg)
+    exit_code: list[int] = []
+    thread = threading.Thread(target=lambda: exit_code.append(service.run()), daemon=True)
+    thread.start()
+    thread.join(DEADLINE_S)
+    assert not thread.is_alive() and exit_code == [0]
+    assert service.failed_reads, "the job ended and its read-back failed"
+    assert not documents(opensearch_url, prefix).get("diagnosis"), "the first reader made no diagnosis"
+    log = tmp_path / "service.log"
+    after = start_service(service_command(kafka_bootstrap, opensearch_url, topic, prefix, group,
+                                          "--attempt-idle", "3"), log)
+    try:
+        wait_until(lambda: '"partition assigned"' in log.read_text(), DEADLINE_S, what="the next reader to join")
+        settled(opensearch_url, prefix, want, DEADLINE_S)
+    finally:
+        assert stop(after) == 0, log.read_text()[-3000:]
+    assert committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic)
+
+
 def _event_messages(folder) -> tuple[list, list[tuple[None, bytes]]]:
     """The event files of a gang fixture, and the messages an events topic carries of them (a line of
     NDJSON each, a `kubectl get -o json` list as one)."""

@@ -100,6 +100,7 @@ class Service:
         self.jobs: dict[str, JobClock] = {}
         self.to_analyse: set[str] = set()
         self.to_correct: set[str] = set()  # jobs whose attempts a late event cut anew (late_events.py)
+        self.diagnosis_owed: set[str] = set()  # ended jobs whose records could not be read back: no commit till then
         self.sink = None
         self.inflight: BulkInFlight | None = None  # the bulk OpenSearch is indexing while the loop goes on
         self.retry: Bulk | None = None  # a bulk OpenSearch did not acknowledge, sent again by _deliver
@@ -187,20 +188,12 @@ class Service:
         self.last_flush = now
         commit_due = now - self.last_commit >= self.cfg.commit_interval
         if self.sink_ok and not self.to_correct and not self.to_analyse:
-            self._hand_over(commit_due)
+            self._hand_over(commit_due and not self.diagnosis_owed)
             self._gauges()
             return
         # OpenSearch failing, or work that reads the index back: everything acknowledged first, in turn
-        if not self._deliver():
+        if not self._deliver() or not self._settle_jobs():
             return
-        if self.to_correct:
-            self._correct_jobs()
-            if not self._deliver():
-                return
-        if self.to_analyse:
-            self._analyse()
-            if not self._deliver():
-                return
         if commit_due:
             self._commit_all()
         self._gauges()
@@ -304,12 +297,13 @@ class Service:
         self._note_caught_up(time.monotonic())
         return sum(len(m) for m in batch.values())
 
-    def _settle_jobs(self, deadline: float) -> bool:
+    def _settle_jobs(self, deadline: float | None = None) -> bool:
         """The jobs a late event cut anew corrected, the jobs whose attempt ended diagnosed, their
-        records acknowledged: whether none is left. What the loop does before any commit past such a
-        job, done at a stop too: a stop between an attempt's end and its diagnosis committed offsets
-        (and a checkpoint) past the job's lines, whose containers its end had closed and forgotten, so
-        no later reader ever ended or diagnosed it (tests/test_consume_shutdown.py). Left undone
+        records acknowledged: whether none is left, so that offsets may be committed past them. The
+        loop and a stop both settle before any commit: a commit between an attempt's end and its
+        diagnosis went past the job's lines, whose containers its end had closed and forgotten, so
+        no later reader ever ended or diagnosed it (tests/test_consume_shutdown.py). A job whose
+        records could not be read back stays owed until its diagnosis is made. Left undone
         (OpenSearch failing, past the deadline), nothing is committed and the next owner reads again
         from the last commit, where the job was still open."""
         if self.to_correct:
@@ -319,7 +313,7 @@ class Service:
         if self.to_analyse:
             if not self._analyse() or not self._deliver(deadline=deadline):
                 return False
-        return not self.to_correct and not self.to_analyse
+        return not self.to_correct and not self.to_analyse and not self.diagnosis_owed
 
     def _note_caught_up(self, now: float) -> None:
         for tp, state in self.states.items():
@@ -335,7 +329,7 @@ class Service:
     def _shutdown(self) -> int:
         deadline = (self.stop_requested_at or time.monotonic()) + self.cfg.shutdown_timeout
         log.info("stopping", pending=sum(len(v) for v in self.pending.values()) + len(self.pending_free),
-                 jobs_to_correct=len(self.to_correct), jobs_to_diagnose=len(self.to_analyse))
+                 jobs_to_correct=len(self.to_correct), jobs_to_diagnose=len(self.to_analyse | self.diagnosis_owed))
         if self._deliver(deadline=deadline) and self._settle_jobs(deadline):
             try:
                 self._commit_all()
@@ -721,8 +715,10 @@ class Service:
                 # the job ends again (and is diagnosed then) once it has been quiet once more
                 log.warning("cannot read the job's records back; diagnosis later", job=job, error=str(exc)[:300])
                 self.jobs[job] = JobClock(time.monotonic())
+                self.diagnosis_owed.add(job)
                 read_all = False
                 continue
+            self.diagnosis_owed.discard(job)
             found = analyse_job(job, records, self.book.attempts.get(job), self.failures, self.cfg.digest_max_bytes)
             if found is None:
                 continue  # counted; the job's records stay indexed, without a diagnosis
