@@ -190,14 +190,14 @@ class _PerClassHeaps:
     """The drop order as it was kept before (a dict of a heap per drop class, each of
     ((-time, -entry), entry, kind)): the reference for the one heap of flat tuples."""
 
-    def __init__(self):
+    def __init__(self, key):
         import heapq
         import math
 
         from gangscope.parsers import times
         from gangscope.pipeline.diagnose import digest as module
 
-        self.bytes, self.heaps, self._heapq, self._math, self._times, self._module = 0, {}, heapq, math, times, module
+        self.key, self.bytes, self.heaps, self._heapq, self._math, self._times, self._module = key, 0, {}, heapq, math, times, module
 
     def push(self, entry, record):
         t = self._times.seconds(record.time)

@@ -118,12 +118,15 @@ class JobDigest:
             record = self._summary_of(record)
             size = len(encode(record))
         key = (record.job or record.pod, record.attempt)
+        attempt = self._attempts.get(key)
+        if attempt is None:
+            attempt = self._attempts[key] = _AttemptBytes(key)
+        # the attempt's own key, one tuple for all its records and heap entries (a copy each was
+        # ~64 bytes a record and a size noted: 32k attempts past the budget at 400k tiny pod files)
+        key = attempt.key
         bucket[entry] = record
         self._sizes[entry] = (size, key)
         self.bytes += size
-        attempt = self._attempts.get(key)
-        if attempt is None:
-            attempt = self._attempts[key] = _AttemptBytes()
         attempt.bytes += size
         if self._over:
             attempt.push(entry, record)
@@ -393,9 +396,10 @@ def _share_strings(record: Record, before: Record) -> None:
 class _AttemptBytes:
     """The bytes one job attempt holds, and its records in the order they would be dropped."""
 
-    __slots__ = ("bytes", "heap")
+    __slots__ = ("key", "bytes", "heap")
 
-    def __init__(self):
+    def __init__(self, key: tuple):
+        self.key = key  # (job or pod, attempt)
         self.bytes = 0
         # (drop class, -time, -entry, kind) of each record, made on the first push (once the budget
         # is reached): the least telling class first, within it the latest first. One heap of flat
