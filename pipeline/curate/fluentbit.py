@@ -57,9 +57,11 @@ class FluentBitCurator:
         return out
 
     def feed_envelope(self, env: envelopes.Envelope, out: list[Record], hints: int = -1, exact_from: int = -1,
-                      ) -> "ContainerCurator":
+                      key: tuple | None = None) -> "ContainerCurator":
+        """`key`: the envelope's `kube_key` when the caller has it."""
         kube = env.kubernetes
-        key = kube_key(kube)
+        if key is None:
+            key = kube_key(kube)
         curator = self.curators.get(key)
         if curator is None:
             if len(self.curators) >= self.limits.max_containers:

@@ -169,20 +169,24 @@ class LogPartition:
     def quiet_since(self, last: float) -> float | None:
         return None if self.caught_up_since is None else max(last, self.caught_up_since)
 
-    def feed(self, offset: int, env, out: list[Record], hints: int = -1, exact_from: int = -1) -> tuple:
+    def feed(self, offset: int, env, out: list[Record], hints: int = -1, exact_from: int = -1,
+             key: tuple | None = None) -> tuple:
         """Curate one message's envelope at `offset`; its records and their progress go to `out`.
         The last net (parsers and records are guarded inside): a message the curator raises on
-        is counted (stage "curate") and skipped. `hints`, `exact_from`: the batch scan's (TextScanner.hints)."""
+        is counted (stage "curate") and skipped. `hints`, `exact_from`: the batch scan's (TextScanner.hints).
+        `key`: the envelope's `kube_key` when the caller has it. Returns the key."""
+        if key is None:
+            key = kube_key(env.kubernetes)
         self.curator.position = offset
         start = len(out)
         try:
-            self.curator.feed_envelope(env, out, hints, exact_from)
+            self.curator.feed_envelope(env, out, hints, exact_from, key)
         except Exception as exc:
             self.stats.failures.add("curate", exc, file=self.curator.source, position=offset)
         self.next_offset = offset + 1
         if len(out) > start and self.progress is not None:
             out.extend(self.progress.derive(out, start, self.stats.failures))
-        return kube_key(env.kubernetes)
+        return key
 
     def feed_batch(self, items: list[tuple[int, Any]], out: list[Record], scanner: TextScanner | None) -> set:
         """(offset, envelope) pairs of one partition, in order. A line no parser wants, of a
@@ -199,19 +203,26 @@ class LogPartition:
             wanted = dict.fromkeys(scanner.wanted([env.text for _, env in items]), (-1, -1))
         curators = self.curator.curators
         feed = self.feed
+        # id of a `kubernetes` block -> its kube_key: the decoder gives the messages of one container
+        # one block (sources/kafka.py), so its key is made once a batch; the blocks live as long as `items`.
+        keys: dict[int, tuple] = {}
         for i, (offset, env) in enumerate(items):
-            key = kube_key(env.kubernetes)
-            touched.add(key)
+            kube = env.kubernetes
+            key = keys.get(id(kube))
+            if key is None:
+                key = keys[id(kube)] = kube_key(kube)
             if wanted is None or env.partial:
-                feed(offset, env, out)
+                feed(offset, env, out, -1, -1, key)
                 continue
-            if i in wanted:
-                feed(offset, env, out, *wanted[i])
+            hint = wanted.get(i)
+            if hint is not None:
+                feed(offset, env, out, hint[0], hint[1], key)
                 continue
             c = curators.get(key)
             if c is None or not c.skip_unwanted(env.stream, env.time, env.text):
-                feed(offset, env, out)
+                feed(offset, env, out, -1, -1, key)
         self.next_offset = items[-1][0] + 1
+        touched.update(keys.values())
         return touched
 
     def _parser_table(self) -> tuple | None:
