@@ -29,6 +29,9 @@ class Stamper:
     # Step ids of one rank share every coordinate but epoch, step and dialect: the hash of that
     # common prefix is kept per (rank, local rank) and copied, not recomputed.
     _step_prefixes: dict = field(default_factory=dict, repr=False)
+    # Likewise the ids of a line's records (errors, traces, unnumbered steps) of one kind, stream
+    # and rank share every coordinate but the line's time and seq (`record_id`).
+    _line_prefixes: dict = field(default_factory=dict, repr=False)
     # What this container's torchrun agent said of its workers' ranks (parsers/rendezvous.py), the
     # latest few blocks, oldest first: (time of the block as `time_key` orders it, {local rank:
     # global rank}). A record that carries only a local rank gets the global rank of the block in
@@ -37,7 +40,7 @@ class Stamper:
 
     def __getstate__(self) -> dict:
         # The prefix hashes are a cache (and hash objects do not pickle): a pickled stamper leaves them out.
-        return {**self.__dict__, "_step_prefixes": {}, "on_skip": None}
+        return {**self.__dict__, "_step_prefixes": {}, "_line_prefixes": {}, "on_skip": None}
 
     def stamp(self, record: Record, stream: str | None) -> Record:
         ident = self.identity
@@ -78,7 +81,7 @@ class Stamper:
         if type(record) is StepRecord and record.step is not None:
             record.id = self._step_id(record)
         else:
-            record.id = record_id(record, ident.pod_uid)
+            record.id = self._line_id(record)
         return record
 
     def learn_ranks(self, time: str | None, global_of: dict[int, int]) -> None:
@@ -135,6 +138,21 @@ class Stamper:
         h = prefix.copy()
         epoch, dialect = record.epoch, record.dialect
         h.update(f"{'' if epoch is None else epoch}\x1f{record.step}\x1f{'' if dialect is None else dialect}".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def _line_id(self, record: Record) -> str:
+        """record_id of any other record, from the hash of its kind, stream and rank's common prefix
+        (the namespace, pod and container are the stamp's: it has just set them)."""
+        who = (record.kind, record.stream, record.rank, record.local_rank)
+        prefix = self._line_prefixes.get(who)
+        if prefix is None:
+            if len(self._line_prefixes) >= 4096:
+                self._line_prefixes.clear()
+            head = (record.kind, record.namespace, self.identity.pod_uid or record.pod, record.container, *who[1:])
+            prefix = self._line_prefixes[who] = id_hasher(*head, "")
+        h = prefix.copy()
+        time, seq = record.time, record.seq
+        h.update(f"{'' if time is None else time}\x1f{'' if seq is None else seq}".encode("utf-8", "surrogatepass"))
         return h.hexdigest()
 
 
