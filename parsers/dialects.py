@@ -25,6 +25,7 @@ generic (plain loops).
 
 from __future__ import annotations
 
+import itertools
 import math
 import operator
 import re
@@ -1525,9 +1526,16 @@ class ShapeCache:
     Two levels. A segment's *layout* is its UTF-8 bytes with every digit made a 0: two
     segments with one layout tokenize alike (number tokens are told apart by character
     classes, never by which digit), so a layout seen before gives each value's text by
-    slicing at remembered offsets, with no tokenizing at all. A new layout is tokenized and
-    its *shape* (the text between numbers, padding squeezed) looked up; pyparsing runs
-    only for a shape never seen.
+    slicing at remembered offsets, with no tokenizing at all. A new layout is first tested
+    against the dialects' guards: where none holds, no dialect reads the segment (a JSON log
+    line holding a step key, prose with "step 3" in it), whatever its shape, and it is not
+    tokenized. Else it is tokenized and its *shape* (the text between numbers, padding
+    squeezed) looked up; pyparsing runs only for a shape never seen.
+
+    Guards are judged per layout, not per shape, because two segments of one shape can differ
+    on a guard ("step:    12" and "step:  1234": the generic guard allows three characters
+    between the word and its number): a shape remembered as read by nothing because the
+    first of its segments failed every guard would have hidden the later ones that pass.
     """
 
     def __init__(self, dialects: tuple[Dialect, ...] = DIALECTS, max_shapes: int = 20000):
@@ -1548,6 +1556,11 @@ class ShapeCache:
             if known is not _UNSEEN:
                 d, plan, pick, nonfinite = known
                 return Reading(d, plan, pick(seg), nonfinite)
+            guarded = self._guards.passing(seg, layout if self._guards.layout_safe else None)
+            first = next(guarded, None)
+            if first is None:  # no dialect's guard holds: none reads it, whatever its shape
+                self._remember(layout, None)
+                return None
         # text, number, text, number, ..., text
         if _NAN_VALUE(seg):
             parts = _NUMBER_SPLIT(seg)
@@ -1571,7 +1584,7 @@ class ShapeCache:
                 self._remember(layout, (tpl.dialect, tpl.plan, _picker(tpl.spans, parts), nonfinite))
             return Reading(tpl.dialect, tpl.plan, texts, nonfinite)
         if only is None:
-            reading, tpl = self._parse(seg, parts, self._guards.passing(seg, layout if self._guards.layout_safe else None))
+            reading, tpl = self._parse(seg, parts, itertools.chain((first,), guarded))
         else:
             reading, tpl = self._parse(seg, parts, (d for d in only if d.guard(seg)))
         if len(self._shapes) >= self.max_shapes:
