@@ -327,7 +327,7 @@ class ConfluentConsumer:
     def end_offsets(self, tps, timeout_ms: int = 5000) -> dict[TopicPartition, int]:
         from confluent_kafka import TopicPartition as CTP
 
-        out = {}
+        out = {}  # asked once: the service's lag asks with a 1 s bound inside its loop (run/partition_ends.py)
         for tp in tps:
             _, high = self._c.get_watermark_offsets(CTP(tp.topic, tp.partition), timeout=timeout_ms / 1000)
             out[tp] = high
@@ -367,14 +367,27 @@ class ConfluentConsumer:
         return got.offset if got.offset >= 0 else -1
 
     def beginning_offsets(self, tps) -> dict[TopicPartition, int]:
+        return {tp: self._watermarks(tp, 10.0)[0] for tp in tps}
+
+    def _watermarks(self, tp: TopicPartition, timeout: float) -> tuple[int, int]:
+        """(low, high) of the partition from its leader, asked again while the answer is not an offset."""
         from confluent_kafka import TopicPartition as CTP
 
-        return {tp: self._c.get_watermark_offsets(CTP(tp.topic, tp.partition), timeout=10.0)[0] for tp in tps}
+        return _asked_again(lambda: self._c.get_watermark_offsets(CTP(tp.topic, tp.partition), timeout=timeout),
+                            lambda got: got is not None and got[0] >= 0 and got[1] >= 0,
+                            f"the first and end offsets of {tp.topic}/{tp.partition}")
 
     def offsets_for_times(self, wanted: dict[TopicPartition, int]) -> dict[TopicPartition, OffsetAndTimestamp | None]:
+        """The first offset at or after each time, None where no message is that late. A partition
+        answered with an error (a leader's offset not yet available: OFFSET_NOT_AVAILABLE, KIP-207) is
+        asked again: read as None, it ended a --since range before it began (a rare CI failure of
+        test_replay_from_kafka_reads_only_the_time_or_offset_range: 0 of 600 lines, exit 0)."""
         from confluent_kafka import TopicPartition as CTP
 
-        found = self._c.offsets_for_times([CTP(tp.topic, tp.partition, ms) for tp, ms in wanted.items()], timeout=10.0)
+        found = _asked_again(
+            lambda: self._c.offsets_for_times([CTP(tp.topic, tp.partition, ms) for tp, ms in wanted.items()],
+                                              timeout=10.0),
+            lambda got: all(p.error is None for p in got), "the offsets of --since/--until")
         return {TopicPartition(p.topic, p.partition): (OffsetAndTimestamp(p.offset, -1, -1) if p.offset >= 0 else None)
                 for p in found}
 
@@ -432,6 +445,32 @@ class ConfluentConsumer:
 
 # How long a poll gathers messages after its first one (a backlog fills a poll at once).
 GATHER_S = 0.05
+ASK_TRIES = 6  # an offsets request answered with an error is asked again, after 0.1, 0.2, ... 1.6 s
+
+
+def _asked_again(ask, good, what: str):
+    """`ask()`'s answer once `good(answer)`, asked again with backoff while it is not (librdkafka
+    answers an offsets request with a per-partition error, or an invalid offset, while a partition's
+    leader is not ready); then librdkafka's error, or a KafkaException saying what was asked."""
+    import time
+
+    from confluent_kafka import KafkaException
+
+    last: Exception | None = None
+    for attempt in range(ASK_TRIES):
+        try:
+            got = ask()
+        except KafkaException as exc:
+            last = exc
+        else:
+            if good(got):
+                return got
+            errors = [p.error for p in got if getattr(p, "error", None) is not None] if isinstance(got, list) else []
+            last = KafkaException(errors[0]) if errors else KafkaException(f"no answer for {what}: {got!r}")
+        if attempt + 1 < ASK_TRIES:
+            log.info("kafka offsets asked again", what=what, error=str(last))
+            time.sleep(0.1 * 2 ** attempt)
+    raise last
 
 # How long a commit on revocation may wait (it runs inside poll, where the loop stands still).
 REVOCATION_COMMIT_MS = 10_000
