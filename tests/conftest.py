@@ -170,7 +170,8 @@ def _unique(request, prefix: str, keep: int) -> str:
 
 @pytest.fixture
 def kafka_topic(kafka_bootstrap, request):
-    """Factory: kafka_topic(partitions=1) creates a topic of this test's own and returns its name.
+    """Factory: kafka_topic(partitions=1, configs=None) creates a topic of this test's own (with
+    those topic configs) and returns its name.
 
     Topics are deleted when the test ends.
     """
@@ -179,9 +180,10 @@ def kafka_topic(kafka_bootstrap, request):
     admin = KafkaAdminClient(bootstrap_servers=kafka_bootstrap, client_id="gangscope-tests")
     created: list[str] = []
 
-    def make(partitions: int = 1) -> str:
+    def make(partitions: int = 1, configs: dict[str, str] | None = None) -> str:
         name = _unique(request, "gst", 60)
-        admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1)])
+        admin.create_topics([NewTopic(name, num_partitions=partitions, replication_factor=1,
+                                      topic_configs=configs or {})])
         created.append(name)
         return name
 
