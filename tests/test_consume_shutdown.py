@@ -61,22 +61,10 @@ def test_a_stop_between_a_jobs_end_and_its_diagnosis_leaves_replays_index(
         kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, kafka_client, tmp_path):
     """The stop's commit is the first (an hour between commits), so the checkpoint it saves is of the
     state after the job's end: the job's containers closed and forgotten."""
-    replay_prefix = index_prefix + "-replay-"
-    replay_into(opensearch_url, replay_prefix, paths=[PODS])
-    want = comparable(documents(opensearch_url, replay_prefix))
-    assert want.get("diagnosis"), "the fixture's job has a diagnosis"
-    topic = kafka_topic(partitions=2)
-    prefix, group = index_prefix + "-", f"{topic}-g"
-    messages = fluentbit_records([PODS])
-    produce(kafka_bootstrap, topic, messages)
-    cfg = config.load({"bootstrap": kafka_bootstrap, "opensearch": opensearch_url, "topics": [topic],
-                       "index_prefix": prefix, "group": group, "metrics_port": -1, "kafka_client": kafka_client,
-                       "attempt_idle": 3600, "commit_interval": 3600, "flush_idle": 1, "open_wait": 6,
-                       "dead_letter_topic": "", "shutdown_timeout": 30}, environ={})
-    service = StoppedAtAnAttemptsEnd(cfg)
-    exit_code: list[int] = []
-    thread = threading.Thread(target=lambda: exit_code.append(service.run()), daemon=True)
-    thread.start()
+    want, topic, prefix, group, messages = _pods_in_a_topic(kafka_bootstrap, opensearch_url, kafka_topic, index_prefix)
+    service = StoppedAtAnAttemptsEnd(_config(kafka_bootstrap, opensearch_url, topic, prefix, group, kafka_client,
+                                             attempt_idle=3600, open_wait=6))
+    thread, exit_code = _run_in_a_thread(service)
     try:
         wait_until(lambda: service.lines >= len(messages) and service.jobs, DEADLINE_S, what="the job read")
     finally:
@@ -84,16 +72,8 @@ def test_a_stop_between_a_jobs_end_and_its_diagnosis_leaves_replays_index(
         thread.join(DEADLINE_S)
     assert not thread.is_alive() and exit_code == [0]
     assert service.ended, "the job's attempt was ended before the stop"
-    # A reader after it: whatever the stop committed, the index ends as replay's, diagnosis included.
-    log = tmp_path / "service.log"
-    after = start_service(service_command(kafka_bootstrap, opensearch_url, topic, prefix, group,
-                                          "--attempt-idle", "3"), log)
-    try:
-        wait_until(lambda: '"partition assigned"' in log.read_text(), DEADLINE_S, what="the next reader to join")
-        settled(opensearch_url, prefix, want, DEADLINE_S)
-    finally:
-        assert stop(after) == 0, log.read_text()[-3000:]
-    assert committed_offsets(kafka_bootstrap, group, topic) == end_offsets(kafka_bootstrap, topic)
+    _next_reader_ends_as_replay(kafka_bootstrap, opensearch_url, topic, prefix, group, want, tmp_path)
+
 
 class ReadBackFailsThenStops(Service):
     """The service whose first read-back of an ended job's records fails (OpenSearch answering an
@@ -120,26 +100,48 @@ def test_a_stop_after_a_failed_read_back_commits_nothing_past_the_job(
     committed the end offsets with a checkpoint of the state after the job's end (its containers
     forgotten; the stop's commit is the first, an hour between commits), so no later reader ever
     diagnosed the attempt."""
+    want, topic, prefix, group, _ = _pods_in_a_topic(kafka_bootstrap, opensearch_url, kafka_topic, index_prefix)
+    service = ReadBackFailsThenStops(_config(kafka_bootstrap, opensearch_url, topic, prefix, group, kafka_client,
+                                             attempt_idle=2, open_wait=2))
+    thread, exit_code = _run_in_a_thread(service)
+    thread.join(DEADLINE_S)
+    assert not thread.is_alive() and exit_code == [0]
+    assert service.failed_reads, "the job ended and its read-back failed"
+    assert not documents(opensearch_url, prefix).get("diagnosis"), "the first reader made no diagnosis"
+    _next_reader_ends_as_replay(kafka_bootstrap, opensearch_url, topic, prefix, group, want, tmp_path)
+
+
+def _pods_in_a_topic(kafka_bootstrap, opensearch_url, kafka_topic, index_prefix):
+    """replay's index of PODS (what every consumer must end with; it has a diagnosis), and a new topic
+    of two partitions holding PODS' lines: (want, topic, prefix, group, messages)."""
     replay_prefix = index_prefix + "-replay-"
     replay_into(opensearch_url, replay_prefix, paths=[PODS])
     want = comparable(documents(opensearch_url, replay_prefix))
     assert want.get("diagnosis"), "the fixture's job has a diagnosis"
     topic = kafka_topic(partitions=2)
-    prefix, group = index_prefix + "-", f"{topic}-g"
     messages = fluentbit_records([PODS])
     produce(kafka_bootstrap, topic, messages)
-    cfg = config.load({"bootstrap": kafka_bootstrap, "opensearch": opensearch_url, "topics": [topic],
-                       "index_prefix": prefix, "group": group, "metrics_port": -1, "kafka_client": kafka_client,
-                       "attempt_idle": 2, "commit_interval": 3600, "flush_idle": 1, "open_wait": 2,
-                       "dead_letter_topic": "", "shutdown_timeout": 30}, environ={})
-    service = ReadBackFailsThenStops(cfg)
+    return want, topic, index_prefix + "-", f"{topic}-g", messages
+
+
+def _config(kafka_bootstrap, opensearch_url, topic, prefix, group, kafka_client, *, attempt_idle, open_wait):
+    """A consumer's settings with an hour between commits (a stop's commit is the first)."""
+    return config.load({"bootstrap": kafka_bootstrap, "opensearch": opensearch_url, "topics": [topic],
+                        "index_prefix": prefix, "group": group, "metrics_port": -1, "kafka_client": kafka_client,
+                        "attempt_idle": attempt_idle, "commit_interval": 3600, "flush_idle": 1, "open_wait": open_wait,
+                        "dead_letter_topic": "", "shutdown_timeout": 30}, environ={})
+
+
+def _run_in_a_thread(service) -> tuple[threading.Thread, list[int]]:
     exit_code: list[int] = []
     thread = threading.Thread(target=lambda: exit_code.append(service.run()), daemon=True)
     thread.start()
-    thread.join(DEADLINE_S)
-    assert not thread.is_alive() and exit_code == [0]
-    assert service.failed_reads, "the job ended and its read-back failed"
-    assert not documents(opensearch_url, prefix).get("diagnosis"), "the first reader made no diagnosis"
+    return thread, exit_code
+
+
+def _next_reader_ends_as_replay(kafka_bootstrap, opensearch_url, topic, prefix, group, want, tmp_path) -> None:
+    """A reader after the stopped one: whatever it committed, the index ends as replay's, diagnosis
+    included, and every offset is committed."""
     log = tmp_path / "service.log"
     after = start_service(service_command(kafka_bootstrap, opensearch_url, topic, prefix, group,
                                           "--attempt-idle", "3"), log)
