@@ -278,6 +278,27 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("srun_task_oom", "host_oom", "Out Of Memory",
              _r(r"(?:srun: error: )?(?P<node>[\w.-]+): tasks? (?P<rank>\d+)(?:[-,][\d,-]*)?: Out Of Memory"),
              "SchedMD/slurm src/srun/srun_job.c / launch plugins (error(\"%s: task %s: Out Of Memory\", hosts, tasks); \"tasks %s\" for several)"),
+    # slurmstepd's job accounting killing a step over its memory limit (polled RSS, not the cgroup OOM
+    # handler): "Job N" (older) or "StepId=N.M" (%ps) before "exceeded memory limit".
+    LineRule("slurm_mem_limit", "host_oom", ": error: ",
+             _r(r": error: (?P<step>Job \d+|StepId=\S+|[Ss]tep \S+) exceeded (?:virtual )?memory limit \((?P<used>\d+) > (?P<limit>\d+)\), being killed"),
+             "SchedMD/slurm src/interfaces/jobacct_gather.c jobacct_gather_handle_mem_limit (error(\"%ps exceeded memory limit (%\"PRIu64\" > %\"PRIu64\"), "
+             "being killed\", ...); _acct_kill_step()), src/common/slurm_jobacct_gather.c before 23.02 (\"Job %u exceeded memory limit ...\")"),
+    # srun's report of a task that exited by itself (its first task id is the global rank) or died of a
+    # signal: a launcher summary that says a task failed, not why. After the first bad exit srun
+    # terminates the step itself (kill_on_bad_exit: "Terminating StepId=...", then slurmstepd's
+    # "*** STEP ... CANCELLED AT ... ***" and the other tasks' "Killed"), so the signal word alone names
+    # no cause: host memory only with an oom-kill line (slurm_oom, srun_task_oom).
+    LineRule("srun_task_exit", "unknown", "Exited with exit code ",
+             _r(r"(?:srun: error: )?(?P<node>[\w.\[\],-]+): tasks? (?P<rank>\d+)(?:[-,][\d,-]*)?: Exited with exit code (?P<code>\d+)"),
+             "SchedMD/slurm src/srun/launch.c _task_finish (error(\"%s: %s %s: Exited with exit code %d\", hosts, task_str, tasks, rc); "
+             "_taskstr: \"task\" / \"tasks\"; then _step_signal: info(\"Terminating %ps\") when kill_on_bad_exit)", SUMMARY,
+             classify=lambda m: EXITCODE_CATEGORY.get(int(m["code"]), "unknown")),
+    LineRule("srun_task_signal", "unknown", ": task",
+             _r(r"(?:srun: error: )?(?P<node>[\w.\[\],-]+): tasks? (?P<rank>\d+)(?:[-,][\d,-]*)?: "
+                r"(?P<what>Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error)(?: \(core dumped\))?\s*$"),
+             "SchedMD/slurm src/srun/launch.c _task_finish (error(\"%s: %s %s: %s%s\", hosts, task_str, tasks, strsignal(WTERMSIG(rc)), "
+             "core_str); printed at error level only while the step is not yet cancelled)", SUMMARY),
     LineRule("ray_oom", "host_oom", "Task was killed due to the node running low on memory",
              _r(r"Task was killed due to the node running low on memory"),
              "ray-project/ray src/ray/raylet/node_manager.cc / python/ray/exceptions.py OutOfMemoryError (memory monitor kills a worker over the usage threshold)"),
@@ -595,6 +616,14 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Training completed\. Do not forget to share your model"),
              "huggingface/transformers src/transformers/trainer.py (logger.info(\"\\n\\nTraining completed. Do not forget to share your model on huggingface.co/models =)\\n\\n\"))",
              END),
+    # The Trainer's last log of train(): the speed metrics of the whole run and train_loss, printed by
+    # ProgressCallback.on_log as str(logs) (a training run only: evaluate() logs eval_* keys).
+    LineRule("hf_train_metrics", "success", "'train_runtime': ",
+             _r(r"\{'train_runtime': [\d.]+, 'train_samples_per_second': "),
+             "huggingface/transformers src/transformers/trainer.py _inner_training_loop (metrics = speed_metrics(\"train\", start_time, ...); "
+             "metrics[\"train_loss\"] = train_loss; self.log(metrics)); trainer_utils.py speed_metrics (f\"{split}_runtime\", "
+             "f\"{split}_samples_per_second\", ...); trainer_callback.py ProgressCallback.on_log (self.training_bar.write(str(logs)))",
+             END),
     LineRule("megatron_done", "success", "[after training is done]",
              _r(r"\[after training is done\] datetime: "),
              "NVIDIA/Megatron-LM megatron/training/training.py (print_datetime('after training is done'))",
@@ -629,7 +658,7 @@ def rule_role(pattern: str | None) -> str:
 
 # The cheap test the pipeline runs before feeding a line: one search over the rule keys.
 # Rules whose key is empty are covered by another key below.
-# Every key starts with an upper-case letter or a rare sign: then `re` skips most positions of
+# Every key starts with an upper-case letter or a rare sign (a quote: a printed dict's key): then `re` skips most positions of
 # a line by its first-character set (measured: ~0.7M lines/s on step lines; one key that
 # starts with a common lower-case letter brings that down to ~25k). So lower-case
 # `loss is nan` lines are left to the step parser (a non-finite `loss`), and exceptions
@@ -659,7 +688,7 @@ PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
 )
-assert all(k[0].isupper() or k[0] in "([|:=" for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS))), "see _EXTRA_KEYS"
+assert all(k[0].isupper() or k[0] in "([|:='" for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS))), "see _EXTRA_KEYS"
 
 # glog / torch logging headers carry no meaning for the message shown to a person.
 _GLOG_HEADER = re.compile(r"^\[?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(?:\d+ )?[\w/.-]+:\d+\] ?")

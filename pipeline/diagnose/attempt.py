@@ -26,7 +26,7 @@ from gangscope.pipeline.diagnose.evidence import evidence_of, symptoms_of
 from gangscope.pipeline.diagnose.nonfinite_tail import nonfinite_tail, without_recovered_losses
 from gangscope.pipeline.diagnose.ranks import RankMap
 from gangscope.pipeline.diagnose.root_cause import (
-    box_agrees, failure_of, find_root, first_failure, silent_ranks, without_handled,
+    box_agrees, failure_of, find_root, first_failure, silent_ranks, without_handled, without_own_kills,
 )
 from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW, NONFINITE_STEPS, PRINTED_NONFINITE_LOSS
 from gangscope.pipeline.diagnose.summary import exception_type_of, summary_of
@@ -97,6 +97,7 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     ranks = RankMap(view)
     failures = without_handled([f for f in (failure_of(e, ranks) for e in view.errors) if f is not None], view)
     failures = without_recovered_losses(failures, view)  # a NaN step the loss came back from
+    failures = without_own_kills(failures)  # srun's / slurmstepd's own kill of the step
     event_ids = event_ids_of(view)
     end_reason = str(getattr(view.meta, "end_reason", "") or "")
     event_verdict = event_verdict_of(view, end_reason)

@@ -13,7 +13,7 @@ from gangscope.pipeline.diagnose.evidence import error_evidence, record_evidence
 from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler_verdict
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (
-    COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS, EXCERPT_SOURCES, PRINTED_NONFINITE_LOSS,
+    BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS, EXCERPT_SOURCES, PRINTED_NONFINITE_LOSS,
 )
 from gangscope.pipeline.diagnose.summary import ranks_text, who
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -285,10 +285,18 @@ def warnings_at_the_end(view: AttemptView) -> list[ErrorRecord]:
 
 
 def _clean_end(view: AttemptView) -> str | None:
+    moving = {(s.pod, s.total_steps) for s in view.steps
+              if s.dialect in BARS_NEEDING_PROGRESS and s.step and s.total_steps and 0 < s.step < s.total_steps}
+    unseen = set()  # bars seen only at their end (rules.BARS_NEEDING_PROGRESS): (pod, total)
     for s in sorted(view.steps, key=lambda s: s.time or "", reverse=True):
         if s.step is not None and s.total_steps and s.step >= s.total_steps:
+            if s.dialect in BARS_NEEDING_PROGRESS and (s.pod, s.total_steps) not in moving:
+                unseen.add((s.pod, s.total_steps))
+                continue
             return f"step {s.step}/{s.total_steps} reached"
     for e in view.epochs:
+        if e.epoch is None and (e.pod, e.total_steps) in unseen:
+            continue  # the progress of such a bar, no epoch of a plan
         if e.progress is not None and e.progress >= 0.999:
             return f"epoch {e.epoch:g} of {e.total_epochs}" if e.epoch is not None and e.total_epochs else "progress 100%"
     return None

@@ -36,7 +36,7 @@ from gangscope.parsers import times
 from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, rule_role
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
-from gangscope.pipeline.diagnose.rules import EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, INFORMATIVE_SUMMARY
+from gangscope.pipeline.diagnose.rules import EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -95,6 +95,27 @@ def without_handled(failures: list[Failure], view: AttemptView) -> list[Failure]
         if (f.tier == 0 and e.trace_id and e.category == "python_exception" and e.rank is None
                 and e.pod in hooked and not is_box(e)):  # fmt: skip
             continue
+        kept.append(f)
+    return kept
+
+
+def without_own_kills(failures: list[Failure]) -> list[Failure]:
+    """A stop with no reason given that comes after the failure its launcher answered by killing the
+    step (`LAUNCHER_OWN_KILL`, same pod, earlier in time or, without times, in order of appearance)
+    is a launcher summary (tier 3), not a stop from outside."""
+    first: dict[tuple[str, str | None], tuple[float, int]] = {}  # (explained rule, pod) -> earliest explaining failure
+    for g in failures:
+        for name, before in LAUNCHER_OWN_KILL.items():
+            if g.error.pattern in before:
+                key = (name, g.error.pod)
+                first[key] = min(first.get(key, (math.inf, 1 << 62)), (g.t, g.seq))
+    if not first:
+        return failures
+    kept = []
+    for f in failures:
+        earliest = first.get((f.error.pattern or "", f.error.pod))
+        if earliest is not None and earliest < (f.t, f.seq) and "DUE TO" not in (f.error.line or ""):
+            f = Failure(f.error, 3, f.t, f.rank, f.box_t)
         kept.append(f)
     return kept
 

@@ -22,6 +22,23 @@ EFFECTS: dict[str, str] = {
 #: notices within its monitor interval, while peers see the closed socket at once).
 EFFECT_SLACK_S = 120.0
 
+#: Step dialects of bare progress bars (parsers/dialects.py): one of their records at N/N is the end of
+#: training only when the log showed that bar moving (a record of the same total between 0 and N before
+#: it). tqdm prints n/N on creation and on close (tqdm/std.py __init__ refresh, close -> display), a
+#: viewer or a paste keeps only the last: a bar seen only at N/N (or 1/1) is what the data, hub and
+#: loading bars without a description look like as well (datasets' undescribed "100%|...| 1/1").
+BARS_NEEDING_PROGRESS = frozenset({"tqdm"})
+
+#: Stops a launcher's own kill explains (rule names, parsers/errors.py): slurmstepd prints the same
+#: "*** STEP|JOB ... CANCELLED AT ... ***" (no reason) for scancel and for the step srun terminates
+#: itself after a task's bad exit (SchedMD/slurm src/srun/launch.c _task_finish -> _step_signal
+#: (SIG_TERM_KILL) when kill_on_bad_exit) or that slurmstepd kills over its memory limit
+#: (jobacct_gather_handle_mem_limit -> _acct_kill_step). After one of the listed failures of the same
+#: pod, such a cancel says nothing new: a launcher summary (tier 3), not a stop from outside.
+LAUNCHER_OWN_KILL: dict[str, frozenset[str]] = {
+    "slurm_cancelled": frozenset({"srun_task_exit", "srun_task_oom", "slurm_mem_limit", "slurm_oom"}),
+}
+
 #: Among simultaneous effects, the one that explains the others comes first: a SIGTERM a
 #: launcher RECEIVED (eviction, preemption) makes its peers lose their connection, which
 #: makes collectives time out. (torchrun's own SIGTERMs to the survivors of a failure are
