@@ -618,7 +618,7 @@ LINE_RULES: tuple[LineRule, ...] = (
              END),
     # The Trainer's last log of train(): the speed metrics of the whole run and train_loss, printed by
     # ProgressCallback.on_log as str(logs) (a training run only: evaluate() logs eval_* keys).
-    LineRule("hf_train_metrics", "success", "'train_runtime': ",
+    LineRule("hf_train_metrics", "success", "{'train_runtime': ",
              _r(r"\{'train_runtime': [\d.]+, 'train_samples_per_second': "),
              "huggingface/transformers src/transformers/trainer.py _inner_training_loop (metrics = speed_metrics(\"train\", start_time, ...); "
              "metrics[\"train_loss\"] = train_loss; self.log(metrics)); trainer_utils.py speed_metrics (f\"{split}_runtime\", "
@@ -658,7 +658,7 @@ def rule_role(pattern: str | None) -> str:
 
 # The cheap test the pipeline runs before feeding a line: one search over the rule keys.
 # Rules whose key is empty are covered by another key below.
-# Every key starts with an upper-case letter or a rare sign (a quote: a printed dict's key): then `re` skips most positions of
+# Every key starts with an upper-case letter or a rare sign ('{': once or twice a dict/JSON line): then `re` skips most positions of
 # a line by its first-character set (measured: ~0.7M lines/s on step lines; one key that
 # starts with a common lower-case letter brings that down to ~25k). So lower-case
 # `loss is nan` lines are left to the step parser (a non-finite `loss`), and exceptions
@@ -688,7 +688,7 @@ PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
 )
-assert all(k[0].isupper() or k[0] in "([|:='" for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS))), "see _EXTRA_KEYS"
+assert all(k[0].isupper() or k[0] in "([{|:=" for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS))), "see _EXTRA_KEYS"
 
 # glog / torch logging headers carry no meaning for the message shown to a person.
 _GLOG_HEADER = re.compile(r"^\[?[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+ +(?:\d+ )?[\w/.-]+:\d+\] ?")
