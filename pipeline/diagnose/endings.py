@@ -237,10 +237,14 @@ def _position(record: Any) -> tuple[str, int]:
     return (record.time or "", record.seq or 0)
 
 
-def _progress_after(view: AttemptView, record: Any) -> bool:
-    """Whether the attempt logged a step of the record's pod after it (progress went on)."""
-    at = _position(record)
-    return any(s.pod == record.pod and _position(s) > at for s in view.steps)
+def _last_steps(view: AttemptView) -> dict[str | None, tuple[str, int]]:
+    """Each pod's last step, by position (one pass over the steps)."""
+    last: dict[str | None, tuple[str, int]] = {}
+    for s in view.steps:
+        at = _position(s)
+        if s.pod not in last or at > last[s.pod]:
+            last[s.pod] = at
+    return last
 
 
 def stall_reports(view: AttemptView) -> list[ErrorRecord]:
@@ -248,7 +252,10 @@ def stall_reports(view: AttemptView) -> list[ErrorRecord]:
     `warning` in parsers/errors.py: horovod's stall check, a py-spy dump) with no step of their pod after
     them: a stall that resumed (a long validation on one rank) is no hang."""
     found = [e for e in view.errors if e.category == "hang" and rule_role(e.pattern) == WARNING]
-    return sorted((e for e in found if not _progress_after(view, e)), key=_position)
+    if not found:
+        return []
+    last = _last_steps(view)  # (a pass over the steps per report was reports x steps: a stall warned every minute for hours)
+    return sorted((e for e in found if not (e.pod in last and last[e.pod] > _position(e))), key=_position)
 
 
 def _reported_stall(view: AttemptView, reports: list[ErrorRecord], base: dict, end_reason: str) -> DiagnosisRecord:
