@@ -16,6 +16,7 @@ never lies past an open record.
 from __future__ import annotations
 
 import base64
+import json
 import time
 
 from opensearchpy import exceptions as os_exc
@@ -31,6 +32,8 @@ from gangscope.pipeline.sinks.indices import OpenSearchError, OpenSearchUnavaila
 __all__ = ["CheckpointStore", "SnapshotError", "dumps", "loads", "index_name"]
 
 TEMPLATE = "checkpoint.json.j2"
+# What of a bulk answer is read: each item's status and error.
+_BULK_ANSWER = "errors,items.*.status,items.*.error"
 INDEX_SCHEMA = 1  # of the index's mapping (templates/index/checkpoint.json.j2), not of the snapshots
 
 
@@ -93,13 +96,39 @@ class CheckpointStore:
 
     def save(self, topic: str, partition: int, offset: int, state: bytes) -> None:
         """Store the state (`dumps`) at `offset` (the next offset to read); returns once the server has it."""
+        self.save_many([(topic, partition, offset, state)])
+
+    def save_many(self, states: list[tuple[str, int, int, bytes]]) -> None:
+        """Store each (topic, partition, offset, state) in one bulk request; returns once the server
+        has every one, else raises OpenSearchError naming the first it refused (those it took stay
+        saved: a checkpoint ahead of its committed offset is one the next owner may use or not, as
+        partition_restore.py decides). One request per partition stood in the service's loop at every
+        commit: 4 round trips to a busy node were 5.6 % of the loop's wall time at 10,000 lines/s
+        (py-spy --idle, bench.kafka_consume --only delay), a consumer of 32 partitions made 32."""
+        if not states:
+            return
         self.ensure()
-        body = {
-            "group": self.group, "topic": topic, "partition": partition, "offset": offset,
-            "saved_at": int(time.time() * 1000), "version": __version__, "schema": SCHEMA,
-            "state": base64.b64encode(state).decode("ascii"),
-        }
-        self._call(self.client.index, index=self.index, id=self._id(topic, partition), body=body)
+        now = int(time.time() * 1000)
+        lines = []
+        for topic, partition, offset, state in states:
+            lines.append(json.dumps({"index": {"_index": self.index, "_id": self._id(topic, partition)}}))
+            lines.append(json.dumps({
+                "group": self.group, "topic": topic, "partition": partition, "offset": offset,
+                "saved_at": now, "version": __version__, "schema": SCHEMA,
+                "state": base64.b64encode(state).decode("ascii"),
+            }))
+        answer = self._call(self.client.bulk, body="\n".join(lines) + "\n", filter_path=_BULK_ANSWER)
+        items = answer.get("items") if isinstance(answer, dict) else None
+        if not isinstance(items, list) or len(items) != len(states):
+            raise OpenSearchError(f"OpenSearch at {indices.redact(self.url)} answered {len(states)} checkpoints "
+                                  f"with {len(items) if isinstance(items, list) else 'no'} items; not saved")
+        for (topic, partition, _offset, _state), item in zip(states, items):
+            info = next(iter(item.values()), None) if isinstance(item, dict) and item else None
+            status = info.get("status") if isinstance(info, dict) else None
+            if not isinstance(status, int) or not 200 <= status < 300:
+                error = info.get("error") if isinstance(info, dict) else item
+                raise OpenSearchError(f"checkpoint of {topic}/{partition} not saved by OpenSearch at "
+                                      f"{indices.redact(self.url)} (status {status}): {str(error)[:200]}")
 
     def load(self, topic: str, partition: int) -> tuple[int, bytes] | None:
         """(offset, state) of the partition's checkpoint, or None when there is none. Whether this

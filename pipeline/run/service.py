@@ -751,10 +751,20 @@ class Service:
     def _save_mark(self, tp, mark: CommitMark):
         """Save a mark's checkpoint; returns the offset (with its metadata) that is safe to commit
         (commit_point.py: past an open record only when its state is checkpointed)."""
-        if mark.data is not None:
-            self.store.save(tp.topic, tp.partition, mark.offset, mark.data)
+        self._save_checkpoints({tp: mark})
+        return self._commit_point(tp, mark)
+
+    def _save_checkpoints(self, marks: dict) -> None:
+        """The marks' checkpoints saved, all in one request (raises OpenSearchError if one is not)."""
+        todo = {tp: mark for tp, mark in marks.items() if mark.data is not None}
+        if not todo:
+            return
+        self.store.save_many([(tp.topic, tp.partition, mark.offset, mark.data) for tp, mark in todo.items()])
+        for tp, mark in todo.items():
             self.checkpointed[tp] = mark.offset
-            self.metrics.checkpoints.inc()
+        self.metrics.checkpoints.inc(len(todo))
+
+    def _commit_point(self, tp, mark: CommitMark):
         self.saved[tp] = mark.offset
         return commit_point(mark.offset, mark.open_positions, self.checkpointed.get(tp) == mark.offset)
 
@@ -778,15 +788,14 @@ class Service:
     def _commit_marks(self, marks: dict) -> None:
         """Save the marks' checkpoints, then commit their offsets (the partitions still owned, by the
         same state as when marked)."""
-        offsets = {}
-        for tp, mark in marks.items():
-            if self.states.get(tp) is not mark.state:
-                continue  # revoked since (and maybe assigned back): its owner then decides
-            try:
-                offsets[tp] = self._save_mark(tp, mark)
-            except OpenSearchError as exc:
-                log.warning("checkpoint not saved; offsets not committed", error=str(exc))
-                return
+        # not those revoked since (and maybe assigned back): their owner then decides
+        owned = {tp: mark for tp, mark in marks.items() if self.states.get(tp) is mark.state}
+        try:
+            self._save_checkpoints(owned)
+        except OpenSearchError as exc:
+            log.warning("checkpoint not saved; offsets not committed", error=str(exc))
+            return
+        offsets = {tp: self._commit_point(tp, mark) for tp, mark in owned.items()}
         if offsets:
             self.kafka_ok = commit_offsets(self.consumer, offsets, max(1.0, 2 * self.cfg.commit_interval),
                                            self.metrics, self.kafka_ok)
