@@ -230,8 +230,11 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("horovod_missing_ranks", "hang", "[missing ranks: ",
              _r(r"\[missing ranks: (?P<stalled>\d+)"),
              "horovod/horovod horovod/common/operations.cc CheckForStalledTensors (tensor_name << \" [missing ranks:\" << \" \" << rank ...)", WARNING),
-    LineRule("horovod_stalled_rank", "hang", ": [",
-             _r(r"^\s*(?P<stalled>\d+)!?: \[(?=[^\]\n]*(?:[Hh]orovod|HOROVOD))"),
+    # (No key: ": [" let every `"layerN": [` of a JSON config dump through the prefilter; `_EXTRA_PATTERNS` holds
+    # ": [" followed by a Horovod op name before any bracket. The names read up to the first "[" or "]", so that
+    # the prefilter, which must find every line this pattern finds, is one linear scan.)
+    LineRule("horovod_stalled_rank", "hang", "",
+             _r(r"^\s*(?P<stalled>\d+)!?: \[(?=[^\[\]\n]*(?:[Hh]orovod|HOROVOD))"),
              "horovod/horovod horovod/common/stall_inspector.cc CheckForStalledTensors (message << std::endl << kv.first; "
              "\"!\" when the rank will be shut down; << \": [\" << the stalled ops' names, horovod_* / Horovod* ops)", WARNING),
     # A py-spy dump: the stacks of a live process, taken because it stopped moving (the header of each
@@ -682,8 +685,9 @@ _EXTRA_KEYS = ("Killed", "Terminated", "Hangup", "Aborted", "Segmentation fault"
                # rare signs like '(' and '|', few positions of a line start one
                *(f"{sign}{' ' * n}{value}" for sign in ":=" for n in range(3 if sign == ":" else 2) for value in ("nan", "inf", "-inf", "-nan")))  # fmt: skip
 # Prefilter patterns for rules whose only literal is common in healthy logs (no "|" inside: the
-# prefilter is one alternation; each starts with a capital, as keys do).
-_EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",)  # nccl_return_trail
+# prefilter is one alternation; each starts with a capital or a rare sign, as keys do).
+_EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_return_trail
+                   r": \[[^\[\]\n]*[Hh][Oo][Rr][Oo][Vv][Oo][Dd]")  # horovod_stalled_rank
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
