@@ -244,6 +244,27 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"^\s*Thread (?:0x[0-9A-Fa-f]+|\d+) \((?P<status>idle|active|gil)(?:\+gil)?\)(?:: \"[^\"]*\")?\s*$"),
              "benfred/py-spy src/dump.rs print_traces (println!(\"Thread {} ({}): \\\"{}\\\"\", thread_id, trace.status_str(), name), "
              "after \"Process {}: {}\" and \"Python v{} ({})\")", WARNING),
+    # XLA's rendezvous watchdog (the collectives and NCCL clique setup of JAX / TF multi-device programs): a thread
+    # that waited `warn_stuck_timeout` for its peers logs that it "may be stuck" (a stall report), then either that
+    # it is "unstuck" after all (the stall resolved: diagnose/rules.py STALL_RESOLVED) or, after
+    # `terminate_timeout`, "Termination timeout ... exceeded. Exiting to ensure a consistent program state." and
+    # exits: a hang that ended the process (a cause).
+    LineRule("xla_rendezvous_stuck", "hang", "This thread has been waiting for ",
+             _r(r"This thread has been waiting for (?:`[^`\n]*` for )?(?P<seconds>\d+) seconds and may be stuck"),
+             "openxla/xla xla/service/rendezvous.cc AwaitAndLogIfStuck (2022: LOG(ERROR) << \"This thread has been waiting for \" << "
+             "seconds << \" seconds and may be stuck:\"; later \"[id=%d] This thread has been waiting for `%s` for %d seconds and "
+             "may be stuck. Expected %d threads to join the rendezvous, but not all of them arrived on time.\" / \"... All %d threads "
+             "joined the rendezvous, however the leader has not marked the rendezvous as completed.\")", WARNING),
+    LineRule("xla_rendezvous_unstuck", "hang", "",
+             _r(r"Thread is unstuck! Warning above was a false-positive|This thread is unstuck waiting for `"),
+             "openxla/xla xla/service/rendezvous.cc AwaitAndLogIfStuck (2022: \"Thread is unstuck! Warning above was a "
+             "false-positive. Perhaps the timeout is too short.\"; later \"[id=%d] This thread is unstuck waiting for `%s` after "
+             "%s. ... Warning above was a false-positive.\")", WARNING),
+    LineRule("xla_rendezvous_terminated", "hang", "Termination timeout ",
+             _r(r"Termination timeout (?:for `[^`\n]*` )?of (?P<seconds>\d+) seconds exceeded\. Exiting to ensure a consistent program state"),
+             "openxla/xla xla/service/rendezvous.cc AwaitAndLogIfStuck (2022: \"Termination timeout of \" << seconds << \" seconds "
+             "exceeded. Exiting to ensure a consistent program state.\" then std::exit(42); later LOG(FATAL) \"[id=%d] Termination "
+             "timeout for `%s` of %d seconds exceeded. Exiting to ensure a consistent program state. ...\")"),
     # NCCL's return trail: every NCCLCHECK / NCCLCHECKGOTO that gets a failing ncclResult_t logs
     # "<file>:<line> -> <code>" (an INFO line, only with NCCL_DEBUG=INFO) and returns it to its caller, up
     # to init.cc / group.cc: a call failed and the error went up to the communicator, whatever WARN (if
@@ -672,6 +693,7 @@ _EXTRA_KEYS = ("Killed", "Terminated", "Hangup", "Aborted", "Segmentation fault"
                "InvalidUsage: ", "InvalidArgument: ",
                "Couldn't reach '", "We couldn't connect to '", "No space left", "Stale file handle", "Disk quota exceeded", "Input/output error",
                "Read-only file system", "Could not connect to the endpoint URL", "Read timeout on endpoint URL",
+               "Thread is unstuck! ", "This thread is unstuck ",  # xla_rendezvous_unstuck
                "Current loss scale already at minimum", "Minimum loss scale reached",
                "Loss is ", "LOSS is ", "Loss = ", "Loss became ",
                "Job was active longer", "PodGroup", "Unschedulable", "FailedScheduling", "NoExecute", "NoSchedule",

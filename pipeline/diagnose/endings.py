@@ -13,7 +13,7 @@ from gangscope.pipeline.diagnose.evidence import error_evidence, record_evidence
 from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler_verdict
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (
-    BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS, EXCERPT_SOURCES, PRINTED_NONFINITE_LOSS,
+    BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS, EXCERPT_SOURCES, PRINTED_NONFINITE_LOSS, STALL_RESOLVED,
 )
 from gangscope.pipeline.diagnose.summary import ranks_text, who
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -255,7 +255,11 @@ def stall_reports(view: AttemptView) -> list[ErrorRecord]:
     if not found:
         return []
     last = _last_steps(view)  # (a pass over the steps per report was reports x steps: a stall warned every minute for hours)
-    return sorted((e for e in found if not (e.pod in last and last[e.pod] > _position(e))), key=_position)
+    for e in found:  # a library's word that the stall is over (rules.STALL_RESOLVED) is progress, as a step is
+        if e.pattern in STALL_RESOLVED and (e.pod not in last or _position(e) > last[e.pod]):
+            last[e.pod] = _position(e)
+    return sorted((e for e in found if e.pattern not in STALL_RESOLVED and not (e.pod in last and last[e.pod] > _position(e))),
+                  key=_position)
 
 
 def _reported_stall(view: AttemptView, reports: list[ErrorRecord], base: dict, end_reason: str) -> DiagnosisRecord:

@@ -29,6 +29,12 @@ EFFECT_SLACK_S = 120.0
 #: loading bars without a description look like as well (datasets' undescribed "100%|...| 1/1").
 BARS_NEEDING_PROGRESS = frozenset({"tqdm"})
 
+#: Stall reports' own word that the stall they reported is over (rule names, parsers/errors.py; category
+#: `hang`, role `warning`): XLA's rendezvous watchdog logs "unstuck ... Warning above was a false-positive"
+#: when the peers it waited for arrive (openxla/xla xla/service/rendezvous.cc AwaitAndLogIfStuck). For
+#: endings.stall_reports such a line is progress, as a step is: a stall it follows resumed.
+STALL_RESOLVED = frozenset({"xla_rendezvous_unstuck"})
+
 #: Stops a launcher's own kill explains (rule names, parsers/errors.py): slurmstepd prints the same
 #: "*** STEP|JOB ... CANCELLED AT ... ***" (no reason) for scancel and for the step srun terminates
 #: itself after a task's bad exit (SchedMD/slurm src/srun/launch.c _task_finish -> _step_signal
