@@ -532,7 +532,8 @@ class BarShown(msgspec.Struct):
 
 class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A `TrainerLogFolder` in a snapshot: the logs dicts waiting for their step (`logs`), the
-    steps the bar was redrawn at after a write (`marks`), the bar's record of each step (`bars`),
+    steps the bar was redrawn at after a write (`marks`), the bar's record of each step (`bars`; empty
+    while bar records are held: then they are the records of `held`),
     its total, steps per epoch once decided (`per_epoch`), the bar records held (`held`), and
     whether a dict was seen (`seen_logs`) or the bar is nobody's Trainer (`plain_bar`). Records
     as `records.record_state` gives them."""
@@ -551,6 +552,7 @@ class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     bar_shown: bool = False
     gave_up: bool = False
     gave_up_total: int | float | None = None
+    held_since: int | None = None
 
 
 class TrainerLogFolder:
@@ -580,7 +582,17 @@ class TrainerLogFolder:
     Streaming: `add` returns the records that are ready (everything but dicts
     waiting for S, and bar records held while it is not known whether dicts will
     come); `close` decides with what it has and returns the rest. Bar records are
-    held at most `max_held` at a time, so a container with only a bar still flows.
+    held at most `max_held` at a time, and for at most `bar_wait_lines` lines of the
+    container from the first one held (`add`'s `line`: the container's line the records
+    come from): then they go on as they are, and so do the bar's next records, until a
+    dict comes (the Trainer's bar after all: its records are dropped again from there, its
+    dicts numbered as ever). `cut` counts the bar records released at either bound (the
+    curation adds them to its counters). Without the line bound a bar of fewer states than
+    `max_held` with no dict was held until the container closed: a consumer indexed none of
+    its steps while the pod ran, and carried them in every checkpoint. The Trainer logs a dict
+    every `logging_steps` (default 500: transformers training_args.py), one bar line a step
+    under torchrun --tee, so 2,048 lines is four times its default reach. In plain-bar mode
+    the bar's records are not kept for the dicts' rates (`_bars`): no dict may ever come.
     Dicts wait for S at most `max_waiting` at a time: past that, they and the dicts
     after them go on unnumbered (step null: no guess) until a new bar total or a new
     plan starts over. A run decides S within its first dicts; every dict re-weighs all
@@ -588,9 +600,12 @@ class TrainerLogFolder:
     time and memory (8k dicts 5.7 s, 32k 118 s).
     """
 
-    def __init__(self, max_held: int = 10_000, max_waiting: int = 512):
+    def __init__(self, max_held: int = 10_000, max_waiting: int = 512, bar_wait_lines: int = 2_048):
         self.max_held = max_held
         self.max_waiting = max_waiting
+        self.bar_wait_lines = bar_wait_lines
+        self.cut = 0  # bar records released at a bound, not yet counted by the owner
+        self._held_since: int | None = None  # the container's line of the first bar record held
         self._logs: list[StepRecord] = []  # dicts waiting for S
         self._marks: set[int] = set()  # steps the bar was redrawn at after a write
         self._bars: dict[int, StepRecord] = {}  # the bar's record of each step (for its rate)
@@ -606,32 +621,42 @@ class TrainerLogFolder:
         self._gave_up = False  # max_waiting dicts waited: no S for this total (`_gave_up_total`)
         self._gave_up_total: int | float | None = None
 
-    def add(self, records: list[Record], bar_may_come: bool = True) -> list[Record]:
+    @property
+    def bar_due(self) -> int | None:
+        """The container's line from which the bar records held go on without a dict (None: none held)."""
+        return None if self._held_since is None else self._held_since + self.bar_wait_lines
+
+    def add(self, records: list[Record], bar_may_come: bool = True, line: int | None = None) -> list[Record]:
         """The records ready to go on. `bar_may_come=False` (the container's curation says no line
         of it is being written in pieces) releases a dict that nothing can number yet at once,
-        unnumbered, while the container has shown no bar: see `_release`."""
+        unnumbered, while the container has shown no bar: see `_release`. `line`: the container's
+        line these records come from (its lines counted from 1, every stream; None: not counted,
+        no line bound)."""
         out: list[Record] = []
+        if line is not None and self._held_since is not None and line >= self._held_since + self.bar_wait_lines:
+            self._cut_bar(out)
         for r in records:
             dialect = getattr(r, "dialect", None)
             if dialect == dialects.TRAINER_PLAN:
                 self._add_plan(r)  # type: ignore[arg-type]
             elif dialect == dialects.HF_TRAINER.name and r.step is None:  # type: ignore[attr-defined]
                 self._seen_logs = True
+                self._plain_bar = False  # the Trainer's bar after all (if a bound made it plain): dropped from here
                 self._logs.append(r)  # type: ignore[arg-type]
             elif dialect == dialects.TQDM.name:
                 if r.metrics.pop(WRITES, 0):  # type: ignore[attr-defined]
                     self._marks.add(r.step)  # type: ignore[attr-defined]
-                self._bars[r.step] = r  # type: ignore[attr-defined,index]
                 self._total = r.total_steps or self._total  # type: ignore[attr-defined]
-                if not self._seen_logs and not self._plain_bar:
+                if self._plain_bar:
+                    out.append(r)
+                    continue
+                self._bars[r.step] = r  # type: ignore[attr-defined,index]
+                if not self._seen_logs:
+                    if self._held_since is None and line is not None:
+                        self._held_since = line
                     self._held.append(r)
                     if len(self._held) > self.max_held:
-                        self._plain_bar = True
-                        out.extend(self._held)
-                        self._held = []
-                        self._bars.clear()
-                elif self._plain_bar:
-                    out.append(r)
+                        self._cut_bar(out)
             elif dialect is None and type(r) is LossColumns:
                 self._loss_names = r.names
             elif dialect is None and type(r) is BarShown:
@@ -641,11 +666,20 @@ class TrainerLogFolder:
                     _name_loss_parts(r, self._loss_names)  # type: ignore[arg-type]
                 out.append(r)
         if self._seen_logs:
-            self._held = []
+            self._held, self._held_since = [], None
             out.extend(self._release(final=False, bar_may_come=bar_may_come))
             if len(self._logs) > self.max_waiting:
                 out.extend(self._settle_waiting())
         return out
+
+    def _cut_bar(self, out: list[Record]) -> None:
+        """A bound hit with bar records held and no dict: they go on as they are (counted in `cut`),
+        and so do the bar's next ones until a dict comes; none is kept for the dicts' rates."""
+        self._plain_bar = True
+        self.cut += len(self._held)
+        out.extend(self._held)
+        self._held, self._held_since = [], None
+        self._bars.clear()
 
     def _settle_waiting(self) -> list[StepRecord]:
         """Too many dicts wait for an S the evidence does not decide: they go on unnumbered, and
@@ -658,11 +692,13 @@ class TrainerLogFolder:
         """What the folder holds and knows, as plain data."""
         return TrainerLogsState(
             logs=[record_state(r) for r in self._logs], marks=sorted(self._marks),
-            bars=[record_state(r) for r in self._bars.values()], total=self._total, per_epoch=self._per_epoch,
+            # while bar records are held, the bar's records are those (each step's last): stored once
+            bars=[] if self._held else [record_state(r) for r in self._bars.values()], total=self._total,
+            per_epoch=self._per_epoch,
             held=[record_state(r) for r in self._held], seen_logs=self._seen_logs, plain_bar=self._plain_bar,
             plan_steps=self._plan_steps, plan_epochs=self._plan_epochs,
             loss_names=None if self._loss_names is None else list(self._loss_names), bar_shown=self._bar_shown,
-            gave_up=self._gave_up, gave_up_total=self._gave_up_total,
+            gave_up=self._gave_up, gave_up_total=self._gave_up_total, held_since=self._held_since,
         )
 
     def restore(self, state: "TrainerLogsState") -> None:
@@ -673,17 +709,20 @@ class TrainerLogFolder:
         self._bars = {r.step: r for r in bars}  # type: ignore[attr-defined]
         self._total, self._per_epoch = state.total, state.per_epoch
         self._held = [record_from_state(r) for r in state.held]
+        if self._held and not bars:
+            self._bars = {r.step: r for r in self._held}  # type: ignore[attr-defined]
         self._seen_logs, self._plain_bar = state.seen_logs, state.plain_bar
         self._plan_steps, self._plan_epochs = state.plan_steps, state.plan_epochs
         self._loss_names = None if state.loss_names is None else tuple(state.loss_names)
         self._bar_shown = state.bar_shown
         self._gave_up, self._gave_up_total = state.gave_up, state.gave_up_total
+        self._held_since = state.held_since
 
     def close(self) -> list[Record]:
         out: list[Record] = list(self._release(final=True))
         out.extend(self._logs)  # no bar to number them by
         out.extend(self._held)
-        self._logs, self._held = [], []
+        self._logs, self._held, self._held_since = [], [], None
         return out
 
     def _add_plan(self, plan: StepRecord) -> None:

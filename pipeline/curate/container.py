@@ -96,6 +96,12 @@ class ContainerCurator:
         self._deadline_due: float | None = None  # the seconds the deadline was made from
         self._open_cache = None  # see _open_streams
         self.trainer_logs = TrainerLogFolder()
+        # The container's lines read so far, every stream (the line being read counts): the Trainer
+        # folder bounds the wait of the bar records it holds by them. Within a block of the scan the
+        # line being read is counted from the block's start (`_in_block`, `_block_pos`: see `_line_no`).
+        self.lines_read = 0
+        self._in_block: list | None = None  # [block, lines before it, offset counted to, newlines before that]
+        self._block_pos = 0
 
     # -- blocks of raw bytes -------------------------------------------------
     def feed_block(self, block: bytes) -> list[Record]:
@@ -111,7 +117,16 @@ class ContainerCurator:
         open record (same stream, same rank prefix), are decoded and parsed; the others are
         counted."""
         stats = self.stats
-        stats.lines += block.count(b"\n") + 1
+        n_lines = block.count(b"\n") + 1
+        stats.lines += n_lines
+        self._in_block = [block, self.lines_read, 0, 0]
+        self.lines_read += n_lines
+        try:
+            return self._scan_cri_lines(block, stats)
+        finally:
+            self._in_block = None
+
+    def _scan_cri_lines(self, block: bytes, stats: CurationStats) -> list[Record]:
         exact_from = None
         if not block.isascii():
             _lines, invalid = decode_block(block)
@@ -146,6 +161,7 @@ class ContainerCurator:
             end = block.find(b"\n", pos)
             if end < 0:
                 end = size
+            self._block_pos = pos
             # The CRI header read in bytes, as _cri_line splits it: the time, the stream, the tag.
             first = block.find(b" ", pos, end)
             time = None
@@ -192,6 +208,8 @@ class ContainerCurator:
         for stream, first_stale in stale.items():
             self._sync_stream(block, size + 1, stream, first_stale)
         self.note_latest()
+        self._in_block = None
+        self._bar_wait_ends(out)
         return out
 
     def note_latest(self) -> None:
@@ -216,6 +234,7 @@ class ContainerCurator:
         else:
             self.last_time[stream] = stamp
             self.last_seq[stream] = 0
+        self.lines_read += 1
         return True
 
     def _note_end(self, time: str | None) -> None:
@@ -339,9 +358,11 @@ class ContainerCurator:
         if self.fmt == "cri":
             cri_line = self._cri_line
             for raw in raws:
+                self.lines_read += 1
                 cri_line(raw, out)
             self.stats.lines += len(raws) if isinstance(raws, list) else 0
             self.note_latest()
+            self._bar_wait_ends(out)
             return out
         decode = self.decode
         stats = self.stats
@@ -354,6 +375,7 @@ class ContainerCurator:
         last_time = None
         for raw in raws:
             stats.lines += 1
+            self.lines_read += 1
             if text_mode:
                 if raw.endswith("\r"):
                     raw = raw[:-1]
@@ -366,8 +388,9 @@ class ContainerCurator:
                     stats.unreadable_lines += 1
                 continue
             last_time = env.time or last_time
-            self.feed_envelope(env, out)
+            self._envelope(env, out)
         self._note_end(last_time)
+        self._bar_wait_ends(out)
         return out
 
     def _cri_line(self, raw: str, out: list[Record], hints: int = -1, exact_from: int = -1) -> None:
@@ -399,9 +422,14 @@ class ContainerCurator:
             if raw.strip():
                 self.stats.unreadable_lines += 1
             return
-        self.feed_envelope(env, out, hints)
+        self._envelope(env, out, hints)
 
     def feed_envelope(self, env: envelopes.Envelope, out: list[Record], hints: int = -1, exact_from: int = -1) -> None:
+        """One line of the container as its envelope (a Kafka message, a Fluent Bit record)."""
+        self.lines_read += 1
+        self._envelope(env, out, hints, exact_from)
+
+    def _envelope(self, env: envelopes.Envelope, out: list[Record], hints: int = -1, exact_from: int = -1) -> None:
         stream = env.stream
         pending = self.partial.get(stream)
         if env.partial:
@@ -439,6 +467,8 @@ class ContainerCurator:
         """A complete logical line: seq, rank prefixes, then the parsers that want it. `exact_from`
         (-1: none): where in `text` the block scan's exact bits start to hold; when the rank
         prefixes end there or before, `hints` is re's answer for the parsers of `exact_mask`."""
+        if self.trainer_logs.bar_due is not None:
+            self._bar_wait_ends(out)
         if seq is None:
             stamp = time if seq_time is None else seq_time
             if stream in self.last_time and self.last_time[stream] == stamp:
@@ -520,7 +550,11 @@ class ContainerCurator:
                 # A bar may still come while a line is being written in pieces, or while a sub-stream
                 # holds an open record: the step parser keeps a bar state open until the next one
                 # (torchrun --tee: the dicts can come through before the bar's first state is out).
-                records = self.trainer_logs.add(records, bar_may_come=bool(self.partial or self.open_keys))
+                folder = self.trainer_logs
+                records = folder.add(records, bar_may_come=bool(self.partial or self.open_keys), line=self._line_no())
+                if folder.cut:
+                    self.stats.bar_steps_released_at_bound += folder.cut
+                    folder.cut = 0
             except Exception as exc:  # the records go on unfolded, without their bar's step numbers
                 self._record_failed(records[0] if records else None, exc, parser=type(self.trainer_logs).__name__)
         stamp = self.stamper.stamp
@@ -540,6 +574,26 @@ class ContainerCurator:
             out.append(record)
             if error is not None:
                 out.append(error)
+
+    def _line_no(self) -> int:
+        """The container's line being read, from 1 (every stream), the same on every path: within a
+        block of the scan, its lines before `_block_pos` (counted on from where the last call did)."""
+        b = self._in_block
+        if b is None:
+            return self.lines_read
+        pos = self._block_pos
+        if pos > b[2]:
+            b[3] += b[0].count(b"\n", b[2], pos)
+            b[2] = pos
+        return b[1] + b[3] + 1
+
+    def _bar_wait_ends(self, out: list[Record]) -> None:
+        """The bar records the Trainer folder holds go on once the container has read `bar_wait_lines`
+        lines since the first of them with no dict (see TrainerLogFolder): checked at every line fed
+        and at the end of every block, so that they need no later record of the container to go."""
+        due = self.trainer_logs.bar_due
+        if due is not None and self._line_no() >= due:
+            self._emit([], None, out)
 
     def _learn_ranks(self, records: list) -> list[Record]:
         """The torchrun agent's latest rank map (it replaces the one before: a restarted worker
@@ -598,6 +652,7 @@ class ContainerCurator:
                      for stream, p in self.partial.items()],
             last_time=dict(self.last_time), last_seq=dict(self.last_seq), text_seq=self.text_seq,
             deadline_due=self._deadline_due, trainer_logs=self.trainer_logs.snapshot(), last_used=self.last_used,
+            lines_read=self.lines_read,
             rank_maps=[RankMapState(since=since, global_of=global_of) for since, global_of in self.stamper.rank_maps or ()],
         )
 
@@ -622,6 +677,7 @@ class ContainerCurator:
         c._deadline_due = state.deadline_due
         c.deadline = None if state.deadline_due is None else deadline_text(state.deadline_due)
         c.trainer_logs.restore(state.trainer_logs)
+        c.lines_read = state.lines_read
         c.last_used = state.last_used
         if state.rank_maps:
             c.stamper.rank_maps = [(m.since, dict(m.global_of)) for m in state.rank_maps]

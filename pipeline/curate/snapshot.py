@@ -109,6 +109,7 @@ class ContainerState(msgspec.Struct, kw_only=True, omit_defaults=True):
     trainer_logs: TrainerLogsState = msgspec.field(default_factory=TrainerLogsState)
     last_used: int = 0
     rank_maps: list[RankMapState] = []
+    lines_read: int = 0  # the container's lines read so far (the Trainer folder's bar wait counts them)
 
 
 class CuratorState(msgspec.Struct, kw_only=True, omit_defaults=True):
@@ -131,6 +132,7 @@ class StatsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     dangling_partials: int = 0
     open_records_flushed: int = 0
     containers_evicted: int = 0
+    bar_steps_released_at_bound: int = 0
     records: dict[str, int] = {}
     problems: list[str] = []
     job_end: dict[str, float] = {}

@@ -29,6 +29,9 @@ class CurationStats:
     dangling_partials: int = 0
     open_records_flushed: int = 0  # flushed before their end: over CurationLimits.max_open_records / max_containers
     containers_evicted: int = 0  # curators closed as the least recently fed: over CurationLimits.max_containers
+    # tqdm bar records released before it was known whether the Trainer's dicts would come (they drop
+    # them): held past TrainerLogFolder's bounds (bar_wait_lines lines of the container, max_held records)
+    bar_steps_released_at_bound: int = 0
     records: dict[str, int] = field(default_factory=dict)
     problems: list[str] = field(default_factory=list)
     job_end: dict[str, float] = field(default_factory=dict)  # job -> time of its last line read
@@ -42,6 +45,7 @@ class CurationStats:
             lines=self.lines, unreadable_lines=self.unreadable_lines, invalid_utf8_lines=self.invalid_utf8_lines,
             partial_lines_cut=self.partial_lines_cut, dangling_partials=self.dangling_partials,
             open_records_flushed=self.open_records_flushed, containers_evicted=self.containers_evicted,
+            bar_steps_released_at_bound=self.bar_steps_released_at_bound,
             records=dict(self.records), problems=list(self.problems), job_end=dict(self.job_end),
             failures=self.failures.summary(), skips=self.skips.summary(),
         )
@@ -50,6 +54,7 @@ class CurationStats:
         self.lines, self.unreadable_lines, self.invalid_utf8_lines = state.lines, state.unreadable_lines, state.invalid_utf8_lines
         self.partial_lines_cut, self.dangling_partials = state.partial_lines_cut, state.dangling_partials
         self.open_records_flushed, self.containers_evicted = state.open_records_flushed, state.containers_evicted
+        self.bar_steps_released_at_bound = state.bar_steps_released_at_bound
         self.records, self.problems, self.job_end = dict(state.records), list(state.problems), dict(state.job_end)
         self.failures = StageFailures.from_summary(state.failures)
         self.skips = StageFailures.from_summary(state.skips)

@@ -355,7 +355,8 @@ def _print_summary(err: Console, result, out_dir: str) -> None:
     for kind, count in summary["records"].items():
         table.add_row(f"{kind} records", f"{count:,}")
     for key in ("unreadable_lines", "invalid_utf8_lines", "long_lines_cut", "dangling_partials", "skipped_events",
-                "open_records_flushed", "containers_evicted", "digest_records_dropped", "digest_records_summarized"):
+                "open_records_flushed", "containers_evicted", "bar_steps_released_at_bound", "digest_records_dropped",
+                "digest_records_summarized"):
         if summary[key]:
             table.add_row(key.replace("_", " "), f"{summary[key]:,}")
     err.print(table)

@@ -106,6 +106,7 @@ class ReplayResult:
             "dangling_partials": self.curation.dangling_partials,
             "open_records_flushed": self.curation.open_records_flushed,
             "containers_evicted": self.curation.containers_evicted,
+            "bar_steps_released_at_bound": self.curation.bar_steps_released_at_bound,
             "digest_records_dropped": sum(self.digest.dropped.values()),
             "digest_records_summarized": self.digest.summarized,
             "skipped_events": self.skipped_events,
