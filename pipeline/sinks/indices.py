@@ -106,6 +106,10 @@ def connect(
         retry_on_timeout=False,
         http_compress=compress,
         connection_class=Urllib3HttpConnection,
+        # connections kept open: the consumer's bulk thread and its loop (checkpoints, read-backs) use
+        # one client at once; urllib3's default of 1 opened a connection per request of the second and
+        # warned 'Connection pool is full' each time
+        pool_maxsize=4,
     )
 
 
