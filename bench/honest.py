@@ -145,7 +145,9 @@ def servers(args) -> None:
             continue
         target = f" (target p99 < {TARGETS['p99_10k']} s)" if rate == 10_000 else ""
         print(f"delay at {rate:,} lines/s (sent {d['rate']:,.0f}/s, p99 {d['behind_p99']:.2f} s behind schedule): "
-              f"produce->searchable p50 {d['p50']:.2f} s, p99 {d['p99']:.2f} s{target}", flush=True)
+              f"produce->searchable p50 {d['p50']:.2f} s, p99 {d['p99']:.2f} s{target}"
+              + (f"; due after the first 5 s (new indices): p50 {d['settled_p50']:.2f} s, p99 {d['settled_p99']:.2f} s"
+                 if d.get("settled_p99") is not None else ""), flush=True)
 
 
 if __name__ == "__main__":
