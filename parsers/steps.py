@@ -553,6 +553,7 @@ class TrainerLogsState(msgspec.Struct, kw_only=True, omit_defaults=True):
     gave_up: bool = False
     gave_up_total: int | float | None = None
     held_since: int | None = None
+    bar_seen: bool = False
 
 
 class TrainerLogFolder:
@@ -606,6 +607,8 @@ class TrainerLogFolder:
         self.bar_wait_lines = bar_wait_lines
         self.cut = 0  # bar records released at a bound, not yet counted by the owner
         self._held_since: int | None = None  # the container's line of the first bar record held
+        # A bar record came since the start or the last cut (`_bars` keeps only the steps dicts may still ask for)
+        self._bar_seen = False
         self._logs: list[StepRecord] = []  # dicts waiting for S
         self._marks: set[int] = set()  # steps the bar was redrawn at after a write
         self._bars: dict[int, StepRecord] = {}  # the bar's record of each step (for its rate)
@@ -647,6 +650,7 @@ class TrainerLogFolder:
                 if r.metrics.pop(WRITES, 0):  # type: ignore[attr-defined]
                     self._marks.add(r.step)  # type: ignore[attr-defined]
                 self._total = r.total_steps or self._total  # type: ignore[attr-defined]
+                self._bar_seen = True
                 if self._plain_bar:
                     out.append(r)
                     continue
@@ -680,6 +684,7 @@ class TrainerLogFolder:
         out.extend(self._held)
         self._held, self._held_since = [], None
         self._bars.clear()
+        self._bar_seen = False
 
     def _settle_waiting(self) -> list[StepRecord]:
         """Too many dicts wait for an S the evidence does not decide: they go on unnumbered, and
@@ -699,6 +704,7 @@ class TrainerLogFolder:
             plan_steps=self._plan_steps, plan_epochs=self._plan_epochs,
             loss_names=None if self._loss_names is None else list(self._loss_names), bar_shown=self._bar_shown,
             gave_up=self._gave_up, gave_up_total=self._gave_up_total, held_since=self._held_since,
+            bar_seen=self._bar_seen,
         )
 
     def restore(self, state: "TrainerLogsState") -> None:
@@ -717,6 +723,7 @@ class TrainerLogFolder:
         self._bar_shown = state.bar_shown
         self._gave_up, self._gave_up_total = state.gave_up, state.gave_up_total
         self._held_since = state.held_since
+        self._bar_seen = state.bar_seen or bool(self._bars)  # (snapshots before the flag: the bars kept said it)
 
     def close(self) -> list[Record]:
         out: list[Record] = list(self._release(final=True))
@@ -729,7 +736,7 @@ class TrainerLogFolder:
         """A line of the run's plan; a new plan (a second train() in the same process) starts over."""
         steps, epochs = plan.total_steps, plan.total_epochs
         if steps is not None and steps != self._plan_steps or epochs is not None and epochs != self._plan_epochs:
-            if self._per_epoch is not None and not self._bars:
+            if self._per_epoch is not None and not self._bar_seen:
                 self._per_epoch = None
             self._gave_up = False
         if steps is not None:
@@ -743,7 +750,7 @@ class TrainerLogFolder:
             return done
         if self._per_epoch is None:
             self._per_epoch = self._decide(final)
-        if self._per_epoch is None and not bar_may_come and self._total is None and not self._bars and not self._bar_shown:
+        if self._per_epoch is None and not bar_may_come and self._total is None and not self._bar_seen and not self._bar_shown:
             # No bar so far and none being written (PrinterCallback: `disable_tqdm`, a log
             # file), no plan that numbers them: the dicts go on as they come, step null, rather
             # than wait for a bar that may never come. A bar that shows later numbers the
@@ -754,9 +761,11 @@ class TrainerLogFolder:
         if self._per_epoch is None or not self._logs:
             return []
         s = self._per_epoch
+        last = None
         for log in self._logs:
             if log.epoch:
                 log.step = round(log.epoch * s)
+                last = log.step if last is None else max(last, log.step)
                 log.total_steps = self._total or self._plan_steps
                 bar = self._bars.get(log.step)
                 if bar is not None:
@@ -764,6 +773,11 @@ class TrainerLogFolder:
                         log.throughput, log.throughput_unit = bar.throughput, bar.throughput_unit
                     if log.step_time_s is None:
                         log.step_time_s = bar.step_time_s
+        if last is not None and len(self._bars) > 1:
+            # The run's dicts come in step order: the bar's records of earlier steps are asked for by
+            # no later dict of this run (one of a new train() is for its own bar's record). Kept, they
+            # were every step of the run in memory and in every checkpoint.
+            self._bars = {step: bar for step, bar in self._bars.items() if step >= last}
         done, self._logs = self._logs, []
         return done
 

@@ -44,9 +44,12 @@ def trainer_dict(step: int, per_epoch: int = TOTAL) -> str:
     return "{'loss': %.4f, 'grad_norm': 1.25, 'learning_rate': 2e-05, 'epoch': %s}" % (2.5 - step / 10000, round(step / per_epoch, 4))
 
 
-def pod_log(steps: int, noise_per_step: int = 3, dicts_at: tuple[int, ...] = (), seed: int = 3) -> list[str]:
+def pod_log(steps: int, noise_per_step: int = 3, dicts_at: tuple[int, ...] = (), seed: int = 3,
+            redraw: bool = False) -> list[str]:
     """CRI lines of one pod: a bar state per step on stderr (torchrun --tee: one state a line), a few
-    ordinary lines between them, Trainer dicts on stdout after the steps in `dicts_at`."""
+    ordinary lines between them, Trainer dicts on stdout after the steps in `dicts_at`; with `redraw`,
+    each dict's tqdm.write clears the bar and draws it again (blanks, an empty line, the same state:
+    fixtures/dialects/hf_trainer_torchrun)."""
     rng = random.Random(seed)
     out = []
     ns = 1_714_564_800 * 10**9
@@ -64,6 +67,10 @@ def pod_log(steps: int, noise_per_step: int = 3, dicts_at: tuple[int, ...] = (),
             add("stdout", rng.choice(NOISE).format(n=rng.randint(0, 999)))
         if s in dicts_at:
             add("stdout", trainer_dict(s))
+            if redraw:
+                add("stderr", " " * 46)
+                add("stderr", "")
+                add("stderr", bar(s))
     return out
 
 
@@ -179,6 +186,27 @@ def test_the_wait_survives_a_snapshot_and_stores_the_held_records_once():
     got += taken_up.feed_block("\n".join(lines[1200:]).encode()) + taken_up.close()
     assert encoded(got) == encoded(want)
     assert taken_up.stats.bar_steps_released_at_bound == stats.bar_steps_released_at_bound == 512
+
+
+def test_the_trainers_bar_keeps_only_the_steps_its_next_dicts_may_ask_for():
+    """The bar's record of each step waits for the dict of that step (its rate goes on the dict); those
+    of steps before the last dict numbered are asked for by no later dict of the run. Kept, they were
+    every step of the run in memory and in every checkpoint (3,000 here, growing with the run)."""
+    lines = pod_log(3000, noise_per_step=1, dicts_at=tuple(range(10, 3001, 10)), redraw=True)
+    cur = ContainerCurator(POD, "cri", CurationStats())
+    records, most = [], 0
+    for i in range(0, len(lines), 500):
+        records += cur.feed_block("\n".join(lines[i : i + 500]).encode())
+        state = cur.snapshot().trainer_logs
+        most = max(most, len(state.bars))
+    records += cur.close()
+    assert most <= 20
+    dicts = [r for r in records if isinstance(r, StepRecord) and r.dialect == "hf_trainer"]
+    assert [r.step for r in dicts] == list(range(10, 3001, 10)) and not bar_steps(records)
+    # (a dict released at once finds its step's state still with the step parser, which keeps it until
+    # the bar moves on: only those that waited for S carry a rate here, each its own step's)
+    rated = [r for r in dicts if r.throughput is not None]
+    assert rated and all(r.throughput == float(f"3.{r.step % 90 + 10}") for r in rated)
 
 
 # --- against the real Kafka and OpenSearch: searchable while the pod runs, then replay's index ---
