@@ -344,6 +344,17 @@ LINE_RULES: tuple[LineRule, ...] = (
              "glibc strsignal texts (SIGKILL \"Killed\", SIGTERM \"Terminated\", SIGHUP \"Hangup\", SIGABRT \"Aborted\", SIGSEGV "
              "\"Segmentation fault\", SIGBUS \"Bus error\")", SUMMARY,
              classify=lambda m: {"Killed": "host_oom", "Terminated": "preempted", "Hangup": "preempted"}.get(m["what"], "unknown")),
+    # A native library's fatal-signal handler dumping the signal that is about to kill its process (it re-raises
+    # the signal after the dump): glog / ng-log "*** SIGSEGV (@0x0) received by PID N (TID 0x..) from PID M; stack
+    # trace: ***" (the internal absl form "(@(nil)), see go/..#s15 received by PID N"), absl "*** SIGSEGV received at
+    # time=N on cpu K ***". A death by signal with no cause of its own: a summary, the signal deciding the category
+    # (SIGTERM from another process -> preempted, the crashes -> unknown), so a cause printed before it still wins.
+    LineRule("native_signal_dump", "unknown", "SIG",
+             _r(r"\*\*\* (?P<name>SIG[A-Z]+)(?: \(@(?:\(nil\)|[^)]*)\)(?:, see \S+)?)? received (?:by PID (?P<pid>\d+)|at time=\d+)"),
+             "google/glog src/signalhandler.cc DumpSignalInfo (\"*** \" signal_name \" (@0x\" si_addr \") received by PID \" getpid() "
+             "\" (TID 0x..) from PID \" si_pid \"; stack trace: ***\", after DumpTimeInfo's \"*** Aborted at N (unix time) ...\"; "
+             "then InvokeDefaultSignalHandler re-raises it); abseil absl/debugging/failure_signal_handler.cc WriteSignalMessage "
+             "(\"*** %s received at time=%ld%s ***\")", SUMMARY),
     LineRule("agent_failed", "unknown", "(exitcode: ",
              _r(r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s\")",

@@ -13,7 +13,8 @@ from gangscope.pipeline.diagnose.evidence import error_evidence, record_evidence
 from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler_verdict
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (
-    BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, EVENT_VERDICTS, EXCERPT_SOURCES, PRINTED_NONFINITE_LOSS, STALL_RESOLVED,
+    BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, EVENT_VERDICTS, EXCERPT_SOURCES,
+    PRINTED_NONFINITE_LOSS, STALL_RESOLVED,
 )
 from gangscope.pipeline.diagnose.summary import ranks_text, who
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -183,6 +184,15 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
                                evidence=[error_evidence(e) for e in warned[:4]],
                                summary=f"the log ends in {len(warned)} NCCL warning{'s' if len(warned) > 1 else ''} with no error "
                                        f"raised and no progress after them ({who(who_)}): {first.message or first.line}")  # fmt: skip
+    cut = cut_traceback_at_the_end(view)
+    if cut:
+        first = cut[0]
+        who_ = {"pod": first.pod, "rank": first.rank, "node": first.node, "time": first.time}
+        return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category="unknown",
+                               first_failure=who_, time=first.time, confidence=CONFIDENCE["cut_traceback"],
+                               evidence=[record_evidence(t, _head_lines(t.text)) for t in cut[:4]],
+                               summary=f"the log ends inside a Python traceback cut before its exception line ({who(who_)}): "
+                                       "an exception was raised, the text does not say which")  # fmt: skip
     short = _short_of_the_end(view)
     if short:
         # The run said how long it is and its log stops before that with no error: progress
@@ -293,6 +303,27 @@ def warnings_at_the_end(view: AttemptView) -> list[ErrorRecord]:
             continue
         break
     return tail[::-1]
+
+
+def cut_traceback_at_the_end(view: AttemptView) -> list:
+    """The traces cut before their exception line (rules.CUT_TRACEBACK_FORMS, no exception type, `truncated`)
+    that are their pod's last record: no step, error or other trace of that pod was read after them. A
+    trace cut by another process's lines and followed by more of its pod's output is not one (it is
+    interleaving, not the end of the text)."""
+    cut = [t for t in view.traces if t.form in CUT_TRACEBACK_FORMS and not t.exception_type and t.truncated]
+    if not cut:
+        return []
+    last: dict[str | None, tuple[str, int]] = {}
+    for r in (*view.errors, *view.steps, *view.traces):
+        at = _position(r)
+        if r.pod not in last or at > last[r.pod]:
+            last[r.pod] = at
+    return sorted((t for t in cut if last.get(t.pod) == _position(t)), key=_position)
+
+
+def _head_lines(text: str | None, count: int = 3) -> str:
+    """A cut trace's first lines (its header and where it was raised from)."""
+    return "\n".join((text or "").splitlines()[:count])
 
 
 def _clean_end(view: AttemptView) -> str | None:

@@ -86,6 +86,14 @@ PRINTED_NONFINITE_LOSS = "loss_printed_nonfinite"
 #: divergence (diagnose/nonfinite_tail.py): a loss that went non-finite and stayed so to the end.
 NONFINITE_TAIL = 2
 
+#: Trace forms (parsers/records.py TraceRecord.form) that show an exception was raised even when the copy
+#: stops before its exception line: CPython prints "Traceback (most recent call last):" and the
+#: `File "...", line N, in f` frames only while it reports an exception (Lib/traceback.py
+#: TracebackException.format / StackSummary.format; Python/pythonrun.c PyErr_Display), the exception
+#: line comes last. A log whose last record is such a trace with no exception line was cut inside a
+#: failure: it failed and the cause is not in the text (SPEC rev. 2 `unknown`; endings.cut_traceback_at_the_end).
+CUT_TRACEBACK_FORMS = frozenset({"traceback"})
+
 #: How sure a diagnosis is, by what it rests on.
 CONFIDENCE = {
     "rank_report": 0.9,  # a rank printed its own failure
@@ -101,6 +109,7 @@ CONFIDENCE = {
     "stall": 0.6,
     "short_of_end": 0.4,  # the log ends before the run's own totals, with no error
     "warnings_at_end": 0.45,  # the log ends in NCCL warnings, no error raised
+    "cut_traceback": 0.35,  # the log ends inside a traceback cut before its exception line
     "unknown": 0.2,
 }
 
