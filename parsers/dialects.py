@@ -1404,7 +1404,7 @@ def apply_plan(d: Dialect, plan: CompiledPlan, texts: list[str], nonfinite: bool
     except (ValueError, OverflowError):
         if not any("," in t for t in texts):
             return None
-        # thousands separators ("7,512"): the rare slow path
+        # thousands separators ("7,512"): read without them (see Reading.commas)
         return apply_plan(d, plan, [t.replace(",", "") for t in texts], nonfinite)
     if plan.clocks:
         _bar_clocks(out, metrics)
@@ -1499,13 +1499,15 @@ class Template(NamedTuple):
 
 
 class Reading(NamedTuple):
-    """What a dialect read from one segment: its plan, the text of each value, and whether one of
-    them is a NaN/Inf (a property of the layout: only those texts have letters)."""
+    """What a dialect read from one segment: its plan, the text of each value, whether one of
+    them is a NaN/Inf (a property of the layout: only those texts have letters), and whether one
+    holds a thousands separator ("tps: 32,454": a property of the layout too)."""
 
     dialect: Dialect
     plan: CompiledPlan | None
     texts: list[str]
     nonfinite: bool = False
+    commas: bool = False
 
 
 def _has_nonfinite(texts) -> bool:
@@ -1513,10 +1515,18 @@ def _has_nonfinite(texts) -> bool:
     return "n" in joined or "N" in joined  # nan, inf, NAN, INF: no other number text has an n
 
 
+def _has_commas(texts) -> bool:
+    return any("," in t for t in texts)
+
+
 def build(reading: Reading) -> dict | None:
     """StepRecord fields from a reading, or None when it is not a step."""
     if reading.plan is None:
         return None
+    if reading.commas:
+        # apply_plan would read these texts without their commas after its converters refused
+        # them (each refuses a ","): an exception per line; read so at once, the same fields
+        return apply_plan(reading.dialect, reading.plan, [t.replace(",", "") for t in reading.texts], reading.nonfinite)
     return apply_plan(reading.dialect, reading.plan, reading.texts, reading.nonfinite)
 
 
@@ -1553,9 +1563,9 @@ class ShapeCache:
             known = self._layouts.get(layout, _UNSEEN)
             if known is None:
                 return None
-            if known is not _UNSEEN:
-                d, plan, pick, nonfinite = known
-                return Reading(d, plan, pick(seg), nonfinite)
+            if known is not _UNSEEN:  # (a Reading without the Python frame of a NamedTuple's __new__)
+                d, plan, pick, nonfinite, commas = known
+                return _new_tuple(Reading, (d, plan, pick(seg), nonfinite, commas))
             guarded = self._guards.passing(seg, layout if self._guards.layout_safe else None)
             first = next(guarded, None)
             if first is None:  # no dialect's guard holds: none reads it, whatever its shape
@@ -1581,7 +1591,7 @@ class ShapeCache:
             texts = [parts[2 * a + 1] if a == b else "".join(parts[2 * a + 1 : 2 * b + 2]) for a, b in tpl.spans]
             nonfinite = _has_nonfinite(texts)
             if only is None:
-                self._remember(layout, (tpl.dialect, tpl.plan, _picker(tpl.spans, parts), nonfinite))
+                self._remember(layout, (tpl.dialect, tpl.plan, _picker(tpl.spans, parts), nonfinite, _has_commas(texts)))
             return Reading(tpl.dialect, tpl.plan, texts, nonfinite)
         if only is None:
             reading, tpl = self._parse(seg, parts, itertools.chain((first,), guarded))
@@ -1593,7 +1603,8 @@ class ShapeCache:
         if tpl is not None or reading is None:
             self._shapes[key] = tpl
             if only is None:
-                self._remember(layout, None if tpl is None else (tpl.dialect, tpl.plan, _picker(tpl.spans, parts), reading.nonfinite))
+                self._remember(layout, None if tpl is None else (tpl.dialect, tpl.plan, _picker(tpl.spans, parts), reading.nonfinite,
+                                                                 _has_commas(reading.texts)))
         return reading
 
     def _remember(self, layout: bytes, known: tuple | None) -> None:
@@ -1621,6 +1632,7 @@ class ShapeCache:
 
 
 _UNSEEN = object()
+_new_tuple = tuple.__new__
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 
