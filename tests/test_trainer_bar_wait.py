@@ -45,11 +45,12 @@ def trainer_dict(step: int, per_epoch: int = TOTAL) -> str:
 
 
 def pod_log(steps: int, noise_per_step: int = 3, dicts_at: tuple[int, ...] = (), seed: int = 3,
-            redraw: bool = False) -> list[str]:
+            redraw: bool = False, partials_every: int = 0) -> list[str]:
     """CRI lines of one pod: a bar state per step on stderr (torchrun --tee: one state a line), a few
     ordinary lines between them, Trainer dicts on stdout after the steps in `dicts_at`; with `redraw`,
     each dict's tqdm.write clears the bar and draws it again (blanks, an empty line, the same state:
-    fixtures/dialects/hf_trainer_torchrun)."""
+    fixtures/dialects/hf_trainer_torchrun); with `partials_every`, a long line written in three pieces
+    (the runtime's P, P, F lines) after every so many steps."""
     rng = random.Random(seed)
     out = []
     ns = 1_714_564_800 * 10**9
@@ -65,6 +66,13 @@ def pod_log(steps: int, noise_per_step: int = 3, dicts_at: tuple[int, ...] = (),
         add("stderr", bar(s))
         for _ in range(noise_per_step):
             add("stdout", rng.choice(NOISE).format(n=rng.randint(0, 999)))
+        if partials_every and s % partials_every == 0:
+            dump = "config dump " + json.dumps({f"layer{i}": [round(rng.random(), 4)] * 8 for i in range(40)})
+            third = len(dump) // 3
+            for k, piece in enumerate((dump[:third], dump[third : 2 * third], dump[2 * third :])):
+                add("stdout", piece)
+                if k < 2:
+                    out[-1] = out[-1].replace(" stdout F ", " stdout P ", 1)
         if s in dicts_at:
             add("stdout", trainer_dict(s))
             if redraw:
@@ -95,16 +103,25 @@ def by_blocks(lines: list[str], cuts: list[int], block_scan: bool = True) -> tup
     return out, cur.close(), stats
 
 
-def by_envelopes(lines: list[str], batch: int = 37) -> tuple[list, list, CurationStats]:
-    """The same lines as a consumer reads them: Fluent Bit records through a LogPartition, in batches."""
+def by_envelopes(lines: list[str], batch: int = 37, joined: bool = False) -> tuple[list, list, CurationStats]:
+    """The same lines as a consumer reads them: Fluent Bit records through a LogPartition, in batches;
+    `joined`: a line's pieces as Fluent Bit's multiline cri parser gives them, one record with the first
+    piece's time (else a record per piece, `_p` P then F)."""
     kube = {"namespace_name": POD.namespace, "pod_name": POD.pod, "pod_id": UID, "container_name": POD.container,
             "labels": {}}
     part = partition.LogPartition(AttemptOf(EventBook()))
     items = []
-    for i, raw in enumerate(lines):
+    pieces: dict[str, list] = {}
+    for raw in lines:
         time, stream, tag, text = raw.split(" ", 3)
+        if joined and (tag == "P" or stream in pieces):
+            pieces.setdefault(stream, []).append((time, text))
+            if tag == "P":
+                continue
+            first = pieces.pop(stream)
+            time, text = first[0][0], "".join(t for _, t in first)
         value = json.dumps({"time": time, "stream": stream, "_p": tag, "log": text, "kubernetes": kube}).encode()
-        items.append((i, ksrc.decode_log(value)))
+        items.append((len(items), ksrc.decode_log(value)))
     out: list = []
     scanner = partition.text_scanner()
     for i in range(0, len(items), batch):
@@ -129,11 +146,12 @@ def test_a_plain_bars_steps_go_on_before_the_pod_ends_once_the_wait_is_over():
     assert stats.dangling_partials == 0 and stats.open_records_flushed == 0
 
 
-@pytest.mark.parametrize("dict_at", [None, 300, 511, 512, 520, 690])
+@pytest.mark.parametrize("dict_at", [None, 300, 500, 503, 505, 507, 509, 511, 512, 520, 690])
 def test_the_same_records_in_the_same_order_from_blocks_lines_and_kafka_envelopes(dict_at):
     """The wait ends at a line, not at the end of whatever was read: a dict just before or after it,
-    blocks cut anywhere, lines one by one or a consumer's batches give the same records in order."""
-    lines = pod_log(700, dicts_at=() if dict_at is None else (dict_at, dict_at + 100))
+    blocks cut anywhere, lines one by one or a consumer's batches (a line in pieces as its pieces or
+    joined by Fluent Bit) give the same records in order."""
+    lines = pod_log(700, dicts_at=() if dict_at is None else (dict_at, dict_at + 100), partials_every=50)
     want_before, want_after, want_stats = by_blocks(lines, cuts=[])
     want = encoded(want_before + want_after)
     rng = random.Random(dict_at)
@@ -144,10 +162,11 @@ def test_the_same_records_in_the_same_order_from_blocks_lines_and_kafka_envelope
         assert stats.bar_steps_released_at_bound == want_stats.bar_steps_released_at_bound
     before, after, stats = by_blocks(lines, [], block_scan=False)
     assert encoded(before + after) == want
-    before, after, stats = by_envelopes(lines)
-    got = [r for r in before + after if not (isinstance(r, StepRecord) and r.dialect is None)]  # (no derived progress)
-    assert sorted(encoded(got)) == sorted(want)
-    assert stats.bar_steps_released_at_bound == want_stats.bar_steps_released_at_bound
+    for joined in (False, True):
+        before, after, stats = by_envelopes(lines, joined=joined)
+        got = [r for r in before + after if not (isinstance(r, StepRecord) and r.dialect is None)]  # (no derived progress)
+        assert sorted(encoded(got)) == sorted(want), joined
+        assert stats.bar_steps_released_at_bound == want_stats.bar_steps_released_at_bound
 
 
 def test_a_trainer_whose_dicts_come_within_the_wait_keeps_only_its_dicts():

@@ -96,11 +96,14 @@ class ContainerCurator:
         self._deadline_due: float | None = None  # the seconds the deadline was made from
         self._open_cache = None  # see _open_streams
         self.trainer_logs = TrainerLogFolder()
-        # The container's lines read so far, every stream (the line being read counts): the Trainer
-        # folder bounds the wait of the bar records it holds by them. Within a block of the scan the
-        # line being read is counted from the block's start (`_in_block`, `_block_pos`: see `_line_no`).
+        # The container's lines read so far, every stream, a line written in pieces once (its
+        # partial chunks do not count, its last does: a runtime's P, P, F lines and Fluent Bit's one
+        # joined record are one line); the line being read counts. The Trainer folder bounds the
+        # wait of the bar records it holds by them. Within a block of the scan the line being read
+        # is counted from the block's start (`_in_block`, `_block_pos`: see `_line_no`).
         self.lines_read = 0
-        self._in_block: list | None = None  # [block, lines before it, offset counted to, newlines before that]
+        # [block, lines before it, offset counted to, newlines before that, partial chunks read in it, its lines]
+        self._in_block: list | None = None
         self._block_pos = 0
 
     # -- blocks of raw bytes -------------------------------------------------
@@ -119,11 +122,11 @@ class ContainerCurator:
         stats = self.stats
         n_lines = block.count(b"\n") + 1
         stats.lines += n_lines
-        self._in_block = [block, self.lines_read, 0, 0]
-        self.lines_read += n_lines
+        b = self._in_block = [block, self.lines_read, 0, 0, 0, n_lines]
         try:
             return self._scan_cri_lines(block, stats)
         finally:
+            self.lines_read = b[1] + n_lines - b[4]
             self._in_block = None
 
     def _scan_cri_lines(self, block: bytes, stats: CurationStats) -> list[Record]:
@@ -208,6 +211,8 @@ class ContainerCurator:
         for stream, first_stale in stale.items():
             self._sync_stream(block, size + 1, stream, first_stale)
         self.note_latest()
+        b = self._in_block
+        self.lines_read = b[1] + b[5] - b[4]
         self._in_block = None
         self._bar_wait_ends(out)
         return out
@@ -433,6 +438,10 @@ class ContainerCurator:
         stream = env.stream
         pending = self.partial.get(stream)
         if env.partial:
+            if self._in_block is not None:  # a chunk is no line of its own (see lines_read)
+                self._in_block[4] += 1
+            else:
+                self.lines_read -= 1
             if pending is None:
                 self.partial[stream] = [env.time, len(env.text), env.text]
                 self.partial_at[stream] = self.position
@@ -585,7 +594,7 @@ class ContainerCurator:
         if pos > b[2]:
             b[3] += b[0].count(b"\n", b[2], pos)
             b[2] = pos
-        return b[1] + b[3] + 1
+        return b[1] + b[3] - b[4] + 1
 
     def _bar_wait_ends(self, out: list[Record]) -> None:
         """The bar records the Trainer folder holds go on once the container has read `bar_wait_lines`
