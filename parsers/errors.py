@@ -992,6 +992,60 @@ WRAPPERS = re.compile(r"(?:^|\.)(?:ChildFailedError|ProcessRaisedException|Remot
 # msg += original_trace; raise Exception(msg)): a bare Exception with that message is the same wrapper.
 _SPAWN_WRAPPER_MESSAGE = re.compile(r"^\s*-- Process \d+ terminated with the following error:", re.M)
 
+# Exceptions a launcher or a runner raises for a child process that failed (batch h16k, fixtures/eval
+# 360-365): they say only that the child failed. The child's own error, printed above them by the child
+# (its stderr is the launcher's), is the cause; alone, the attempt failed and the text does not say why
+# (`unknown`, a summary: WRAPPER_SUMMARY). A death by SIGKILL / 137 is read before (subprocess_sigkill).
+@dataclass(frozen=True)
+class ChildFailureWrapper:
+    name: str
+    source: str
+    type: re.Pattern[str]
+    message: re.Pattern[str] | None = None  # None: any message
+
+
+CHILD_FAILURE_WRAPPERS: tuple[ChildFailureWrapper, ...] = (
+    ChildFailureWrapper(
+        "subprocess_child_failed",
+        "python/cpython Lib/subprocess.py CalledProcessError.__str__ (\"Command '%s' returned non-zero exit status %d.\", "
+        "\"Command '%s' died with %r.\"), raised for the training child by huggingface/accelerate src/accelerate/commands/launch.py "
+        "simple_launcher (raise subprocess.CalledProcessError(returncode=process.returncode, cmd=cmd)), deepspeedai/DeepSpeed "
+        "deepspeed/launcher/launch.py sigkill_handler (raise subprocess.CalledProcessError(returncode=last_return_code, cmd=cmd)), "
+        "pytorch/pytorch torch/distributed/launch.py main before 1.9 (raise subprocess.CalledProcessError(returncode=process.returncode, "
+        "cmd=cmd)), and any runner's subprocess.run(..., check=True)",
+        _r(r"(?:^|\.)CalledProcessError$"),
+        # its message always names the command first ("Command '[...]' returned ..."); a paste may cut it
+        _r(r"^\s*Command ['\[]")),
+    ChildFailureWrapper(
+        "ray_task_error",
+        "ray-project/ray python/ray/exceptions.py RayTaskError.as_instanceof_cause (the class is named "
+        "f\"RayTaskError({cause_cls.__name__})\"; str: the remote task's name, pid, ip, then its traceback), raised by ray.get",
+        _r(r"(?:^|\.)RayTaskError(?:\(\w+\))?$")),
+    ChildFailureWrapper(
+        "tune_trial_error",
+        "ray-project/ray python/ray/tune/function_runner.py _report_thread_runner_error "
+        "(raise TuneError(\"Trial raised an exception. Traceback:\\n{}\".format(err_tb_str)))",
+        _r(r"(?:^|\.)TuneError$"), _r(r"^\s*Trial raised an exception")),
+)
+
+# A command whose failure is the error itself, not a training child's (a build step or a tool: the
+# command decides): pytorch/pytorch torch/utils/cpp_extension.py runs ['ninja', '-v'] and the
+# compilers (`where cl`, `c++`, `nvcc`); setup and info tools.
+_TOOL_COMMAND = _r(r"^\s*Command '(?:\[')?(?:[^'\s]*[/\\])?(?:ninja|cmake|make|gcc|g\+\+|c\+\+|cc|nvcc|cl|where|which|git|pip3?|conda|"
+                   r"nvidia-smi|apt(?:-get)?)(?:\.exe)?['\s]")
+
+
+def child_failure_wrapper(exc_type: str, message: str) -> str | None:
+    """The name of the CHILD_FAILURE_WRAPPERS entry an exception is (a launcher's report of a child
+    that failed), or None."""
+    for form in CHILD_FAILURE_WRAPPERS:
+        if form.type.search(exc_type or "") and (form.message is None or form.message.search(message or "")):
+            if form.name == "subprocess_child_failed" and _TOOL_COMMAND.match(message or ""):
+                return None
+            return form.name
+    return None
+
+
 #: The `pattern` of the error a wrapper stands for when the exception it wraps cannot be read (the
 #: child's traceback cut): like a launcher's summary, it says only that a worker failed (`rule_role`).
 WRAPPER_SUMMARY = "trace_wrapper"
@@ -1024,6 +1078,8 @@ def exception_category(exc_type: str, message: str) -> str | None:
     for rule in TRACE_RULES:
         if rule.frame is None and _rule_matches(rule, exc_type, message, []):
             return rule.category
+    if child_failure_wrapper(exc_type, message):
+        return "unknown"  # a launcher's report of a child that failed, its cause not on this line
     return "python_exception"
 
 
@@ -1053,6 +1109,13 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     if inner is not None:
         category = exception_category(*inner) or "python_exception"
         return category, _exception_text(*inner)
+    if child_failure_wrapper(links[-1][0], links[-1][1]):
+        # a launcher's report of a child that failed: the child's error, when its message ends with
+        # one; else a summary (trace_errors: WRAPPER_SUMMARY), outranked by the child's own error
+        inner = _message_exception(links[-1][1])
+        if inner is not None:
+            return exception_category(*inner) or "python_exception", _exception_text(*inner)
+        return "unknown", f"{_exception_text(links[-1][0], links[-1][1])[:300]} (a child process failed; its own error is not in this trace)"
     if is_spawn_wrapper(links[-1][0], links[-1][1]):
         # the child's traceback is cut: a worker failed, and what it raised is not in the text
         return "unknown", f"{links[-1][0]}: a worker failed; its traceback is cut"
@@ -1063,6 +1126,16 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
 
 
 _INNER_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure))(?:: ?(?P<message>.*))?$")
+
+
+def _message_exception(message: str) -> tuple[str, str] | None:
+    """The last exception line inside a wrapper's message that is no wrapper itself (Tune's error
+    carries the trial's traceback), or None."""
+    for line in reversed((message or "").splitlines()[1:]):
+        m = _INNER_EXCEPTION.match(line.strip())
+        if m and not child_failure_wrapper(m["type"], m["message"] or "") and not is_wrapper(m["type"], m["message"] or ""):
+            return m["type"], m["message"] or ""
+    return None
 
 
 def _wrapped_exception(links: list[tuple[str, str, list[str]]]) -> tuple[str, str] | None:

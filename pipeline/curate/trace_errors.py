@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 
-from gangscope.parsers.errors import WRAPPER_SUMMARY, classify_trace, is_spawn_wrapper, spawned_process
+from gangscope.parsers.errors import WRAPPER_SUMMARY, child_failure_wrapper, classify_trace, is_spawn_wrapper, spawned_process
 from gangscope.parsers.records import ErrorRecord, TraceRecord, stable_id
 
 
@@ -20,7 +20,8 @@ def error_of_trace(trace: TraceRecord) -> ErrorRecord | None:
         trace_id=trace.id,
         pattern="trace",
     )
-    if category == "unknown" and is_spawn_wrapper(trace.exception_type or "", trace.message or ""):
+    if category == "unknown" and (is_spawn_wrapper(trace.exception_type or "", trace.message or "")
+                                  or child_failure_wrapper(trace.exception_type or "", trace.message or "")):
         error.pattern = WRAPPER_SUMMARY  # says only that a worker failed (errors.classify_trace)
     for name in ("job", "attempt", "namespace", "pod", "container", "node", "rank", "local_rank", "time", "source", "stream", "seq"):
         setattr(error, name, getattr(trace, name))
