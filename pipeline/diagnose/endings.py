@@ -247,13 +247,13 @@ def _position(record: Any) -> tuple[str, int]:
     return (record.time or "", record.seq or 0)
 
 
-def _last_steps(view: AttemptView) -> dict[str | None, tuple[str, int]]:
-    """Each pod's last step, by position (one pass over the steps)."""
+def _last_positions(records: Any) -> dict[str | None, tuple[str, int]]:
+    """Each pod's last record among `records`, by position (one pass)."""
     last: dict[str | None, tuple[str, int]] = {}
-    for s in view.steps:
-        at = _position(s)
-        if s.pod not in last or at > last[s.pod]:
-            last[s.pod] = at
+    for r in records:
+        at = _position(r)
+        if r.pod not in last or at > last[r.pod]:
+            last[r.pod] = at
     return last
 
 
@@ -264,7 +264,7 @@ def stall_reports(view: AttemptView) -> list[ErrorRecord]:
     found = [e for e in view.errors if e.category == "hang" and rule_role(e.pattern) == WARNING]
     if not found:
         return []
-    last = _last_steps(view)  # (a pass over the steps per report was reports x steps: a stall warned every minute for hours)
+    last = _last_positions(view.steps)  # (a pass over the steps per report was reports x steps: a stall warned every minute for hours)
     for e in found:  # a library's word that the stall is over (rules.STALL_RESOLVED) is progress, as a step is
         if e.pattern in STALL_RESOLVED and (e.pod not in last or _position(e) > last[e.pod]):
             last[e.pod] = _position(e)
@@ -313,11 +313,7 @@ def cut_traceback_at_the_end(view: AttemptView) -> list:
     cut = [t for t in view.traces if t.form in CUT_TRACEBACK_FORMS and not t.exception_type and t.truncated]
     if not cut:
         return []
-    last: dict[str | None, tuple[str, int]] = {}
-    for r in (*view.errors, *view.steps, *view.traces):
-        at = _position(r)
-        if r.pod not in last or at > last[r.pod]:
-            last[r.pod] = at
+    last = _last_positions((*view.errors, *view.steps, *view.traces))
     return sorted((t for t in cut if last.get(t.pod) == _position(t)), key=_position)
 
 
