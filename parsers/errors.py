@@ -117,9 +117,12 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("cuda_error", "cuda_error", "CUDA error: ",
              _r(r"CUDA error: (?P<what>[^\n]+?)\s*$"),
              "pytorch/pytorch c10/cuda/CUDAException.cpp (\"CUDA error: \" + cudaGetErrorString)"),
-    LineRule("device_assert", "cuda_error", "Assertion `",
-             _r(r"\.cu:\d+: .*block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `(?P<what>.*)` failed"),
-             "CUDA device assert as printed by ATen kernels (FORMATS.md 4.11, aten/src/ATen/native/cuda/IndexKernel.cu)"),
+    # The backticks around the condition are lost when a thread's paste is not in a code block (Markdown reads
+    # `...` as inline code; batch h16m, fixtures/eval/dev 384): the condition is read with or without them.
+    LineRule("device_assert", "cuda_error", "Assertion ",
+             _r(r"\.cu:\d+: .*block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion `?(?P<what>.*?)`? failed"),
+             "CUDA device assert as printed by ATen kernels (FORMATS.md 4.11, aten/src/ATen/native/cuda/IndexKernel.cu; "
+             "the device runtime's __assert_fail: \"%s:%d: %s: block: [%d,%d,%d], thread: [%d,%d,%d] Assertion `%s` failed.\")"),
     LineRule("cublas", "cuda_error", "CUBLAS_STATUS_",
              _r(r"(?P<what>CUBLAS_STATUS_[A-Z_]+) when calling `(?P<call>[^`(]+)"),
              "pytorch/pytorch aten/src/ATen/cuda/CUDABlas.cpp (TORCH_CUDABLAS_CHECK: \" when calling `\")"),
@@ -671,6 +674,26 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"^(?:Finished|Done|Completed?) train(?:ing)?\b|^Training (?:finished|completed?|done)\b"),
              "user scripts' own last line (\"Finished training\", \"Training finished\"): a convention, not a library string",
              END),
+    # A shared library that does not match what loads it (a wheel built for another torch / CUDA / TensorFlow): the
+    # dynamic loader's message, whatever carries it (a logger's field, a JSON log entry); an exception line with it
+    # ("ImportError: ...so: undefined symbol: ...") is left to `exception_line` below, which names its type.
+    LineRule("undefined_symbol", "python_exception", ": undefined symbol: ",
+             _r(r"^(?![^:]*\b\w*(?:Error|Exception): )[^\n]*?(?P<library>[^\s:'\"]+\.so(?:\.[\d.]+)?): undefined symbol: (?P<symbol>[\w@.$]+)"),
+             "bminor/glibc elf/dl-lookup.c _dl_lookup_symbol_x (_dl_signal_cerror(0, ..., N_(\"symbol lookup error\"), "
+             "\"undefined symbol: %s%s%s\"), dlerror's \"<file>: undefined symbol: <name>\"); python/cpython Python/dynload_shlib.c "
+             "(dlerror() as the ImportError's message); tensorflow/tensorflow python/framework/load_library.py"),
+    # SkyPilot's word that a job ended in a failed state: that it failed, not why (a summary).
+    LineRule("skypilot_job_failed", "unknown", "Job finished (status: ",
+             _r(r"Job finished \(status: (?:\w+Status\.)?(?P<status>FAILED\w*)\)"),
+             "skypilot-org/skypilot sky/skylet/log_lib.py tail_logs, sky/jobs/utils.py stream_logs (ux_utils.finishing_message("
+             "f'Job finished (status: {status}).'); statuses sky/skylet/job_lib.py JobStatus FAILED, FAILED_SETUP, FAILED_DRIVER; "
+             "sky/jobs/state.py ManagedJobStatus FAILED_CONTROLLER, FAILED_PRECHECKS, FAILED_NO_RESOURCE)", SUMMARY),
+    LineRule("skypilot_terminal_failed", "unknown", "FAILED",
+             _r(r"Job \d+ is already in terminal state (?P<status>FAILED\w*)"),
+             "skypilot-org/skypilot sky/jobs/utils.py stream_logs (a managed job already ended: \"Job N is already in terminal state "
+             "<ManagedJobStatus>. For more details, run: sky jobs logs --controller N\", as skypilot#5031 shows it; failure_reason "
+             "set by sky/jobs/controller.py, e.g. 'Unexpected error occurred. For details, run: sky jobs logs --controller N')",
+             SUMMARY),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(r"^(?P<type>(?:[A-Za-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error)|[a-z_][\w]*\.error)"
@@ -1021,6 +1044,12 @@ CHILD_FAILURE_WRAPPERS: tuple[ChildFailureWrapper, ...] = (
         "ray-project/ray python/ray/exceptions.py RayTaskError.as_instanceof_cause (the class is named "
         "f\"RayTaskError({cause_cls.__name__})\"; str: the remote task's name, pid, ip, then its traceback), raised by ray.get",
         _r(r"(?:^|\.)RayTaskError(?:\(\w+\))?$")),
+    ChildFailureWrapper(
+        "ray_train_failed",
+        "ray-project/ray python/ray/train/base_trainer.py BaseTrainer.fit (raise TrainingFailedError(\"\\n\".join([restore_msg, "
+        "TrainingFailedError._FAILURE_CONFIG_MSG])) from result.error; _RESTORE_MSG \"The Ray Train run failed. Please inspect the "
+        "previous error messages for a cause. ...\"): the cause is the chained error printed before it",
+        _r(r"(?:^|\.)TrainingFailedError$"), _r(r"^\s*The Ray Train run failed")),
     ChildFailureWrapper(
         "tune_trial_error",
         "ray-project/ray python/ray/tune/function_runner.py _report_thread_runner_error "
