@@ -78,3 +78,21 @@ def test_records_of_one_container_share_one_kubernetes_block():
     first, second = ksrc.decode_log(value), ksrc.decode_log(value)
     assert first.kubernetes == json.loads(value)["kubernetes"]
     assert first.kubernetes is second.kubernetes
+
+
+def test_a_block_unlike_the_last_ones_is_read_for_itself():
+    """The block read last is reused only for the same bytes: records of pods in turn, a bad block
+    between them and an empty one each get their own (the fast path compares with the last block
+    before its lookup)."""
+    base = {"time": "2024-01-01T00:00:00.000000001Z", "stream": "stdout", "_p": "F", "log": "x"}
+    pod_a = {"pod_name": "a", "namespace_name": "ns", "container_name": "c", "pod_id": "uid-a"}
+    pod_b = {**pod_a, "pod_name": "b", "pod_id": "uid-b"}
+    bad = {**pod_a, "labels": ["not", "a", "map"]}
+    order = [pod_a, pod_a, pod_b, pod_a, bad, bad, pod_a, None, pod_b, pod_b, None]
+    for kube in order:
+        value = json.dumps({**base, "kubernetes": kube} if kube is not None else base).encode()
+        got = same(value)
+        if kube is bad:
+            assert got[0] == "undecodable" and got[1] == "bad_kubernetes"
+        else:
+            assert got[0] == "envelope" and got[1].kubernetes == kube

@@ -82,3 +82,44 @@ def test_the_next_bulk_is_sent_before_the_last_is_committed_and_the_index_is_rep
     assert "Connection pool is full" not in caplog.text  # urllib3's: the loop and the bulk thread share a client
     assert not thread.is_alive() and exit_code == [0]
     assert any(service.commits_with_a_bulk_in_flight), service.commits_with_a_bulk_in_flight
+
+
+class _HeldSink:
+    """A sink whose flush (on the bulk thread) lasts until `release` is set."""
+
+    def __init__(self):
+        self.release = threading.Event()
+
+    def flush(self) -> None:
+        self.release.wait(30)
+
+
+def test_records_waiting_for_the_bulk_in_flight_shorten_the_empty_poll():
+    """While records wait for the bulk OpenSearch is indexing, a poll that brings nothing gives up
+    after WAITING_POLL_MS, so that they go out once that bulk is acknowledged, not 200 ms later; with
+    nothing waiting, or nothing in flight, the loop's poll is as long as it was."""
+    from gangscope.pipeline.run import service as service_module
+    from gangscope.pipeline.run.delivery import Bulk, BulkInFlight
+
+    cfg = config.load({"bootstrap": "127.0.0.1:1", "opensearch": "http://127.0.0.1:1", "topics": ["t"],
+                       "metrics_port": -1, "dead_letter_topic": ""}, environ={})
+    service = Service(cfg, install_signals=False)
+    sink = _HeldSink()
+    service.inflight = BulkInFlight(sink)
+    try:
+        assert service._poll_wait(200) == 200  # nothing in flight
+        service.inflight.start(Bulk({"tp": ["a record"]}))
+        assert service._poll_wait(200) == 200  # in flight, nothing waiting for it
+        service.pending = {"tp": []}
+        assert service._poll_wait(200) == 200  # a partition with nothing waiting
+        service.pending = {"tp": ["the next record"]}
+        assert service._poll_wait(200) == service_module.WAITING_POLL_MS < 200
+        assert service._poll_wait(5) == 5
+        service.pending, service.pending_free = {}, ["a diagnosis"]
+        assert service._poll_wait(200) == service_module.WAITING_POLL_MS
+        sink.release.set()
+        assert service.inflight.done(timeout=30) is not None
+        assert service._poll_wait(200) == 200  # acknowledged: the records go out in this cycle
+    finally:
+        sink.release.set()
+        service.inflight.close()

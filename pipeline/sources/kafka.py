@@ -119,9 +119,17 @@ class _KubernetesBlocks:
 
     def __init__(self):
         self._known: dict[bytes, tuple[dict | None, str | None]] = {}
+        # The block read last, as it came (msgspec.Raw) and as read: a partition's messages come
+        # mostly in runs of one pod's, so most records compare their block's bytes with the last
+        # one's and stop there (no copy to bytes, no hash, no lookup: 0.11 -> 0.03 s CPU for the
+        # realistic corpus's 300 k records, bench/kafka_consume.py corpus_records).
+        self._last: msgspec.Raw | None = None
+        self._last_found: tuple[dict | None, str | None] = (None, None)
 
     def read(self, raw: msgspec.Raw) -> tuple[dict | None, str | None]:
         """(the block, None) or (None, what is wrong with it)."""
+        if raw == self._last:
+            return self._last_found
         text = bytes(raw)
         found = self._known.get(text)
         if found is None:
@@ -131,6 +139,7 @@ class _KubernetesBlocks:
             if len(self._known) >= _KUBE_CACHE_MAX:
                 self._known.clear()  # bounded: many distinct pods only cost a decode each again
             self._known[text] = found
+        self._last, self._last_found = raw, found
         return found
 
 
