@@ -14,7 +14,7 @@ from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (
     BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, EVENT_VERDICTS, EXCERPT_SOURCES,
-    PRINTED_NONFINITE_LOSS, STALL_RESOLVED,
+    PRINTED_NONFINITE_LOSS, STALL_RESOLVED, TEARDOWN_AT_THE_END,
 )
 from gangscope.pipeline.diagnose.summary import ranks_text, who
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -193,6 +193,16 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
                                evidence=[record_evidence(t, _head_lines(t.text)) for t in cut[:4]],
                                summary=f"the log ends inside a Python traceback cut before its exception line ({who(who_)}): "
                                        "an exception was raised, the text does not say which")  # fmt: skip
+    teardown = teardown_at_the_end(view)
+    if teardown:
+        first = teardown[0]
+        who_ = {"pod": first.pod, "rank": first.rank, "node": first.node, "time": first.time}
+        return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category="unknown",
+                               first_failure=who_, time=first.time, confidence=CONFIDENCE["teardown_at_end"],
+                               evidence=[error_evidence(e) for e in teardown[:4]],
+                               summary=f"the log ends with the launcher stopping its workers ({len(teardown)} line"
+                                       f"{'s' if len(teardown) > 1 else ''}, nothing after them, {who(who_)}): the attempt failed and "
+                                       f"the logs do not say why: {first.message or first.line}")  # fmt: skip
     short = _short_of_the_end(view)
     if short:
         # The run said how long it is and its log stops before that with no error: progress
@@ -299,6 +309,19 @@ def warnings_at_the_end(view: AttemptView) -> list[ErrorRecord]:
     tail: list[ErrorRecord] = []
     for r in reversed(records):
         if r.kind == "error" and r.category == "nccl_error" and rule_role(r.pattern) == WARNING:
+            tail.append(r)
+            continue
+        break
+    return tail[::-1]
+
+
+def teardown_at_the_end(view: AttemptView) -> list[ErrorRecord]:
+    """The launcher teardown lines (rules.TEARDOWN_AT_THE_END) a log ends in: the attempt's last records, with no
+    step, trace or other line a parser read after them (a group restarted after a membership change logs on)."""
+    records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
+    tail: list[ErrorRecord] = []
+    for r in reversed(records):
+        if r.kind == "error" and r.pattern in TEARDOWN_AT_THE_END:
             tail.append(r)
             continue
         break

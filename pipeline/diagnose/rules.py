@@ -94,6 +94,14 @@ NONFINITE_TAIL = 2
 #: failure: it failed and the cause is not in the text (SPEC rev. 2 `unknown`; endings.cut_traceback_at_the_end).
 CUT_TRACEBACK_FORMS = frozenset({"traceback"})
 
+#: Launcher teardown lines (rule names, parsers/errors.py) that are a failed attempt's last word when nothing follows
+#: them: torch elastic's agent signals only the workers still alive (torch/distributed/elastic/multiprocessing/api.py
+#: SubprocessContext._close: `if handler.proc.poll() is None: logger.warning("Sending process %s closing signal %s", ...)`),
+#: which it does after a worker failed, on a signal of its own, or to restart the group after a membership change (new
+#: workers then start and log). A log whose last records are these, no output after them, ended in a failure it does not
+#: explain (SPEC rev. 2 `unknown`; endings.teardown_at_the_end).
+TEARDOWN_AT_THE_END = frozenset({"agent_closing"})
+
 #: How sure a diagnosis is, by what it rests on.
 CONFIDENCE = {
     "rank_report": 0.9,  # a rank printed its own failure
@@ -110,6 +118,7 @@ CONFIDENCE = {
     "short_of_end": 0.4,  # the log ends before the run's own totals, with no error
     "warnings_at_end": 0.45,  # the log ends in NCCL warnings, no error raised
     "cut_traceback": 0.35,  # the log ends inside a traceback cut before its exception line
+    "teardown_at_end": 0.35,  # the log ends with the launcher stopping its workers, nothing after
     "unknown": 0.2,
 }
 
