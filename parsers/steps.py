@@ -23,7 +23,7 @@ stays step 5 of epoch 2). The Trainer's logs dict prints no step at all: see
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import Any, Callable
 
 import msgspec
 
@@ -629,14 +629,14 @@ class TrainerLogFolder:
         """The container's line from which the bar records held go on without a dict (None: none held)."""
         return None if self._held_since is None else self._held_since + self.bar_wait_lines
 
-    def add(self, records: list[Record], bar_may_come: bool = True, line: int | None = None) -> list[Record]:
+    def add(self, records: list[Record], bar_may_come: bool = True, line_no: Callable[[], int] | None = None) -> list[Record]:
         """The records ready to go on. `bar_may_come=False` (the container's curation says no line
         of it is being written in pieces) releases a dict that nothing can number yet at once,
-        unnumbered, while the container has shown no bar: see `_release`. `line`: the container's
-        line these records come from (its lines counted from 1, every stream; None: not counted,
-        no line bound)."""
+        unnumbered, while the container has shown no bar: see `_release`. `line_no()`: the container's
+        line these records come from (its lines counted from 1, every stream), asked only while bar
+        records are held or one comes (None: not counted, no line bound)."""
         out: list[Record] = []
-        if line is not None and self._held_since is not None and line >= self._held_since + self.bar_wait_lines:
+        if line_no is not None and self._held_since is not None and line_no() >= self._held_since + self.bar_wait_lines:
             self._cut_bar(out)
         for r in records:
             dialect = getattr(r, "dialect", None)
@@ -656,8 +656,8 @@ class TrainerLogFolder:
                     continue
                 self._bars[r.step] = r  # type: ignore[attr-defined,index]
                 if not self._seen_logs:
-                    if self._held_since is None and line is not None:
-                        self._held_since = line
+                    if self._held_since is None and line_no is not None:
+                        self._held_since = line_no()
                     self._held.append(r)
                     if len(self._held) > self.max_held:
                         self._cut_bar(out)

@@ -560,7 +560,7 @@ class ContainerCurator:
                 # holds an open record: the step parser keeps a bar state open until the next one
                 # (torchrun --tee: the dicts can come through before the bar's first state is out).
                 folder = self.trainer_logs
-                records = folder.add(records, bar_may_come=bool(self.partial or self.open_keys), line=self._line_no())
+                records = folder.add(records, bar_may_come=bool(self.partial or self.open_keys), line_no=self._line_no)
                 if folder.cut:
                     self.stats.bar_steps_released_at_bound += folder.cut
                     folder.cut = 0
