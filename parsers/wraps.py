@@ -18,6 +18,11 @@ safe:
   carries no head of its own (`HEAD`: a rank prefix, a timestamp, a logger's level, a Ray
   process prefix, a traceback line, an NCCL line): a record's first line always has one of those
   or is short. A piece that ends in a space the copy trimmed (W-1 long) is left alone.
+- rows of a table are not a wrap: a row and the next line that start columns at the same places
+  (at least `MIN_SHARED_COLUMNS` texts after a gap of two spaces or more, as `kubectl get pods`,
+  `sky jobs queue` or `nvidia-smi` print them, padded to one width, one row ending in a letter
+  and the next starting with a lower-case pod name) are records of their own (batch h16m,
+  fixtures/eval dev 396).
 
 Pure: text in, text out; a block at a time (the reader's blocks are whole lines), so a row at the
 very end of a block is not joined to the next block's first line.
@@ -30,6 +35,10 @@ import re
 MIN_WIDTH = 60  # narrower panes do not hold a log line's head
 MIN_FULL = 3  # rows exactly W long
 MIN_SPLIT_WORDS = 2  # of them followed by the rest of a word they cut
+MIN_SHARED_COLUMNS = 2  # column starts two lines share to be rows of one table
+
+# Where a column of a table starts: a text after two or more spaces (a printer's column padding).
+_COLUMN_START = re.compile(r"(?<=\S)  +(?=\S)")
 
 # The start of a line that is a record of its own, never the rest of a wrapped one. Each part
 # names who prints it.
@@ -63,11 +72,19 @@ def wrap_width(lines: list[str]) -> int | None:
     head = HEAD.match
     for i in [i for i, n in enumerate(lengths) if n == width and i + 1 < len(lines)]:
         row, nxt = lines[i].rstrip("\r"), lines[i + 1]
-        if row[-1:].isalpha() and nxt[:1].islower() and head(nxt) is None:
+        if row[-1:].isalpha() and nxt[:1].islower() and head(nxt) is None and not table_rows(row, nxt):
             split_words += 1
             if split_words >= MIN_SPLIT_WORDS:
                 return width
     return None
+
+
+def table_rows(row: str, nxt: str) -> bool:
+    """Whether two lines are rows of one table: at least MIN_SHARED_COLUMNS columns start at the same place."""
+    starts = {m.end() for m in _COLUMN_START.finditer(row)}
+    if len(starts) < MIN_SHARED_COLUMNS:
+        return False
+    return len(starts.intersection(m.end() for m in _COLUMN_START.finditer(nxt))) >= MIN_SHARED_COLUMNS
 
 
 def join_wrapped(lines: list[str]) -> list[str]:
@@ -83,7 +100,7 @@ def join_wrapped(lines: list[str]) -> list[str]:
         line = lines[i]
         while len(lines[i]) == width and i + 1 < n and not lines[i].rstrip("\r").endswith("  "):
             nxt = lines[i + 1]
-            if not nxt.strip() or head(nxt) is not None:
+            if not nxt.strip() or head(nxt) is not None or table_rows(lines[i], nxt):
                 break
             line = line.rstrip("\r") + nxt
             i += 1

@@ -129,3 +129,57 @@ def test_skypilots_failed_job_is_unknown(tmp_path):
     assert (d.outcome, d.category) == ("failed", "unknown")
     text = "(task, pid=4113) step 10 loss 2.31\n(task, pid=4113) step 20 loss 2.05\n✓ Job finished (status: FAILED).\n"
     assert the_diagnosis(tmp_path, text).category == "unknown"
+
+
+# --- kubectl's pod table: a pod whose STATUS is CrashLoopBackOff (dev 386, 396)
+PODS = ("$ kubectl get pods -n team-a\n"
+        "NAME                                    READY   STATUS             RESTARTS   AGE\n"
+        "keras-example-a1b2c3d4-worker-0         0/2     CrashLoopBackOff   14         15m\n"
+        "keras-example-e5f6g7h8-worker-0         0/2     CrashLoopBackOff   14         15m\n"
+        "keras-example-i9j0k1l2-worker-0         0/2     CrashLoopBackOff   14         15m\n"
+        "keras-example-random-5b9d7c6f48-wq7kp   1/1     Running            0          15m\n")
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "pytorchjob-example-q7wnbd2k-master-0         0/2     CrashLoopBackOff   14         11m",
+        "train-job-worker-0   0/1     Init:CrashLoopBackOff   5 (32s ago)   4m10s",
+    ],
+)
+def test_a_crash_looping_pod_row_is_a_pods_ready_summary(line):
+    found = detect(line)
+    assert (found.category, found.pattern) == ("pods_ready_timeout", "k8s_pod_crash_loop")
+
+
+def test_prose_about_a_crash_loop_is_no_failure():
+    assert detect("I wonder if it is related: my controller-manager pod is in CrashLoopBackOff") is None
+
+
+def test_a_table_of_crash_looping_pods_is_pods_ready_timeout(tmp_path):
+    # the rows share one width and end in a letter before a lower-case pod name: a table, not a wrap
+    d = the_diagnosis(tmp_path, PODS)
+    assert (d.outcome, d.category) == ("failed", "pods_ready_timeout")
+
+
+def test_the_launchers_own_report_outranks_its_crash_loop(tmp_path):
+    mpirun = ("mpirun noticed that process rank 1 with PID 88 on node dist-worker-1 exited on signal 9 (Killed).\n")
+    for text in (PODS + mpirun, mpirun + PODS):
+        d = the_diagnosis(tmp_path, text)
+        assert (d.category, d.first_failure["rank"]) == ("host_oom", 1)
+
+
+def test_table_rows_are_not_joined_as_a_wrap():
+    from gangscope.parsers.wraps import join_wrapped, table_rows
+    rows = PODS.splitlines()
+    assert table_rows(rows[2], rows[3])
+    assert join_wrapped(rows) == rows
+    # a real wrap still joins: pieces of one message share no columns
+    wrapped = ["[rank0]:[E311 09:41:18.1 ProcessGroupNCCL.cpp:1897] Process group watchdog thread terminated with exc",
+               "eption: CUDA error: an illegal memory access was encountered and more words to fill up the r",
+               "ow width of this terminal pane so that it wraps again at the same width of one hundred colum",
+               "ns exactly"]
+    width = max(map(len, wrapped[:3]))
+    wrapped = [w.ljust(width) if i < 3 else w for i, w in enumerate(wrapped)]
+    wrapped = [w[:width] for w in wrapped]
+    assert not table_rows(wrapped[0], wrapped[1])
