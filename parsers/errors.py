@@ -72,6 +72,10 @@ def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
 # Signal numbers as launchers print them (negative exit codes are signals; 128+N is the
 # shell / container runtime form). Which category a death by signal stands for:
 SIGNAL_CATEGORY = {9: "host_oom", 15: "preempted"}
+# The texts glibc's strsignal gives the signals that end a job (string/siglist.h / sigabbrev): what bash's job
+# notes and srun's task reports print for a death by signal.
+_STRSIGNAL = ("Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
+              "|Trace/breakpoint trap")
 EXITCODE_CATEGORY = {-9: "host_oom", 137: "host_oom", -15: "preempted", 143: "preempted"}
 
 # Xid codes that are usually the application's own fault (NVIDIA Xid catalog; FORMATS.md
@@ -323,7 +327,7 @@ LINE_RULES: tuple[LineRule, ...] = (
              classify=lambda m: EXITCODE_CATEGORY.get(int(m["code"]), "unknown")),
     LineRule("srun_task_signal", "unknown", ": task",
              _r(r"(?:srun: error: )?(?P<node>[\w.\[\],-]+): tasks? (?P<rank>\d+)(?:[-,][\d,-]*)?: "
-                r"(?P<what>Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error)(?: \(core dumped\))?\s*$"),
+                r"(?P<what>" + _STRSIGNAL + r")(?: \(core dumped\))?\s*$"),
              "SchedMD/slurm src/srun/launch.c _task_finish (error(\"%s: %s %s: %s%s\", hosts, task_str, tasks, strsignal(WTERMSIG(rc)), "
              "core_str); printed at error level only while the step is not yet cancelled)", SUMMARY),
     LineRule("ray_oom", "host_oom", "Task was killed due to the node running low on memory",
@@ -340,12 +344,14 @@ LINE_RULES: tuple[LineRule, ...] = (
     # alone on its line ("Killed"). A launcher's summary of a death, the signal deciding the category
     # (SIGKILL -> host_oom, SIGTERM / SIGHUP -> preempted, the crashes -> unknown).
     LineRule("shell_job_signal", "unknown", "",
-             _r(r"^(?:\S[^:\n]*: line \d+: +(?P<pid>\d+) +)?(?P<what>Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error)"
+             _r(r"(?:^(?:\S[^:\n]*: line \d+: +(?P<pid>\d+) +)?|\| *\d+/\d+ \[[^\]\n]*\])(?P<what>" + _STRSIGNAL + r")"
                 r"(?: +\(core dumped\))?(?(pid)(?: .*)?|\s*)$"),
              "GNU bash jobs.c notify_of_job_status (non-interactive: fprintf(stderr, _(\"%s: line %d: \"), ...); pretty_print_job(job, "
              "JLIST_NONINTERACTIVE, stderr); a foreground job: fprintf(stderr, \"%s\", j_strsignal(termsig)), _(\" (core dumped)\")); "
              "glibc strsignal texts (SIGKILL \"Killed\", SIGTERM \"Terminated\", SIGHUP \"Hangup\", SIGABRT \"Aborted\", SIGSEGV "
-             "\"Segmentation fault\", SIGBUS \"Bus error\")", SUMMARY,
+             "\"Segmentation fault\", SIGBUS \"Bus error\", SIGILL \"Illegal instruction\", SIGFPE \"Floating point exception\", SIGTRAP "
+             "\"Trace/breakpoint trap\"); a tqdm bar's last refresh leaves no newline (tqdm/std.py: '\\r' + bar, the newline only on close), "
+             "so a foreground job's note follows the bar's closing ']' on the same line", SUMMARY,
              classify=lambda m: {"Killed": "host_oom", "Terminated": "preempted", "Hangup": "preempted"}.get(m["what"], "unknown")),
     # A native library's fatal-signal handler dumping the signal that is about to kill its process (it re-raises
     # the signal after the dump): glog / ng-log "*** SIGSEGV (@0x0) received by PID N (TID 0x..) from PID M; stack
@@ -431,6 +437,84 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"^Process (?P<rank>\d+) exit with status code (?P<exitcode>-?\d+)\.$"),
              "horovod/horovod horovod/runner/gloo_run.py _exec_command_fn (print('Process {idx} exit with status code {ec}.'), idx = slot_info.rank)",
              SUMMARY),
+    # An IDE's run console (PyCharm and the other IntelliJ-platform IDEs) closing a run: the process's exit code, with the
+    # signal that ended it on Unix ("137 (interrupted by signal 9: SIGKILL)") or the NTSTATUS on Windows ("-1073740791
+    # (0xC0000409)"). Exit code 0 is no failure.
+    LineRule("ide_process_exit", "unknown", "Process finished with exit code ",
+             _r(r"^Process finished with exit code (?P<exitcode>-?\d+)(?: \(interrupted by signal (?P<signal>\d+): (?P<name>SIG\w+)\)"
+                r"| \(0x[0-9A-Fa-f]+\))?\s*$"),
+             "JetBrains/intellij-community platform/ide-core/src/com/intellij/execution/process/ProcessTerminatedListener.java "
+             "(IdeCoreBundle.properties finished.with.exit.code.text.message=\"Process finished with exit code {0}\", printed on its own line "
+             "when the run's process terminates)", SUMMARY,
+             classify=lambda m: None if int(m["exitcode"]) == 0 else EXITCODE_CATEGORY.get(
+                 int(m["exitcode"]), SIGNAL_CATEGORY.get(int(m["signal"] or 0), "unknown"))),
+    # MPICH's (and MVAPICH's, Intel MPI's) hydra mpiexec after its BAD TERMINATION box: the signal that ended the job. SIGKILL
+    # is the kernel's OOM killer as for the other launchers; any other signal, SIGTERM too (hydra's own cleanup of the
+    # remaining processes), names no cause.
+    LineRule("hydra_exit_string", "unknown", "YOUR APPLICATION TERMINATED WITH THE EXIT STRING: ",
+             _r(r"YOUR APPLICATION TERMINATED WITH THE EXIT STRING: (?P<what>.+?) \(signal (?P<signal>\d+)\)"),
+             "pmodels/mpich src/pm/hydra mpiexec/mpiexec.c (printf(\"YOUR APPLICATION TERMINATED WITH THE EXIT STRING: %s (signal %d)\\n\", "
+             "strsignal(WTERMSIG(exit_status)), WTERMSIG(exit_status)) after the \"BAD TERMINATION OF ONE OF YOUR APPLICATION PROCESSES\" box)",
+             SUMMARY, classify=lambda m: "host_oom" if m["signal"] == "9" else "unknown"),
+    # Ray Jobs (`ray job submit`, the job's status message): the entrypoint command's exit code. The shell's 127 (command or
+    # script not found) and 126 (not executable) are a launch command that is wrong: a configuration error.
+    LineRule("ray_job_entrypoint_failed", "unknown", "Job entrypoint command failed with exit code ",
+             _r(r"Job entrypoint command failed with exit code (?P<exitcode>-?\d+)"),
+             "ray-project/ray python/ray/dashboard/modules/job/job_manager.py / job_supervisor.py (f\"Job entrypoint command failed with "
+             "exit code {return_code}, last available logs (truncated to 20,000 chars):\\n\" + the driver's last lines); GNU bash doc/bash.1 "
+             "EXIT STATUS (\"If a command is not found, the child process created to execute it returns a status of 127. If a command "
+             "is found but is not executable, the return status is 126.\")", SUMMARY,
+             classify=lambda m: "python_exception" if m["exitcode"] in ("126", "127") else EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown")),
+    # OpenMPI's note that a rank called MPI_Abort (it kills every process of the job): the rank that gave up.
+    LineRule("mpi_abort_invoked", "unknown", "MPI_ABORT was invoked on rank ",
+             _r(r"MPI_ABORT was invoked on rank (?P<rank>\d+) in communicator (?P<comm>\S+)"),
+             "open-mpi/ompi ompi/mpi/help-mpi-api.txt [mpi-abort] (\"MPI_ABORT was invoked on rank %d in communicator %s\", then \"with "
+             "errorcode %d\" or \"  Proc: ... Errorcode: %d\"; \"NOTE: invoking MPI_ABORT causes Open MPI to kill all MPI processes.\")", SUMMARY),
+    # `conda run` when the command it ran exited non-zero (logger conda.cli.main_run, conda's "%(levelname)s %(name)s:%(funcName)s
+    # (%(lineno)d): " head): says only that the command failed; its own error is above.
+    LineRule("conda_run_failed", "unknown", "(See above for error)",
+             _r(r"(?:`conda run (?P<cmd>[^`]*)`|'conda run (?P<old_cmd>.*)' command) failed\. +\(See above for error\)"),
+             "conda/conda conda/cli/main_run.py execute (log.error(\"`conda run %s` failed. (See above for error)\", ...); before 4.8 "
+             "\"Subprocess for 'conda run {}' command failed.  (See above for error)\".format(args.executable_call), a list)", SUMMARY),
+    # zsh's job note for a command that died of a signal ("zsh: killed     python train.py", "zsh: segmentation fault (core
+    # dumped)  python x.py"): its own lower-case signal texts, the command after padding. As bash's note: the signal decides.
+    LineRule("zsh_job_signal", "unknown", "",
+             _r(r"^zsh: (?:\d+ )?(?P<what>killed|terminated|hangup|abort|segmentation fault|bus error|illegal hardware instruction"
+                r"|floating point exception|trace trap)(?: \(core dumped\))?(?: +\S.*)?$"),
+             "zsh-users/zsh Src/jobs.c printjob (fprintf(fout, \"zsh: \"), the pid with -l, then sigmsg(sig) padded, \"%s (core dumped)\" "
+             "when WCOREDUMP, then the command); Src/signames2.awk (msg[KILL] \"killed\", SEGV \"segmentation fault\", ILL \"illegal hardware "
+             "instruction\", FPE \"floating point exception\", BUS \"bus error\", ABRT \"abort\", TERM \"terminated\", HUP \"hangup\", TRAP \"trace trap\")",
+             SUMMARY, classify=lambda m: {"killed": "host_oom", "terminated": "preempted", "hangup": "preempted"}.get(m["what"], "unknown")),
+    # GNU make when a recipe failed ("make: *** [Makefile:12: train] Error 1", "make[1]: *** [train] Killed"); a recipe whose
+    # error make was told to ignore ends in " (ignored)" and is no failure.
+    LineRule("make_recipe_failed", "unknown", ": *** [",
+             _r(r"^\S*make(?:\[\d+\])?: \*\*\* \[(?P<target>[^\]\n]+)\] (?:Error (?P<exitcode>\d+)|(?P<what>" + _STRSIGNAL + r")(?: \(core dumped\))?)"
+                r"(?: shuffle=\S+)?\s*$"),
+             "GNU make src/job.c child_error (pre \"*** \", error (NILF, ..., _(\"%s[%s: %s] Error %d%s\"), pre, nm, f->name, exit_code, post) or "
+             "\"%s[%s: %s] %s%s%s\" with strsignal(exit_sig) and \" (core dumped)\"; post \" (ignored)\" for an ignored error; before 4.0 "
+             "\"*** [%s] Error %d\"); error() prefixes the program name (\"make: \", \"make[1]: \")", SUMMARY,
+             classify=lambda m: (EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown") if m["exitcode"] is not None
+                                 else {"Killed": "host_oom", "Terminated": "preempted", "Hangup": "preempted"}.get(m["what"], "unknown"))),
+    # The Kubeflow training-operator's verdict on a job whose replicas failed beyond its restart policy (the JobFailed
+    # condition's message and event; "... is restarting because ..." is a restart, training goes on).
+    LineRule("training_operator_job_failed", "unknown", "(s) failed",
+             _r(r"\b(?P<kind>\w*[Jj]ob) (?P<name>\S+) is failed because (?P<count>\d+) (?P<rtype>\w+) replica\(s\) failed"),
+             "kubeflow/training-operator pkg/controller.v1/{pytorch,tensorflow,mpi,xgboost,paddlepaddle}/*_controller.go UpdateJobStatus "
+             "(msg := fmt.Sprintf(\"PyTorchJob %s is failed because %d %s replica(s) failed.\", ...); commonutil.JobFailedReason; "
+             "pkg/common/util/reconciler_generic: \"%s %s is failed because %d %s replica(s) failed.\")", SUMMARY),
+    # JAX's distributed client when the coordination service reports an error of this or another task: every surviving task
+    # logs this FATAL line and exits (its cause is another task's failure, in that task's log).
+    # Ray Tune's driver when trials ended in an error (its "Trials did not complete: [...]" before raising TuneError): says
+    # that the trial failed; the trial's own error is in its error file or above.
+    LineRule("tune_trials_incomplete", "unknown", "Trials did not complete",
+             _r(r"Trials did not complete: \[(?P<trials>[^\]\n]*)"),
+             "ray-project/ray python/ray/tune/tune.py run (logger.error(f\"Trials did not complete: {incomplete_trials}\"); "
+             "raise TuneError(\"Trials did not complete\", incomplete_trials) when raise_on_failed_trial)", SUMMARY),
+    LineRule("jax_distributed_fatal", "unknown", "Terminating process because the JAX distributed service",
+             _r(r"Terminating process because the JAX distributed service detected fatal errors"),
+             "openxla/xla xla/pjrt/distributed/client.h (LOG(QFATAL) << \"Terminating process because the JAX distributed service detected "
+             "fatal errors. This most likely indicates that another task died; see the other task logs for more details. ...\"); "
+             "jax docs/multi_process.md shows it after a task was killed", SUMMARY),
     # --- host memory seen by the C library
     LineRule("glibc_tls_oom", "host_oom", "ABORT",
              _r(r"cannot allocate memory for thread-local data: ABORT"),
@@ -643,9 +727,12 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"^\s*\d+\s+0x[0-9a-fA-F]+ (?P<fn>\w*nccl\w*)\(\)  \S+:\d+"),
              "openucx/ucx src/ucs/debug/debug.c ucs_debug_print_backtrace (\"%2d 0x%016lx %s()  %s:%u\" per frame after \"==== backtrace (tid:%7d) ====\"); "
              "NVIDIA/nccl docs troubleshooting (shared memory: SIGBUS / 'Error while creating shared memory segment' when /dev/shm is too small)"),
+    # Any fatal error the interpreter reports ends the process: faulthandler's for a signal, Py_FatalError's for the rest
+    # ("Fatal Python error: <func>: <message>", then abort()).
     LineRule("fatal_signal", "unknown", "Fatal Python error: ",
-             _r(r"Fatal Python error: (?P<what>Segmentation fault|Aborted|Bus error|Floating point exception|Illegal instruction)"),
-             "python/cpython Python/faulthandler.c (\"Fatal Python error: \")"),
+             _r(r"Fatal Python error: (?P<what>\S[^\n]*)"),
+             "python/cpython Python/faulthandler.c (\"Fatal Python error: \" + the signal's name); Python/pylifecycle.c fatal_error "
+             "(\"Fatal Python error: \", the function, \": \", the message, then abort())"),
     # --- a command line the script's (or the launcher's) argparse rejected: a configuration error
     # ArgumentParser.error prints the usage, then "%(prog)s: error: %(message)s" and exits 2; the
     # messages are argparse's own (the prog may hold spaces: "torchx run <run args...> ddp : error:").
@@ -732,6 +819,9 @@ def rule_role(pattern: str | None) -> str:
 # `loss is nan` lines are left to the step parser (a non-finite `loss`), and exceptions
 # saying so to `classify_trace`.
 _EXTRA_KEYS = ("Killed", "Terminated", "Hangup", "Aborted", "Segmentation fault", "Bus error",  # shell_job_signal
+               "Illegal instruction", "Floating point exception", "Trace/breakpoint trap",  # shell_job_signal
+               ": killed", ": terminated", ": hangup", ": abort", ": segmentation fault", ": bus error",  # zsh_job_signal
+               ": illegal hardware instruction", ": floating point exception", ": trace trap",  # zsh_job_signal
                "Call to CUDA function failed", "System call (e.g. socket, malloc)", "Internal check failed",
                "Invalid value for an argument", "This usually reflects invalid usage of NCCL", "A call failed possibly due to a network error",
                "InvalidUsage: ", "InvalidArgument: ",
@@ -984,8 +1074,11 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "before horovod#350 \"This has been caused by an exception on one of the rank or ...\")",
               message=_r(r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the ranks?\b")),
     # Ray's word that an actor's or task's worker process died: a crash whose cause Ray does not know.
-    TraceRule("ray_worker_died", "unknown", "ray-project/ray python/ray/exceptions.py (ActorDiedError: \"The actor died unexpectedly before finishing this task.\", WorkerCrashedError)",
-              type=_r(r"^ray\.exceptions\.(?:ActorDiedError|WorkerCrashedError|ActorUnavailableError)$")),
+    TraceRule("ray_worker_died", "unknown", "ray-project/ray python/ray/exceptions.py (ActorDiedError: \"The actor died unexpectedly before finishing this task.\", WorkerCrashedError; "
+              "before 2.x RayActorError itself: \"The actor died unexpectedly before finishing this task.\", RayWorkerError: \"The worker died "
+              "unexpectedly while executing this task.\", LocalRayletDiedError: \"The task's local raylet died.\")",
+              type=_r(r"^ray\.exceptions\.(?:ActorDiedError|WorkerCrashedError|ActorUnavailableError|RayActorError|RayWorkerError"
+                     r"|LocalRayletDiedError)$")),
     # A model, dataset or file fetched over HTTP (the Hub, a mirror, an object store's URL) that
     # fails: by the client's exception types, by the Hub's messages, or by any socket error raised
     # inside the HTTP client's own frames.
