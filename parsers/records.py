@@ -161,7 +161,7 @@ def encode(record: Record) -> bytes:
 
 def encode_lines(records: list[Record]) -> bytes:
     """NDJSON for a batch of records."""
-    return b"".join(_encoder.encode(r) + b"\n" for r in records)
+    return _encoder.encode_lines(records)
 
 
 def decode(data: bytes | str) -> AnyRecord:

@@ -144,18 +144,19 @@ def is_utc(time: str) -> bool:
     return not tail or (tail[0] == "." and len(tail) > 1 and tail.isascii() and tail[1:].isdigit())
 
 
-_FRACTION_Z = re.compile(r"(?:\.[0-9]+)?Z")
-
-
 def checked_utc(ts: str) -> str | None:
     """`to_utc` for a record's time, a `Z` time checked as `is_utc` does: the UTC text, or None when
     the time names no instant. One call per record: a `Z` time's second is looked up (checked
-    once per distinct second), its fraction matched; any other time is parsed."""
+    once per distinct second), its fraction (`.` and ASCII digits, or none) tested; any other time
+    is parsed."""
     if ts[-1:] == "Z":
         ok = _VALID_HEADS.get(ts[:19])
         if ok is None:
             ok = is_utc(ts[:19] + "Z")
-        return ts if ok and _FRACTION_Z.fullmatch(ts, 19) is not None else None
+        if not ok:
+            return None
+        fraction = ts[19:-1]
+        return ts if not fraction or (fraction[0] == "." and fraction[1:].isdigit() and fraction.isascii()) else None
     instant = parse(ts)
     return None if instant is None else format_instant(instant)
 

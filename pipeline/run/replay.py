@@ -29,6 +29,7 @@ from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.diagnose.spooled_diagnoses import SpooledDiagnoses
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
+from gangscope.pipeline.run import collector
 from gangscope.pipeline.run.parked_progress import ParkedProgress
 from gangscope.pipeline.run.record_counts import RecordCounts
 from gangscope.pipeline.correlate.event_book import EventStream
@@ -160,6 +161,10 @@ class Replay:
         self.counted = RecordCounts()  # summary.json's `records`: one document per id, counted at the end
 
     def run(self) -> ReplayResult:
+        with collector.batch_run():
+            return self._run()
+
+    def _run(self) -> ReplayResult:
         result = self.result
         groups = PodGroups(self.options.paths)
         if self.options.require_input and not len(groups) and not self.options.events:

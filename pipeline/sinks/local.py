@@ -25,7 +25,7 @@ import shutil
 from pathlib import Path
 from typing import IO, Iterable, Iterator
 
-from gangscope.parsers.records import RECORD_KINDS, Record, encode
+from gangscope.parsers.records import RECORD_KINDS, Record, encode, encode_lines
 from gangscope.pipeline.errors import SinkError
 from gangscope.pipeline.isolation import StageFailures, record_place
 from gangscope.pipeline.sinks.newest_by_id import NewestById
@@ -114,26 +114,62 @@ class LocalFolderSink:
 
     def write(self, records: Iterable[Record]) -> None:
         folder = self._ready()
+        records = list(records)
         try:
-            for record in records:
-                # One record is one unit of work: one that cannot be encoded is counted and skipped.
-                try:
-                    kind = record.kind
-                    data = encode(record)
-                except Exception as exc:
-                    self.failures.add("sinks", exc, **record_place(record))
-                    continue
-                if kind in UPDATED_IN_PLACE:
-                    self.latest[kind].put(record.id, data)  # counted once per id, at close
-                    continue
-                handle = self.files.get(kind)
-                if handle is None:
-                    handle = self.files[kind] = self._open(folder / f"{kind}.ndjson.partial")
-                handle.write(data)
-                handle.write(b"\n")
-                self.counts[kind] = self.counts.get(kind, 0) + 1
+            if not self._write_by_kind(folder, records):
+                self._write_each(folder, records)
         except OSError as exc:
             raise self._failure(exc) from None
+
+    def _write_by_kind(self, folder: Path, records: list[Record]) -> bool:
+        """The records of each kind encoded as one NDJSON batch and written at once (the bytes the
+        record-by-record path writes; the kinds updated in place one by one, kept by id); False, and
+        nothing written, when one of them cannot be encoded: then `_write_each` takes the batch."""
+        try:
+            by_kind: dict[str, list[Record]] = {}
+            for record in records:
+                kind = record.kind
+                batch = by_kind.get(kind)
+                if batch is None:
+                    batch = by_kind[kind] = []
+                batch.append(record)
+            encoded = [(kind, [(r.id, encode(r)) for r in batch] if kind in UPDATED_IN_PLACE else encode_lines(batch),
+                        len(batch)) for kind, batch in by_kind.items()]
+        except Exception:
+            return False
+        for kind, data, count in encoded:
+            if kind in UPDATED_IN_PLACE:
+                put = self.latest[kind].put
+                for record_id, document in data:
+                    put(record_id, document)  # counted once per id, at close
+                continue
+            handle = self.files.get(kind)
+            if handle is None:
+                handle = self.files[kind] = self._open(folder / f"{kind}.ndjson.partial")
+            handle.write(data)
+            self.counts[kind] = self.counts.get(kind, 0) + count
+        return True
+
+    def _write_each(self, folder: Path, records: list[Record]) -> None:
+        """Record by record: one that cannot be encoded is counted and skipped; the kinds updated in
+        place keep the newest record of each id."""
+        for record in records:
+            # One record is one unit of work: one that cannot be encoded is counted and skipped.
+            try:
+                kind = record.kind
+                data = encode(record)
+            except Exception as exc:
+                self.failures.add("sinks", exc, **record_place(record))
+                continue
+            if kind in UPDATED_IN_PLACE:
+                self.latest[kind].put(record.id, data)  # counted once per id, at close
+                continue
+            handle = self.files.get(kind)
+            if handle is None:
+                handle = self.files[kind] = self._open(folder / f"{kind}.ndjson.partial")
+            handle.write(data)
+            handle.write(b"\n")
+            self.counts[kind] = self.counts.get(kind, 0) + 1
 
     def _failure(self, exc: OSError) -> SinkError:
         if exc.errno == errno.ENOSPC:
