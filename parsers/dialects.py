@@ -29,7 +29,7 @@ import itertools
 import math
 import operator
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
@@ -892,6 +892,8 @@ TIMM = Dialect(
 # trainer backpropagates is their sum, times the batch size); the parts are metrics loss_part0.. in printed order.
 def _yolo_values(t: pp.ParseResults) -> list[Value]:
     nums = [x for x in t if isinstance(x, _Span)]
+    if len(nums) < 2:  # no instances and size: not a row ("4/2  0G  12,345.5.02 ..." raised ValueError here)
+        raise pp.ParseException("", 0, "a YOLO row ends with its instances and size")
     *parts, instances, size = nums
     return [Value(f"loss_part{i}", p.start, p.end) for i, p in enumerate(parts)] + [
         Value("instances", instances.start, instances.end), Value("imgsz", size.start, size.end)]
@@ -1354,6 +1356,8 @@ class CompiledPlan(NamedTuple):
     ops: tuple
     clocks: bool
     measures: bool  # a line of the plan carries a measurement (see is_step)
+    # apply_plan(dialect, this plan, texts) for texts without thousands separators, written out (plan_reader)
+    read: Callable[[Sequence[str]], dict | None] | None = None
 
 
 def compile_plan(d: Dialect, plan: Plan) -> CompiledPlan:
@@ -1390,7 +1394,45 @@ def compile_plan(d: Dialect, plan: Plan) -> CompiledPlan:
         for into_metrics, name, conv in out
         if conv is not None
     )
-    return CompiledPlan(fixed, tuple(out), clocks, measures)
+    return CompiledPlan(fixed, tuple(out), clocks, measures, plan_reader(d, fixed, tuple(out), clocks, measures))
+
+
+def plan_reader(d: Dialect, fixed: dict, ops: tuple, clocks: bool, measures: bool) -> Callable[[Sequence[str]], dict | None]:
+    """`apply_plan(d, plan, texts)` of the plan made of these parts, for texts that hold no thousands
+    separator (a layout's texts with their commas taken off: see ShapeCache.fields): the fields
+    are one dict display and the metrics another, each value its converter on its text, written
+    out and compiled once per plan (as redact_fields.known_clean_check and dataclasses' __init__
+    are). apply_plan's loop over the ops, a zip and a branch per value, cost a Megatron line
+    (11 values) more than its conversions. The same dicts in the same key order: the fixed
+    fields, then the fields in the ops' order, then the metrics in the ops' order (a name given
+    twice keeps its first place and its last value, as assignment in a loop does); a text a
+    converter refuses (ValueError, OverflowError) reads as no step (None), as in apply_plan."""
+    scope: dict = {"bar_clocks": _bar_clocks, "post": d.post, "numbered": _numbered, "d": d}
+    fields, metrics = [], []
+    for i, (key, value) in enumerate(fixed.items()):
+        scope[f"f{i}"] = value
+        fields.append(f"{key!r}: f{i}")
+    for i, (into_metrics, name, conv) in enumerate(ops):
+        if conv is None:
+            continue
+        scope[f"c{i}"] = conv
+        (metrics if into_metrics else fields).append(f"{name!r}: c{i}(t[{i}])")
+    lines = ["def read(t):",
+             "    try:",
+             f"        out = {{{', '.join(fields)}}}",
+             f"        metrics = {{{', '.join(metrics)}}}",
+             "    except (ValueError, OverflowError):",
+             "        return None"]
+    if clocks:
+        lines.append("    bar_clocks(out, metrics)")
+    lines.append("    out['metrics'] = metrics")
+    if d.post is not None:
+        lines.append("    post(out)")
+    if d.kind in ("step", "bar"):
+        lines.append("    if not numbered(out.get('step'), d): return None" if measures else "    return None")
+    lines.append("    return out")
+    exec("\n".join(lines), scope)  # noqa: S102 -- the source is made above from the plan's names (as literals) only
+    return scope["read"]
 
 
 def apply_plan(d: Dialect, plan: CompiledPlan, texts: list[str], nonfinite: bool = False) -> dict | None:
@@ -1564,7 +1606,7 @@ class ShapeCache:
             if known is None:
                 return None
             if known is not _UNSEEN:  # (a Reading without the Python frame of a NamedTuple's __new__)
-                d, plan, pick, nonfinite, commas = known
+                d, plan, pick, nonfinite, commas, _fields = known
                 return _new_tuple(Reading, (d, plan, pick(seg), nonfinite, commas))
             guarded = self._guards.passing(seg, layout if self._guards.layout_safe else None)
             first = next(guarded, None)
@@ -1607,9 +1649,25 @@ class ShapeCache:
                                                                  _has_commas(reading.texts)))
         return reading
 
+    def fields(self, seg: str) -> tuple[Dialect, dict | None] | None:
+        """What a step parser wants of a segment: `(reading.dialect, build(reading))` for
+        `reading = self.read(seg)`, or None where that is None. A layout seen before is read in
+        one step, its values sliced out and converted by its plan's written-out reader
+        (`plan_reader`), without the Reading in between."""
+        layout = seg.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
+        known = self._layouts.get(layout, _UNSEEN)
+        if known is None:
+            return None
+        if known is not _UNSEEN:
+            return known[5](seg)
+        reading = self.read(seg)
+        return None if reading is None else (reading.dialect, build(reading))
+
     def _remember(self, layout: bytes, known: tuple | None) -> None:
         if len(self._layouts) >= self.max_shapes:
             self._layouts.clear()
+        if known is not None:
+            known = (*known, _layout_fields(*known))
         self._layouts[layout] = known
 
     def _parse(self, seg: str, parts: list[str], dialects) -> tuple[Reading | None, Template | None]:
@@ -1633,6 +1691,20 @@ class ShapeCache:
 
 _UNSEEN = object()
 _new_tuple = tuple.__new__
+
+
+def _layout_fields(d: Dialect, plan: CompiledPlan | None, pick, nonfinite: bool, commas: bool) -> Callable[[str], tuple]:
+    """`ShapeCache.fields` of a segment of a known layout (its dialect, plan, value picker and
+    what its texts hold), as one function of the segment."""
+    if plan is None:
+        found = (d, None)
+        return lambda seg: found
+    if nonfinite or plan.read is None:  # NaN/Inf taken out of the fields: apply_plan's way
+        return lambda seg: (d, build(_new_tuple(Reading, (d, plan, pick(seg), nonfinite, commas))))
+    read = plan.read
+    if commas:
+        return lambda seg: (d, read([t.replace(",", "") for t in pick(seg)]))
+    return lambda seg: (d, read(pick(seg)))
 _DIGITS_TO_ZERO = bytes.maketrans(b"123456789", b"000000000")
 
 

@@ -45,6 +45,17 @@ _PLAIN_EPOCHS = (dialects.GENERIC, dialects.TQDM_EPOCH, dialects.ULTRALYTICS)
 # ...tested by identity: `in` on the tuple compares every field of each frozen Dialect (per step line)
 _PLAIN_EPOCH_IDS = frozenset(map(id, _PLAIN_EPOCHS))
 _ULTRALYTICS = dialects.ULTRALYTICS.name
+# Step-line dialects whose lines go straight to the step being assembled: none of the stream's
+# other state (bars, epoch headers, Keras' and Paddle's evaluation bars, Lightning's validation,
+# an epoch's or a plain loop's step numbers) reads or changes them (StepParser._segment's tests,
+# each of which passes them by). Most step lines are of these (Megatron, DeepSpeed, torchtitan,
+# the Trainer's dicts).
+_STRAIGHT_IDS = frozenset(
+    id(d) for d in dialects.DIALECTS
+    if d.kind == "step" and d.step_scope != "epoch" and id(d) not in _PLAIN_EPOCH_IDS
+    and d.name not in ("keras", "generic", "paddle")
+    and all(d is not other for other in (dialects.LIGHTNING, dialects.KERAS, dialects.PADDLE, dialects.TQDM))
+)
 # metric the tqdm bar records carry to `fold_trainer_logs`: how many tqdm.write() calls were seen at that step
 WRITES = "tqdm_writes"
 
@@ -325,15 +336,17 @@ class StepParser:
             if names is not None:  # for TrainerLogFolder, which names the parts of the bars of every stream
                 out.append(LossColumns(names=names))
                 return
-        reading = self._cache.read(seg)
-        if reading is None:
+        found = self._cache.fields(seg)
+        if found is None:
             return
-        fields = build(reading)
+        d, fields = found
         if fields is None:
-            if reading.dialect is dialects.TQDM:  # the bar at 0: no step, but a bar is there
+            if d is dialects.TQDM:  # the bar at 0: no step, but a bar is there
                 out.append(BarShown())
             return
-        d = reading.dialect
+        if id(d) in _STRAIGHT_IDS:
+            self._stage(fields, line, rank, out)
+            return
         if d.kind == "eval_bar":
             self._lightning.validation(fields.get("step"), fields.get("total_steps"))
             return

@@ -8,12 +8,10 @@ the same for the texts with or without their commas."""
 
 from __future__ import annotations
 
-import glob
-import re
-
+from dialect_plans import fixture_plans
 from hypothesis import given, settings, strategies as st
 
-from gangscope.parsers.dialects import ShapeCache, apply_plan, build, strip_ansi
+from gangscope.parsers.dialects import ShapeCache, apply_plan, build
 
 # torchtitan's step line (fixtures/dialects/torchtitan, torchtitan train.py: f"step: {step:2}  loss: {loss:7.4f}
 # ... tps: {round(tps):,}  tflops: {tflops:,.2f}  mfu: {mfu:.2f}%"), colours taken off as StepParser does
@@ -44,22 +42,7 @@ def test_a_known_layout_reads_values_with_commas_as_a_new_one_does(lines):
             assert build(shared.read(line)) == fresh
 
 
-def _plans():
-    """(dialect, plan) of every step line of the dialect fixtures."""
-    cache = ShapeCache()
-    found = {}
-    for path in sorted(glob.glob("fixtures/dialects/*/pods/*/*/0.log")):
-        with open(path, encoding="utf-8", errors="replace") as fh:
-            for raw in fh:
-                text = re.sub(r"^\S+ \S+ [FP] (?:\[[^\]]*\]:)*", "", raw.rstrip("\n"))
-                for seg in strip_ansi(text).split("\r"):
-                    reading = cache.read(seg) if seg.strip() else None
-                    if reading is not None and reading.plan is not None:
-                        found[(reading.dialect.name, id(reading.plan))] = (reading.dialect, reading.plan)
-    return list(found.values())
-
-
-PLANS = _plans()
+PLANS = fixture_plans()
 value_texts = st.text(alphabet="0123456789,.-+:eEnaNIf ", max_size=12)
 
 

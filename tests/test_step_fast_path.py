@@ -1,0 +1,156 @@
+"""A step line of a layout seen before takes a short path: its plan's written-out reader
+(dialects.plan_reader) instead of apply_plan's loop, `ShapeCache.fields` instead of a Reading and
+`build`, and for the dialects whose lines no other state of the stream touches
+(steps._STRAIGHT_IDS) straight to the step being assembled. These tests hold each short path to
+the plain one: the same fields, the same records, the same parser state."""
+
+from __future__ import annotations
+
+import random
+import re
+from contextlib import contextmanager
+
+import msgspec
+from dialect_plans import DIALECT_LOGS, fixture_plans, fixture_segments
+from hypothesis import HealthCheck, given, settings, strategies as st
+
+from gangscope.parsers import dialects, steps
+from gangscope.parsers.dialects import ShapeCache, apply_plan, build
+from gangscope.parsers.lines import Line, strip_rank_prefixes
+from gangscope.parsers.records import encode
+from gangscope.parsers.steps import StepParser
+
+PLANS = fixture_plans()
+SEGMENTS = fixture_segments()
+SETTINGS = settings(max_examples=12, deadline=None, suppress_health_check=list(HealthCheck))
+# value texts of every kind a converter meets, thousands separators left out (plan_reader's domain)
+value_texts = st.text(alphabet="0123456789.-+:eEnaNIf ", max_size=12)
+
+
+class PlainCache(ShapeCache):
+    """The shape cache as it was: `fields` is `read` then `build`, for a known layout too."""
+
+    def fields(self, seg: str):
+        reading = self.read(seg)
+        return None if reading is None else (reading.dialect, build(reading))
+
+
+@contextmanager
+def no_straight_route():
+    """StepParser._segment with every dialect taking the long way through its tests."""
+    kept = steps._STRAIGHT_IDS
+    steps._STRAIGHT_IDS = frozenset()
+    try:
+        yield
+    finally:
+        steps._STRAIGHT_IDS = kept
+
+
+def test_the_fixtures_give_plans_and_straight_dialects_of_many_kinds():
+    assert len({d.name for d, _plan in PLANS}) >= 10
+    straight = {d.name for d, _plan in PLANS if id(d) in steps._STRAIGHT_IDS}
+    assert {"megatron", "deepspeed", "torchtitan", "hf_trainer"} <= straight
+    assert {"generic", "tqdm", "keras", "lightning"}.isdisjoint(straight)
+
+
+@settings(max_examples=800, deadline=None)
+@given(st.data())
+def test_a_plans_reader_gives_what_apply_plan_gives(data):
+    d, plan = data.draw(st.sampled_from(PLANS))
+    texts = data.draw(st.lists(value_texts, min_size=len(plan.ops), max_size=len(plan.ops)))
+    expected = apply_plan(d, plan, texts)
+    got = plan.read(tuple(texts))
+    assert got == expected
+    if got is not None:  # the same key order too: records and metrics are written in it
+        assert list(got) == list(expected) and list(got["metrics"]) == list(expected["metrics"])
+
+
+def _mutated(text: str, rnd: random.Random) -> str:
+    """`text` with its numbers changed: digits redrawn (the same layout), a digit added or dropped
+    (another layout), now and then a nan/inf or thousands separators where a number was."""
+
+    def number(m: re.Match) -> str:
+        digits = m.group(0)
+        roll = rnd.random()
+        if roll < 0.03:
+            return rnd.choice(["nan", "inf", "-inf", "NAN", "1,234", "12,345.5"])
+        if roll < 0.10:
+            digits = digits + str(rnd.randint(0, 9))
+        elif roll < 0.15 and len(digits) > 1:
+            digits = digits[1:]
+        return "".join(str(rnd.randint(0, 9)) if rnd.random() < 0.5 else c for c in digits)
+
+    return re.sub(r"\d+", number, text)
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32), rate=st.sampled_from([0.0, 0.3, 1.0]))
+def test_a_known_layout_gives_the_fields_of_a_new_one(seed, rate):
+    rnd = random.Random(seed)
+    fast, slow = ShapeCache(), ShapeCache()
+    for seg in SEGMENTS:
+        if rnd.random() < rate:
+            seg = _mutated(seg, rnd)
+        slow._layouts.clear()  # every segment read through its tokens and shape, no layout remembered
+        reading = slow.read(seg)
+        expected = None if reading is None else (reading.dialect, build(reading))
+        for _ in range(2):  # the second read of a segment is its layout's
+            assert fast.fields(seg) == expected, seg
+
+
+def _lines(rnd: random.Random, rate: float) -> list[tuple[str, Line]]:
+    """The dialect fixtures' lines as a step parser gets them (per log, stream and rank), numbers
+    mutated at `rate`."""
+    out = []
+    for n, path in enumerate(DIALECT_LOGS):
+        seq = 0
+        for raw in path.read_text("utf-8", errors="replace").splitlines():
+            parts = raw.split(" ", 3)
+            if len(parts) < 4:
+                continue
+            time, stream, _tag, text = parts
+            if rnd.random() < rate:
+                text = _mutated(text, rnd)
+            text, rank, local_rank = strip_rank_prefixes(text)
+            seq += 1
+            out.append((f"{n}/{stream}/{rank}/{local_rank}", Line(time, seq, text, rank, local_rank)))
+    return out
+
+
+def _parse(lines: list[tuple[str, Line]], cache_type: type) -> tuple[list[bytes], list[bytes]]:
+    """Every record of the streams, and every parser's snapshot before its close."""
+    cache = cache_type()
+    parsers: dict[str, StepParser] = {}
+    records = []
+    for key, line in lines:
+        parser = parsers.get(key) or parsers.setdefault(key, StepParser(cache))
+        _consumed, out = parser.feed(line)
+        records.extend(out)
+    states = [msgspec.msgpack.encode(p.snapshot()) for p in parsers.values()]
+    for parser in parsers.values():
+        records.extend(parser.close())
+    return [encode(r) if isinstance(r, msgspec.Struct) and hasattr(r, "id") else msgspec.json.encode(r)
+            for r in records], states
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32), rate=st.sampled_from([0.0, 0.2, 1.0]))
+def test_the_short_path_gives_the_records_and_state_of_the_plain_one(seed, rate):
+    lines = _lines(random.Random(seed), rate)
+    fast = _parse(lines, ShapeCache)
+    with no_straight_route():
+        plain = _parse(lines, PlainCache)
+    assert fast[0] == plain[0]
+    assert fast[1] == plain[1]
+    assert len(fast[0]) > 100  # the fixtures' steps are there
+
+
+def test_the_straight_route_keeps_out_the_dialects_that_read_the_streams_state():
+    """The generic dialect takes its epoch from an "Epoch n/N" header before it: sent straight,
+    its line would lose it."""
+    assert id(dialects.GENERIC) not in steps._STRAIGHT_IDS
+    parser = StepParser(ShapeCache())
+    for text in ("Epoch 2/5", "step 3 loss 0.25", "step 4 loss 0.2"):
+        _consumed, records = parser.feed(Line("2024-05-01T00:00:00Z", 0, text))
+    records += parser.close()
+    assert [(r.step, r.epoch) for r in records] == [(3, 2), (4, 2)]
