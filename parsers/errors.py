@@ -502,14 +502,14 @@ LINE_RULES: tuple[LineRule, ...] = (
              "kubeflow/training-operator pkg/controller.v1/{pytorch,tensorflow,mpi,xgboost,paddlepaddle}/*_controller.go UpdateJobStatus "
              "(msg := fmt.Sprintf(\"PyTorchJob %s is failed because %d %s replica(s) failed.\", ...); commonutil.JobFailedReason; "
              "pkg/common/util/reconciler_generic: \"%s %s is failed because %d %s replica(s) failed.\")", SUMMARY),
-    # JAX's distributed client when the coordination service reports an error of this or another task: every surviving task
-    # logs this FATAL line and exits (its cause is another task's failure, in that task's log).
     # Ray Tune's driver when trials ended in an error (its "Trials did not complete: [...]" before raising TuneError): says
     # that the trial failed; the trial's own error is in its error file or above.
     LineRule("tune_trials_incomplete", "unknown", "Trials did not complete",
              _r(r"Trials did not complete: \[(?P<trials>[^\]\n]*)"),
              "ray-project/ray python/ray/tune/tune.py run (logger.error(f\"Trials did not complete: {incomplete_trials}\"); "
              "raise TuneError(\"Trials did not complete\", incomplete_trials) when raise_on_failed_trial)", SUMMARY),
+    # JAX's distributed client when the coordination service reports an error of this or another task: every surviving task
+    # logs this FATAL line and exits (its cause is another task's failure, in that task's log).
     LineRule("jax_distributed_fatal", "unknown", "Terminating process because the JAX distributed service",
              _r(r"Terminating process because the JAX distributed service detected fatal errors"),
              "openxla/xla xla/pjrt/distributed/client.h (LOG(QFATAL) << \"Terminating process because the JAX distributed service detected "
