@@ -1588,6 +1588,11 @@ class ShapeCache:
     on a guard ("step:    12" and "step:  1234": the generic guard allows three characters
     between the word and its number): a shape remembered as read by nothing because the
     first of its segments failed every guard would have hidden the later ones that pass.
+    A guard's verdict is its segment's layout's (no guard tells one digit from another), so a
+    long segment (`GUARDS_FIRST_BYTES`) has its guards tested before its layout is made: where
+    none holds (a JSON log line with a "step" key: the commonest long segment), no layout of
+    its could have been remembered as read, and it is not made (a translate and a hash of
+    every byte, ~2/3 of the cost of such a line) nor kept.
     """
 
     def __init__(self, dialects: tuple[Dialect, ...] = DIALECTS, max_shapes: int = 20000):
@@ -1600,19 +1605,54 @@ class ShapeCache:
         self.parses = 0  # pyparsing runs, for tests and benchmarks
 
     def read(self, seg: str, only: tuple[Dialect, ...] | None = None) -> Reading | None:
-        if only is None:
-            layout = seg.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
-            known = self._layouts.get(layout, _UNSEEN)
-            if known is None:
-                return None
-            if known is not _UNSEEN:  # (a Reading without the Python frame of a NamedTuple's __new__)
-                d, plan, pick, nonfinite, commas, _fields = known
-                return _new_tuple(Reading, (d, plan, pick(seg), nonfinite, commas))
-            guarded = self._guards.passing(seg, layout if self._guards.layout_safe else None)
-            first = next(guarded, None)
-            if first is None:  # no dialect's guard holds: none reads it, whatever its shape
-                self._remember(layout, None)
-                return None
+        if only is not None:
+            return self._read_shape(seg, None, only)
+        data = seg.encode("utf-8", "surrogatepass")
+        if len(data) >= GUARDS_FIRST_BYTES and self._read_by_nothing(seg, data):
+            return None
+        layout = data.translate(_DIGITS_TO_ZERO)
+        known = self._layouts.get(layout, _UNSEEN)
+        if known is None:
+            return None
+        if known is not _UNSEEN:  # (a Reading without the Python frame of a NamedTuple's __new__)
+            d, plan, pick, nonfinite, commas, _fields = known
+            return _new_tuple(Reading, (d, plan, pick(seg), nonfinite, commas))
+        return self._read_new(seg, layout)
+
+    def fields(self, seg: str) -> tuple[Dialect, dict | None] | None:
+        """What a step parser wants of a segment: `(reading.dialect, build(reading))` for
+        `reading = self.read(seg)`, or None where that is None. A layout seen before is read in
+        one step, its values sliced out and converted by its plan's written-out reader
+        (`plan_reader`), without the Reading in between."""
+        data = seg.encode("utf-8", "surrogatepass")
+        if len(data) >= GUARDS_FIRST_BYTES and self._read_by_nothing(seg, data):
+            return None
+        layout = data.translate(_DIGITS_TO_ZERO)
+        known = self._layouts.get(layout, _UNSEEN)
+        if known is None:
+            return None
+        if known is not _UNSEEN:
+            return known[5](seg)
+        reading = self._read_new(seg, layout)
+        return None if reading is None else (reading.dialect, build(reading))
+
+    def _read_by_nothing(self, seg: str, data: bytes) -> bool:
+        """No dialect's guard holds on the segment (`data`: its UTF-8 bytes)."""
+        return next(self._guards.passing(seg, data), None) is None
+
+    def _read_new(self, seg: str, layout: bytes) -> Reading | None:
+        """`read` of a segment whose layout (`layout`) is not remembered."""
+        guarded = self._guards.passing(seg, layout if self._guards.layout_safe else None)
+        first = next(guarded, None)
+        if first is None:  # no dialect's guard holds: none reads it, whatever its shape
+            self._remember(layout, None)
+            return None
+        return self._read_shape(seg, layout, itertools.chain((first,), guarded))
+
+    def _read_shape(self, seg: str, layout: bytes | None, dialects) -> Reading | None:
+        """`read` by the segment's shape: `dialects` those whose guard holds, in table order, and
+        `layout` its layout; or (`layout` None) `dialects` the `only` of a block's item lines."""
+        only = dialects if layout is None else None
         # text, number, text, number, ..., text
         if _NAN_VALUE(seg):
             parts = _NUMBER_SPLIT(seg)
@@ -1636,7 +1676,7 @@ class ShapeCache:
                 self._remember(layout, (tpl.dialect, tpl.plan, _picker(tpl.spans, parts), nonfinite, _has_commas(texts)))
             return Reading(tpl.dialect, tpl.plan, texts, nonfinite)
         if only is None:
-            reading, tpl = self._parse(seg, parts, itertools.chain((first,), guarded))
+            reading, tpl = self._parse(seg, parts, dialects)
         else:
             reading, tpl = self._parse(seg, parts, (d for d in only if d.guard(seg)))
         if len(self._shapes) >= self.max_shapes:
@@ -1648,20 +1688,6 @@ class ShapeCache:
                 self._remember(layout, None if tpl is None else (tpl.dialect, tpl.plan, _picker(tpl.spans, parts), reading.nonfinite,
                                                                  _has_commas(reading.texts)))
         return reading
-
-    def fields(self, seg: str) -> tuple[Dialect, dict | None] | None:
-        """What a step parser wants of a segment: `(reading.dialect, build(reading))` for
-        `reading = self.read(seg)`, or None where that is None. A layout seen before is read in
-        one step, its values sliced out and converted by its plan's written-out reader
-        (`plan_reader`), without the Reading in between."""
-        layout = seg.encode("utf-8", "surrogatepass").translate(_DIGITS_TO_ZERO)
-        known = self._layouts.get(layout, _UNSEEN)
-        if known is None:
-            return None
-        if known is not _UNSEEN:
-            return known[5](seg)
-        reading = self.read(seg)
-        return None if reading is None else (reading.dialect, build(reading))
 
     def _remember(self, layout: bytes, known: tuple | None) -> None:
         if len(self._layouts) >= self.max_shapes:
@@ -1691,6 +1717,9 @@ class ShapeCache:
 
 _UNSEEN = object()
 _new_tuple = tuple.__new__
+# segments of this many UTF-8 bytes or more have their guards tested before their layout is made (see
+# ShapeCache): a long step line of a known layout pays one guard scan more (~1 us of 1 KB)
+GUARDS_FIRST_BYTES = 1024
 
 
 def _layout_fields(d: Dialect, plan: CompiledPlan | None, pick, nonfinite: bool, commas: bool) -> Callable[[str], tuple]:

@@ -45,6 +45,8 @@ _PLAIN_EPOCHS = (dialects.GENERIC, dialects.TQDM_EPOCH, dialects.ULTRALYTICS)
 # ...tested by identity: `in` on the tuple compares every field of each frozen Dialect (per step line)
 _PLAIN_EPOCH_IDS = frozenset(map(id, _PLAIN_EPOCHS))
 _ULTRALYTICS = dialects.ULTRALYTICS.name
+# the dialects of the records TrainerLogFolder.add keeps or reads (None: records of no dialect, LossColumns, BarShown)
+_FOLDED = frozenset((dialects.TRAINER_PLAN, dialects.HF_TRAINER.name, dialects.TQDM.name, None))
 # Step-line dialects whose lines go straight to the step being assembled: none of the stream's
 # other state (bars, epoch headers, Keras' and Paddle's evaluation bars, Lightning's validation,
 # an epoch's or a plain loop's step numbers) reads or changes them (StepParser._segment's tests,
@@ -72,7 +74,8 @@ class _Pending:
 
     def same_step(self, fields: dict, rank: int | None) -> bool:
         a = self.fields
-        if a.get("step") is None or a.get("step") != fields.get("step") or rank != self.rank:
+        step = a.get("step")
+        if step is None or step != fields.get("step") or rank != self.rank:
             return False
         ea, eb = a.get("epoch"), fields.get("epoch")
         return ea is None or eb is None or ea == eb
@@ -653,7 +656,11 @@ class TrainerLogFolder:
             self._cut_bar(out)
         for r in records:
             dialect = getattr(r, "dialect", None)
-            if dialect == dialects.TRAINER_PLAN:
+            if dialect not in _FOLDED:  # a step of another dialect: it goes on (the last branch below)
+                if dialect == _ULTRALYTICS and self._loss_names is not None:
+                    _name_loss_parts(r, self._loss_names)  # type: ignore[arg-type]
+                out.append(r)
+            elif dialect == dialects.TRAINER_PLAN:
                 self._add_plan(r)  # type: ignore[arg-type]
             elif dialect == dialects.HF_TRAINER.name and r.step is None:  # type: ignore[attr-defined]
                 self._seen_logs = True

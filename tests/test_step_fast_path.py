@@ -14,8 +14,9 @@ import msgspec
 from dialect_plans import DIALECT_LOGS, fixture_plans, fixture_segments
 from hypothesis import HealthCheck, given, settings, strategies as st
 
+from fixture_text import fixture_lines
 from gangscope.parsers import dialects, steps
-from gangscope.parsers.dialects import ShapeCache, apply_plan, build
+from gangscope.parsers.dialects import GUARDS_FIRST_BYTES, ShapeCache, apply_plan, build
 from gangscope.parsers.lines import Line, strip_rank_prefixes
 from gangscope.parsers.records import encode
 from gangscope.parsers.steps import StepParser
@@ -154,3 +155,58 @@ def test_the_straight_route_keeps_out_the_dialects_that_read_the_streams_state()
         _consumed, records = parser.feed(Line("2024-05-01T00:00:00Z", 0, text))
     records += parser.close()
     assert [(r.step, r.epoch) for r in records] == [(3, 2), (4, 2)]
+
+
+def _redrawn(text: str, rnd: random.Random) -> str:
+    """`text` with each ASCII digit redrawn: the same layout."""
+    return re.sub(r"[0-9]", lambda m: str(rnd.randint(0, 9)), text)
+
+
+def _verdicts(cache: ShapeCache, seg: str) -> tuple:
+    return tuple(d.name for d in cache._guards.passing(seg)), tuple(d.guard(seg) for d in cache.dialects)
+
+
+def test_a_guards_verdict_is_its_layouts():
+    """What ShapeCache rests on (a layout remembered as read by nothing, a long segment's guards
+    tested before its layout is made): no guard of the table tells one digit from another."""
+    cache = ShapeCache()
+    rnd = random.Random(19)
+    tried = 0
+    for text in fixture_lines():
+        for seg in text.split("\r"):
+            if any(c.isdigit() for c in seg):
+                tried += 1
+                assert _verdicts(cache, seg) == _verdicts(cache, _redrawn(seg, rnd)), seg
+    assert tried > 10_000
+
+
+def _json_line(step: int, pad: int) -> str:
+    return ('{"level": "info", "ts": 1714564800.03, "msg": "batch stats", "step": %d, "extra": {"k0": "%s"}}'
+            % (step, "x" * pad))
+
+
+def test_a_long_segment_no_guard_holds_on_is_read_by_nothing_and_not_kept():
+    cache = ShapeCache()
+    for step in range(50):
+        line = _json_line(step, GUARDS_FIRST_BYTES + step)
+        assert cache.fields(line) is None and cache.read(line) is None
+    assert cache._layouts == {}
+    short = _json_line(3, 10)
+    assert cache.fields(short) is None and len(cache._layouts) == 1  # a short one's layout is kept, as before
+
+
+@SETTINGS
+@given(seed=st.integers(0, 2**32))
+def test_long_step_lines_read_as_short_ones_do(seed):
+    """A Trainer dict of many metrics (over GUARDS_FIRST_BYTES): fields of its known layout as of a new one."""
+    rnd = random.Random(seed)
+    fast, slow = ShapeCache(), ShapeCache()
+    for _ in range(20):
+        metrics = ", ".join(f"'metric_{i}': {rnd.choice(['0.5', '12.25', '3e-05', 'nan'])}" for i in range(60))
+        line = "{'loss': %s, 'grad_norm': 1.5, %s, 'epoch': 0.%d}" % (rnd.choice(["0.25", "1.5", "inf"]), metrics, rnd.randint(1, 99))
+        assert len(line.encode()) >= GUARDS_FIRST_BYTES
+        slow._layouts.clear()
+        reading = slow.read(line)
+        expected = (reading.dialect, build(reading))
+        assert expected[1] is not None and expected[0] is dialects.HF_TRAINER
+        assert fast.fields(line) == expected and fast.fields(line) == expected
