@@ -1177,6 +1177,15 @@ def _integer(text: str) -> int:
 
 
 def clock_seconds(text: str) -> float:
+    if len(text) == 5 and text[2] == ":" and text[0] != "-":
+        # "01:23", the commonest (tqdm's elapsed and remaining, two on every bar state): the same
+        # number as the loop below, and the same ValueError for a part int() refuses
+        return float(int(text[:2]) * 60 + int(text[3:]))
+    return _clock_parts(text)
+
+
+def _clock_parts(text: str) -> float:
+    """A clock of any number of parts ("1:52:09", "-0:05")."""
     sign = -1.0 if text.startswith("-") else 1.0
     total = 0
     for part in text.lstrip("-").split(":"):

@@ -210,3 +210,17 @@ def test_long_step_lines_read_as_short_ones_do(seed):
         expected = (reading.dialect, build(reading))
         assert expected[1] is not None and expected[0] is dialects.HF_TRAINER
         assert fast.fields(line) == expected and fast.fields(line) == expected
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.text(alphabet="0123456789:-+ _\u0663", min_size=0, max_size=7) | st.from_regex(r"-?\d{1,3}(:\d\d){1,2}", fullmatch=True))
+def test_a_clock_of_two_parts_reads_as_the_loop_reads_it(text):
+    """clock_seconds' short path ("MM:SS") gives the number or the error the loop over parts gives."""
+
+    def outcome(read):
+        try:
+            return read(text)
+        except ValueError:
+            return ValueError
+
+    assert outcome(dialects.clock_seconds) == outcome(dialects._clock_parts)
