@@ -1616,11 +1616,7 @@ class ShapeCache:
     def read(self, seg: str, only: tuple[Dialect, ...] | None = None) -> Reading | None:
         if only is not None:
             return self._read_shape(seg, None, only)
-        data = seg.encode("utf-8", "surrogatepass")
-        if len(data) >= GUARDS_FIRST_BYTES and self._read_by_nothing(seg, data):
-            return None
-        layout = data.translate(_DIGITS_TO_ZERO)
-        known = self._layouts.get(layout, _UNSEEN)
+        layout, known = self._layout_of(seg)
         if known is None:
             return None
         if known is not _UNSEEN:  # (a Reading without the Python frame of a NamedTuple's __new__)
@@ -1633,17 +1629,22 @@ class ShapeCache:
         `reading = self.read(seg)`, or None where that is None. A layout seen before is read in
         one step, its values sliced out and converted by its plan's written-out reader
         (`plan_reader`), without the Reading in between."""
-        data = seg.encode("utf-8", "surrogatepass")
-        if len(data) >= GUARDS_FIRST_BYTES and self._read_by_nothing(seg, data):
-            return None
-        layout = data.translate(_DIGITS_TO_ZERO)
-        known = self._layouts.get(layout, _UNSEEN)
+        layout, known = self._layout_of(seg)
         if known is None:
             return None
         if known is not _UNSEEN:
             return known[5](seg)
         reading = self._read_new(seg, layout)
         return None if reading is None else (reading.dialect, build(reading))
+
+    def _layout_of(self, seg: str) -> tuple[bytes | None, tuple | None]:
+        """(the segment's layout, what is known of it: a layout's entry, _UNSEEN, or None for a
+        miss). A long segment no dialect's guard holds on is a miss without its layout made."""
+        data = seg.encode("utf-8", "surrogatepass")
+        if len(data) >= GUARDS_FIRST_BYTES and self._read_by_nothing(seg, data):
+            return None, None
+        layout = data.translate(_DIGITS_TO_ZERO)
+        return layout, self._layouts.get(layout, _UNSEEN)
 
     def _read_by_nothing(self, seg: str, data: bytes) -> bool:
         """No dialect's guard holds on the segment (`data`: its UTF-8 bytes)."""

@@ -135,6 +135,11 @@ def collapsed_loss_scale(overflows: list[ErrorRecord]) -> bool:
     return low >= COLLAPSED_OVERFLOWS
 
 
+
+def _first_failure(record) -> dict:
+    """The `first_failure` of a diagnosis: where and when `record` (an error or trace record) was seen."""
+    return {"pod": record.pod, "rank": record.rank, "node": record.node, "time": record.time}
+
 def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> DiagnosisRecord:
     """A diagnosis of an attempt with no failure in its logs (SPEC rev. 2): a stall (`hang`), a bad
     end the logs do not explain (`unknown`), the evidence of an end (`success`: the framework's own
@@ -178,7 +183,7 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
     warned = warnings_at_the_end(view)
     if warned:
         first = warned[0]
-        who_ = {"pod": first.pod, "rank": first.rank, "node": first.node, "time": first.time}
+        who_ = _first_failure(first)
         return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=False, default="running"),
                                category="nccl_error", first_failure=who_, time=first.time, confidence=CONFIDENCE["warnings_at_end"],
                                evidence=[error_evidence(e) for e in warned[:4]],
@@ -187,7 +192,7 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
     cut = cut_traceback_at_the_end(view)
     if cut:
         first = cut[0]
-        who_ = {"pod": first.pod, "rank": first.rank, "node": first.node, "time": first.time}
+        who_ = _first_failure(first)
         return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category="unknown",
                                first_failure=who_, time=first.time, confidence=CONFIDENCE["cut_traceback"],
                                evidence=[record_evidence(t, _head_lines(t.text)) for t in cut[:4]],
@@ -196,7 +201,7 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
     teardown = teardown_at_the_end(view)
     if teardown:
         first = teardown[0]
-        who_ = {"pod": first.pod, "rank": first.rank, "node": first.node, "time": first.time}
+        who_ = _first_failure(first)
         return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category="unknown",
                                first_failure=who_, time=first.time, confidence=CONFIDENCE["teardown_at_end"],
                                evidence=[error_evidence(e) for e in teardown[:4]],
