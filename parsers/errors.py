@@ -836,7 +836,9 @@ _EXTRA_KEYS = ("Killed", "Terminated", "Hangup", "Aborted", "Segmentation fault"
                "Training finished", "Training complete", "Training done",
                "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",
                "[Rank ", "Exception (either an error or timeout)", "[PG ",
-               "| grad norm: ", "NAN |", "INF |",
+               # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
+               # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
+               "NAN |", "INF |",
                # a loss printed as `key: value` / `key=value` (rule loss_printed_nonfinite); ':' and '=' are
                # rare signs like '(' and '|', few positions of a line start one
                *(f"{sign}{' ' * n}{value}" for sign in ":=" for n in range(3 if sign == ":" else 2) for value in ("nan", "inf", "-inf", "-nan")))  # fmt: skip
