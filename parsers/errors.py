@@ -302,6 +302,10 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("dataloader_killed", "host_oom", "DataLoader worker (pid",
              _r(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: Killed\."),
              "pytorch/pytorch torch/csrc/DataLoader.cpp (\"DataLoader worker (pid \" ... \") is killed by signal: \" strsignal)"),
+    LineRule("paddle_dataloader_killed", "host_oom", "DataLoader process (pid",
+             _r(r"DataLoader process \(pid (?P<pid>\d+)\) exited is killed by signal: Killed\."),
+             "PaddlePaddle/Paddle paddle/fluid/imperative/data_loader.cc SigchldHandler (PADDLE_THROW(Fatal(\"DataLoader process (pid %ld) "
+             "exited is killed by signal: %s.\", process_pid, strsignal(infop.si_status))))"),
     LineRule("slurm_oom", "host_oom", "Detected ",
              _r(r"Detected (?P<count>\d+) oom[-_]kill event\(?s?\)? in (?P<step>\S+)"),
              "SchedMD/slurm src/plugins/task/cgroup/task_cgroup_memory.c (\"Detected %u oom_kill event%s in %ps. Some of the step tasks have been OOM Killed.\")"),
@@ -419,6 +423,45 @@ LINE_RULES: tuple[LineRule, ...] = (
              "open-mpi/ompi orte/tools/orterun/help-orterun.txt [orterun:non-zero-exit]; openpmix/prrte help-prun.txt [prun:non-zero-exit] "
              "(\"%s detected that one or more processes exited with non-zero status, ... The first process to do so was:\\n\\n  Process name: %s\\n  Exit code:    %d\")",
              SUMMARY),
+    # mpirun/prterun's word that a process left the job early: exited without finalize, or called abort (its rank).
+    LineRule("mpirun_exited_early", "unknown", "PID ",
+             _r(r"\b(?P<launcher>[\w.-]+) has exited due to process rank (?P<rank>\d+) with PID (?P<pid>\d+) on"),
+             "open-mpi/ompi orte/tools/orterun/help-orterun.txt [orterun:proc-exit-no-sync], [orterun:proc-ordered-abort]; openpmix/prrte "
+             "src/prted/help-prun.txt [prun:proc-exit-no-sync], [prun:proc-ordered-abort] (\"%s has exited due to process rank %lu with PID %lu "
+             "on\\nnode %s exiting improperly. There are three reasons this could occur:\" / \"... calling \\\"abort\\\". This may have caused "
+             "other processes\")",
+             SUMMARY),
+    # paddle.distributed.launch (Paddle >= 2.3): the pod's first failed container, printed after "Container failed !!!":
+    # its rank is the container's index in the launcher's pod (a local rank), its code the process's return code
+    # (negative: killed by that signal; 0 is no failure).
+    LineRule("paddle_container_failed", "unknown", "Container rank ",
+             _r(r"\bContainer rank (?P<local_rank>\d+) status (?P<status>\w+) cmd \[.*\] code (?P<exitcode>-?\d+)(?= log |$)"),
+             "PaddlePaddle/Paddle python/paddle/distributed/launch/controllers/controller.py watch (self.ctx.logger.error(f\"Container "
+             "failed !!!\\n{fc[0]}\")), launch/job/container.py Container.__str__ (f'Container rank {self._rank} status {self.status} cmd "
+             "{self._entrypoint} code {self.exit_code} log {self.errfile}'), launch/job/pod.py add_container (c.rank = len(self._containers))",
+             SUMMARY, classify=lambda m: None if m["exitcode"] == "0" else EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown")),
+    # Paddle's older launcher (paddle.distributed.launch / fleetrun before 2.3): the global ranks of the trainers that exited
+    # non-zero, in start order (empty when the watch loop itself failed).
+    LineRule("paddle_launch_abort", "unknown", "ABORT!!! Out of all ",
+             _r(r"ABORT!!! Out of all (?P<count>\d+) trainers, the trainer process with rank=\[(?P<rank>\d+)?"),
+             "PaddlePaddle/Paddle python/paddle/distributed/fleet/launch_utils.py watch_local_trainers (logger.error(\"ABORT!!! Out of all "
+             "{} trainers, the trainer process with rank={} was aborted. Please check its log.\".format(nranks, error_rank)), "
+             "error_rank.append(p.rank), TrainerProc.rank = the trainer's rank in the cluster); python/paddle/distributed/utils.py the same",
+             SUMMARY),
+    # `colossalai run`: the command it ran on a host (torchrun) failed; the cause is in that command's own output.
+    LineRule("colossalai_run_failed", "unknown", "Error: failed to run ",
+             _r(r"^Error: failed to run (?P<cmd>\S.*) on (?P<host>[\w.:\[\]-]+)(?:, is localhost: |$)"),
+             "hpcaitech/ColossalAI colossalai/cli/launcher/multinode_runner.py run_on_host (click.echo(f\"Error: failed to run {cmds} on "
+             "{hostinfo.hostname}, is localhost: {hostinfo.is_local_host}, exception: {e}\"); before 0.2.5 without the last two fields)",
+             SUMMARY),
+    # The Kubeflow training operator's own log (logrus text or JSON, and its ExitedWithCode event): a replica pod's
+    # container terminated with that code (0: a replica that completed).
+    LineRule("training_operator_pod_exit", "unknown", "Pod: ",
+             _r(r"\bPod: (?P<pod>[\w.-]+) exited with code (?P<exitcode>-?\d+)"),
+             "kubeflow/common pkg/controller.v1/common/pod.go ReconcilePods (logger.Infof(\"Pod: %v.%v exited with code %v\", pod.Namespace, "
+             "pod.Name, exitCode); jc.Recorder.Eventf(..., exitedWithCodeReason, the same); kubeflow/training-operator "
+             "pkg/controller.v1/common/pod.go since the merge of kubeflow/common)",
+             SUMMARY, classify=lambda m: None if m["exitcode"] == "0" else EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown")),
     # Determined's master and trial logs: a task container that exited non-zero, its exit code at the
     # end (137 = 128 + SIGKILL: the container runtime's kill, e.g. the cgroup OOM killer).
     LineRule("determined_container_exit", "unknown", "(exit code ",
@@ -523,6 +566,9 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("dataloader_signal", "dataloader_error", "DataLoader worker (pid",
              _r(r"DataLoader worker \(pid (?P<pid>\d+)\) is killed by signal: (?P<what>[^.]+)\."),
              "pytorch/pytorch torch/csrc/DataLoader.cpp"),
+    LineRule("paddle_dataloader_signal", "dataloader_error", "DataLoader process (pid",
+             _r(r"DataLoader process \(pid (?P<pid>\d+)\) exited is killed by signal: (?P<what>[^.\n]+)\."),
+             "PaddlePaddle/Paddle paddle/fluid/imperative/data_loader.cc (SIGBUS: \"It may be caused by insufficient shared storage space\")"),
     LineRule("dataloader_exit", "dataloader_error", "DataLoader worker (pid",
              _r(r"DataLoader worker \(pid(?:\(s\))? (?P<pid>[\d, ]+)\) exited unexpectedly"),
              "pytorch/pytorch torch/utils/data/dataloader.py; torch/csrc/DataLoader.cpp (\"exited unexpectedly with exit code\")"),
@@ -1003,8 +1049,8 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               type=_r(r"^ray\.exceptions\.OutOfMemoryError$"), message=_r(r"Task was killed due to the node running low on memory")),
     TraceRule("cuda_oom", "cuda_oom", "pytorch/pytorch torch/cuda/__init__.py (OutOfMemoryError), c10/cuda/CUDACachingAllocator.cpp",
               type=_r(r"(?:^|\.)OutOfMemoryError$"), message=_r(r"CUDA out of memory|CUDA error: out of memory")),
-    TraceRule("dataloader_killed", "host_oom", "pytorch/pytorch torch/csrc/DataLoader.cpp",
-              message=_r(r"DataLoader worker \(pid \d+\) is killed by signal: Killed\.")),
+    TraceRule("dataloader_killed", "host_oom", "pytorch/pytorch torch/csrc/DataLoader.cpp; PaddlePaddle/Paddle paddle/fluid/imperative/data_loader.cc",
+              message=_r(r"DataLoader worker \(pid \d+\) is killed by signal: Killed\.|DataLoader process \(pid \d+\) exited is killed by signal: Killed\.")),
     TraceRule("memory_error", "host_oom", "python/cpython Objects/exceptions.c (MemoryError)",
               type=_r(r"^MemoryError$")),
     TraceRule("spawn_sigkill", "host_oom", "pytorch/pytorch torch/multiprocessing/spawn.py",
