@@ -837,6 +837,30 @@ LINE_RULES: tuple[LineRule, ...] = (
              "<ManagedJobStatus>. For more details, run: sky jobs logs --controller N\", as skypilot#5031 shows it; failure_reason "
              "set by sky/jobs/controller.py, e.g. 'Unexpected error occurred. For details, run: sky jobs logs --controller N')",
              SUMMARY),
+    # --- tracebacks other renderers print (batch h16o): IPython's ultratb and rich's traceback box. Their lines say an
+    # exception is being reported, as CPython's header and frames do (which parsers/traces.py reads); the exception's own
+    # line comes last, in the form `exception_line` reads, and is the failure. A log whose last record is one of these
+    # lines was cut inside the report (diagnose/endings.py cut_traceback_at_the_end, rules.RENDERED_TRACEBACK_LINES:
+    # unknown). Warnings: never a failure by themselves.
+    LineRule("ultratb_header", "unknown", "Traceback (most recent call last)",
+             _r(r"^(?P<type>[A-Za-z_][\w.]*(?:\([\w.]+\))?) *Traceback \(most recent call last\)\s*$"),
+             "ipython/ipython IPython/core/ultratb.py VerboseTB.prepare_header (after a rule of '-' * width: etype + \"Traceback (most "
+             "recent call last)\".rjust(width - len(etype)), width min(75, terminal), no colon; Ray's RayTaskError(Cls) as etype in a "
+             "notebook)", WARNING),
+    # (No key: three forms; `_EXTRA_KEYS` holds "Cell In[", "Input In [" and "File ".)
+    LineRule("ultratb_location", "unknown", "",
+             _r(r"^(?:Cell In\[\d+\], line \d+|Input In \[\d+\], in |File \[?[~/.\\\w][^\n]*?:\d+(?:\]\([^)\s]*\))?, in \S)"),
+             "ipython/ipython IPython/core/tbtools.py _format_filename (\"File \" + compress_user(path) + f\":{lineno}\"; a cell's "
+             "label and name from IPython/core/compilerop.py format_code_name: 'Cell In[N], line L' (8.5+), 'Input In [N]' (8.0-8.4)), "
+             "ultratb.py VerboseTB.format_record (\", in \" + the function and its arguments); VS Code's notebook output shows the "
+             "path as a Markdown link '[path:N](url)'", WARNING),
+    # (No key: "❱" is no capital; `_EXTRA_PATTERNS` holds "│ ❱ ".)
+    LineRule("rich_traceback", "unknown", "",
+             _r(r"[╭+][─-]+ Traceback \(most recent call last\) [─-]+[╮+]\s*$|│ ❱ +\d+ │"),
+             "Textualize/rich rich/traceback.py Traceback.__rich_console__ (Panel(..., title=\"[traceback.title]Traceback [dim](most "
+             "recent call last)\", box ROUNDED: '╭─ ... ─╮'), _render_stack (each frame: path:line in name, then its code as a Syntax "
+             "with highlight_lines={lineno}); rich/syntax.py (line_pointer \"❱ \" before a highlighted line's number, \"> \" on "
+             "legacy Windows consoles, not read here); Lightning, accelerate launch, typer print it", WARNING),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(r"^(?P<type>(?:[A-Za-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error)|[a-z_][\w]*\.error)"
@@ -864,7 +888,8 @@ def rule_role(pattern: str | None) -> str:
 # starts with a common lower-case letter brings that down to ~25k). So lower-case
 # `loss is nan` lines are left to the step parser (a non-finite `loss`), and exceptions
 # saying so to `classify_trace`.
-_EXTRA_KEYS = ("Killed", "Terminated", "Hangup", "Aborted", "Segmentation fault", "Bus error",  # shell_job_signal
+_EXTRA_KEYS = ("Cell In[", "Input In [", "File ",  # ultratb_location
+               "Killed", "Terminated", "Hangup", "Aborted", "Segmentation fault", "Bus error",  # shell_job_signal
                "Illegal instruction", "Floating point exception", "Trace/breakpoint trap",  # shell_job_signal
                ": killed", ": terminated", ": hangup", ": abort", ": segmentation fault", ": bus error",  # zsh_job_signal
                ": illegal hardware instruction", ": floating point exception", ": trace trap",  # zsh_job_signal
@@ -891,6 +916,7 @@ _EXTRA_KEYS = ("Killed", "Terminated", "Hangup", "Aborted", "Segmentation fault"
 # Prefilter patterns for rules whose only literal is common in healthy logs (no "|" inside: the
 # prefilter is one alternation; each starts with a capital or a rare sign, as keys do).
 _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_return_trail
+                   r"│ ❱ ",  # rich_traceback
                    r": \[[^\[\]\n]*[Hh][Oo][Rr][Oo][Vv][Oo][Dd]")  # horovod_stalled_rank
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]

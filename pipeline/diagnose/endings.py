@@ -14,7 +14,7 @@ from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (
     BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, EVENT_VERDICTS, EXCERPT_SOURCES,
-    PRINTED_NONFINITE_LOSS, STALL_RESOLVED, TEARDOWN_AT_THE_END,
+    PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END,
 )
 from gangscope.pipeline.diagnose.summary import ranks_text, who
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -195,7 +195,8 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         who_ = _first_failure(first)
         return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category="unknown",
                                first_failure=who_, time=first.time, confidence=CONFIDENCE["cut_traceback"],
-                               evidence=[record_evidence(t, _head_lines(t.text)) for t in cut[:4]],
+                               evidence=[record_evidence(t, _head_lines(t.text)) if t.kind == "trace" else error_evidence(t)
+                                         for t in cut[:4]],
                                summary=f"the log ends inside a Python traceback cut before its exception line ({who(who_)}): "
                                        "an exception was raised, the text does not say which")  # fmt: skip
     teardown = teardown_at_the_end(view)
@@ -334,11 +335,13 @@ def teardown_at_the_end(view: AttemptView) -> list[ErrorRecord]:
 
 
 def cut_traceback_at_the_end(view: AttemptView) -> list:
-    """The traces cut before their exception line (rules.CUT_TRACEBACK_FORMS, no exception type, `truncated`)
-    that are their pod's last record: no step, error or other trace of that pod was read after them. A
-    trace cut by another process's lines and followed by more of its pod's output is not one (it is
-    interleaving, not the end of the text)."""
+    """The traces cut before their exception line (rules.CUT_TRACEBACK_FORMS, no exception type, `truncated`),
+    and the lines of tracebacks other renderers print (rules.RENDERED_TRACEBACK_LINES: IPython's, rich's), that
+    are their pod's last record: no step, error or other trace of that pod was read after them. A trace cut by
+    another process's lines and followed by more of its pod's output is not one (it is interleaving, not the end
+    of the text)."""
     cut = [t for t in view.traces if t.form in CUT_TRACEBACK_FORMS and not t.exception_type and t.truncated]
+    cut += [e for e in view.errors if e.pattern in RENDERED_TRACEBACK_LINES]
     if not cut:
         return []
     last = _last_positions((*view.errors, *view.steps, *view.traces))

@@ -94,6 +94,12 @@ NONFINITE_TAIL = 2
 #: failure: it failed and the cause is not in the text (SPEC rev. 2 `unknown`; endings.cut_traceback_at_the_end).
 CUT_TRACEBACK_FORMS = frozenset({"traceback"})
 
+#: Lines of tracebacks other renderers print (rule names, parsers/errors.py): IPython's ultratb header and frame locations,
+#: rich's traceback box (its title, a frame's current-line marker). Like CPython's header and frames, they are printed only
+#: while an exception is reported, its own line last (IPython/core/ultratb.py VerboseTB, rich/traceback.py Traceback): a pod
+#: whose last record is one of them was cut inside a failure (endings.cut_traceback_at_the_end: unknown).
+RENDERED_TRACEBACK_LINES = frozenset({"ultratb_header", "ultratb_location", "rich_traceback"})
+
 #: Launcher teardown lines (rule names, parsers/errors.py) that are a failed attempt's last word when nothing follows
 #: them: torch elastic's agent signals only the workers still alive (torch/distributed/elastic/multiprocessing/api.py
 #: SubprocessContext._close: `if handler.proc.poll() is None: logger.warning("Sending process %s closing signal %s", ...)`),
