@@ -861,6 +861,20 @@ LINE_RULES: tuple[LineRule, ...] = (
              "recent call last)\", box ROUNDED: '╭─ ... ─╮'), _render_stack (each frame: path:line in name, then its code as a Syntax "
              "with highlight_lines={lineno}); rich/syntax.py (line_pointer \"❱ \" before a highlighted line's number, \"> \" on "
              "legacy Windows consoles, not read here); Lightning, accelerate launch, typer print it", WARNING),
+    # pytest's report of a failed test: the exception's lines behind its "E" marker (the first one "Type: message"), and
+    # the short summary's "FAILED <nodeid> - Type: message" (cut to the terminal's width with "..."): read as
+    # `exception_line` reads the bare line, the category from the type and message.
+    LineRule("pytest_exception", "python_exception", "E   ",
+             _r(r"^E {3,}(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error))(?::(?P<message>.*))?$"),
+             "pytest-dev/pytest src/_pytest/_code/code.py FormattedExcinfo.get_exconly (fail_marker \"E\" + the source's indent less "
+             "one before each line of excinfo.exconly(), markall in repr_traceback_entry)",
+             classify=lambda m: exception_category(m["type"], m["message"] or "")),
+    LineRule("pytest_failed_summary", "python_exception", "FAILED ",
+             _r(r"^FAILED \S+::\S+ - (?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error))"
+                r"(?::(?P<message>.*))?$"),
+             "pytest-dev/pytest src/_pytest/terminal.py short_test_summary / _get_line_with_reprcrash_message (f\"{word} {nodeid}\" + "
+             "\" - \" + the crash message's first line, cut with \"...\" to the terminal width)",
+             classify=lambda m: exception_category(m["type"], m["message"] or "")),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(r"^(?P<type>(?:[A-Za-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error)|[a-z_][\w]*\.error)"

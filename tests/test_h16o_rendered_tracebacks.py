@@ -136,3 +136,51 @@ def test_a_rendered_traceback_that_training_went_on_after_is_no_failure(tmp_path
 def test_a_cause_printed_before_a_cut_rendered_traceback_wins(tmp_path):
     oom = "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB. GPU 0 has a total capacity of 23.65 GiB\n"
     assert the_diagnosis(tmp_path, STEPS + oom + RICH).category == "cuda_oom"
+
+
+# pytest's report of a failed test (its layout from pytest 9.2's run of a failing test; _pytest/_code/code.py, terminal.py)
+PYTEST = """\
+=================================== FAILURES ===================================
+__________________________________ test_shard __________________________________
+
+    def test_shard():
+>       assert load_shard(1, [3, -1]) == 3
+               ^^^^^^^^^^^^^^^^^^^^^^
+
+test_shard.py:4: 
+_ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ _ 
+
+size = -1
+
+    def check(size):
+        if size < 0:
+>           raise ValueError(f"shard size must be positive, got {size}")
+E           ValueError: shard size must be positive, got -1
+
+../pkg/mod.py:7: ValueError
+=========================== short test summary info ============================
+FAILED test_shard.py::test_shard - ValueError: shard size must be positive, g...
+1 failed in 7.15s
+"""
+
+
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("E           ValueError: shard size must be positive, got -1", ("pytest_exception", "python_exception")),
+        ("E   ModuleNotFoundError: No module named 'flash_attn'", ("pytest_exception", "python_exception")),
+        ("FAILED test_shard.py::test_shard - ValueError: shard size must be positive, g...", ("pytest_failed_summary", "python_exception")),
+        ("E       RuntimeError: CUDA error: an illegal memory access was encountered", ("cuda_error", "cuda_error")),  # an earlier rule
+        ("E       assert 3 == 4", None),
+        ("E        +  where 3 = load_shard(1, [3, -1])", None),
+        ("NAME   READY   STATUS    RESTARTS   AGE", None),
+    ],
+)
+def test_pytests_exception_lines_are_read_as_the_bare_exception_line(line, expected):
+    found = detect(line)
+    assert (None if found is None else (found[0].name, found[1])) == expected
+
+
+def test_a_failed_test_run_names_its_exception(tmp_path):
+    d = the_diagnosis(tmp_path, STEPS + PYTEST)
+    assert (d.category, d.exception_type) == ("python_exception", "ValueError")

@@ -6,9 +6,10 @@ import re
 from typing import Any
 
 from gangscope.parsers import times
+from gangscope.parsers.errors import groups_of
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.root_cause import Failure
-from gangscope.pipeline.diagnose.rules import EFFECTS, WHAT_HAPPENED
+from gangscope.pipeline.diagnose.rules import EFFECTS, MARKED_EXCEPTION_LINES, WHAT_HAPPENED
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -20,6 +21,8 @@ def exception_type_of(view: AttemptView, error: ErrorRecord) -> str | None:
     """The exception type of the traceback an error line came from, or of the exception line it is."""
     if not error.trace_id:
         m = _EXCEPTION_LINE.match(error.line or "")
+        if m is None and error.pattern in MARKED_EXCEPTION_LINES:
+            return groups_of(error).get("type")
         return m.group(1) if m else None
     if error.trace_id:
         m = re.match(r"^([A-Za-z_][\w.]*)(?::|$)", error.message or "")
