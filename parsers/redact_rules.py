@@ -42,7 +42,10 @@ class RedactionRule:
     match). `hints` are lowercase substrings one of which the text holds whenever the rule can
     match (the rule is skipped without them; empty: always run). `resume`: the group from whose
     start the search goes on after a match that masked nothing (a value that may hold another
-    assignment). `source`: where the shape is documented."""
+    assignment). `source`: where the shape is documented. `after_hint`: for a rule whose spans all
+    come from matches that hold one of its hints followed by what `after_hint` matches there (a
+    secret name, the rest of the name and its separator: `_ASSIGNMENT`), an ASCII text where no
+    hint is so followed is answered with no span without the rule's search (`hint_followed`)."""
 
     name: str
     pattern: re.Pattern[str]
@@ -50,8 +53,11 @@ class RedactionRule:
     hints: tuple[str, ...] = ()
     source: str = ""
     resume: str | None = None
+    after_hint: re.Pattern[str] | None = None
 
     def spans_of(self, text: str) -> list[Span]:
+        if self.after_hint is not None and text.isascii() and not self.hint_followed(text):
+            return []
         spans: list[Span] = []
         search = self.pattern.search
         secret = self.secret
@@ -69,6 +75,20 @@ class RedactionRule:
             else:
                 pos = max(m.end(), m.start() + 1)
         return spans
+
+    def hint_followed(self, text: str) -> bool:
+        """Whether one of the hints (caseless) stands in the ASCII `text` followed by what
+        `after_hint` matches from its end. A hint's occurrences are found with str.find on the
+        lowered text (the same offsets: ASCII), each tried once with a bounded match: linear."""
+        lower = text.lower()
+        follows = self.after_hint.match  # type: ignore[union-attr]
+        for hint in self.hints:
+            at = lower.find(hint)
+            while at >= 0:
+                if follows(text, at + len(hint)) is not None:
+                    return True
+                at = lower.find(hint, at + 1)
+        return False
 
 
 # ----------------------------------------------------------------------------- names
@@ -371,6 +391,12 @@ _ASSIGNMENT = re.compile(
     r"(?P<sep>[\"']?[ \t]*(?:=>|=|:(?!//))[ \t]*)"
     rf"(?P<value>{_VALUE})"
 )
+# What follows a hint inside a match of _ASSIGNMENT whose name says secret: the rest of the name
+# (its characters, fewer than 128: _NAME) and the start of its separator. _named_value masks only
+# after a name of nonzero name_strength, and every such name holds one of _HINTS_NAMED (its STRONG
+# words, pwd/pass/passwd, sig/signature, the token and key forms, _WEAK_ALONE, _KEY_NAMES):
+# secret_assignment needs no search of a text where no hint is followed by this.
+_AFTER_NAMED_HINT = re.compile(r"[A-Za-z0-9_.\-]{0,127}[\"']?[ \t]*(?:=|:(?!//))")
 # Kubernetes container env as printed in a pod spec: JSON {"name": ..., "value": ...} or YAML.
 _K8S_ENV = re.compile(
     r"[\"']?name[\"']?[ \t]*:[ \t]*[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,127})[\"']?"
@@ -519,7 +545,7 @@ RULES: tuple[RedactionRule, ...] = (
         "secret_assignment", _ASSIGNMENT, _named_value(), _HINTS_NAMED,
         "NAME=value, NAME: value, JSON and dicts, --flag=value, ?name=value: detect-secrets plugins/keyword.py "
         "(names), gitleaks rule generic-api-key (values of 10+ characters); names and values: see above",
-        resume="value",
+        resume="value", after_hint=_AFTER_NAMED_HINT,
     ),
     RedactionRule(
         "secret_flag",
