@@ -63,6 +63,9 @@ def _facts(dialect: str | None) -> DialectFacts | None:
 _IDENTITY = ("job", "attempt", "namespace", "pod", "container", "node", "rank", "local_rank", "source")
 
 
+_NO_TIME = float("-inf")
+
+
 def _key(rec: StepRecord) -> tuple:
     return (rec.job, rec.attempt, rec.namespace, rec.pod, rec.container, rec.rank, rec.local_rank)
 
@@ -121,16 +124,17 @@ class ProgressTracker:
         self._job_end: dict[tuple, float] = {}  # (job, attempt) -> time of its latest step
 
     def add(self, rec: StepRecord) -> list[EpochRecord | SignalRecord]:
-        key = _key(rec)
+        job, attempt = rec.job, rec.attempt
+        key = (job, attempt, rec.namespace, rec.pod, rec.container, rec.rank, rec.local_rank)  # _key(rec)
         rp = self._ranks.get(key)
         if rp is None:
             rp = self._ranks[key] = RankProgress(**self.params)
         t = rp.time_of(rec)
         if t is not None:
-            jk = (rec.job, rec.attempt)
-            if t > self._job_end.get(jk, float("-inf")):
+            jk = (job, attempt)
+            if t > self._job_end.get(jk, _NO_TIME):
                 self._job_end[jk] = t
-        return rp.add(rec)
+        return rp.add_at(rec, t)
 
     def finish(self, end_time: str | None = None) -> list[EpochRecord | SignalRecord]:
         """Every rank's last state. A rank is judged stalled against `end_time`, by default
@@ -258,8 +262,11 @@ class RankProgress:
         return t
 
     def add(self, rec: StepRecord) -> list[EpochRecord | SignalRecord]:
+        return self.add_at(rec, self.time_of(rec))
+
+    def add_at(self, rec: StepRecord, t: float | None) -> list[EpochRecord | SignalRecord]:
+        """`add` of a record whose time in seconds (`time_of`) the caller has worked out."""
         out: list[EpochRecord | SignalRecord] = []
-        t = self.time_of(rec)
         if rec.dialect != self._dialect:
             self._dialect = rec.dialect
             self._facts = _facts(rec.dialect)
@@ -267,11 +274,13 @@ class RankProgress:
         self._learn_scope(rec)
         self._last = rec
         state = self._progress(rec)
-        if t is not None and state.get("progress") is not None:
-            if not self._points or t > self._points[-1][0]:
-                self._points.append((t, state["progress"]))
+        progress = state["progress"]
+        if t is not None and progress is not None:
+            points = self._points
+            if not points or t > points[-1][0]:
+                points.append((t, progress))
             else:  # same time (a bar's states): keep the furthest point
-                self._points[-1] = (self._points[-1][0], state["progress"])
+                points[-1] = (points[-1][0], progress)
         state["eta_s"] = self._eta(state, rec)
         self._state = state
         if self._should_emit(state):
@@ -332,40 +341,46 @@ class RankProgress:
 
     def _progress(self, rec: StepRecord) -> dict:
         prev = self._state
-        total_epochs = rec.total_epochs or prev.get("total_epochs")
-        state = {
-            "step": rec.step if rec.step is not None else prev.get("step"),
-            "total_steps": rec.total_steps or prev.get("total_steps"),
-            "total_epochs": total_epochs,
-        }
-        pos = self._position(rec)
-        trainer = self._facts is not None and self._facts.name == "hf_trainer"
+        step, total_steps, total_epochs, rec_epoch = rec.step, rec.total_steps, rec.total_epochs, rec.epoch
+        if step is None:
+            step = prev.get("step")
+        if not total_steps:
+            total_steps = prev.get("total_steps")
+        if not total_epochs:
+            total_epochs = prev.get("total_epochs")
+        d = self._facts
+        # _position says None unless one of these holds (each of its answers needs one)
+        pos = self._position(rec) if ("epoch_step" in rec.metrics or self._epoch_len
+                                      or d is not None and d.step_scope == "auto") else None
+        trainer = d is not None and d.name == "hf_trainer"
         epoch = None
-        if rec.epoch is not None:
+        if rec_epoch is not None:
             if trainer:
-                epoch = float(rec.epoch)  # the Trainer prints epochs elapsed
+                epoch = float(rec_epoch)  # the Trainer prints epochs elapsed
             else:
-                epoch = float(int(rec.epoch) - self._epoch_base(rec))
+                epoch = float(int(rec_epoch) - self._epoch_base(rec))
                 if pos is not None:
                     epoch += min(pos[0] / pos[1], 1.0)
-        state["epoch"] = epoch if epoch is not None else prev.get("epoch")
         if not total_epochs and trainer and epoch and rec.step and rec.total_steps:
             # the Trainer's epoch is global step / steps per epoch, its bar's total the last step
             # (a dict numbered by TrainerLogFolder carries both itself)
             n = rec.total_steps * epoch / rec.step
             if n >= 1 and abs(n - round(n)) < 0.01 * n:
-                total_epochs = state["total_epochs"] = round(n)
+                total_epochs = round(n)
         progress = None
         if pos is not None and total_epochs and epoch is not None:
             progress = epoch / total_epochs
-        elif pos is None and state["step"] is not None and state["total_steps"]:
-            progress = state["step"] / state["total_steps"]
+        elif pos is None and step is not None and total_steps:
+            progress = step / total_steps
         elif epoch is not None and total_epochs:
             progress = epoch / total_epochs
-        if progress is not None:
-            progress = min(max(progress, 0.0), 1.0)
-        state["progress"] = progress
-        return state
+        if progress is not None:  # within 0..1 (as min(max(progress, 0.0), 1.0): a NaN stays one)
+            if progress < 0.0:
+                progress = 0.0
+            elif progress > 1.0:
+                progress = 1.0
+        return {"step": step, "total_steps": total_steps, "total_epochs": total_epochs,
+                "epoch": epoch if epoch is not None else prev.get("epoch"), "progress": progress}
 
     def _eta(self, state: dict, rec: StepRecord) -> float | None:
         progress = state.get("progress")

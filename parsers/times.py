@@ -77,14 +77,14 @@ def seconds(ts: str | None) -> float | None:
     if not ts:
         return None
     whole = _LOCAL_SECONDS.get(ts[:19])
-    if whole is not None:  # the usual case: a second seen before, in UTC
-        rest = ts[19:]
-        if rest == "Z":
+    if whole is not None and ts[-1] == "Z":  # the usual case: a second seen before, in UTC
+        # (the key holds 19 characters: what follows is "Z", or "." + fraction digits + "Z")
+        if len(ts) == 20:
             return float(whole)
-        if rest[:1] == "." and rest[-1:] == "Z":
-            digits = rest[1:-1]
+        if ts[19] == ".":
+            digits = ts[20:-1]
             if digits.isdigit() and digits.isascii():
-                return whole + float("0." + digits)
+                return whole + float(ts[19:-1])  # ".123" reads as "0.123" does
     instant = parse(ts)
     if instant is None:
         return None

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Mapping
 
 from gangscope.parsers.progress import ProgressTracker, TrackerState
-from gangscope.parsers.records import Record
+from gangscope.parsers.records import Record, StepRecord
 from gangscope.pipeline.curate.identity import with_derived_id
 from gangscope.pipeline.isolation import StageFailures, record_place
 
@@ -37,7 +37,7 @@ class DerivedProgress:
         derived: list[Record] = []
         for i in range(start, len(records)):
             record = records[i]
-            if record.kind == "step":
+            if type(record) is StepRecord:  # (kind "step": no class derives from it)
                 try:
                     derived.extend(add(record))
                 except Exception as exc:
