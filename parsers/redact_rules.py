@@ -45,7 +45,9 @@ class RedactionRule:
     assignment). `source`: where the shape is documented. `after_hint`: for a rule whose spans all
     come from matches that hold one of its hints followed by what `after_hint` matches there (a
     secret name, the rest of the name and its separator: `_ASSIGNMENT`), an ASCII text where no
-    hint is so followed is answered with no span without the rule's search (`hint_followed`)."""
+    hint is so followed is answered with no span without the rule's search (`hint_followed`);
+    `in_long_option`: such a hint must also stand in a long option's name (`--` before it in its
+    run of option-name characters, within the name's 66)."""
 
     name: str
     pattern: re.Pattern[str]
@@ -54,6 +56,7 @@ class RedactionRule:
     source: str = ""
     resume: str | None = None
     after_hint: re.Pattern[str] | None = None
+    in_long_option: bool = False
 
     def spans_of(self, text: str) -> list[Span]:
         if self.after_hint is not None and text.isascii() and not self.hint_followed(text):
@@ -85,10 +88,22 @@ class RedactionRule:
         for hint in self.hints:
             at = lower.find(hint)
             while at >= 0:
-                if follows(text, at + len(hint)) is not None:
+                if follows(text, at + len(hint)) is not None and (not self.in_long_option or _in_long_option(text, at)):
                     return True
                 at = lower.find(hint, at + 1)
         return False
+
+
+_OPTION_CHARS = frozenset("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-")
+
+
+def _in_long_option(text: str, at: int) -> bool:
+    """Whether `--` stands before offset `at` in its run of option-name characters, within 66 of
+    them (a name `--[A-Za-z][A-Za-z0-9_-]{0,63}` holding the hint from `at` starts there)."""
+    start = at
+    while start > 0 and at - start < 66 and text[start - 1] in _OPTION_CHARS:
+        start -= 1
+    return "--" in text[start:at]
 
 
 # ----------------------------------------------------------------------------- names
@@ -397,6 +412,11 @@ _ASSIGNMENT = re.compile(
 # words, pwd/pass/passwd, sig/signature, the token and key forms, _WEAK_ALONE, _KEY_NAMES):
 # secret_assignment needs no search of a text where no hint is followed by this.
 _AFTER_NAMED_HINT = re.compile(r"[A-Za-z0-9_.\-]{0,127}[\"']?[ \t]*(?:=|:(?!//))")
+# secret_flag's: the rest of an option's name and the blank before its value (its name holds a hint
+# as above, and starts with `--`: in_long_option).
+_AFTER_FLAG_HINT = re.compile(r"[A-Za-z0-9_\-]{0,63}[ \t]")
+# Every match of _K8S_ENV holds `value` followed by this (its `["']?value["']?[ \t]*:`).
+_AFTER_ENV_VALUE = re.compile(r"[\"']?[ \t]*:")
 # Kubernetes container env as printed in a pod spec: JSON {"name": ..., "value": ...} or YAML.
 _K8S_ENV = re.compile(
     r"[\"']?name[\"']?[ \t]*:[ \t]*[\"']?(?P<name>[A-Za-z_][A-Za-z0-9_.\-]{0,127})[\"']?"
@@ -540,7 +560,7 @@ RULES: tuple[RedactionRule, ...] = (
         "secret", ("machine",), "GNU inetutils netrc(5)",
     ),
     RedactionRule("k8s_env_value", _K8S_ENV, _named_value(), ("value",),
-                  "Kubernetes core/v1 EnvVar {name, value} as printed in a pod spec"),
+                  "Kubernetes core/v1 EnvVar {name, value} as printed in a pod spec", after_hint=_AFTER_ENV_VALUE),
     RedactionRule(
         "secret_assignment", _ASSIGNMENT, _named_value(), _HINTS_NAMED,
         "NAME=value, NAME: value, JSON and dicts, --flag=value, ?name=value: detect-secrets plugins/keyword.py "
@@ -553,6 +573,7 @@ RULES: tuple[RedactionRule, ...] = (
         _named_value(), _HINTS_NAMED,
         "a long option and its value in the space form (POSIX/GNU getopt_long): `--password V`, `--api-key V`, "
         "rclone's `--s3-secret-access-key V`",
+        after_hint=_AFTER_FLAG_HINT, in_long_option=True,
     ),
     RedactionRule(
         "login_password_flag",
