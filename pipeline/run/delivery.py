@@ -108,6 +108,11 @@ class BulkInFlight:
     def busy(self) -> bool:
         return self._future is not None
 
+    def records(self) -> int:
+        """How many records are in flight (0 when none is)."""
+        bulk = self._bulk
+        return 0 if bulk is None else bulk.count()
+
     def holds(self, tp) -> bool:
         """Whether records of partition `tp` are in flight (not acknowledged yet)."""
         bulk = self._bulk
