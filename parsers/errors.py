@@ -63,6 +63,9 @@ class LineRule:
     # The category from what the match found, where the pattern alone does not say it:
     # a function of the match returning a category, or None when the line is no failure.
     classify: Any = None
+    # Whether the message shown is the match alone, not the rest of the line (a launcher line whose tail is a path or a
+    # dump that reads as noise in a sentence: Paddle's "... code C log log/workerlog.0").
+    match_only: bool = False
 
 
 def _r(pattern: str, flags: int = 0) -> re.Pattern[str]:
@@ -439,7 +442,8 @@ LINE_RULES: tuple[LineRule, ...] = (
              "PaddlePaddle/Paddle python/paddle/distributed/launch/controllers/controller.py watch (self.ctx.logger.error(f\"Container "
              "failed !!!\\n{fc[0]}\")), launch/job/container.py Container.__str__ (f'Container rank {self._rank} status {self.status} cmd "
              "{self._entrypoint} code {self.exit_code} log {self.errfile}'), launch/job/pod.py add_container (c.rank = len(self._containers))",
-             SUMMARY, classify=lambda m: None if m["exitcode"] == "0" else EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown")),
+             SUMMARY, classify=lambda m: None if m["exitcode"] == "0" else EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown"),
+             match_only=True),
     # Paddle's older launcher (paddle.distributed.launch / fleetrun before 2.3): the global ranks of the trainers that exited
     # non-zero, in start order (empty when the watch loop itself failed).
     LineRule("paddle_launch_abort", "unknown", "ABORT!!! Out of all ",
@@ -1012,7 +1016,7 @@ def _detect(text: str) -> tuple[LineRule, str, str] | None:
             category = rule.classify(m) if rule.classify is not None else _category_of(rule, m)
             if category is None:
                 continue
-            return rule, category, _message(text, m)
+            return rule, category, _message(text, m, rule.match_only)
     return None
 
 
@@ -1058,13 +1062,14 @@ def _category_of(rule: LineRule, m: re.Match[str]) -> str:
     return "unknown"
 
 
-def _message(text: str, m: re.Match[str]) -> str:
-    """The line from where the match starts, headers dropped, cut to a readable length."""
+def _message(text: str, m: re.Match[str], match_only: bool = False) -> str:
+    """The line from where the match starts (to its end for a `match_only` rule), headers dropped, cut to a readable
+    length."""
     start = m.start()
     head = _GLOG_HEADER.match(text)
     if head and head.end() > start:
         start = head.end()
-    return text[start:].strip()[:400]
+    return text[start:m.end() if match_only else None].strip()[:400]
 
 
 # ----------------------------------------------------------------------------- traces

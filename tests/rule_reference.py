@@ -15,5 +15,5 @@ def reference_detect(text: str):
             category = rule.classify(m) if rule.classify is not None else errors._category_of(rule, m)
             if category is None:
                 continue
-            return rule, category, errors._message(text, m)
+            return rule, category, errors._message(text, m, rule.match_only)
     return None

@@ -135,3 +135,35 @@ def test_a_run_that_went_on_or_ended_well_after_such_words_is_not_flipped(tmp_pa
     restarted = 'time="2024-05-07T10:02:11Z" level=info msg="Pod: team-b.gpt-ft-worker-2 exited with code 1" job=team-b.gpt-ft\n'
     srun = "srun: error: node3: task 2: Exited with exit code 1\n"
     assert the_diagnosis(tmp_path, STEPS + restarted + STEPS + END).category == the_diagnosis(tmp_path, STEPS + srun + STEPS + END).category
+
+
+# --- the rank: Horovod's shut-down message is an echo of another rank's failure (batch h16n, dev 403)
+
+HOROVOD_ECHO = ("[1,1]<stderr>:Traceback (most recent call last):\n"
+                '[1,1]<stderr>:  File "fit.py", line 40, in <module>\n'
+                "[1,1]<stderr>:    hvd.allreduce(t)\n"
+                "[1,1]<stderr>:RuntimeError: Horovod has been shut down. This was caused by an exception on one of the ranks or an "
+                "attempt to allreduce, allgather or broadcast a tensor after one of the ranks finished execution. If the shutdown was "
+                "caused by an exception, you should see the exception in the log before the first shutdown message.\n")  # fmt: skip
+MPIRUN_FIRST = ("--------------------------------------------------------------------------\n"
+                "mpirun detected that one or more processes exited with non-zero status, thus causing\n"
+                "the job to be terminated. The first process to do so was:\n\n"
+                "  Process name: [[40112,1],0]\n  Exit code:    1\n"
+                "--------------------------------------------------------------------------\n")  # fmt: skip
+
+
+def test_the_first_process_mpirun_names_is_the_first_failure_not_the_rank_that_echoed_it(tmp_path):
+    d = the_diagnosis(tmp_path, STEPS + HOROVOD_ECHO + MPIRUN_FIRST)
+    assert (d.category, d.first_failure["rank"]) == ("unknown", 0), d.summary
+    # no launcher report: the echo is all the log has
+    assert the_diagnosis(tmp_path, STEPS + HOROVOD_ECHO).first_failure["rank"] == 1
+    # a cause printed by a rank is still the answer
+    oom = "[1,2]<stderr>:torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 1.50 GiB\n"
+    d = the_diagnosis(tmp_path, STEPS + oom + HOROVOD_ECHO + MPIRUN_FIRST)
+    assert (d.category, d.first_failure["rank"]) == ("cuda_oom", 2), d.summary
+
+
+def test_paddle_s_container_line_is_quoted_up_to_its_exit_code(tmp_path):
+    # Paddle's default log dir is "log": its line ends "code C log log/workerlog.N", noise in a sentence
+    d = the_diagnosis(tmp_path, STEPS + PADDLE.format(rank=0, code=-6).replace("out/workerlog", "log/workerlog"))
+    assert d.summary.endswith("code -6"), d.summary

@@ -36,7 +36,9 @@ from gangscope.parsers import times
 from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, rule_role
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
-from gangscope.pipeline.diagnose.rules import EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL
+from gangscope.pipeline.diagnose.rules import (
+    ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, FIRST_FAILURE_REPORTS, INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL,
+)
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -134,6 +136,7 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
         if effects and math.isfinite(root.t) and effects[0].t < root.t - EFFECT_SLACK_S:
             return effects[0], "effect"
         root = _sharpen(root, causes + [f for f in effects if f.error.pattern in SHARPENING_FRAMES])
+        root = _first_named_by_launcher(root, failures)
         return root, ("rank_report" if root.tier == 0 else "launcher")
     if effects:
         # Simultaneous effects: the one that explains the others (a lost peer explains a timeout).
@@ -173,6 +176,15 @@ def _sharpen(root: Failure, causes: list[Failure]) -> Failure:
         if _near(other, root) and (other.rank is None or root.rank in (None, other.rank)):
             return other
     return root
+
+
+def _first_named_by_launcher(root: Failure, failures: list[Failure]) -> Failure:
+    """An `unknown` root that says it echoes another process's failure (rules.ECHO_OF_ANOTHER_FAILURE): the
+    earliest launcher report of the same pod naming the process that failed first, if any, is the answer."""
+    if root.category != "unknown" or not ECHO_OF_ANOTHER_FAILURE.search(root.error.message or root.error.line or ""):
+        return root
+    reports = [f for f in failures if f.error.pattern in FIRST_FAILURE_REPORTS and f.rank is not None and f.error.pod == root.error.pod]
+    return min(reports, key=lambda f: (f.t, f.seq)) if reports else root
 
 
 def _near(a: Failure, b: Failure) -> bool:

@@ -45,6 +45,16 @@ LAUNCHER_OWN_KILL: dict[str, frozenset[str]] = {
     "slurm_cancelled": frozenset({"srun_task_exit", "srun_task_oom", "slurm_mem_limit", "slurm_oom"}),
 }
 
+#: A failure whose own words say it is the echo of another process's failure, and the launcher reports that name the
+#: process that failed first (rule names, parsers/errors.py): where the root is such an echo of category `unknown` and
+#: a report of the same pod names a rank, the report's rank is the first failure's. Horovod's SHUT_DOWN_ERROR ("This
+#: was caused by an exception on one of the ranks", horovod/common/common.h) is printed by every survivor;
+#: mpirun / prterun name the first process to exit non-zero (help-orterun.txt / help-prun.txt [non-zero-exit]:
+#: "The first process to do so was: Process name: [[j,a],N]") or to leave early ([proc-exit-no-sync]). Batch h16n,
+#: dev 403.
+ECHO_OF_ANOTHER_FAILURE = re.compile(r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the ranks")
+FIRST_FAILURE_REPORTS = frozenset({"mpirun_first_process", "mpirun_exited_early"})
+
 #: Among simultaneous effects, the one that explains the others comes first: a SIGTERM a
 #: launcher RECEIVED (eviction, preemption) makes its peers lose their connection, which
 #: makes collectives time out. (torchrun's own SIGTERMs to the survivors of a failure are
