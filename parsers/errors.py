@@ -81,6 +81,12 @@ _STRSIGNAL = ("Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error|Ill
               "|Trace/breakpoint trap")
 EXITCODE_CATEGORY = {-9: "host_oom", 137: "host_oom", -15: "preempted", 143: "preempted"}
 
+
+def _exit_code_category(m: re.Match[str]) -> str | None:
+    """A launcher's line with a process's exit code: none when it is 0 (no failure), else what the code stands for."""
+    code = int(m["exitcode"])
+    return None if code == 0 else EXITCODE_CATEGORY.get(code, "unknown")
+
 # Xid codes that are usually the application's own fault (NVIDIA Xid catalog; FORMATS.md
 # 4.15): SM exception, MMU fault, GPU stopped processing, preemptive cleanup.
 XID_APPLICATION = frozenset({13, 31, 43, 45})
@@ -442,7 +448,7 @@ LINE_RULES: tuple[LineRule, ...] = (
              "PaddlePaddle/Paddle python/paddle/distributed/launch/controllers/controller.py watch (self.ctx.logger.error(f\"Container "
              "failed !!!\\n{fc[0]}\")), launch/job/container.py Container.__str__ (f'Container rank {self._rank} status {self.status} cmd "
              "{self._entrypoint} code {self.exit_code} log {self.errfile}'), launch/job/pod.py add_container (c.rank = len(self._containers))",
-             SUMMARY, classify=lambda m: None if m["exitcode"] == "0" else EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown"),
+             SUMMARY, classify=_exit_code_category,
              match_only=True),
     # Paddle's older launcher (paddle.distributed.launch / fleetrun before 2.3): the global ranks of the trainers that exited
     # non-zero, in start order (empty when the watch loop itself failed).
@@ -465,7 +471,7 @@ LINE_RULES: tuple[LineRule, ...] = (
              "kubeflow/common pkg/controller.v1/common/pod.go ReconcilePods (logger.Infof(\"Pod: %v.%v exited with code %v\", pod.Namespace, "
              "pod.Name, exitCode); jc.Recorder.Eventf(..., exitedWithCodeReason, the same); kubeflow/training-operator "
              "pkg/controller.v1/common/pod.go since the merge of kubeflow/common)",
-             SUMMARY, classify=lambda m: None if m["exitcode"] == "0" else EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown")),
+             SUMMARY, classify=_exit_code_category),
     # Determined's master and trial logs: a task container that exited non-zero, its exit code at the
     # end (137 = 128 + SIGKILL: the container runtime's kill, e.g. the cgroup OOM killer).
     LineRule("determined_container_exit", "unknown", "(exit code ",
