@@ -82,6 +82,16 @@ _STRSIGNAL = ("Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error|Ill
 EXITCODE_CATEGORY = {-9: "host_oom", 137: "host_oom", -15: "preempted", 143: "preempted"}
 
 
+# An exception's class as CPython's format_exception_only prints it (dotted module path, a name ending in
+# Error, Exception or Interrupt, or NCCL's ncclXError), for the rules that read an exception line.
+_EXCEPTION_TYPE = r"(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error)"
+
+
+def _exception_line_category(m: re.Match[str]) -> str | None:
+    """An exception line's category, from its `type` and `message` groups."""
+    return exception_category(m["type"], m["message"] or "")
+
+
 def _exit_code_category(m: re.Match[str]) -> str | None:
     """A launcher's line with a process's exit code: none when it is 0 (no failure), else what the code stands for."""
     code = int(m["exitcode"])
@@ -875,22 +885,22 @@ LINE_RULES: tuple[LineRule, ...] = (
     # the short summary's "FAILED <nodeid> - Type: message" (cut to the terminal's width with "..."): read as
     # `exception_line` reads the bare line, the category from the type and message.
     LineRule("pytest_exception", "python_exception", "E   ",
-             _r(r"^E {3,}(?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error))(?::(?P<message>.*))?$"),
+             _r(rf"^E {{3,}}(?P<type>{_EXCEPTION_TYPE})(?::(?P<message>.*))?$"),
              "pytest-dev/pytest src/_pytest/_code/code.py FormattedExcinfo.get_exconly (fail_marker \"E\" + the source's indent less "
              "one before each line of excinfo.exconly(), markall in repr_traceback_entry)",
-             classify=lambda m: exception_category(m["type"], m["message"] or "")),
+             classify=_exception_line_category),
     LineRule("pytest_failed_summary", "python_exception", "FAILED ",
-             _r(r"^FAILED \S+::\S+ - (?P<type>(?:[A-Za-z_]\w*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error))"
+             _r(rf"^FAILED \S+::\S+ - (?P<type>{_EXCEPTION_TYPE})"
                 r"(?::(?P<message>.*))?$"),
              "pytest-dev/pytest src/_pytest/terminal.py short_test_summary / _get_line_with_reprcrash_message (f\"{word} {nodeid}\" + "
              "\" - \" + the crash message's first line, cut with \"...\" to the terminal width)",
-             classify=lambda m: exception_category(m["type"], m["message"] or "")),
+             classify=_exception_line_category),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
-             _r(r"^(?P<type>(?:[A-Za-z_][\w]*\.)*(?:[A-Z]\w*(?:Error|Exception|Interrupt)|nccl\w+Error)|[a-z_][\w]*\.error)"
+             _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
                 r"(?::(?P<message>.*))?$"),
              "python/cpython Lib/traceback.py TracebackException.format_exception_only (\"Type: message\", or the bare type)",
-             classify=lambda m: exception_category(m["type"], m["message"] or "")),
+             classify=_exception_line_category),
 )
 
 _RULES_BY_NAME = {rule.name: rule for rule in LINE_RULES}

@@ -66,10 +66,6 @@ _IDENTITY = ("job", "attempt", "namespace", "pod", "container", "node", "rank", 
 _NO_TIME = float("-inf")
 
 
-def _key(rec: StepRecord) -> tuple:
-    return (rec.job, rec.attempt, rec.namespace, rec.pod, rec.container, rec.rank, rec.local_rank)
-
-
 class RankState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A `RankProgress` in a snapshot, with the rank it follows (`job` ... `local_rank`).
 
@@ -125,7 +121,7 @@ class ProgressTracker:
 
     def add(self, rec: StepRecord) -> list[EpochRecord | SignalRecord]:
         job, attempt = rec.job, rec.attempt
-        key = (job, attempt, rec.namespace, rec.pod, rec.container, rec.rank, rec.local_rank)  # _key(rec)
+        key = (job, attempt, rec.namespace, rec.pod, rec.container, rec.rank, rec.local_rank)  # a rank's stream
         rp = self._ranks.get(key)
         if rp is None:
             rp = self._ranks[key] = RankProgress(**self.params)

@@ -135,10 +135,10 @@ def collapsed_loss_scale(overflows: list[ErrorRecord]) -> bool:
     return low >= COLLAPSED_OVERFLOWS
 
 
-
 def _first_failure(record) -> dict:
     """The `first_failure` of a diagnosis: where and when `record` (an error or trace record) was seen."""
     return {"pod": record.pod, "rank": record.rank, "node": record.node, "time": record.time}
+
 
 def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> DiagnosisRecord:
     """A diagnosis of an attempt with no failure in its logs (SPEC rev. 2): a stall (`hang`), a bad

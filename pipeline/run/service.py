@@ -76,6 +76,8 @@ WAITING_POLL_MS = 20
 # A poll's messages of a log partition are curated in slices of this many; between two, a bulk
 # OpenSearch acknowledged meanwhile is followed by the next (Service._hand_over_between).
 POLL_SLICE = 1000
+# Under a backlog, records pending go out once this many wait (or `flush_interval` passed).
+GATHER_RECORDS = 5000
 
 
 # --- the service ----------------------------------------------------------------------------
@@ -209,9 +211,7 @@ class Service:
             self._collect(timeout=None, defer=True)  # a backlog: no more in memory until OpenSearch caught up
         if self._gather_more(read, waiting, now):
             return
-        self._count_failures()
-        self.last_flush = now
-        commit_due = now - self.last_commit >= self.cfg.commit_interval
+        commit_due = self._flush_due(now)
         if self.sink_ok and not self.to_correct and not self.to_analyse:
             self._hand_over(commit_due and not self.diagnosis_owed)
             self._gauges()
@@ -224,6 +224,12 @@ class Service:
             self._commit_all()
         self._gauges()
 
+    def _flush_due(self, now: float) -> bool:
+        """A flush starts at `now` (failures counted, its time kept); whether a commit is due with it."""
+        self._count_failures()
+        self.last_flush = now
+        return now - self.last_commit >= self.cfg.commit_interval
+
     def _gather_more(self, read: int, waiting: int, now: float) -> bool:
         """Whether the records pending wait for the next polls' (nothing in flight): under a backlog a
         few polls share one bulk request, for at most `flush_interval`; caught up (every log partition
@@ -232,7 +238,7 @@ class Service:
         every record waited for the 0.25 s interval (python -m bench.kafka_consume --only delay with
         a probe at c552894: a bulk every 0.25-0.3 s, each acknowledged in 0.03-0.4 s, polls every
         0.07-0.2 s)."""
-        if not read or waiting >= 5000 or now - self.last_flush >= self.cfg.flush_interval:
+        if not read or waiting >= GATHER_RECORDS or now - self.last_flush >= self.cfg.flush_interval:
             return False
         # (a partition this consumer has read nothing of yet has no end it could be behind)
         logs = [s for s in self.states.values() if isinstance(s, LogPartition) and s.next_offset is not None]
@@ -729,12 +735,9 @@ class Service:
         if self.sink_ok and not self.inflight.busy() and (self.pending_free or any(self.pending.values())):
             now = time.monotonic()
             waiting = sum(len(v) for v in self.pending.values())
-            if waiting < 5000 and now - self.last_flush < self.cfg.flush_interval:
+            if waiting < GATHER_RECORDS and now - self.last_flush < self.cfg.flush_interval:
                 return  # gathers on, as _gather_more lets a backlog's records do (acknowledgement taken later)
-            self._count_failures()
-            self.last_flush = now
-            commit_due = now - self.last_commit >= self.cfg.commit_interval
-            self._hand_over(commit_due and not self.diagnosis_owed)
+            self._hand_over(self._flush_due(now) and not self.diagnosis_owed)
         self._take_acknowledged()
 
     def _consume_logs(self, state: LogPartition, messages: list, out: list[Record], now: float) -> None:
