@@ -703,6 +703,24 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("agent_closing", "preempted", "Sending process ",
              _r(r"Sending process (?P<pid>\d+) closing signal (?P<signal>SIG\w+)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"Sending process %s closing signal %s\")", WARNING),
+    # A launcher's word that its workers failed and it starts them again: a failure only when nothing follows it
+    # (rules.TEARDOWN_AT_THE_END); a group that then trains and ends is no failure. torch elastic's agent (also
+    # DLRover's, NeMo's ft_launcher: "Worker group FAILED, is failure node: False,3/3 attempts left; ...") on a failed or
+    # unhealthy group; Ray's raylet on a worker process that did not register (a dead one, or a hung one it kills).
+    LineRule("elastic_group_restart", "unknown", "Worker group ",
+             _r(r"Worker group (?P<state>FAILED|UNHEALTHY)[.,][^\n]*?\b(?P<left>\d+)/(?P<max>\d+) ?attempts left; will restart worker group"),
+             "pytorch/pytorch torch/distributed/elastic/agent/server/api.py SimpleElasticAgent._invoke_run (state in {UNHEALTHY, "
+             "FAILED} and self._remaining_restarts > 0: logger.info(\"[%s] Worker group %s. %s/%s attempts left; will restart worker "
+             "group\", role, state.name, ...), then _restart_workers; pytorch/elastic torchelastic/agent/server/api.py the same "
+             "f-string); intelligent-machine-learning/dlrover elastic_agent (\"Worker group {state}, is failure node: {b},{n}/{max} "
+             "attempts left; will restart worker group.\")", WARNING),
+    LineRule("ray_worker_start_timeout", "unknown", "Some workers of the worker process(",
+             _r(r"Some workers of the worker process\((?P<pid>\d+)\) have not registered (?:to raylet )?within (?:the )?timeout"),
+             "ray-project/ray src/ray/raylet/worker_pool.cc WorkerPool::MonitorStartingWorkerProcess (RAY_LOG(ERROR) << \"Some workers "
+             "of the worker process(\" << pid << \") have not registered within the timeout. \" << \"The process is still alive, "
+             "probably it's hanging during start.\" | \"The process is dead, probably it crashed during start.\"; the hung one is "
+             "killed; Ray 1.x: \"... have not registered to raylet within timeout.\" at INFO, then \"(N s), so the process N will be "
+             "killed immediately\")", WARNING),
     LineRule("slurm_cancelled", "preempted", "CANCELLED AT",
              _r(r"\*\*\* (?:JOB|STEP) (?P<id>\S+) (?:ON (?P<node>\S+) )?CANCELLED AT (?P<at>\S+)(?: DUE TO "
                 r"(?P<why>TIME LIMIT|PREEMPTION|NODE FAILURE|JOB REQUEUE)| \*\*\*)"),

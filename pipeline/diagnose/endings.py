@@ -206,7 +206,7 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category="unknown",
                                first_failure=who_, time=first.time, confidence=CONFIDENCE["teardown_at_end"],
                                evidence=[error_evidence(e) for e in teardown[:4]],
-                               summary=f"the log ends with the launcher stopping its workers ({len(teardown)} line"
+                               summary=f"the log ends with the launcher's word that its workers stopped or failed ({len(teardown)} line"
                                        f"{'s' if len(teardown) > 1 else ''}, nothing after them, {who(who_)}): the attempt failed and "
                                        f"the logs do not say why: {first.message or first.line}")  # fmt: skip
     short = _short_of_the_end(view)
@@ -322,8 +322,8 @@ def warnings_at_the_end(view: AttemptView) -> list[ErrorRecord]:
 
 
 def teardown_at_the_end(view: AttemptView) -> list[ErrorRecord]:
-    """The launcher teardown lines (rules.TEARDOWN_AT_THE_END) a log ends in: the attempt's last records, with no
-    step, trace or other line a parser read after them (a group restarted after a membership change logs on)."""
+    """The launcher teardown and restart lines (rules.TEARDOWN_AT_THE_END) a log ends in: the attempt's last records, with
+    no step, trace or other line a parser read after them (a group restarted after a membership change logs on)."""
     records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
     tail: list[ErrorRecord] = []
     for r in reversed(records):

@@ -119,8 +119,13 @@ MARKED_EXCEPTION_LINES = frozenset({"pytest_exception", "pytest_failed_summary"}
 #: SubprocessContext._close: `if handler.proc.poll() is None: logger.warning("Sending process %s closing signal %s", ...)`),
 #: which it does after a worker failed, on a signal of its own, or to restart the group after a membership change (new
 #: workers then start and log). A log whose last records are these, no output after them, ended in a failure it does not
-#: explain (SPEC rev. 2 `unknown`; endings.teardown_at_the_end).
-TEARDOWN_AT_THE_END = frozenset({"agent_closing"})
+#: explain (SPEC rev. 2 `unknown`; endings.teardown_at_the_end). So are a launcher's word that its workers failed before it
+#: starts them again, when no restarted worker logs after it: torch elastic's agent on a failed or unhealthy group ("Worker
+#: group FAILED. 3/3 attempts left; will restart worker group", torch/distributed/elastic/agent/server/api.py _invoke_run)
+#: and Ray's raylet on a worker process that never registered ("Some workers of the worker process(N) have not registered
+#: within the timeout. The process is dead, probably it crashed during start.", src/ray/raylet/worker_pool.cc). Batch
+#: h16p, dev 440 and 450.
+TEARDOWN_AT_THE_END = frozenset({"agent_closing", "elastic_group_restart", "ray_worker_start_timeout"})
 
 #: How sure a diagnosis is, by what it rests on.
 CONFIDENCE = {
