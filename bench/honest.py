@@ -136,7 +136,9 @@ def servers(args) -> None:
     run = SimpleNamespace(bootstrap=bootstrap, lines=args.lines, partitions=args.partitions, mix=args.mix, seconds=args.seconds)
     got = kafka_consume.throughput(run, url)
     print(f"consume: {got['lines'] / got['seconds']:>10,.0f} lines/s, {got['lines'] / got['cpu']:,.0f} lines per CPU-second "
-          f"of the consumer (target >= {TARGETS['consume']:,} lines/s per process)", flush=True)
+          f"of the consumer (target >= {TARGETS['consume']:,} lines/s per process)"
+          + (f"; OpenSearch {got['opensearch_cpu']:.1f} s CPU beside it ({got['opensearch_cpu'] / max(got['records'], 1) * 1e6:,.0f} us "
+             f"per record), tail {got['tail']:.2f} s" if got.get("opensearch_cpu") is not None else ""), flush=True)
     for rate in (2_000, 10_000):
         run.rate = rate
         d = kafka_consume.delay(run, url)

@@ -191,9 +191,25 @@ def cpu_seconds(pid: int) -> float:
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
+def opensearch_cpu(url: str) -> float | None:
+    """CPU seconds the OpenSearch cluster's processes have used so far (_nodes/stats/process), None
+    when it does not answer. On a small machine OpenSearch shares the cores with the consumer: what
+    it spends per record is part of the consumer's speed (this session, 300k realistic lines at load
+    7-11: 9.3-11.9 s of OpenSearch CPU beside the consumer's 5.5-7.4 s)."""
+    try:
+        with urllib.request.urlopen(f"{url}/_nodes/stats/process?filter_path=nodes.*.process.cpu.total_in_millis",
+                                    timeout=10) as answer:
+            nodes = json.loads(answer.read()).get("nodes") or {}
+        return sum(n["process"]["cpu"]["total_in_millis"] for n in nodes.values()) / 1000
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        return None
+
+
 def throughput(args, url: str) -> dict:
     """Lines/s of one consumer process from its first line read to the last one indexed, and lines
-    per CPU-second of that process over the same span."""
+    per CPU-second of that process over the same span; OpenSearch's CPU over that span (per record
+    indexed) and the tail: from the last line read to the last record acknowledged (the records
+    curation held, and the bulks in flight or waiting, indexed while the consumer has nothing to read)."""
     mix = getattr(args, "mix", "default")
     print(f"corpus: {args.lines:,} lines, mix {mix} ...", flush=True)
     records = corpus_records(args.lines, mix=mix)
@@ -217,12 +233,15 @@ def throughput(args, url: str) -> dict:
         # nor their CPU). So the count of records out must stay the same for a second once every line
         # is read; the figures are taken where it reached its last value.
         last_out, at_last = -1.0, None
+        read_all = None  # when every line was read
         while True:
             text = urllib.request.urlopen(murl, timeout=10).read().decode()
             read = metric(text, "gangscope_lines_in_total")
             now = time.perf_counter()
             if read and first is None:
-                first = (now, read, cpu_seconds(proc.pid))
+                first = (now, read, cpu_seconds(proc.pid), opensearch_cpu(url))
+            if read_all is None and read >= len(records):
+                read_all = now
             lag = metric(text, "gangscope_consumer_lag")
             out = metric(text, "gangscope_records_out_total")
             done_reading = read >= len(records) and lag == 0 and metric(text, "gangscope_sink_latency_seconds_count")
@@ -232,7 +251,7 @@ def throughput(args, url: str) -> dict:
                 # a service that does not say (an older commit's) is taken at the second alone
                 done_reading = unacknowledged(murl) in (0, None)
             if out != last_out or not done_reading:
-                last_out, at_last = out, (now, cpu_seconds(proc.pid))
+                last_out, at_last = out, (now, cpu_seconds(proc.pid), opensearch_cpu(url))
             elif now - at_last[0] >= 1.0:
                 break
             # each look at /metrics costs the consumer CPU (a thread and a render per scrape: 5 a second
@@ -241,10 +260,16 @@ def throughput(args, url: str) -> dict:
         cpu = at_last[1] - first[2]
         seconds = at_last[0] - first[0]
         lines = len(records) - first[1]
+        os_cpu = at_last[2] - first[3] if at_last[2] is not None and first[3] is not None else None
+        tail = at_last[0] - read_all if read_all is not None else None
         print(f"throughput: {lines:,.0f} lines in {seconds:.2f} s = {lines / seconds:,.0f} lines/s, "
               f"{lines / cpu:,.0f} lines per CPU-second of the consumer ({cpu:.1f} s CPU; one consumer process, "
               f"{args.partitions} partitions, {out:,.0f} records indexed)", flush=True)
-        return {"lines": lines, "seconds": seconds, "cpu": cpu, "records": out}
+        if os_cpu is not None:
+            print(f"throughput: OpenSearch {os_cpu:.1f} s CPU over the same span ({os_cpu / max(out, 1) * 1e6:,.0f} us "
+                  f"per record indexed); {tail:.2f} s from the last line read to the last record acknowledged",
+                  flush=True)
+        return {"lines": lines, "seconds": seconds, "cpu": cpu, "records": out, "opensearch_cpu": os_cpu, "tail": tail}
     finally:
         proc.terminate()
         proc.wait(60)
