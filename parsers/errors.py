@@ -762,6 +762,38 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("k8s_crash_backoff", "pods_ready_timeout", "Back-off restarting failed container",
              _r(r"Back-off restarting failed container (?P<container>\S+)"),
              "kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go (\"Back-off restarting failed container %s in pod %s\", reason BackOff)"),
+    # The container runtime could not start a container at all (batch h16q): the task or its OCI runtime was never
+    # created, so no process of it ran (most often the NVIDIA hook's refusal: driver older than the image's CUDA, no GPU
+    # with the memory asked, a mount error). As kubelet's event ("Error: failed to create containerd task: ..."), kubectl
+    # describe's terminated Message, the docker CLI's "Error response from daemon: ..." or a platform's copy of it.
+    # A cause: the pod never became ready. (No key: three lower-case forms; `_EXTRA_KEYS` holds "OCI runtime create
+    # failed", the others come with kubelet's or the docker CLI's "Error".)
+    LineRule("container_task_not_created", "pods_ready_timeout", "",
+             _r(r"(?:failed to create containerd task|failed to create shim task|failed to create task for container"
+                r"|OCI runtime create failed): (?P<why>[^\n]*)"),
+             "containerd/containerd internal/cri/server/container_start.go StartContainer (container.NewTask: fmt.Errorf(\"failed to "
+             "create containerd task: %w\", err)), core/runtime/v2/task_manager.go Create (\"failed to create shim task: %w\"), "
+             "cmd/containerd-shim-runc-v2/process/init.go Init.Create (p.runtimeError(err, \"OCI runtime create failed\")); "
+             "moby/moby libcontainerd/remote/client.go NewTask (errors.Wrap(..., \"failed to create task for container\")); "
+             "kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer (event FailedToStartContainer "
+             "\"Error: %v\")", match_only=True),
+    # The client tools Kubernetes and Docker users paste from print a container's or a remote command's end on their
+    # own line, lower case, at its start: never in a pod's log, only in a terminal's copy. Summaries (the container's own
+    # cause printed before wins); 0 is no failure, 137 host memory (SPEC rev. 2), else unknown. Read by parsers/
+    # tool_exits.py's ToolExitDetector, whose anchored prefilter finds them (no capital for this table's prefilter).
+    LineRule("kubectl_command_exit", "unknown", "",
+             _r(r"^(?:(?:I have no name!)?[\w@:/~.-]*[$#] )?command terminated with exit code (?P<exitcode>\d+)\s*$"),
+             "kubernetes/kubernetes staging/src/k8s.io/client-go/tools/remotecommand/v4.go errorDecoderV4.decode (CodeExitError{Err: "
+             "fmt.Errorf(\"command terminated with exit code %d\", rc)}), printed by kubectl exec / attach / run as its error "
+             "(kubectl/pkg/cmd/util/helpers.go CheckErr); after a shell's prompt when the shell was killed mid-line (bash's "
+             "PS1 \\u@\\h:\\w\\$, \\u \"I have no name!\" for a uid with no passwd entry: bminor/bash shell.c get_current_user_info)",
+             SUMMARY, classify=_exit_code_category),
+    LineRule("compose_container_exit", "unknown", "",
+             _r(r"^(?P<service>[\w.-]+) +exited with code (?P<exitcode>\d+)\s*$"),
+             "docker/compose pkg/compose/printer.go Run (ContainerEventExit: consumer.Status(container, fmt.Sprintf(\"exited with code "
+             "%d\", event.ExitCode))), cmd/formatter/logs.go Status (\"%s%s %s\\n\", goterm.RESET_LINE, container, msg); "
+             "docker-compose 1.x compose/cli/log_printer.py wait_on_exit (\"%s exited with code %s\\n\" % (container.name, exit_code))",
+             SUMMARY, classify=_exit_code_category),
     # The same kubelet state as `kubectl get pods` prints it, a pod row whose STATUS is the container's waiting reason
     # (batch h16m: Katib / training-operator pods crash-looping before the gang is ready, as the events' "Back-off
     # restarting" above; ../shared/eval/diagnosis-dev/046). A summary: the container keeps failing, its own error (or
@@ -955,6 +987,7 @@ _EXTRA_KEYS = ("Cell In[", "Input In [", "File ",  # ultratb_location
                "Loss is ", "LOSS is ", "Loss = ", "Loss became ",
                "Job was active longer", "PodGroup", "Unschedulable", "FailedScheduling", "NoExecute", "NoSchedule",
                "ErrImagePull", "ImagePullBackOff", "Back-off pulling image", "Error from server",
+               "OCI runtime create failed",  # container_task_not_created
                "Finished train", "Done train", "Completed train", "Complete train",
                "Training finished", "Training complete", "Training done",
                "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",

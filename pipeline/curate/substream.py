@@ -11,6 +11,7 @@ from gangscope.parsers.errors import ErrorDetector
 from gangscope.parsers.records import Record
 from gangscope.parsers.rendezvous import RendezvousParser
 from gangscope.parsers.steps import StepParser
+from gangscope.parsers.tool_exits import ToolExitDetector
 from gangscope.parsers.traces import TraceParser
 from gangscope.pipeline.curate.scan import exact_hints_for
 from gangscope.pipeline.curate.snapshot import SubState
@@ -20,8 +21,9 @@ from gangscope.pipeline.curate.snapshot import SubState
 # inside of a traceback (the error of a trace comes from classify_trace). Errors come before
 # steps: a line that holds both (a tqdm bar with a watchdog timeout or an OVERFLOW glued to
 # its end, as real logs have them) gives its step record and its error record. torch elastic's
-# rendezvous block (which global rank each local rank is) gives no record: curation keeps it.
-LINE_PARSERS: tuple[type, ...] = (TraceParser, ErrorDetector, RendezvousParser, StepParser)
+# rendezvous block (which global rank each local rank is) gives no record: curation keeps it. A container tool's
+# lower-case exit line (tool_exits.py) is read last, by its own anchored prefilter.
+LINE_PARSERS: tuple[type, ...] = (TraceParser, ErrorDetector, RendezvousParser, StepParser, ToolExitDetector)
 
 
 STREAMS = frozenset(("stdout", "stderr"))
