@@ -58,6 +58,10 @@ _STRAIGHT_IDS = frozenset(
     and d.name not in ("keras", "generic", "paddle")
     and all(d is not other for other in (dialects.LIGHTNING, dialects.KERAS, dialects.PADDLE, dialects.TQDM))
 )
+# dialects whose lines can open a StepParser (`open`): a block's header, a bar read from a whole line
+_OPENING_IDS = frozenset(id(d) for d in dialects.DIALECTS if d.kind == "block_header" or d is dialects.TQDM)
+# StepParser.read_whole's answer where a line is not one it reads alone: `feed` it
+NOT_WHOLE = object()
 # metric the tqdm bar records carry to `fold_trainer_logs`: how many tqdm.write() calls were seen at that step
 WRITES = "tqdm_writes"
 
@@ -279,6 +283,40 @@ class StepParser:
             self._segment(text, line, rank, out, whole_line=True)
         return False, out
 
+    def read_whole(self, text: str):
+        """What `feed` reads of a line's `text` where it is one segment that only `_segment`'s
+        layout lookup and `_found` act on (none that leaves the parser open): `cache.fields(text)`
+        (None, or (dialect, fields or None)), for `feed_read`. `NOT_WHOLE` where any other branch of
+        `feed` could act: an open block or bar, a blank line, ANSI codes, a launcher's head, a `\\r`
+        or `\\b`, a bar or a YOLO header in it, or a dialect whose line opens the parser (`_OPENING_IDS`).
+        Changes nothing but the shape cache, which `feed` would fill the same way (a second read of
+        the line is the cache's)."""
+        if self._block is not None or self._bar_lines or not text or text.isspace():
+            return NOT_WHOLE
+        if "\x1b" in text or "\r" in text or "\b" in text or "%|" in text or "_mem " in text:
+            return NOT_WHOLE
+        first = text[0]
+        if (first == "[" or "0" <= first <= "9") and _LAUNCHER(text):
+            return NOT_WHOLE
+        found = self._cache.fields(text)
+        if found is not None and found[1] is not None and id(found[0]) in _OPENING_IDS:
+            return NOT_WHOLE
+        return found
+
+    def feed_read(self, found, line: Line) -> list[Record]:
+        """`feed(line)`'s records where `read_whole(line.text)` gave `found` (not NOT_WHOLE): the
+        same branches of `feed` and `_segment`, without their tests `read_whole` made."""
+        out: list[Record] = []
+        if found is None:
+            return out
+        rank = line.rank
+        if rank is None and "[R" in line.text:
+            m = _TEXT_RANK.search(line.text)
+            if m:
+                rank = int(m.group(1))
+        self._found(found[0], found[1], line, rank, out, True)
+        return out
+
     def close(self) -> list[Record]:
         out: list[Record] = []
         if self._block is not None:
@@ -342,7 +380,11 @@ class StepParser:
         found = self._cache.fields(seg)
         if found is None:
             return
-        d, fields = found
+        self._found(found[0], found[1], line, rank, out, whole_line)
+
+    def _found(self, d: Dialect, fields: dict | None, line: Line, rank: int | None, out: list[Record],
+               whole_line: bool) -> None:
+        """`_segment`'s work once the shape cache read the segment: dialect `d`, its `fields`."""
         if fields is None:
             if d is dialects.TQDM:  # the bar at 0: no step, but a bar is there
                 out.append(BarShown())
