@@ -28,6 +28,7 @@ from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text
                                                    time_and_stream_of, combined_prefilter, scanner_for, text_hints_for)
 from gangscope.pipeline.curate.trace_errors import error_of_trace
 from gangscope.pipeline.curate.scan import exact_block_databases
+from gangscope.pipeline.curate.step_lines import STEP_BIT, feed_step_line
 
 
 # How far back a line looks for earlier lines of its stream with the same time.
@@ -75,6 +76,8 @@ class ContainerCurator:
         # the parsers whose bits the exact scan of an ASCII block (or batch of texts) answers
         # (see _scan_cri_block and partition.TextScanner.hints)
         self.exact_mask = exact_block_databases(tuple(cls.PREFILTER for cls in parser_classes))[2] if block_scan else 0
+        # the hints of a line for the step parser alone, where step_lines.feed_step_line may take it (-1: never)
+        self.step_only = STEP_BIT if (parser_classes is LINE_PARSERS and self.exact_mask & STEP_BIT) else -1
         # lines that come without the block scan's hints (other envelopes, Kafka, joined CRI
         # partials) get them from one scan of their text (compiled on first use); the reference
         # path tests them in Python
@@ -202,8 +205,14 @@ class ContainerCurator:
                                   hints=hints.get(pos, 0))
                 else:  # ASCII: offsets in bytes are offsets in characters
                     at = exact_from.get(pos, end - pos)
-                    self._logical(time, STREAM_NAMES[stream], block[second + 3 : end].decode("ascii"), out,
-                                  hints=hints.get(pos, 0), exact_from=at - (second + 3 - pos) if at >= 0 else -1)
+                    at = at - (second + 3 - pos) if at >= 0 else -1
+                    hinted = hints.get(pos, 0)
+                    text = block[second + 3 : end].decode("ascii")
+                    # a step line that only the step parser reads goes to it straight (step_lines.py),
+                    # where no sub-stream of its stream holds an open record
+                    if not (hinted == self.step_only and (open_now is None or stream not in open_now[0] and stream not in open_now[1])
+                            and feed_step_line(self, time, STREAM_NAMES[stream], text, at, out)):
+                        self._logical(time, STREAM_NAMES[stream], text, out, hints=hinted, exact_from=at)
             pos = end + 1
             open_now = self._open_streams() if (self.open_keys or self.partial) else None
         if pos <= size:
