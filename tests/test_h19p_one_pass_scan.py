@@ -2,7 +2,8 @@
 ALWAYS and the exact ones with their leftmost starts in one database) and answers what its two
 scans answered (the `rest` database, then the `exact` one): the same lines, bits and exact_from, on
 generated blocks of mixed CRI lines (partials, non-CRI lines, rank prefixes, separators only
-Python's \\s matches, newlines inside matches) and on every fixture line.
+Python's \\s matches, newlines inside matches) and on every fixture line. So does a Kafka poll's batch
+of texts (partition.TextScanner.hints: the same databases without ALWAYS).
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from hypothesis import given, settings, strategies as st
 
 from gangscope.pipeline.curate import scan as scan_module
 from gangscope.pipeline.curate.block_lines import scanner_for
+from gangscope.pipeline.curate.partition import TextScanner
 from gangscope.pipeline.curate.scan import BlockScanner
 from gangscope.pipeline.curate.substream import LINE_PARSERS
 from fixture_text import fixture_lines
@@ -73,8 +75,38 @@ def test_exact_ids_stay_apart_from_the_others():
     block = block_of([(HEADS[0], "[rank1]:", "Traceback (most recent call last):"), (HEADS[1], "", "step 3 loss 0.5"),
                       (HEADS[0], "", "a\x1fstep 3")])
     lines, exact_from = scanner().exact_candidates(block)
-    trace, step = 1 << 0, 1 << 3
+    names = [cls.__name__ for cls in LINE_PARSERS]
+    trace, step = 1 << names.index("TraceParser"), 1 << names.index("StepParser")
     second = block.index(b"\n") + 1
     third = block.index(b"\n", second) + 1
     assert lines[0] & trace and lines[second] == step and lines[third] == step  # (a trace is an error's key too)
     assert exact_from[second] == len("2024-05-01T12:00:00.000000001Z stderr F ") and exact_from[third] == -1
+
+
+def two_scan_texts(one: TextScanner) -> TextScanner:
+    """The same text scanner reading a batch with its two databases."""
+    return TextScanner(one.database, one.exact, one.rest, one._unsafe_id, one.parser_classes)
+
+
+batches = st.lists(st.tuples(st.sampled_from(PREFIXES), texts, st.sampled_from(["", "", "", "\n", "é"])).map("".join),
+                   min_size=1, max_size=40)
+
+
+@settings(max_examples=200, deadline=None)
+@given(batches)
+def test_a_kafka_batch_read_once_answers_what_the_two_scans_answer(drawn):
+    one = TextScanner.build(LINE_PARSERS)
+    assert one is not None and one.one_pass is not None
+    assert one.hints(drawn) == two_scan_texts(one).hints(drawn)
+
+
+def test_a_kafka_batch_of_fixture_texts_read_once_answers_what_the_two_scans_answer():
+    one = TextScanner.build(LINE_PARSERS)
+    two = two_scan_texts(one)
+    messages = [t.split(" ", 3)[-1] if t[:4].isdigit() and t.count(" ") >= 3 else t for t in fixture_lines()]
+    hit = 0
+    for start in range(0, len(messages), 5000):
+        found = one.hints(messages[start : start + 5000])
+        assert found == two.hints(messages[start : start + 5000])
+        hit += len(found)
+    assert hit > 1000

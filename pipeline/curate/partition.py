@@ -30,20 +30,22 @@ class TextScanner:
     match). None when Hyperscan is missing: every line then goes through the parsers' own test.
     """
 
-    def __init__(self, database, exact=None, rest=None, unsafe_id: int = -1, parser_classes: tuple = ()):
+    def __init__(self, database, exact=None, rest=None, unsafe_id: int = -1, parser_classes: tuple = (), one_pass=None):
         self.database = database
         # the patterns the ASCII texts are scanned for exactly (scan.exact_block_databases)
         self.exact, self.rest, self._unsafe_id = exact, rest, unsafe_id
+        self.one_pass = one_pass  # `exact` and `rest` as one database (scan.one_pass_database), None: two scans
         self.parser_classes = parser_classes  # the table whose bits `hints` gives
 
     @classmethod
     def build(cls, parser_classes) -> "TextScanner | None":
-        from gangscope.pipeline.curate.scan import exact_block_databases, parser_database
+        from gangscope.pipeline.curate.scan import exact_block_databases, one_pass_database, parser_database
 
         patterns = tuple(c.PREFILTER for c in parser_classes)
         database = parser_database(patterns)
         exact, rest, _mask = exact_block_databases(patterns)
-        return None if database is None else cls(database, exact, rest, len(patterns), tuple(parser_classes))
+        one_pass = one_pass_database(patterns, always=False) if exact is not None else None
+        return None if database is None else cls(database, exact, rest, len(patterns), tuple(parser_classes), one_pass)
 
     def hints(self, texts: list[str]) -> dict[int, tuple[int, int]]:
         """Index of each text a pattern hits (a text with a newline always counts as hit) -> (its
@@ -52,7 +54,7 @@ class TextScanner:
         `hints` and `exact_from`). The ASCII texts are scanned as a CRI block is (one exact scan,
         BlockScanner.exact_candidates), so that the curator scans none of them again; the others
         as by `wanted`."""
-        from gangscope.pipeline.curate.scan import exact_lines
+        from gangscope.pipeline.curate.scan import exact_lines, exact_lines_one_pass
 
         if self.exact is None:
             return {i: (-1, -1) for i in self.wanted(texts)}
@@ -66,7 +68,10 @@ class TextScanner:
             others = [i for i in range(len(texts)) if i not in taken]
             out.update((others[k], (-1, -1)) for k in self.wanted([texts[i] for i in others]))
         if plain:
-            lines, exact_from = exact_lines(block, self.exact, self.rest, self._unsafe_id)
+            if self.one_pass is not None:
+                lines, exact_from = exact_lines_one_pass(block, self.one_pass, self._unsafe_id)
+            else:
+                lines, exact_from = exact_lines(block, self.exact, self.rest, self._unsafe_id)
             at = {}
             pos = 0
             for i in plain:
