@@ -106,6 +106,14 @@ class KeyedWords:
         if len(pending) >= self._limit:
             self._spill()
 
+    def extend(self, words: Iterable[int]) -> None:
+        """`add` of several records at once, their words one after the other (`width` each); the
+        buffer may pass its size by one call's words before it is spilled."""
+        pending = self._pending
+        pending.extend(words)
+        if len(pending) >= self._limit:
+            self._spill()
+
     def _spill(self) -> None:
         if self._dir is None:
             self._dir = tempfile.TemporaryDirectory(prefix=self._prefix)

@@ -262,14 +262,21 @@ def _job_section(name: str, kinds: dict[str, list[Record]], diagnoses: list[Reco
 def _attempt_spans(kinds: dict[str, list[Record]]) -> dict[Any, dict[str, Any]]:
     """Per attempt: the first and last time of its records and the ranks (or pods) that logged."""
     spans: dict[Any, dict[str, Any]] = {}
+    seconds = times.seconds
     for kind, records in kinds.items():
+        of_workers = kind != "event"
         for r in records:
-            t = times.seconds(r.time) if r.time else None
+            t = seconds(r.time) if r.time else None
             if t is None:
                 continue
-            span = spans.setdefault(r.attempt, {"first": t, "last": t, "workers": set()})
-            span["first"], span["last"] = min(span["first"], t), max(span["last"], t)
-            if kind != "event" and (r.rank is not None or r.pod):
+            span = spans.get(r.attempt)
+            if span is None:  # made once per attempt (setdefault built a dict and a set per record)
+                span = spans[r.attempt] = {"first": t, "last": t, "workers": set()}
+            elif t < span["first"]:  # first <= last: a time before the first is not after the last
+                span["first"] = t
+            elif t > span["last"]:
+                span["last"] = t
+            if of_workers and (r.rank is not None or r.pod):
                 span["workers"].add((r.pod, r.rank))
     return spans
 
@@ -366,8 +373,10 @@ def _example(text: str) -> str:
 def errors_by_category(errors: list[Record]) -> list[dict[str, Any]]:
     groups: dict[str, dict[str, Any]] = {}
     for e in sorted(errors, key=lambda e: e.time or ""):
-        g = groups.setdefault(e.category, {"category": e.category, "count": 0, "ranks": set(), "pods": set(),
-                                           "first": e.time, "example": e.line or e.message})  # fmt: skip
+        g = groups.get(e.category)
+        if g is None:  # made once per category (setdefault built a dict and two sets per error)
+            g = groups[e.category] = {"category": e.category, "count": 0, "ranks": set(), "pods": set(),
+                                      "first": e.time, "example": e.line or e.message}  # fmt: skip
         g["count"] += 1
         if e.rank is not None:
             g["ranks"].add(e.rank)
@@ -409,7 +418,9 @@ def line_chart(steps: list[Record], field: str, label: str, unit: str = "") -> d
     Records without a step number are drawn against seconds since the first record."""
     series: dict[Any, list[tuple[float, float]]] = defaultdict(list)
     by_step = all(s.step is not None for s in steps if getattr(s, field, None) is not None)
-    t_first = min((times.seconds(s.time) for s in steps if s.time and times.seconds(s.time) is not None), default=0.0)
+    # the time axis's origin, read only where there is a time axis (twice each step's time, for nothing, by step)
+    t_first = 0.0 if by_step else min(
+        (times.seconds(s.time) for s in steps if s.time and times.seconds(s.time) is not None), default=0.0)
     for s in steps:
         value = getattr(s, field, None)
         if by_step:

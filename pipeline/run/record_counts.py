@@ -12,7 +12,11 @@ memory is the buffer and one partition, not every id of the run (10M lines kept 
 
 from __future__ import annotations
 
-from gangscope.parsers.id_set import fingerprint
+from array import array
+from typing import Sequence
+
+from gangscope.parsers.id_set import fingerprint, fingerprints
+from gangscope.parsers.records import Record
 from gangscope.pipeline.spill import KeyedWords
 
 _BUFFER = 1 << 18  # ids held before a spill (4 MB: a fingerprint and a kind code each)
@@ -32,6 +36,22 @@ class RecordCounts:
             code = self._codes[kind] = len(self._kinds)
             self._kinds.append(kind)
         self._ids.add(fingerprint(record_id), code)
+
+    def add_records(self, records: Sequence[Record]) -> None:
+        """`add(record.id, record.kind)` of each record, in their order, in one call: a batch's
+        fingerprints are taken together and its words handed to the spill at once."""
+        codes = self._codes
+        words: list[int] = []
+        append = words.append
+        for record, fp in zip(records, fingerprints([record.id for record in records])):
+            kind = record.kind
+            code = codes.get(kind)
+            if code is None:
+                code = codes[kind] = len(self._kinds)
+                self._kinds.append(kind)
+            append(fp)
+            append(code)
+        self._ids.extend(words)
 
     def counts(self) -> dict[str, int]:
         """Documents by kind; the spill files are removed."""

@@ -230,11 +230,10 @@ class Replay:
         progress goes on (summary.json said 544 epoch records of the fixtures' 52 documents)."""
         if not batch:
             return
-        add = self.result.digest.add
-        count = self.counted.add
-        for record in batch:
-            count(record.id, record.kind)
-            if not kept:
+        self.counted.add_records(batch)
+        if not kept:
+            add = self.result.digest.add
+            for record in batch:
                 add(record)
         self.write(batch)
 
