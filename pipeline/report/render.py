@@ -418,15 +418,15 @@ def line_chart(steps: list[Record], field: str, label: str, unit: str = "") -> d
     Records without a step number are drawn against seconds since the first record."""
     series: dict[Any, list[tuple[float, float]]] = defaultdict(list)
     by_step = all(s.step is not None for s in steps if getattr(s, field, None) is not None)
-    # the time axis's origin, read only where there is a time axis (twice each step's time, for nothing, by step)
-    t_first = 0.0 if by_step else min(
-        (times.seconds(s.time) for s in steps if s.time and times.seconds(s.time) is not None), default=0.0)
-    for s in steps:
+    # a time axis reads each step's time once, for its origin and its x (three times before); by step, never
+    seconds = times.seconds
+    at = [None] * len(steps) if by_step else [seconds(s.time) if s.time else None for s in steps]
+    t_first = 0.0 if by_step else min((t for t in at if t is not None), default=0.0)
+    for s, t in zip(steps, at):
         value = getattr(s, field, None)
         if by_step:
             x = s.step
         else:
-            t = times.seconds(s.time) if s.time else None
             x = t - t_first if t is not None else None
         if value is None or x is None or not math.isfinite(value):
             continue
