@@ -883,6 +883,39 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"^(?:\[[^\]]*\]\s*)?(?:INFO\S*\s+)?Training completed$"),
              "pytorch/torchtitan torchtitan/train.py (logger.info(\"Training completed\"))",
              END),
+    # torch elastic's agent (torchrun, python -m torch.distributed.run, torch.distributed.launch since 1.9) when every
+    # local worker exited 0: the first line, then _exit_barrier's two. Only the SUCCEEDED branch of _invoke_run calls the
+    # barrier; a failed group logs "Worker group FAILED" / ChildFailedError instead and none of these.
+    LineRule("elastic_group_succeeded", "success", "Waiting ",
+             _r(r"\[(?P<role>[^\]\s]+)\] worker group successfully finished\. Waiting (?P<seconds>\d+) seconds for other agents to finish"),
+             "pytorch/pytorch torch/distributed/elastic/agent/server/api.py SimpleElasticAgent._invoke_run (logger.info(\"[%s] worker group "
+             "successfully finished. Waiting %s seconds for other agents to finish.\", role, self._exit_barrier_timeout); an f-string "
+             "of the same text in 1.9-2.1)",
+             END),
+    LineRule("elastic_local_finished", "success", "Local worker group finished (",
+             _r(r"Local worker group finished \((?:WorkerState\.)?SUCCEEDED\)\. Waiting (?P<seconds>\d+) seconds for other agents to finish"),
+             "pytorch/pytorch torch/distributed/elastic/agent/server/api.py SimpleElasticAgent._exit_barrier (logger.info(\"Local worker group "
+             "finished (%s). Waiting %s seconds for other agents to finish\", self._worker_group.state, ...))",
+             END),
+    LineRule("elastic_exit_barrier_done", "success", "Done waiting for other agents",
+             _r(r"Done waiting for other agents\. Elapsed: (?P<seconds>[\d.]+(?:e-?\d+)?) seconds"),
+             "pytorch/pytorch torch/distributed/elastic/agent/server/api.py SimpleElasticAgent._exit_barrier (logger.info(\"Done waiting for "
+             "other agents. Elapsed: %s seconds\", time.time() - start), after store_util.barrier returned)",
+             END),
+    # DeepSpeed's per-node launcher when a worker it spawned exited 0 (a non-zero one goes to sigkill_handler: rule
+    # deepspeed_launcher's "exits with return code = N").
+    LineRule("deepspeed_process_exit_ok", "success", "Process ",
+             _r(r"\bProcess (?P<pid>\d+) exits successfully\."),
+             "deepspeedai/DeepSpeed deepspeed/launcher/launch.py main (logger.info(f\"Process {process.pid} exits successfully.\") for a "
+             "process whose returncode is 0)",
+             END),
+    # fairseq's train loop after the last epoch: its logger's " | " format (fairseq_cli/train.py basicConfig
+    # "%(asctime)s | %(levelname)s | %(name)s | %(message)s"), or the "| " prefix of its print()s before 0.10.
+    LineRule("fairseq_done_training", "success", "| done training in ",
+             _r(r"\| done training in (?P<seconds>[\d.]+) seconds"),
+             "facebookresearch/fairseq fairseq_cli/train.py main (logger.info(\"done training in {:.1f} seconds\".format(train_meter.sum))); "
+             "train.py before 0.10 (print('| done training in {:.1f} seconds'.format(train_meter.sum)))",
+             END),
     LineRule("script_done", "success", "",
              _r(r"^(?:Finished|Done|Completed?) train(?:ing)?\b|^Training (?:finished|completed?|done)\b"),
              "user scripts' own last line (\"Finished training\", \"Training finished\"): a convention, not a library string",
