@@ -887,7 +887,7 @@ LINE_RULES: tuple[LineRule, ...] = (
     # local worker exited 0: the first line, then _exit_barrier's two. Only the SUCCEEDED branch of _invoke_run calls the
     # barrier; a failed group logs "Worker group FAILED" / ChildFailedError instead and none of these.
     LineRule("elastic_group_succeeded", "success", "Waiting ",
-             _r(r"\[(?P<role>[^\]\s]+)\] worker group successfully finished\. Waiting (?P<seconds>\d+) seconds for other agents to finish"),
+             _r(r"\[(?P<role>[^\]\s]*)\] worker group successfully finished\. Waiting (?P<seconds>\d+) seconds for other agents to finish"),
              "pytorch/pytorch torch/distributed/elastic/agent/server/api.py SimpleElasticAgent._invoke_run (logger.info(\"[%s] worker group "
              "successfully finished. Waiting %s seconds for other agents to finish.\", role, self._exit_barrier_timeout); an f-string "
              "of the same text in 1.9-2.1)",
@@ -901,6 +901,15 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Done waiting for other agents\. Elapsed: (?P<seconds>[\d.]+(?:e-?\d+)?) seconds"),
              "pytorch/pytorch torch/distributed/elastic/agent/server/api.py SimpleElasticAgent._exit_barrier (logger.info(\"Done waiting for "
              "other agents. Elapsed: %s seconds\", time.time() - start), after store_util.barrier returned)",
+             END),
+    # The same agent's worker events, printed as JSON by the console event handler (torch 1.9-1.10's default): one per
+    # worker at the end of run(); SUCCEEDED only for a worker of a group that succeeded (a failed group's others are
+    # TERMINATED, the failed one FAILED with its raw_error).
+    LineRule("elastic_worker_succeeded_event", "success", "{\"name\": \"torchelastic.worker.status.SUCCEEDED\"",
+             _r(r'\{"name": "torchelastic\.worker\.status\.SUCCEEDED", "source": "WORKER"'),
+             "pytorch/pytorch torch/distributed/elastic/agent/server/api.py SimpleElasticAgent._construct_event "
+             "(Event(f\"torchelastic.worker.status.{state}\", source=source, metadata=...)) and _get_worker_state; "
+             "torch/distributed/elastic/events/api.py Event.serialize (json.dumps(asdict(self)))",
              END),
     # DeepSpeed's per-node launcher when a worker it spawned exited 0 (a non-zero one goes to sigkill_handler: rule
     # deepspeed_launcher's "exits with return code = N").

@@ -2,7 +2,8 @@
 print it, the evidence `success` needs (SPEC rev. 2). Each line is read from the source that prints it (cited in
 parsers/errors.py): torch elastic's agent when its worker group exited 0 ("[default] worker group successfully finished.
 Waiting 300 seconds for other agents to finish.", then _exit_barrier's "Local worker group finished (SUCCEEDED)" and
-"Done waiting for other agents. Elapsed: ..."; torch/distributed/elastic/agent/server/api.py), DeepSpeed's launcher for a
+"Done waiting for other agents. Elapsed: ...", and torch 1.9-1.10's console worker events
+{"name": "torchelastic.worker.status.SUCCEEDED", ...}; torch/distributed/elastic/agent/server/api.py), DeepSpeed's launcher for a
 worker that exited 0 ("Process N exits successfully.", deepspeed/launcher/launch.py) and fairseq's train loop ("done
 training in N seconds", fairseq_cli/train.py). All are role END: evidence of an end, never a failure, and a cause
 printed before them stays the answer. Values in the texts are ours."""
@@ -30,6 +31,13 @@ ENDS = {
         "finished. Waiting 900 seconds for other agents to finish.",
         "I0211 07:41:09.552000 3117 site-packages/torch/distributed/elastic/agent/server/api.py:906] [default] worker group "
         "successfully finished. Waiting 300 seconds for other agents to finish.",
+        # torchx's Ray scheduler ran the agent with an empty role (meta-pytorch/torchx#492's log)
+        "ray/0 (CommandActor pid=51120) INFO:torch.distributed.elastic.agent.server.api:[] worker group successfully finished. "
+        "Waiting 300 seconds for other agents to finish.",
+    ],
+    "elastic_worker_succeeded_event": [
+        '{"name": "torchelastic.worker.status.SUCCEEDED", "source": "WORKER", "timestamp": 0, "metadata": {"run_id": "none", '
+        '"global_rank": 3, "group_rank": 0, "worker_id": "40217", "role": "default", "hostname": "node-7", "state": "SUCCEEDED"}}',
     ],
     "elastic_local_finished": [
         "INFO:torch.distributed.elastic.agent.server.api:Local worker group finished (SUCCEEDED). Waiting 300 seconds for other "
@@ -69,6 +77,8 @@ def test_each_end_line_is_read_by_its_rule(line, rule):
         "Waiting 300 seconds for other agents to finish.",
         "Process 48213 exits with return code = 1",
         "Done waiting for other agents",
+        '{"name": "torchelastic.worker.status.TERMINATED", "source": "WORKER", "timestamp": 0, "metadata": {"global_rank": 2}}',
+        '{"name": "torchelastic.worker.status.FAILED", "source": "WORKER", "timestamp": 0, "metadata": {"global_rank": 1}}',
         "| done training in",
         "we are done training in the cloud",
     ],
