@@ -879,9 +879,13 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"\[after training is done\] datetime: "),
              "NVIDIA/Megatron-LM megatron/training/training.py (print_datetime('after training is done'))",
              END),
+    # As torchtitan's own formatter prints it ("[titan] %(asctime)s - %(name)s - %(levelname)s - %(message)s", some
+    # versions with "%(filename)s:%(lineno)d - "), after torchrun's "[rank0]:" prefix (--local-ranks-filter / --tee).
     LineRule("torchtitan_done", "success", "Training completed",
-             _r(r"^(?:\[[^\]]*\]\s*)?(?:INFO\S*\s+)?Training completed$"),
-             "pytorch/torchtitan torchtitan/train.py (logger.info(\"Training completed\"))",
+             _r(r"^(?:\[rank\d+\]:\s*)?(?:\[[^\]]*\]\s*)?(?:\d{4}-\d\d-\d\d [\d:,.]+ - \S+ - INFO - (?:\S+:\d+ - )?|INFO\S*\s+)?"
+                r"Training completed$"),
+             "pytorch/torchtitan torchtitan/train.py (logger.info(\"Training completed\")); torchtitan/tools/logging.py init_logger "
+             "(logging.Formatter(\"[titan] %(asctime)s - %(name)s - %(levelname)s - %(message)s\"))",
              END),
     # torch elastic's agent (torchrun, python -m torch.distributed.run, torch.distributed.launch since 1.9) when every
     # local worker exited 0: the first line, then _exit_barrier's two. Only the SUCCEEDED branch of _invoke_run calls the

@@ -5,7 +5,7 @@ Waiting 300 seconds for other agents to finish.", then _exit_barrier's "Local wo
 "Done waiting for other agents. Elapsed: ...", and torch 1.9-1.10's console worker events
 {"name": "torchelastic.worker.status.SUCCEEDED", ...}; torch/distributed/elastic/agent/server/api.py), DeepSpeed's launcher for a
 worker that exited 0 ("Process N exits successfully.", deepspeed/launcher/launch.py) and fairseq's train loop ("done
-training in N seconds", fairseq_cli/train.py). All are role END: evidence of an end, never a failure, and a cause
+training in N seconds", fairseq_cli/train.py); torchtitan's "Training completed" now also as its formatter prints it. All are role END: evidence of an end, never a failure, and a cause
 printed before them stays the answer. Values in the texts are ours."""
 
 from __future__ import annotations
@@ -53,6 +53,12 @@ ENDS = {
     "deepspeed_process_exit_ok": [
         "[2026-02-11 07:41:12,004] [INFO] [launch.py:351:main] Process 48213 exits successfully.",
     ],
+    # torchtitan's own formatter (torchtitan/tools/logging.py), after torchrun's rank prefix: read by no rule before h16r
+    "torchtitan_done": [
+        "[rank0]:[titan] 2026-02-11 07:41:12,100 - root - INFO - Training completed",
+        "[titan] 2026-02-11 07:41:12,100 - root - INFO - train.py:512 - Training completed",
+        "Training completed",
+    ],
     "fairseq_done_training": [
         "2026-02-11 07:41:12 | INFO | fairseq_cli.train | done training in 5213.4 seconds",
         "| done training in 871.0 seconds",
@@ -81,6 +87,8 @@ def test_each_end_line_is_read_by_its_rule(line, rule):
         '{"name": "torchelastic.worker.status.FAILED", "source": "WORKER", "timestamp": 0, "metadata": {"global_rank": 1}}',
         "| done training in",
         "we are done training in the cloud",
+        "[titan] 2026-02-11 07:41:12,100 - root - ERROR - Training completed",
+        "[titan] 2026-02-11 07:41:12,100 - root - INFO - Training completed 3 of 9 shards",
     ],
 )  # fmt: skip
 def test_near_misses_are_no_end(line):
