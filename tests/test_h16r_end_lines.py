@@ -121,3 +121,26 @@ def test_torchrun_whole_success_tail(tmp_path):
     tail = "\n".join(ENDS["elastic_group_succeeded"][:1] + ENDS["elastic_local_finished"][:1] + ENDS["elastic_exit_barrier_done"][:1])
     d = the_diagnosis(tmp_path, STEPS + tail + "\n")
     assert d.category == "success" and "Done waiting for other agents" in d.summary
+
+
+def _cri(lines: list[str], start: int) -> str:
+    return "".join(f"2026-03-12T08:{start + i // 60:02d}:{i % 60:02d}.000000000Z stderr F {line}\n" for i, line in enumerate(lines))
+
+
+def test_one_pods_clean_end_does_not_hide_another_pods_failure(tmp_path):
+    # Two pods of one job (kubelet's /var/log/pods layout): worker-0's agent logs its group's success, worker-1's rank 2
+    # ran out of memory. The job failed; the end line of one node is no evidence for the other (endings: an END line
+    # counts only when no failure was read in the attempt).
+    from gangscope.pipeline.run import replay
+
+    steps = [f"epoch 1 step {i * 50} loss {2.4 - i / 40:.4f} lr 0.0001" for i in range(1, 7)]
+    ok = steps + [ENDS["elastic_group_succeeded"][0], ENDS["elastic_exit_barrier_done"][0]]
+    bad = steps + [line for line in TRACE.replace("[rank1]", "[rank2]").splitlines()]
+    for pod, lines, uid in (("worker-0", ok, "0a"), ("worker-1", bad, "1b")):
+        folder = tmp_path / "pods" / f"team-r_llmft-{pod}_{uid * 16}" / "pytorch"
+        folder.mkdir(parents=True)
+        (folder / "0.log").write_text(_cri(lines, 10))
+    result = replay.run(replay.ReplayOptions(paths=[str(tmp_path / "pods")]), lambda batch: None)
+    assert result.failures.summary() == []
+    [d] = [d for d in result.diagnoses]
+    assert d.category == "cuda_oom" and d.first_failure["rank"] == 2, d.summary
