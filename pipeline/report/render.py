@@ -467,6 +467,9 @@ def line_chart(steps: list[Record], field: str, label: str, unit: str = "") -> d
             "y_min": format_number(min(ys)), "y_max": format_number(max(ys))}  # fmt: skip
 
 
+TINY_SPAN = 1e-290  # under it, a tick step's power of ten is not a normal float
+
+
 def nice_ticks(lo: float, hi: float, count: int = 5, integer: bool = False) -> list[float]:
     """Round tick values that cover [lo, hi]: about `count` of them, a step of 1, 2 or 5 times a
     power of ten (whole numbers when `integer`, e.g. steps)."""
@@ -476,14 +479,19 @@ def nice_ticks(lo: float, hi: float, count: int = 5, integer: bool = False) -> l
         pad = abs(lo) * 0.1 or 1.0
         lo, hi = lo - pad, hi + pad
     raw = (hi - lo) / max(count - 1, 1)
+    if not raw >= TINY_SPAN:
+        # a span near the floats' end (a loss of 1e-310): a power of ten there underflows to 0
+        # and ticks rounded to 12 decimals never pass `hi`; the ends themselves are the ticks
+        return [lo, hi] if hi > lo else [lo, lo + 1.0]
     power = 10 ** math.floor(math.log10(raw))
     step = next(m * power for m in (1, 2, 2.5, 5, 10) if m * power >= raw)
     if integer:
         step = max(1.0, round(step))
+    digits = max(12, 6 - math.floor(math.log10(step)))  # 12 decimals, more for steps under 1e-6
     first = math.floor(lo / step + 1e-9) * step
-    ticks = [round(first, 12)]
-    while ticks[-1] < hi - step * 1e-9 or len(ticks) < 2:
-        ticks.append(round(first + len(ticks) * step, 12))
+    ticks = [round(first, digits)]
+    while (ticks[-1] < hi - step * 1e-9 or len(ticks) < 2) and len(ticks) <= 4 * count + 4:
+        ticks.append(round(first + len(ticks) * step, digits))
     return ticks
 
 
