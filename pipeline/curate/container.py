@@ -488,13 +488,7 @@ class ContainerCurator:
         if self.trainer_logs.bar_due is not None:
             self._bar_wait_ends(out)
         if seq is None:
-            stamp = time if seq_time is None else seq_time
-            if stream in self.last_time and self.last_time[stream] == stamp:
-                seq = self.last_seq[stream] + 1
-            else:
-                seq = 0
-                self.last_time[stream] = stamp
-            self.last_seq[stream] = seq
+            seq = self.next_seq(stream, time if seq_time is None else seq_time)
         # A rank prefix starts with one of a few characters or is torch's "[rankN]:" after a head
         # (parsers/lines.may_be_prefixed, inlined): most lines have none and skip the two calls.
         first = text[:1]
@@ -538,6 +532,16 @@ class ContainerCurator:
             # The deadline may now be early: that only costs one _expire that finds nothing.
         if records:
             self._emit(records, stream, out)
+
+    def next_seq(self, stream: str, stamp: str | None) -> int:
+        """A line's position among its stream's lines with the same time (0 for a new time)."""
+        if stream in self.last_time and self.last_time[stream] == stamp:
+            seq = self.last_seq[stream] + 1
+        else:
+            seq = 0
+            self.last_time[stream] = stamp
+        self.last_seq[stream] = seq
+        return seq
 
     def _flush_quietest(self, keep: object, out: list[Record]) -> None:
         """Close the open record whose stream has been quiet the longest (not `keep`'s)."""

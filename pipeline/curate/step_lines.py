@@ -51,13 +51,7 @@ def feed_step_line(c, time: str, stream: str, text: str, exact_from: int, out: l
     # from here on, _logical's steps for this line, in its order
     if c.trainer_logs.bar_due is not None:
         c._bar_wait_ends(out)
-    last_time = c.last_time
-    if stream in last_time and last_time[stream] == time:
-        seq = c.last_seq[stream] + 1
-    else:
-        seq = 0
-        last_time[stream] = time
-    c.last_seq[stream] = seq
+    seq = c.next_seq(stream, time)
     sub.last_time = time
     try:
         records = parser.feed_read(found, _new_line(Line, (time, seq, body, rank, local_rank)))
