@@ -119,6 +119,32 @@ LINE_RULES: tuple[LineRule, ...] = (
              "vllm-project/vllm csrc/cumem_allocator.cpp (CUDA_CHECK: snprintf(error_msg, ..., \"CUDA Error: %s at %s:%d\", "
              "error_string, __FILE__, __LINE__); std::cerr << error_msg; cuGetErrorString(CUDA_ERROR_OUT_OF_MEMORY) is \"out of memory\")",
              classify=lambda m: "cuda_oom" if m["what"].strip() == "out of memory" else "cuda_error"),
+    # Batch h16s (fixtures/eval dev 481, 486): device memory exhausted as a math library or XLA reports it. Before
+    # cuda_error and cublas, which read any "CUDA error: CUBLAS_STATUS_*" as a CUDA runtime error: cuBLAS's and cuDNN's
+    # ALLOC_FAILED status is their own device allocation failing (cuBLAS docs, cublasStatus_t: "Resource allocation failed
+    # inside the cuBLAS library. This is usually caused by a cudaMalloc() failure"; cuDNN's the same for cuDNN), whether
+    # torch raises it (cublasCreate's workspace at the first matmul) or TensorFlow logs it ("failed to create cublas handle: ").
+    LineRule("cuda_lib_alloc_failed", "cuda_oom", "STATUS_ALLOC_FAILED",
+             _r(r"(?P<what>CU(?:BLAS|DNN)_STATUS_ALLOC_FAILED)"),
+             "pytorch/pytorch aten/src/ATen/cuda/Exceptions.h (TORCH_CUDABLAS_CHECK: \"CUDA error: \", _cublasGetErrorEnum(__err), "
+             "\" when calling `\" #EXPR \"`\"; AT_CUDNN_CHECK: \"cuDNN error: \", cudnnGetErrorString(status)); NVIDIA cuBLAS / cuDNN "
+             "API docs, cublasStatus_t / cudnnStatus_t ALLOC_FAILED (resource allocation failed inside the library, usually a cudaMalloc failure)"),
+    # XLA's status for device memory exhausted (JAX, torch_xla, TF on TPU or GPU): the allocator adapter's "Out of memory
+    # while trying to allocate N bytes." (GPU; "Out of host memory ..." is the pinned host limit, not read), the TPU
+    # runtime's buffer allocation ("Attempting to allocate X. That was not possible."), program load ("Attempting to
+    # reserve X at the bottom of memory. That was not possible.") and compile-time HBM checks ("Ran out of memory in
+    # memory space hbm", "... Hbm usage: ..., exceeding available bytes"). Other RESOURCE_EXHAUSTED statuses (a gRPC
+    # message over its size limit, a quota) are not read.
+    LineRule("xla_device_oom", "cuda_oom", "RESOURCE_EXHAUSTED: ",
+             _r(r"RESOURCE_EXHAUSTED: .*?(?P<what>Out of memory while trying to allocate \d+ bytes"
+                r"|Attempting to (?:allocate|reserve) (?P<size>[\d.]+[KMGT]?)(?: at the bottom of memory)?\. That was not possible"
+                r"|Ran out of memory in memory space hbm|Hbm usage: .*?exceeding available bytes)"),
+             "openxla/xla xla/stream_executor/integrations/tf_allocator_adapter.cc (MemoryAllocationError: absl::ResourceExhaustedError("
+             "StrCat(\"Out of \", is_host_mem ? \"host \" : \"\", \"memory while trying to allocate \", size, \" bytes.\"))); "
+             "docs/errors/error_0100.md (TPU buffer allocation: \"Attempting to allocate 8.00M. That was not possible.\"), "
+             "error_0101.md (program load: \"Attempting to reserve 29.49G at the bottom of memory. That was not possible.\"), "
+             "error_1000.md (compile-time HBM OOM: \"XLA:TPU compile permanent error. Ran out of memory in memory space hbm.\", "
+             "\"TPU TensorCore Hbm usage: ..., exceeding available bytes\")"),
     # --- GPU hardware
     LineRule("xid_application", "cuda_error", "NVRM: Xid",
              _r(r"NVRM: Xid \((?P<pci>PCI:[^)]*)\): (?P<xid>13|31|43|45), (?P<what>.*)"),
@@ -1215,6 +1241,14 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               type=_r(r"^ray\.exceptions\.OutOfMemoryError$"), message=_r(r"Task was killed due to the node running low on memory")),
     TraceRule("cuda_oom", "cuda_oom", "pytorch/pytorch torch/cuda/__init__.py (OutOfMemoryError), c10/cuda/CUDACachingAllocator.cpp",
               type=_r(r"(?:^|\.)OutOfMemoryError$"), message=_r(r"CUDA out of memory|CUDA error: out of memory")),
+    # Batch h16s: the same device-memory reports raised as exceptions (before cuda_error, which takes any CUBLAS_STATUS_*):
+    # line rules cuda_lib_alloc_failed and xla_device_oom give the sources.
+    TraceRule("device_alloc_failed", "cuda_oom", "pytorch/pytorch aten/src/ATen/cuda/Exceptions.h (TORCH_CUDABLAS_CHECK, AT_CUDNN_CHECK); "
+              "cuBLAS/cuDNN docs (ALLOC_FAILED); openxla/xla tf_allocator_adapter.cc MemoryAllocationError, docs/errors/error_0100.md, "
+              "error_0101.md, error_1000.md",
+              message=_r(r"CU(?:BLAS|DNN)_STATUS_ALLOC_FAILED|RESOURCE_EXHAUSTED: .*?(?:Out of memory while trying to allocate \d+ bytes"
+                         r"|Attempting to (?:allocate|reserve) \S+(?: at the bottom of memory)?\. That was not possible"
+                         r"|Ran out of memory in memory space hbm|Hbm usage: .*?exceeding available bytes)")),
     TraceRule("dataloader_killed", "host_oom", "pytorch/pytorch torch/csrc/DataLoader.cpp; PaddlePaddle/Paddle paddle/fluid/imperative/data_loader.cc",
               message=_r(r"DataLoader worker \(pid \d+\) is killed by signal: Killed\.|DataLoader process \(pid \d+\) exited is killed by signal: Killed\.")),
     TraceRule("memory_error", "host_oom", "python/cpython Objects/exceptions.c (MemoryError)",
