@@ -92,6 +92,13 @@ def _exception_line_category(m: re.Match[str]) -> str | None:
     return exception_category(m["type"], m["message"] or "")
 
 
+def _wrapped_class_category(name: str) -> str:
+    """The category a wrapper's inner exception class says by its name alone (a trace rule that needs no message or
+    frames); `unknown` for a class that says nothing more than that something raised (its message not on the line)."""
+    category = exception_category(name, "")
+    return "unknown" if category in (None, "python_exception") else category
+
+
 def _exit_code_category(m: re.Match[str]) -> str | None:
     """A launcher's line with a process's exit code: none when it is 0 (no failure), else what the code stands for."""
     code = int(m["exitcode"])
@@ -591,6 +598,18 @@ LINE_RULES: tuple[LineRule, ...] = (
              "kubeflow/training-operator pkg/controller.v1/{pytorch,tensorflow,mpi,xgboost,paddlepaddle}/*_controller.go UpdateJobStatus "
              "(msg := fmt.Sprintf(\"PyTorchJob %s is failed because %d %s replica(s) failed.\", ...); commonutil.JobFailedReason; "
              "pkg/common/util/reconciler_generic: \"%s %s is failed because %d %s replica(s) failed.\")", SUMMARY),
+    # Ray's wrapper of a remote task's exception (ray.get re-raises it as an instance of both RayTaskError and the cause's
+    # class): the class it names is the innermost real exception and decides where its type alone says the category
+    # (RayTaskError(DistStoreError): rendezvous_error); a generic one (RayTaskError(RuntimeError)) with its own line cut
+    # says only that a task failed (unknown). Its message is the task's name and pid, then the cause's traceback, whose
+    # exception line, when printed, is read as the cause (a summary: outranked by it). Before tune_trials_incomplete:
+    # Tune's error line and the trial's error can share one line in a pasted copy (fixtures/eval dev 341).
+    LineRule("ray_task_error_line", "unknown", "RayTaskError(",
+             _r(r"(?:^|(?<=[\s.:])(?<!class ))RayTaskError\((?P<inner>[A-Za-z_]\w*)\)(?::|\s*$)"),
+             "ray-project/ray python/ray/exceptions.py RayTaskError.as_instanceof_cause (name = f\"RayTaskError({cause_cls.__name__})\"; "
+             "Ray's own errors are not wrapped) and __str__ (the proctitle, \"(pid=N, ip=A\", \", actor_id=..., repr=...\" for an "
+             "actor, \")\", then the task's traceback lines); raised by ray.get (python/ray/_private/worker.py)", SUMMARY,
+             classify=lambda m: _wrapped_class_category(m["inner"])),
     # Ray Tune's driver when trials ended in an error (its "Trials did not complete: [...]" before raising TuneError): says
     # that the trial failed; the trial's own error is in its error file or above.
     LineRule("tune_trials_incomplete", "unknown", "Trials did not complete",
