@@ -85,8 +85,9 @@ class JobDigest:
     # Step series by length, the longest first: -length * 2**32 + place (one int, the order of the
     # pair), pushed when a series grows or is thinned; an entry whose length is no longer its
     # series' is stale (see _longest_series). The tie is the job's place (the first of equally long
-    # series, as max() took it).
-    _by_length: list = field(default_factory=list, init=False, repr=False)
+    # series, as max() took it). None until the longest series is first asked for (a run whose
+    # series stay under `max_steps` together never asks): then made from the lengths.
+    _by_length: list | None = field(default=None, init=False, repr=False)
     # Each step's number (as tagged in last_steps and kept with it in the series): a rank's last
     # step read back from disk is left out when it is in its job's series already.
     _step_numbers: itertools.count = field(default_factory=itertools.count, init=False, repr=False)
@@ -259,14 +260,17 @@ class JobDigest:
         self._note_length(place)
 
     def _note_length(self, place: int) -> None:
+        if self._by_length is None:  # not asked for yet: made whole when it is
+            return
         heapq.heappush(self._by_length, (-self._lengths[place] << 32) + place)
         if len(self._by_length) > 2 * len(self._series_jobs) + 1024:  # half stale: start again (ties by place: the same job found)
-            self._by_length = [(-length << 32) + p for p, length in enumerate(self._lengths)]
-            heapq.heapify(self._by_length)
+            self._by_length = self._lengths_heap()
 
     def _longest_series(self) -> int:
         """The place of the job whose step series is the longest (O(log n): a max over every job's
         series per step kept made a run of many small jobs quadratic)."""
+        if self._by_length is None:
+            self._by_length = self._lengths_heap()
         heap = self._by_length
         lengths = self._lengths
         while heap:
@@ -276,6 +280,12 @@ class JobDigest:
                 return place
             heapq.heappop(heap)
         return max(range(len(lengths)), key=lengths.__getitem__)  # not reached: every series is noted
+
+    def _lengths_heap(self) -> list[int]:
+        """Every series' entry of `_by_length`, as it is now (none stale)."""
+        heap = [(-length << 32) + place for place, length in enumerate(self._lengths)]
+        heapq.heapify(heap)
+        return heap
 
     def step_series(self) -> Iterator[tuple[str, list[StepRecord]]]:
         """(job, its series: the steps kept, in the order they came) of every job with steps, a
@@ -373,7 +383,7 @@ class JobDigest:
         self.close()
         self.records = defaultdict(dict)
         self._sizes, self._attempts, self._by_size = {}, {}, []
-        self._series, self._series_jobs, self._by_length, self._appended, self._appended_count = {}, [], [], None, 0
+        self._series, self._series_jobs, self._by_length, self._appended, self._appended_count = {}, [], None, None, 0
         self._seen, self._lengths, self._thinned = array("q"), array("q"), array("q")
         self.series_steps = self.bytes = 0
 

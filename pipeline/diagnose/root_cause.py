@@ -123,27 +123,41 @@ def without_own_kills(failures: list[Failure]) -> list[Failure]:
 
 
 def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
-    """The earliest cause; effects only when nothing else explains them (see module doc)."""
-
-    def key(f: Failure) -> tuple:
-        order = EFFECT_ORDER.index(f.category) if f.category in EFFECT_ORDER else -1
-        return (f.t, f.tier, f.box_t, f.seq, order)
-
-    causes = sorted((f for f in failures if f.tier <= 1), key=key)
-    effects = sorted((f for f in failures if f.tier == 2), key=key)
+    """The earliest cause; effects only when nothing else explains them (see module doc).
+    The first of a kind is a `min` (the first of equals, as a stable sort's first), not a sort
+    of all of them: an attempt of 512 ranks timing out holds tens of thousands of effects."""
+    causes = sorted((f for f in failures if f.tier <= 1), key=_earliest)  # _sharpen reads them in this order
+    effects = [f for f in failures if f.tier == 2]
+    first_effect = min(effects, key=_earliest) if effects else None
     if causes:
         root = causes[0]
-        if effects and math.isfinite(root.t) and effects[0].t < root.t - EFFECT_SLACK_S:
-            return effects[0], "effect"
-        root = _sharpen(root, causes + [f for f in effects if f.error.pattern in SHARPENING_FRAMES])
+        if first_effect is not None and math.isfinite(root.t) and first_effect.t < root.t - EFFECT_SLACK_S:
+            return first_effect, "effect"
+        root = _sharpen(root, causes + sorted((f for f in effects if f.error.pattern in SHARPENING_FRAMES), key=_earliest))
         root = _first_named_by_launcher(root, failures)
         return root, ("rank_report" if root.tier == 0 else "launcher")
-    if effects:
+    if first_effect is not None:
         # Simultaneous effects: the one that explains the others (a lost peer explains a timeout).
-        close = [f for f in effects if _near(f, effects[0])]
-        return min(close, key=lambda f: (EFFECT_ORDER.index(f.category), f.t, f.seq)), "effect"
-    rest = sorted(failures, key=key)
-    return (rest[0], "unknown") if rest else (None, "unknown")
+        close = [f for f in effects if _near(f, first_effect)]
+        return min(close, key=_explaining), "effect"
+    return (min(failures, key=_earliest), "unknown") if failures else (None, "unknown")
+
+
+_EFFECT_RANK = {category: i for i, category in enumerate(EFFECT_ORDER)}
+
+
+def _earliest(f: Failure) -> tuple:
+    """The order of failures: time, tier, box time, order of appearance, then the effect that
+    explains the others (a category that is no effect first)."""
+    error = f.error
+    return (f.t, f.tier, f.box_t, error.seq or 0, _EFFECT_RANK.get(error.category, -1))
+
+
+def _explaining(f: Failure) -> tuple:
+    """Among simultaneous effects, the one that explains the others first (`EFFECT_ORDER`), then
+    the earliest; ties as `_earliest` orders them (the effects are all of one tier)."""
+    error = f.error
+    return (_EFFECT_RANK[error.category], f.t, error.seq or 0, f.box_t)
 
 
 #: Frames of a crash's own backtrace that say where it crashed (parsers/errors.py): an effect

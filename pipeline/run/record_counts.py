@@ -13,6 +13,7 @@ memory is the buffer and one partition, not every id of the run (10M lines kept 
 from __future__ import annotations
 
 from array import array
+from collections import Counter
 from typing import Sequence
 
 from gangscope.parsers.id_set import fingerprint, fingerprints
@@ -39,18 +40,16 @@ class RecordCounts:
 
     def add_records(self, records: Sequence[Record]) -> None:
         """`add(record.id, record.kind)` of each record, in their order, in one call: a batch's
-        fingerprints are taken together and its words handed to the spill at once."""
-        codes = self._codes
-        words: list[int] = []
-        append = words.append
-        for record, fp in zip(records, fingerprints([record.id for record in records])):
-            kind = record.kind
-            code = codes.get(kind)
-            if code is None:
-                code = codes[kind] = len(self._kinds)
+        fingerprints are taken together, its kinds coded by one map, and its words (fingerprint
+        and code, one after the other) handed to the spill at once."""
+        kinds = [record.kind for record in records]
+        for kind in dict.fromkeys(kinds):  # a kind new to the run gets its code in order of first sight
+            if kind not in self._codes:
+                self._codes[kind] = len(self._kinds)
                 self._kinds.append(kind)
-            append(fp)
-            append(code)
+        words = [0] * (2 * len(kinds))
+        words[0::2] = fingerprints([record.id for record in records])
+        words[1::2] = map(self._codes.__getitem__, kinds)
         self._ids.extend(words)
 
     def counts(self) -> dict[str, int]:
@@ -62,9 +61,8 @@ class RecordCounts:
 
 
 def _count(pairs: array, totals: list[int]) -> None:
-    seen: set[int] = set()
-    for i in range(0, len(pairs), 2):
-        fp = pairs[i]
-        if fp not in seen:
-            seen.add(fp)
-            totals[pairs[i + 1]] += 1
+    """Each fingerprint's first kind code counted once: a dict of the pairs taken backwards keeps,
+    for each fingerprint, the code written last, which is its first in the order they came."""
+    first = dict(zip(reversed(pairs[0::2]), reversed(pairs[1::2])))
+    for code, n in Counter(first.values()).items():
+        totals[code] += n
