@@ -39,6 +39,7 @@ from typing import Any
 from gangscope.parsers.lines import Line
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord
 from gangscope.parsers.rule_literals import RuleFilter
+from gangscope.parsers.trace_shapes import ANSI
 
 CATEGORIES = (
     "success", "running", "cuda_oom", "host_oom", "nccl_timeout", "nccl_error", "cuda_error",
@@ -1036,6 +1037,16 @@ LINE_RULES: tuple[LineRule, ...] = (
              "pytest-dev/pytest src/_pytest/terminal.py short_test_summary / _get_line_with_reprcrash_message (f\"{word} {nodeid}\" + "
              "\" - \" + the crash message's first line, cut with \"...\" to the terminal width)",
              classify=_exception_line_category),
+    # A Jupyter notebook's error output as the .ipynb file holds it (nbformat's JSON, a cell's "outputs": "ename", "evalue",
+    # "traceback": the kernel's coloured ultratb lines as JSON strings, ESC written \u001b): the string that is the
+    # exception's own line, its type between colour codes, read as `exception_line` reads the bare line.
+    LineRule("jupyter_error_output", "python_exception", "",
+             _r(rf'^\s*"(?:\\u001b\[[0-9;]*m)+(?P<type>{_EXCEPTION_TYPE})(?:\\u001b\[[0-9;]*m)+'
+                r'(?::\s*(?P<message>(?:[^"\\]|\\.)*))?",?\s*$'),
+             "jupyter/nbformat nbformat/v4/nbformat.v4.schema.json (error output: ename, evalue, traceback, a list of strings); "
+             "ipython/ipython IPython/core/ultratb.py / tbtools.py (the exception line: the type in the scheme's excName colour, "
+             "then ': ' and the value), sent by ipykernel ipykernel/ipkernel.py as the error reply's traceback",
+             classify=_exception_line_category),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -1119,17 +1130,22 @@ class ErrorDetector:
     open = False
 
     def feed(self, line: Line) -> tuple[bool, list[Record]]:
-        found = detect(line.text)
+        text = line.text
+        if "\x1b" in text:
+            # a terminal's colours around the words (IPython's and Jupyter's tracebacks, `ipython --colors`, nbclient's
+            # CellExecutionError: IPython/core/ultratb.py, tbtools.py): the rules read the words
+            text = ANSI.sub("", text)
+        found = detect(text)
         if found is None:
             return False, []
         rule, category, message = found
         rank, local_rank = line.rank, line.local_rank
         if rank is None:
-            rank = rank_in_text(line.text)
-        if rank is None and "rank" in rule.pattern.groupindex and (m := rule.pattern.search(line.text)) and m["rank"]:
+            rank = rank_in_text(text)
+        if rank is None and "rank" in rule.pattern.groupindex and (m := rule.pattern.search(text)) and m["rank"]:
             rank = int(m["rank"])  # a launcher naming the global rank it started (horovodrun)
         if local_rank is None and ("local_rank" in rule.pattern.groupindex or "index" in rule.pattern.groupindex):
-            m = rule.pattern.search(line.text)
+            m = rule.pattern.search(text)
             number = m["local_rank"] if "local_rank" in rule.pattern.groupindex else None
             number = number or (m["index"] if "index" in rule.pattern.groupindex else None)
             local_rank = int(number) if number else None
@@ -1137,7 +1153,7 @@ class ErrorDetector:
             ErrorRecord(
                 category=category,
                 message=message,
-                line=line.text,
+                line=text,
                 pattern=rule.name,
                 time=line.time,
                 seq=line.seq,
@@ -1378,7 +1394,11 @@ TRACE_RULES: tuple[TraceRule, ...] = (
 
 
 # Exceptions that only carry another one's failure: the one they wrap is read, not them.
-WRAPPERS = re.compile(r"(?:^|\.)(?:ChildFailedError|ProcessRaisedException|RemoteTraceback|(?:Base)?ExceptionGroup)$")
+# nbclient's CellExecutionError (jupyter/nbclient nbclient/exceptions.py exec_err_msg: "An error occurred while executing the
+# following cell:", the cell's source between rules of '-', then the kernel's traceback, its exception line last;
+# nbconvert's before nbclient: nbconvert/preprocessors/execute.py) carries the cell's exception, as `jupyter nbconvert
+# --execute` and papermill print it.
+WRAPPERS = re.compile(r"(?:^|\.)(?:ChildFailedError|ProcessRaisedException|RemoteTraceback|(?:Base)?ExceptionGroup|CellExecutionError)$")
 
 # torch.multiprocessing.spawn before ProcessRaisedException (torch <= 1.7, spawn.py
 # ProcessContext.join: msg = "\n\n-- Process %d terminated with the following error:\n" % error_index;
@@ -1497,10 +1517,15 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     links = _links(trace)
     if not links:
         return None
-    for exc_type, message, frames in links:
+    # an ExceptionGroup raised last: its sub-exceptions (and theirs) are what failed; the group only gathers them
+    subs = _sub_exceptions(trace) if WRAPPERS.search(links[-1][0]) else []
+    for exc_type, message, frames in links + [link for sub, _ in subs for link in sub]:
         for rule in TRACE_RULES:
             if _rule_matches(rule, exc_type, message, frames):
                 return rule.category, _exception_text(exc_type, message)
+    if subs:  # none says more: the first sub-exception's root, as for a chain of its own
+        exc_type, message, _ = subs[0][0][subs[0][1]]
+        return exception_category(exc_type, message) or "python_exception", _exception_text(exc_type, message)
     # Remote tracebacks (DataLoader worker, multiprocessing) carry the worker's exception, and a
     # wrapper whose traceback was cut (mp.spawn's "-- Process 1 terminated with the following
     # error:" then "...", then "AssertionError") still ends with it: the innermost is named.
@@ -1570,6 +1595,37 @@ def _links(trace: TraceRecord) -> list[tuple[str, str, list[str]]]:
     if trace.exception_type:
         return [(trace.exception_type, trace.message or "", frame_keys(trace.frames))]
     return []
+
+
+def _sub_exceptions(trace: TraceRecord) -> list[tuple[list[tuple[str, str, list[str]]], int]]:
+    """The chains of the sub-exceptions of the ExceptionGroup a trace raised last (trace_blocks: details["exceptions"],
+    each with its own chain and its own sub-exceptions: CPython's Lib/traceback.py TracebackException.format, the
+    "+-+---- 1 ----" boxes), depth first, each chain oldest first with the index of its root (back from its last over
+    'direct cause' links, as `_root_link`); a nested group gives its sub-exceptions."""
+    out: list[tuple[list[tuple[str, str, list[str]]], int]] = []
+
+    def walk(subs: Any, depth: int) -> None:
+        if not isinstance(subs, list) or depth > 10:
+            return
+        for sub in subs:
+            if not isinstance(sub, dict):
+                continue
+            frames = [f"{str(f.get('file') or '').replace(chr(92), '/')}:{f.get('function') or ''}"
+                      for f in sub.get("frames") or [] if isinstance(f, dict)]
+            chain = [c for c in sub.get("chain") or [] if isinstance(c, dict)] or [sub]
+            links = [(str(c.get("exception_type") or ""), str(c.get("message") or ""), []) for c in chain]
+            links[-1] = (*links[-1][:2], frames)
+            if sub.get("exceptions") and WRAPPERS.search(links[-1][0]):
+                walk(sub["exceptions"], depth + 1)
+                continue
+            root = len(links) - 1
+            while root > 0 and chain[root - 1].get("connector") == "cause":
+                root -= 1
+            out.append((links, root))
+
+    details = trace.details or {}
+    walk(details.get("exceptions") if isinstance(details, dict) else None, 0)
+    return out
 
 
 def _root_link(trace: TraceRecord, links: list[tuple[str, str, list[str]]]) -> tuple[str, str, list[str]]:

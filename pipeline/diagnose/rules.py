@@ -111,8 +111,8 @@ CUT_TRACEBACK_FORMS = frozenset({"traceback"})
 RENDERED_TRACEBACK_LINES = frozenset({"ultratb_header", "ultratb_location", "rich_traceback"})
 
 #: Line rules (parsers/errors.py) that read an exception line behind a renderer's marker (pytest's "E   " and its short
-#: summary's "FAILED <nodeid> - "): their `type` group is the exception's class (summary.exception_type_of).
-MARKED_EXCEPTION_LINES = frozenset({"pytest_exception", "pytest_failed_summary"})
+#: summary's "FAILED <nodeid> - ", a notebook's JSON error output): their `type` group is the exception's class (summary.exception_type_of).
+MARKED_EXCEPTION_LINES = frozenset({"pytest_exception", "pytest_failed_summary", "jupyter_error_output"})
 
 #: Launcher teardown lines (rule names, parsers/errors.py) that are a failed attempt's last word when nothing follows
 #: them: torch elastic's agent signals only the workers still alive (torch/distributed/elastic/multiprocessing/api.py
