@@ -1,7 +1,11 @@
 """Cutting each job's history into attempts, from the scheduler's events.
 
 An admission starts an attempt; an eviction, a finish or a deactivation ends it
-(`build_attempts`). Each attempt gets its gang view (`correlate/gang_view.py`),
+(`build_attempts`). A finish is Kueue's (the Workload's Finished condition, the job's
+FinishedWorkload event) or the job's own controller's end event (a Job's Completed or
+BackoffLimitExceeded, PyTorchJobSucceeded, JobSet AllJobsCompleted, ...); what it says of the
+run (succeeded or failed, and a category its words prove) is in the attempt's details.end
+(correlate/job_ends.py). Each attempt gets its gang view (`correlate/gang_view.py`),
 its requeue view (`correlate/requeues.py`), the jobs it waited behind under
 blockAdmission, and the job that preempted it.
 
@@ -148,6 +152,8 @@ def _cut_attempts(job: str, sigs: list[Signal], cfg: GangConfig, workload: dict)
         cur.end_reason = reason
         cur.details["end"] = {k: v for k, v in info.items() if v is not None}
         cur.details["end"]["event_ids"] = [at.id]
+        if info.get("outcome"):
+            cur.details["end"]["outcome_event_id"] = at.id
         if inferred:
             cur.details["end"]["inferred"] = True
         note(cur, at.id, once=True)
@@ -263,8 +269,14 @@ def _merge_close(prev: Attempt, s: Signal, reason: str | None, note) -> None:
         for key, v in s.info.items():
             if v is not None and not end.get(key):
                 end[key] = v
-    elif prev.end_reason == "Finished" and reason:
-        prev.end_reason = reason
+    else:
+        if prev.end_reason == "Finished" and reason:
+            prev.end_reason = reason
+        if s.info.get("outcome") and not end.get("outcome"):  # FinishedWorkload, then the condition that says how
+            for key, v in s.info.items():
+                if v is not None:
+                    end[key] = v
+            end["outcome_event_id"] = s.id
 
 
 def _evictions_recorded(workload: dict) -> int:
@@ -282,8 +294,13 @@ def _event_key(rec: Any) -> tuple | None:
 
 
 def _finish_reason(s: Signal) -> str:
+    """An attempt's end reason from a finish: `Finished` for a success (Kueue's Succeeded, a Job's Completed, ...),
+    else the reason as written (Failed, BackoffLimitExceeded, PyTorchJobFailed, ...); details.end keeps the
+    outcome and category (correlate/job_ends.py)."""
     r = s.info.get("reason") or "Finished"
-    return {"Succeeded": "Finished"}.get(r, r)
+    if s.info.get("outcome") == "succeeded":
+        return "Finished"
+    return r
 
 
 def _queued(waits: list[Signal], admitted: Signal | None) -> dict[str, Any]:

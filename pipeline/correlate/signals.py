@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gangscope.parsers import times
+from gangscope.pipeline.correlate.job_ends import JobEnd, job_event_end, workload_finish
 from gangscope.pipeline.correlate.linking import details_of, get_field
 from gangscope.pipeline.curate.naming import JOB_KINDS
 
@@ -112,7 +113,7 @@ def classify(rec: Any) -> Signal | None:
                 r, cause = _eviction_reason(creason)
                 return sig("requeue_wait", reason=r, cause=cause, message=msg)
             if ctype == "Finished" and true:
-                return sig("finished", reason=creason or "Finished", message=msg)
+                return sig("finished", reason=creason or "Finished", message=msg, **_end_info(workload_finish(creason, msg)))
             if ctype == "DeactivationTarget" and true:
                 return sig("deactivation_target", reason=creason, message=msg)
             if ctype == "PodsReady":
@@ -153,6 +154,9 @@ def classify(rec: Any) -> Signal | None:
             return sig("created")
         if reason == "FailedCreate":
             return sig("pod_create_failed", message=msg)
+        end = job_event_end(kind, reason, msg)  # the job's own controller: Completed, BackoffLimitExceeded, ...
+        if end is not None:
+            return sig("finished", reason=reason, message=msg, **_end_info(end))
         return None
     if kind == "Pod":
         return _classify_pod(rec, t, reason, msg, d, cond)
@@ -164,6 +168,13 @@ def classify(rec: Any) -> Signal | None:
         if reason in ("OOMKilling", "Rebooted", "KernelOops", "SystemOOM"):
             return sig("node_problem", node=get_field(rec, "object_name"), reason=reason, message=msg)
     return None
+
+
+def _end_info(end: JobEnd | None) -> dict[str, Any]:
+    """What a finish says of the run (correlate/job_ends.py), as a finish signal's info."""
+    if end is None:
+        return {}
+    return {"outcome": end.outcome, "category": end.category, "end_source": end.source}
 
 
 def _preemption(msg: str) -> dict[str, Any]:

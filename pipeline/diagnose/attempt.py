@@ -20,7 +20,7 @@ from typing import Any, Iterable
 from gangscope.parsers.records import DiagnosisRecord, Record, stable_id
 from gangscope.pipeline.diagnose.endings import (
     collapsed_loss_scale, diverged, ended_badly, event_ids_of, event_verdict_of, from_event, no_failure, outcome_of,
-    scheduler_diagnosis,
+    end_evidence, end_words, job_end, recovered, scheduler_diagnosis,
 )
 from gangscope.pipeline.diagnose.evidence import evidence_of, symptoms_of
 from gangscope.pipeline.diagnose.nonfinite_tail import nonfinite_tail, without_recovered_losses
@@ -123,6 +123,9 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
         return from_event(view, event_verdict, failures, event_ids)
     if root is None:
         return no_failure(view, event_ids, end_reason)
+    went_on = recovered(view, failures, root, event_ids)  # the job completed after a failure it recovered from
+    if went_on is not None:
+        return went_on
 
     category = root.category
     first = first_failure(root, ranks)
@@ -144,6 +147,13 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     symptoms = symptoms_of(failures, root, suspects)
     evidence = evidence_of(view, root, failures, suspects)
     outcome = outcome_of(end_reason, failed=True)
+    summary = summary_of(view, root, first, symptoms, suspects)
+    if category == "preempted":  # a stop from outside that the job's own time limit sent (SPEC rev. 2 `time_limit`)
+        end = job_end(view)
+        if end is not None and end["category"] == "time_limit":
+            category = "time_limit"
+            summary = f"{summary}; the job's controller says {end_words(end)}: its time limit stopped it"
+            evidence = [*end_evidence(end), *evidence]
     return DiagnosisRecord(
         id=stable_id("diagnosis", view.job, view.attempt),
         job=view.job,
@@ -157,7 +167,7 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
         category=category,
         exception_type=exception_type_of(view, root.error),
         first_failure=first,
-        summary=summary_of(view, root, first, symptoms, suspects),
+        summary=summary,
         evidence=evidence,
         symptoms=symptoms,
         events=event_ids,

@@ -7,8 +7,11 @@ import math
 import re
 from typing import Any
 
+from gangscope.parsers import times
 from gangscope.parsers.errors import END, WARNING, groups_of, rule_role
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, StepRecord, stable_id
+from gangscope.pipeline.correlate.job_ends import FAILED_END_REASONS
+from gangscope.pipeline.correlate.signals import classify
 from gangscope.pipeline.diagnose.evidence import error_evidence, record_evidence, symptoms_of
 from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler_verdict
 from gangscope.pipeline.diagnose.root_cause import Failure
@@ -72,6 +75,102 @@ def from_event(view: AttemptView, verdict: tuple[str, str, Any], failures: list[
         outcome=outcome_of(str(reason or ""), failed=True, default=outcome), category=category,
         first_failure=first, summary=summary, evidence=evidence,
         symptoms=symptoms_of(failures, None, []) if failures else [], events=event_ids, confidence=CONFIDENCE["event"],
+    )  # fmt: skip
+
+
+def job_end(view: AttemptView) -> dict[str, Any] | None:
+    """How the job's controllers say the attempt ended (correlate/job_ends.py): {"outcome": "succeeded" |
+    "failed", "category", "reason", "message", "event"}, or None when they say nothing of it. The attempt's
+    end (a Kueue Workload's Finished condition, a Job's Completed event, ...) first, else the latest end
+    event among the attempt's records (a job that Kueue does not manage has no attempt end)."""
+    end = (getattr(view.meta, "details", None) or {}).get("end") if view.meta is not None else None
+    if isinstance(end, dict) and end.get("outcome"):
+        event = next((e for e in view.events if e.id == end.get("outcome_event_id")), None)
+        return {"outcome": end["outcome"], "category": end.get("category"), "event": event,
+                "reason": end.get("reason") or getattr(view.meta, "end_reason", None), "message": end.get("message")}
+    if getattr(view.meta, "end", None) is not None and getattr(view.meta, "end_reason", None) != "Finished":
+        return None  # the scheduler ended the attempt otherwise (an eviction): the gang verdict's, not a job end
+    found = None
+    for e in view.events:
+        if (e.object_kind or "") == "Pod":
+            continue
+        s = classify(e)
+        if s is None or s.kind != "finished" or not s.info.get("outcome"):
+            continue
+        if found is None or (e.time or "") >= (found["event"].time or ""):
+            found = {"outcome": s.info["outcome"], "category": s.info.get("category"), "event": e,
+                     "reason": s.info.get("reason"), "message": s.info.get("message")}
+    return found
+
+
+def end_words(end: dict[str, Any]) -> str:
+    """The controller's own words for an end: `reason: message`."""
+    message = " ".join(str(end.get("message") or "").split())[:200]
+    return f"{end.get('reason') or 'Finished'}" + (f": {message}" if message else "")
+
+
+def end_evidence(end: dict[str, Any]) -> list[dict]:
+    e = end.get("event")
+    if e is None:
+        return []
+    return [{"record_id": e.id, "kind": "event", "pod": e.pod, "rank": None, "time": e.time,
+             "text": f"{e.reason}: {e.message or ''}".strip()}]  # fmt: skip
+
+
+def succeeded_by_job(view: AttemptView, base: dict, end: dict[str, Any]) -> DiagnosisRecord:
+    """A success the job's controller counted (Kueue Finished/Succeeded, Job Completed, PyTorchJobSucceeded,
+    JobSet AllJobsCompleted), with the logs' own end where they show one."""
+    done = _clean_end(view)
+    e = end.get("event")
+    return DiagnosisRecord(**base, outcome="succeeded", category="success",
+                           confidence=CONFIDENCE["clean_end"] if done else CONFIDENCE["event"],
+                           time=(e.time if e is not None else None) or getattr(view.meta, "end", None),
+                           evidence=end_evidence(end),
+                           summary=(f"finished cleanly: {done}; the job's controller says {end_words(end)}" if done else
+                                    f"the job's controller counted the run complete ({end_words(end)}); no failure "
+                                    "in the logs"))  # fmt: skip
+
+
+def failed_by_job(view: AttemptView, base: dict, end: dict[str, Any]) -> DiagnosisRecord:
+    """A failure the job's controller reported (a backoff limit, a deadline, ...) that the logs do not explain."""
+    category = end.get("category") or "unknown"
+    e = end.get("event")
+    if category == "time_limit":
+        summary = f"the scheduler's time limit ended the job ({end_words(end)}); no failure in the logs"
+    else:
+        summary = f"the job failed ({end_words(end)}) and the logs do not say why"
+    return DiagnosisRecord(**base, outcome="failed", category=category,
+                           confidence=CONFIDENCE["event"] if category != "unknown" else CONFIDENCE["unknown"],
+                           time=(e.time if e is not None else None) or getattr(view.meta, "end", None),
+                           evidence=end_evidence(end), summary=summary)  # fmt: skip
+
+
+def recovered(view: AttemptView, failures: list[Failure], root: Failure, event_ids: list[str]) -> DiagnosisRecord | None:
+    """A success the job's controller counted after failures the run went on from: a step was logged after the
+    last of them (a rank restarted by torchrun's --max-restarts, an elastic membership change). None when the
+    controller did not count a success, or the logs show no progress after the last failure (the failure in the
+    logs then stands)."""
+    end = job_end(view)
+    if end is None or end["outcome"] != "succeeded":
+        return None
+    last = max((f.t for f in failures if math.isfinite(f.t)), default=None)
+    if last is None:
+        return None
+    later = [s for s in view.steps if (t := times.seconds(s.time)) is not None and t > last]
+    if not later:
+        return None
+    furthest = max(later, key=lambda s: (s.time or "", s.step if s.step is not None else -1))
+    first = _first_failure(root.error)
+    at = f" to step {furthest.step}" if furthest.step is not None else ""
+    base = dict(id=stable_id("diagnosis", view.job, view.attempt), job=view.job, attempt=view.attempt,
+                namespace=view.job.split("/", 1)[0] if "/" in view.job else None, events=event_ids)  # fmt: skip
+    return DiagnosisRecord(
+        **base, outcome="succeeded", category="success", confidence=CONFIDENCE["event"],
+        time=(end["event"].time if end.get("event") is not None else None) or getattr(view.meta, "end", None),
+        evidence=[*end_evidence(end), error_evidence(root.error), record_evidence(furthest, f"step {furthest.step}")],
+        symptoms=symptoms_of(failures, None, []),
+        summary=f"finished after recovering from {root.category} ({who(first)}): training went on{at} and the job's "
+                f"controller says {end_words(end)}",
     )  # fmt: skip
 
 
@@ -141,13 +240,18 @@ def _first_failure(record) -> dict:
 
 
 def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> DiagnosisRecord:
-    """A diagnosis of an attempt with no failure in its logs (SPEC rev. 2): a stall (`hang`), a bad
+    """A diagnosis of an attempt with no failure in its logs (SPEC rev. 2): first what the job's controllers
+    say of its end (`job_end`: a success they counted; a failure they reported, `time_limit` or `unknown`,
+    after a stall the logs show), a stall (`hang`), a bad
     end the logs do not explain (`unknown`), the evidence of an end (`success`: the framework's own
     end-of-training line, the last step or epoch reached, the scheduler's Finished), or else
     `running`: the attempt is still going or its log was cut before the end."""
-    stalls = unresumed_stalls(view)
     base = dict(id=stable_id("diagnosis", view.job, view.attempt), job=view.job, attempt=view.attempt,
                 namespace=view.job.split("/", 1)[0] if "/" in view.job else None, events=event_ids)  # fmt: skip
+    end = job_end(view)
+    if end is not None and end["outcome"] == "succeeded":  # the job completed: a stall it went on from was no hang
+        return succeeded_by_job(view, base, end)
+    stalls = unresumed_stalls(view)
     if stalls:
         first_stall = min(stalls, key=lambda s: s.time or "")
         stalled = sorted({s.rank for s in stalls if s.rank is not None})
@@ -164,6 +268,8 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
     reports = stall_reports(view)
     if reports:
         return _reported_stall(view, reports, base, end_reason)
+    if end is not None and end["outcome"] == "failed":
+        return failed_by_job(view, base, end)
     if ended_badly(end_reason):
         return DiagnosisRecord(**base, outcome="failed", category="unknown", confidence=CONFIDENCE["unknown"],
                                summary=f"the attempt ended ({end_reason}) and the logs do not say why")  # fmt: skip
@@ -373,7 +479,8 @@ def _clean_end(view: AttemptView) -> str | None:
 
 def ended_badly(end_reason: str) -> bool:
     """Whether the scheduler's end reason says the attempt failed, was evicted, deactivated or killed."""
-    return bool(end_reason) and re.search(r"fail|evict|error|deactivat|killed", end_reason, re.I) is not None
+    return bool(end_reason) and (re.search(r"fail|evict|error|deactivat|killed", end_reason, re.I) is not None
+                                 or end_reason in FAILED_END_REASONS)
 
 
 def outcome_of(end_reason: str, failed: bool, default: str | None = None) -> str:
@@ -383,6 +490,6 @@ def outcome_of(end_reason: str, failed: bool, default: str | None = None) -> str
             return "evicted"
         if re.search(r"succe", end_reason, re.I) and not failed:
             return "succeeded"
-        if re.search(r"fail", end_reason, re.I):
+        if re.search(r"fail", end_reason, re.I) or end_reason in FAILED_END_REASONS:
             return "failed"
     return default or ("failed" if failed else "succeeded")

@@ -1,0 +1,143 @@
+"""How a job's controllers say it ended: the Kueue Workload's `Finished` condition and the end events of
+the job kinds' own controllers, as (outcome, category) with the source that writes each string.
+
+`workload_finish(reason, message)` reads a Workload's `Finished` condition (Kueue copies the job's own
+end into it: jobframework/reconciler.go "handle job is finished"); `job_event_end(kind, reason, message)`
+reads an Event on a job-kind object (batch/v1 Job, the Kubeflow training-operator's jobs, JobSet).
+Both answer None for what says nothing about how the run ended (Kueue's `FinishedWorkload` event, whose
+message "Workload '%s' is declared finished" is the same for a success and a failure; `OutOfSync`;
+a `...Restarting` event: the job goes on).
+
+Outcome `succeeded` means the job's own controller counted the run complete (exit code 0 of the pods
+that decide it); `failed` comes with the category the controller's words prove (`time_limit` for an
+active deadline) or `unknown` (a backoff limit says the pods failed, not why: the logs say why).
+"""
+
+from __future__ import annotations
+
+import re
+from typing import NamedTuple
+
+
+class JobEnd(NamedTuple):
+    outcome: str  # "succeeded" | "failed"
+    category: str | None  # the diagnosis category the controller's words prove; None for a success
+    source: str  # where the string is written
+
+
+_SUCCEEDED = "succeeded"
+_FAILED = "failed"
+
+# A failed job's message that names its cause (the Kueue `Failed` condition carries it verbatim).
+FAILURE_MESSAGES: tuple[tuple[re.Pattern[str], str, str], ...] = (
+    # kubernetes pkg/controller/job/job_controller.go (v1.12-v1.34): newFailureCondition(DeadlineExceeded, ...)
+    (re.compile(r"^Job was active longer than specified deadline"), "time_limit",
+     "kubernetes pkg/controller/job/job_controller.go"),
+    # kubeflow/training-operator pkg/controller.v1/common/job.go v1.7.0-v1.9.0: "Job %s has failed because it
+    # was active longer than specified deadline" (runPolicy.activeDeadlineSeconds)
+    (re.compile(r"^Job \S+ has failed because it was active longer than specified deadline"), "time_limit",
+     "kubeflow/training-operator pkg/controller.v1/common/job.go"),
+)
+
+# Kueue Workload condition Finished=True: reason -> outcome (message read by FAILURE_MESSAGES for a failure).
+WORKLOAD_FINISH: dict[str, tuple[str, str]] = {
+    # v0.7.0-HEAD apis/kueue/v1beta1 (and v1beta2) workload_types.go WorkloadFinishedReasonSucceeded / ...Failed,
+    # set by pkg/controller/jobframework/reconciler.go from job.Finished() (message = the job's own
+    # Complete/Failed/Succeeded condition message).
+    "Succeeded": (_SUCCEEDED, "kueue v0.7.0+ apis/kueue/v1beta1/workload_types.go WorkloadFinishedReasonSucceeded"),
+    "Failed": (_FAILED, "kueue v0.7.0+ apis/kueue/v1beta1/workload_types.go WorkloadFinishedReasonFailed"),
+    # v0.5.0-HEAD pkg/controller/jobframework/reconciler.go FailedToStartFinishedReason (message: the error)
+    "FailedToStart": (_FAILED, "kueue v0.5.0+ pkg/controller/jobframework/reconciler.go FailedToStartFinishedReason"),
+}
+# v0.4.0-v0.6.x: each integration's Finished() made the condition itself, reason "JobFinished"
+# (pkg/controller/jobs/job/job_controller.go, mpijob/, kubeflow/kubeflowjob/) or "JobSetFinished"
+# (jobs/jobset/jobset_controller.go); success or failure only in the message.
+LEGACY_FINISH_MESSAGES: dict[str, tuple[str, str]] = {
+    "Job finished successfully": (_SUCCEEDED, "kueue v0.4.0-v0.6.x pkg/controller/jobs/job/job_controller.go Finished()"),
+    "Job failed": (_FAILED, "kueue v0.4.0-v0.6.x pkg/controller/jobs/job/job_controller.go Finished()"),
+    "JobSet finished successfully": (_SUCCEEDED, "kueue v0.4.0-v0.6.x pkg/controller/jobs/jobset/jobset_controller.go"),
+    "JobSet failed": (_FAILED, "kueue v0.4.0-v0.6.x pkg/controller/jobs/jobset/jobset_controller.go"),
+}
+LEGACY_FINISH_REASONS = frozenset({"JobFinished", "JobSetFinished"})
+# kueue v0.4.0-v0.6.x pkg/controller/jobs/rayjob/rayjob_controller.go: Reason = string(Status.JobStatus)
+# (KubeRay JobStatus: SUCCEEDED, FAILED, STOPPED).
+RAYJOB_FINISH: dict[str, tuple[str, str]] = {
+    "SUCCEEDED": (_SUCCEEDED, "kueue v0.4.0-v0.6.x pkg/controller/jobs/rayjob/rayjob_controller.go"),
+    "FAILED": (_FAILED, "kueue v0.4.0-v0.6.x pkg/controller/jobs/rayjob/rayjob_controller.go"),
+    "STOPPED": (_FAILED, "kueue v0.4.0-v0.6.x pkg/controller/jobs/rayjob/rayjob_controller.go"),
+}
+
+# Events on job-kind objects: (kinds or None for any, reason) -> outcome.
+JOB_EVENTS: dict[tuple[str, str], tuple[str, str]] = {
+    # kubernetes pkg/controller/job/job_controller.go recordJobFinished: Event(Normal, "Completed", "Job completed");
+    # a failure: Event(Warning, finishedCond.Reason, finishedCond.Message), reasons of k8s.io/api batch/v1 types.go.
+    ("Job", "Completed"): (_SUCCEEDED, "kubernetes pkg/controller/job/job_controller.go recordJobFinished"),
+    ("Job", "BackoffLimitExceeded"): (_FAILED, "kubernetes batch/v1 JobReasonBackoffLimitExceeded"),
+    ("Job", "DeadlineExceeded"): (_FAILED, "kubernetes batch/v1 JobReasonDeadlineExceeded"),
+    ("Job", "PodFailurePolicy"): (_FAILED, "kubernetes batch/v1 JobReasonPodFailurePolicy"),
+    ("Job", "MaxFailedIndexesExceeded"): (_FAILED, "kubernetes batch/v1 JobReasonMaxFailedIndexesExceeded"),
+    ("Job", "FailedIndexes"): (_FAILED, "kubernetes batch/v1 JobReasonFailedIndexes"),
+    # kubernetes-sigs/jobset pkg/constants/constants.go (v0.2.0-HEAD): the condition's reason is the event's
+    # (pkg/controllers/jobset_controller.go setCondition -> enqueueEvent).
+    ("JobSet", "AllJobsCompleted"): (_SUCCEEDED, "jobset pkg/constants/constants.go AllJobsCompletedReason"),
+    ("JobSet", "FailedJobs"): (_FAILED, "jobset pkg/constants/constants.go FailedJobsReason"),
+    ("JobSet", "ReachedMaxRestarts"): (_FAILED, "jobset pkg/constants/constants.go ReachedMaxRestartsReason"),
+    ("JobSet", "FailJobSetFailurePolicyAction"): (_FAILED, "jobset pkg/constants/constants.go FailJobSetActionReason"),
+}
+# kubeflow/training-operator v1.4.0-v1.9.0: Recorder.Event(job, ..., NewReason(kind, JobSucceededReason|JobFailedReason), msg),
+# pkg/util/status.go NewReason = kind + reason ("PyTorchJobSucceeded", "PyTorchJobFailed"); the messages are
+# pkg/controller.v1/<kind>/*_controller.go "PyTorchJob %s/%s successfully completed.", "... is failed because %d %s
+# replica(s) failed." and common/job.go "Job %s has failed because it has reached the specified backoff limit" /
+# "... was active longer than specified deadline". `<Kind>Restarting` is not an end: the pods are restarted.
+KUBEFLOW_KINDS = ("PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "MXJob", "JAXJob")
+_KUBEFLOW_SOURCE = "kubeflow/training-operator pkg/util/status.go NewReason(kind, JobSucceededReason|JobFailedReason)"
+
+
+def _failure_category(message: str | None) -> str:
+    for pattern, category, _source in FAILURE_MESSAGES:
+        if message and pattern.search(message):
+            return category
+    return "unknown"
+
+
+def _end(outcome: str, source: str, message: str | None, category: str | None = None) -> JobEnd:
+    if outcome == _SUCCEEDED:
+        return JobEnd(outcome, None, source)
+    return JobEnd(outcome, category or _failure_category(message), source)
+
+
+def workload_finish(reason: str | None, message: str | None) -> JobEnd | None:
+    """What a Kueue Workload's Finished=True condition says of the run; None when it says nothing of it."""
+    reason = reason or ""
+    if reason in WORKLOAD_FINISH:
+        outcome, source = WORKLOAD_FINISH[reason]
+        return _end(outcome, source, message)
+    if reason in LEGACY_FINISH_REASONS and (message or "") in LEGACY_FINISH_MESSAGES:
+        outcome, source = LEGACY_FINISH_MESSAGES[message or ""]
+        return _end(outcome, source, message)
+    if reason in RAYJOB_FINISH:
+        outcome, source = RAYJOB_FINISH[reason]
+        return _end(outcome, source, message)
+    return None
+
+
+def job_event_end(kind: str | None, reason: str | None, message: str | None) -> JobEnd | None:
+    """What an Event on a job-kind object says of the run's end; None when it says nothing of it."""
+    if not kind or not reason:
+        return None
+    hit = JOB_EVENTS.get((kind, reason))
+    if hit is not None:
+        outcome, source = hit
+        category = "time_limit" if reason == "DeadlineExceeded" else None
+        return _end(outcome, source, message, category)
+    if kind in KUBEFLOW_KINDS and reason.startswith(kind):
+        tail = reason[len(kind):]
+        if tail == "Succeeded":
+            return _end(_SUCCEEDED, _KUBEFLOW_SOURCE, message)
+        if tail == "Failed":
+            return _end(_FAILED, _KUBEFLOW_SOURCE, message)
+    return None
+
+
+#: The end reasons of failed jobs that do not say "fail" (an attempt's end_reason, diagnose/endings.outcome_of).
+FAILED_END_REASONS = frozenset(reason for (_kind, reason), (outcome, _s) in JOB_EVENTS.items() if outcome == _FAILED)
