@@ -150,13 +150,14 @@ def checked_utc(ts: str) -> str | None:
     once per distinct second), its fraction (`.` and ASCII digits, or none) tested; any other time
     is parsed."""
     if ts[-1:] == "Z":
-        ok = _VALID_HEADS.get(ts[:19])
+        head = ts[:19]
+        ok = _VALID_HEADS.get(head)
         if ok is None:
-            ok = is_utc(ts[:19] + "Z")
-        if not ok:
-            return None
-        fraction = ts[19:-1]
-        return ts if not fraction or (fraction[0] == "." and fraction[1:].isdigit() and fraction.isascii()) else None
+            ok = is_utc(head + "Z")
+        # a valid head is ASCII: the whole time is where its fraction is
+        if ok and (len(ts) == 20 or ts[19] == "." and ts[20:-1].isdigit() and ts.isascii()):
+            return ts
+        return None
     instant = parse(ts)
     return None if instant is None else format_instant(instant)
 

@@ -42,24 +42,28 @@ class Stamper:
         # The prefix hashes are a cache (and hash objects do not pickle): a pickled stamper leaves them out.
         return {**self.__dict__, "_step_prefixes": {}, "_line_prefixes": {}, "on_skip": None}
 
-    def stamp(self, record: Record, stream: str | None) -> Record:
+    def __setstate__(self, state: dict) -> None:
+        self.__dict__.update(state)
+        self.__post_init__()
+
+    def __post_init__(self) -> None:
         ident = self.identity
-        record.namespace = ident.namespace
-        record.pod = ident.pod
-        record.container = ident.container
-        record.node = ident.node
-        record.job = self.job
-        record.source = self.source
+        # the fields every record of the stream gets as they are (identity, job and source never change)
+        self._where = (ident.namespace, ident.pod, ident.container, ident.node, self.job, self.source)
+
+    def stamp(self, record: Record, stream: str | None) -> Record:
+        record.namespace, record.pod, record.container, record.node, record.job, record.source = self._where
         if stream is not None:
             record.stream = stream
         time = record.time
         if time:
             # A runtime's malformed stamp is not written through: a `...Z` time is checked too.
             utc = checked_utc(time)
-            if utc is None:
-                self._skipped(record, "bad_timestamp", f"time {time[:40]!r}")
-            record.time = utc
-        else:
+            if utc is not time:  # (a `Z` time is kept as it is)
+                if utc is None:
+                    self._skipped(record, "bad_timestamp", f"time {time[:40]!r}")
+                record.time = utc
+        elif time is not None:
             record.time = None
         if self.rank_maps is not None and record.rank is None and record.local_rank is not None:
             record.rank = self._global_rank(record.local_rank, record.time)
@@ -78,7 +82,7 @@ class Stamper:
             self._bound(record, _BOUNDED_FIELDS.get(kind, _RANKS))
         if self.attempt_of is not None:
             record.attempt = self.attempt_of(self.job, record.time)  # type: ignore[operator]
-        if type(record) is StepRecord and record.step is not None:
+        if kind is StepRecord and record.step is not None:
             record.id = self._step_id(record)
         else:
             record.id = self._line_id(record)
