@@ -56,6 +56,14 @@ def time_and_stream_of(block: bytes, pos: int, end: int) -> tuple[bytes | None, 
     return (block[pos:first] if complete else None), block[first + 1 : second]
 
 
+def newlines(block: bytes, start: int = 0, end: int | None = None) -> int:
+    """block.count(b"\\n", start, end), in less time: CPython's bytes.count of one byte compares the bytes
+    one by one (stringlib's countchar), bytes.replace finds them with memchr (over a 1 MiB block of the
+    realistic corpus, ~5x less time for the one copy it makes)."""
+    part = block if start == 0 and end is None else block[start:end]
+    return len(part) - len(part.replace(b"\n", b""))
+
+
 # torch's "[rankN]:" alone at the start of a line (parsers/lines.py strips it as rank N, no local
 # rank, when no other bracket follows): the one sub-stream such a line can continue
 _RANK_HEAD = re.compile(rb"\[rank(\d{1,9})\]: ?").match

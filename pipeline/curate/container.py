@@ -24,7 +24,7 @@ from gangscope.pipeline.isolation import failures_of
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
 from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.curate.substream import LINE_PARSERS, RuleFailed, SubStream, NO_TIME, STREAMS
-from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, may_continue, skipped_from,
+from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, may_continue, newlines, skipped_from,
                                                    time_and_stream_of, combined_prefilter, scanner_for, text_hints_for)
 from gangscope.pipeline.curate.trace_errors import error_of_trace
 from gangscope.pipeline.curate.scan import exact_block_databases
@@ -123,7 +123,7 @@ class ContainerCurator:
         open record (same stream, same rank prefix), are decoded and parsed; the others are
         counted."""
         stats = self.stats
-        n_lines = block.count(b"\n") + 1
+        n_lines = newlines(block) + 1
         stats.lines += n_lines
         b = self._in_block = [block, self.lines_read, 0, 0, 0, n_lines]
         try:
@@ -605,7 +605,7 @@ class ContainerCurator:
             return self.lines_read
         pos = self._block_pos
         if pos > b[2]:
-            b[3] += b[0].count(b"\n", b[2], pos)
+            b[3] += newlines(b[0], b[2], pos)
             b[2] = pos
         return b[1] + b[3] - b[4] + 1
 
