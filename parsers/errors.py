@@ -1518,7 +1518,8 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     if not links:
         return None
     # an ExceptionGroup raised last: its sub-exceptions (and theirs) are what failed; the group only gathers them
-    subs = _sub_exceptions(trace) if WRAPPERS.search(links[-1][0]) else []
+    details = trace.details
+    subs = _sub_exceptions(trace) if isinstance(details, dict) and details.get("exceptions") and WRAPPERS.search(links[-1][0]) else []
     for exc_type, message, frames in links + [link for sub, _ in subs for link in sub]:
         for rule in TRACE_RULES:
             if _rule_matches(rule, exc_type, message, frames):
