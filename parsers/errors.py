@@ -1587,9 +1587,14 @@ def spawned_process(text: str) -> int | None:
     return int(m["index"]) if m else None
 
 
+def _frame_key(file: Any, function: Any) -> str:
+    """A frame as TRACE_RULES' `frames` patterns read it: `path/with/slashes:function`."""
+    return f"{str(file or '').replace(chr(92), '/')}:{function or ''}"
+
+
 def _links(trace: TraceRecord) -> list[tuple[str, str, list[str]]]:
     def frame_keys(frames) -> list[str]:
-        return [f"{(f.file or '').replace(chr(92), '/')}:{f.function or ''}" for f in frames]
+        return [_frame_key(f.file, f.function) for f in frames]
 
     if trace.chain:
         return [(c.exception_type or "", c.message or "", frame_keys(c.frames)) for c in trace.chain]
@@ -1611,8 +1616,7 @@ def _sub_exceptions(trace: TraceRecord) -> list[tuple[list[tuple[str, str, list[
         for sub in subs:
             if not isinstance(sub, dict):
                 continue
-            frames = [f"{str(f.get('file') or '').replace(chr(92), '/')}:{f.get('function') or ''}"
-                      for f in sub.get("frames") or [] if isinstance(f, dict)]
+            frames = [_frame_key(f.get("file"), f.get("function")) for f in sub.get("frames") or [] if isinstance(f, dict)]
             chain = [c for c in sub.get("chain") or [] if isinstance(c, dict)] or [sub]
             links = [(str(c.get("exception_type") or ""), str(c.get("message") or ""), []) for c in chain]
             links[-1] = (*links[-1][:2], frames)

@@ -143,18 +143,20 @@ class RuleFilter:
         """Bit i set when rule i may match `text` (all the rules whose literals it contains, and
         those without any; on a text `scan_safe` admits, of those only the ones whose pattern's
         prefilter matches it, and the rules outside that database as before)."""
-        bits = self._literal_mask(text)
+        data = text.encode("utf-8", "surrogatepass")
+        bits = self._literal_mask(text, data)
         if bits & ~self.unscanned and self.patterns is not None and scan_safe(text):
             # a rule's key gates it even where its pattern would match without it: both must say yes
             found: list[int] = []
-            self.patterns.scan(text.encode("ascii"), match_event_handler=_collect, context=found)
+            self.patterns.scan(data, match_event_handler=_collect, context=found)  # ASCII: its UTF-8 bytes are its ASCII
             matched = self.unscanned
             for i in found:
                 matched |= 1 << i
             bits &= matched
         return bits
 
-    def _literal_mask(self, text: str) -> int:
+    def _literal_mask(self, text: str, data: bytes | None = None) -> int:
+        """The rules whose literals `text` holds (and those without any); `data` its UTF-8 bytes where the caller has them."""
         if self.database is None:
             bits = self.always
             for i, need in enumerate(self.requires):
@@ -162,7 +164,9 @@ class RuleFilter:
                     bits |= 1 << i
             return bits
         found: list[int] = []
-        self.database.scan(text.encode("utf-8", "surrogatepass"), match_event_handler=_collect, context=found)
+        if data is None:
+            data = text.encode("utf-8", "surrogatepass")
+        self.database.scan(data, match_event_handler=_collect, context=found)
         bits = self.always
         masks = self.masks
         for literal in found:
