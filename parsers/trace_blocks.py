@@ -32,14 +32,25 @@ from gangscope.parsers.trace_shapes import (
     FATAL,
     FRAME,
     GROUP_TB_HEAD,
+    IPY_ARROW,
+    IPY_FRAME,
+    IPY_HEAD,
+    LOGURU_FRAME,
     ORIGINAL_TB,
     REPEAT,
+    RICH_CODE,
+    RICH_END,
+    RICH_FRAME,
+    RICH_HEAD,
     SEPARATOR,
+    SP_ARROW,
+    SP_FRAME,
     SPAWN_INTRO,
     SYNTAX_FRAME,
     TB_HEAD,
     TB_TEXT,
     TRIPLE_QUOTE,
+    VALUE_MARKS,
     blank,
     indented,
 )
@@ -107,6 +118,8 @@ def parse_block(lines: list[str], text: str | None = None, failures: dict[str, A
     `lines` are not)."""
     text = "\n".join(lines) if text is None else text
     clean = [ANSI.sub("", t) if "\x1b" in t else t for t in lines]
+    if _rendered(clean):
+        clean = derender(clean)
     if FATAL.match(clean[0]) or DUMP_THREAD.match(clean[0]) or DUMP_TIMEOUT.match(clean[0]):
         record = _read_dump(clean)
     else:
@@ -118,6 +131,67 @@ def parse_block(lines: list[str], text: str | None = None, failures: dict[str, A
         record = _record_of(links)
     record.text = text
     return record
+
+
+# -- tracebacks other libraries draw (trace_shapes.RENDERED)
+
+
+def _rendered(lines: list[str]) -> bool:
+    """Whether the block is one a renderer drew (the parser's start states for them): rich's panel, IPython's
+    head, stackprinter's margin frame line, loguru's blank line after the header."""
+    first = lines[0]
+    c = first[:1]
+    if c == "\u256d":
+        return RICH_HEAD.match(first) is not None
+    if c == "F" and SP_FRAME.match(first):
+        return True
+    if c == "T":
+        return len(lines) > 1 and TB_HEAD.match(first) is not None and blank(lines[1]) is not None
+    return IPY_HEAD.match(first) is not None
+
+
+def derender(lines: list[str]) -> list[str]:
+    """A drawn traceback's lines as CPython prints them: a header per exception, `  File "f", line N, in g` and the
+    frame's line (where the renderer shows it) below, the exception line and what follows it as they are. A box cut
+    short gives its header and the frames read up to the cut."""
+    out: list[str] = []
+    kind = ""  # in the frames of: "cpython" (loguru's, CPython's layout), "drawn" (rich, IPython, stackprinter)
+    for t in lines:
+        if RICH_HEAD.match(t) or IPY_HEAD.match(t):
+            out.append(TB_TEXT)
+            kind = "drawn"
+            continue
+        if TB_HEAD.match(t):
+            out.append(t)
+            kind = "cpython"
+            continue
+        if not kind and SP_FRAME.match(t):
+            out.append(TB_TEXT)
+            kind = "drawn"
+        if not kind:
+            out.append(t)
+            continue
+        m = RICH_FRAME.match(t) or SP_FRAME.match(t)
+        if m:
+            out.append(f'  File "{m.group("file")}", line {m.group("line")}, in {m.group("func").strip()}')
+        elif (m := IPY_FRAME.match(t)) is not None:
+            where = m.group("file") or m.group("cell")
+            out.append(f'  File "{where}", line {m.group("line") or m.group("cline")}, in {m.group("func") or "<module>"}')
+        elif (m := RICH_CODE.match(t)) is not None:
+            out.append("    " + m.group("code").replace("\u2502   ", "    ").strip())
+        elif (m := SP_ARROW.match(t) or IPY_ARROW.match(t)) is not None:
+            out.append("    " + m.group("code").strip())
+        elif LOGURU_FRAME.match(t):
+            out.append("  " + t[2:])
+        elif blank(t) or t[:1] in ("\u2502", "\u2570") or VALUE_MARKS.match(t):
+            continue  # a panel's other lines, blank lines between frames, values under a frame
+        elif indented(t):
+            if kind == "cpython" or FRAME.match(t):
+                out.append(t)
+        else:  # the exception line: the frames are over
+            kind = ""
+            out.append(t)
+    return out
 
 
 def _record_of(links: list[_Link]) -> TraceRecord:

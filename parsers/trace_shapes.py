@@ -29,7 +29,8 @@ CARET = re.compile(r"^\s*[~^]+\s*$")
 REPEAT = re.compile(r"^\s*\[Previous line repeated (\d+) more times?\]\s*$")
 SEPARATOR = re.compile(
     r"^(?:(?P<cause>The above exception was the direct cause of the following exception:)"
-    r"|(?P<context>During handling of the above exception, another exception occurred:))\s*$"
+    # "While handling": stackprinter's words (formatting.py format_exc_info chain_hint)
+    r"|(?P<context>(?:During|While) handling of the above exception, another exception occurred:))\s*$"
 )
 # `format_exception_only`: "Type: message", or the bare type when str(exc) is empty
 EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:\.<locals>\.[\w.]+)?)(?:: ?(?P<msg>.*))?$")
@@ -91,7 +92,45 @@ PREFILTER = (
     # behind a '\r' bar or a head (TraceParser._start decides): '.*' then the literal is the one form
     # re scans fast (any test of the head's last characters made it 8x slower: 0.013 -> 0.11 s CPU
     # on the fixtures' 14,440 lines, replay 0.81x); Python's "Original Traceback" passes, _start refuses it
-    r"|.*Traceback \(most recent call last\):)"
+    # (no colon: rich's box title and IPython's head line, RENDERED below, end the words without one)
+    r"|.*Traceback \(most recent call last\)"
+    r"|File \"[^\"]*\", line \d+, in )"  # stackprinter's frame line, at the margin (RENDERED)
+)
+
+# -- tracebacks other libraries draw (helper h16w, issue 16). Each shape was read off the library's real output
+# (fixtures/renderers/matrix, made by running it: regenerate.py --matrix; versions in README.md there) and is printed
+# by the file named. trace_blocks.derender turns them into CPython's lines; the parser's states for them are in traces.py.
+#: rich.traceback: a ROUNDED panel titled "Traceback (most recent call last)" (rich/traceback.py
+#: Traceback.__rich_console__, Panel(title="[traceback.title]Traceback [dim](most recent call last)"), 12.6.0-14.2.0)
+RICH_HEAD = re.compile(r"^\u256d\u2500+ Traceback \(most recent call last\) \u2500+\u256e\s*$")
+RICH_BODY = re.compile(r"^\u2502")  # "│" its left border; "╰──╯" closes it
+RICH_END = re.compile(r"^\u2570\u2500+\u256f\s*$")
+#: a frame: filename, ":", lineno, " in ", name (rich/traceback.py _render_stack, Text.assemble)
+RICH_FRAME = re.compile(r"^\u2502 (?P<file>[^\s\u2502][^\u2502]*?):(?P<line>\d+) in (?P<func>[^\s\u2502]+)\s*\u2502?\s*$")
+#: the frame's line, marked "❱" (Syntax highlight_lines, the indent guides "│   " drawn in the code)
+RICH_CODE = re.compile(r"^\u2502 \u2771 *\d+ (?P<code>.*?)\s*\u2502?\s*$")
+#: IPython's ultratb: the exception's type then the words right-aligned (IPython/core/ultratb.py
+#: VerboseTB.prepare_header: etype + "Traceback (most recent call last)".rjust(width - len(etype)), 8.18.1-9.18.1)
+IPY_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*) +Traceback \(most recent call last\)\s*$")
+#: a frame: "File path:N, in f(args)", "File path:N" at module level, "Cell In[3], line N" (IPython/core/tbtools.py
+#: _format_filename and ultratb.py format_record)
+IPY_FRAME = re.compile(r"^(?:File (?P<file>\S.*?):(?P<line>\d+)(?:, in (?P<func>[^\s(]+)\(.*\))?|Cell (?P<cell>In\[\d+\]), line (?P<cline>\d+))\s*$")
+IPY_ARROW = re.compile(r"^-*> ?\s*\d+ (?P<code>.*)$")  # "---> 19     return allocate(step)"
+#: stackprinter: 'File "%s", line %s, in %s' at the margin and "--> %-3s  %s" on the line
+#: (stackprinter/frame_formatting.py FrameFormatter.headline_tpl, marked_sourceline_tpl; 0.2.10-0.2.13)
+SP_FRAME = re.compile(r'^File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<func>.+)$')
+SP_ARROW = re.compile(r"^--> ?(?P<line>\d+)\s+(?P<code>.*)$")
+SP_ELIDED = re.compile(r"^\s*\(\.\.\.\)\s*$")  # " (...)": lines left out (frame_formatting.py); "[rankN]:" prefixes eat its space
+#: loguru (backtrace=True): "> File" marks the frame that caught it, a blank line between frames, the variables under
+#: a frame drawn with "│" and "└" (loguru/_better_exceptions.py ExceptionFormatter: _format_locations,
+#: _format_value's "└ "; 0.6.0-0.7.3; better_exceptions' own hook draws the same marks)
+LOGURU_FRAME = re.compile(r'^> File "')
+VALUE_MARKS = re.compile(r"^\s*[\u2502\u2514]")
+RENDERED = (
+    ("rich", RICH_HEAD, "rich/traceback.py"),
+    ("ipython", IPY_HEAD, "IPython/core/ultratb.py"),
+    ("stackprinter", SP_FRAME, "stackprinter/frame_formatting.py"),
+    ("loguru", LOGURU_FRAME, "loguru/_better_exceptions.py"),
 )
 
 

@@ -47,9 +47,19 @@ from gangscope.parsers.trace_shapes import (
     FATAL,
     FRAME,
     FOREIGN,
+    IPY_ARROW,
+    IPY_FRAME,
+    IPY_HEAD,
+    LOGURU_FRAME,
     PREFILTER,
     REMOTE_HEAD,
+    RICH_BODY,
+    RICH_END,
+    RICH_HEAD,
     SEPARATOR,
+    SP_ARROW,
+    SP_ELIDED,
+    SP_FRAME,
     SPAWN_INTRO,
     SYNTAX_FRAME,
     TB_HEAD,
@@ -94,7 +104,7 @@ Rule = tuple[Callable[[str], Any], str, "str | Callable[[str], str] | None"]
 
 #: Where a trace starts. The first rule that matches wins (all start states are open states).
 START: list[Rule] = [
-    (TB_HEAD.match, TAKE, "frames"),
+    (TB_HEAD.match, TAKE, "tb_head"),
     (EG_HEAD.match, TAKE, "box"),
     (SYNTAX_FRAME.match, TAKE, "syntax"),  # a SyntaxError of the main script has no header
     (FRAME.match, TAKE, "frames"),  # a traceback whose header was cut off (an excerpt, a lost line)
@@ -106,10 +116,51 @@ START: list[Rule] = [
     (CHILD_FAILED_HEAD.match, TAKE, "child_failed_open"),  # torchrun's box, its traceback not shown
     (BOX_TITLE.match, TAKE, "child_failed_box"),  # the box from its title on (see _finish)
     (BOX_ROOT_CAUSE.match, TAKE, "child_failed_box"),  # ... or from its root-cause section on
+    # tracebacks other libraries draw (trace_shapes.RENDERED, each with the file that prints it)
+    (RICH_HEAD.match, TAKE, "rich_box"),
+    (IPY_HEAD.match, TAKE, "ipy_frames"),
+    (SP_FRAME.match, TAKE, "sp_frames"),
 ]
 
 #: state -> ordered rules. A state's rules that do not match leave the trace (END).
 RULES: dict[str, list[Rule]] = {
+    "tb_head": [  # loguru's header is followed by a blank line (its frames have one between them)
+        (blank, HOLD, "lframes"),
+        (anything, GOTO, "frames"),
+    ],
+    "lframes": [  # loguru: "> File" on the frame that caught it, "│ └ value" lines, blank lines
+        (indented, TAKE, "lframes"),
+        (LOGURU_FRAME.match, TAKE, "lframes"),
+        (blank, HOLD, "lframes"),
+        (TB_HEAD.match, END, None),
+        (FOREIGN.match, END, None),
+        (EXCEPTION.match, TAKE, _after_exception),
+    ],
+    "rich_box": [  # inside rich's panel; a box cut short ends at the first line without its border
+        (RICH_END.match, TAKE, "rich_after"),
+        (RICH_BODY.match, TAKE, "rich_box"),
+    ],
+    "rich_after": [  # the exception line comes right after the panel
+        (FOREIGN.match, END, None),
+        (EXCEPTION.match, TAKE, _after_exception),
+    ],
+    "ipy_frames": [  # ultratb: "File path:N, in f(...)", context lines, "---->" on the line, blank lines between
+        (blank, HOLD, "ipy_frames"),
+        (indented, TAKE, "ipy_frames"),
+        (IPY_FRAME.match, TAKE, "ipy_frames"),
+        (IPY_ARROW.match, TAKE, "ipy_frames"),
+        (FOREIGN.match, END, None),
+        (EXCEPTION.match, TAKE, _after_exception),
+    ],
+    "sp_frames": [  # stackprinter: 'File "..."' at the margin, "-->" on the line, variables, blank lines between
+        (blank, HOLD, "sp_frames"),
+        (indented, TAKE, "sp_frames"),
+        (SP_FRAME.match, TAKE, "sp_frames"),
+        (SP_ARROW.match, TAKE, "sp_frames"),
+        (SP_ELIDED.match, TAKE, "sp_frames"),
+        (FOREIGN.match, END, None),
+        (EXCEPTION.match, TAKE, _after_exception),
+    ],
     "frames": [
         (TB_HEAD.match, END, None),
         (EG_HEAD.match, END, None),
@@ -129,7 +180,10 @@ RULES: dict[str, list[Rule]] = {
         (anything, TAKE, "message"),
     ],
     "message_blank": [
-        (blank, END, None),
+        (blank, HOLD, "message_blank2"),  # loguru prints two blank lines before a chain separator
+        (SEPARATOR.match, TAKE, "after_separator"),
+    ],
+    "message_blank2": [
         (SEPARATOR.match, TAKE, "after_separator"),
     ],
     "message_done": [  # the message had a closing line (box border, closing quotes)
@@ -138,7 +192,10 @@ RULES: dict[str, list[Rule]] = {
     ],
     "after_separator": [
         (blank, TAKE, "after_separator"),
-        (TB_HEAD.match, TAKE, "frames"),
+        (TB_HEAD.match, TAKE, "tb_head"),
+        (RICH_HEAD.match, TAKE, "rich_box"),
+        (IPY_HEAD.match, TAKE, "ipy_frames"),
+        (SP_FRAME.match, TAKE, "sp_frames"),
         (EG_HEAD.match, TAKE, "box"),
         (REMOTE_HEAD.match, TAKE, "remote_open"),
         (FOREIGN.match, END, None),
@@ -196,11 +253,11 @@ RULES: dict[str, list[Rule]] = {
 #: States that read free text: a line there must also come within `message_gap_s` of the
 #: trace's previous line, and only so many of them may come in a row (`max_message_lines`
 #: in COUNTED_TEXT, ten times `max_lines` inside a box or quotes, which have a closing line).
-FREE_TEXT = frozenset({"message", "message_blank", "dump_head", "remote_body", "child_failed_box"})
-COUNTED_TEXT = frozenset({"message", "message_blank", "dump_head"})
+FREE_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_head", "remote_body", "child_failed_box"})
+COUNTED_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_head"})
 
 #: States in which a trace may end without being cut short.
-TERMINAL = frozenset({"message", "message_blank", "message_done", "box", "dump", "dump_blank"})
+TERMINAL = frozenset({"message", "message_blank", "message_blank2", "message_done", "box", "dump", "dump_blank"})
 
 
 # ----------------------------------------------------------------------------- the parser
@@ -346,7 +403,7 @@ class TraceParser:
     def quiet_s(self) -> float:
         """How long the stream must stay quiet before the open trace is certainly over: in a
         free-text message only a line within `message_gap_s` could still continue it."""
-        return self.message_gap_s if self._state in ("message", "message_blank") else self.idle_s
+        return self.message_gap_s if self._state in ("message", "message_blank", "message_blank2") else self.idle_s
 
     def expire(self, time: str) -> list[Record]:
         """Emit the open trace if its last line is more than `quiet_s` older than `time`.
@@ -455,7 +512,7 @@ class TraceParser:
         if not carries:
             return None if self._head_each_line else (line, text)
         bare = line.text[n:]
-        if self._state == "frames" and bare[:1] not in (" ", "\t", ""):
+        if self._state in ("frames", "tb_head") and bare[:1] not in (" ", "\t", ""):
             # a collector that strips each line (the head then the text, no indent): the
             # traceback's own indents put back, 2 for a File line, 4 for the code line after it
             if bare.startswith('File "'):
