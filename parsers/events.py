@@ -18,6 +18,11 @@ fixtures/gang/README.md):
 * `Pod` objects: one `Created` record carrying the pod's identity, labels,
   node and requested accelerators, one per condition transition and one per
   container state that matters (terminated, waiting with a reason).
+* Job-kind objects (batch/v1 `Job`, the training operator's `PyTorchJob`, `TFJob`, `MPIJob`,
+  `XGBoostJob`, `PaddleJob`, `JAXJob`, `JobSet`, Kubeflow Trainer's `TrainJob`; `kubectl get
+  job,pytorchjob,jobset -o json`, alone or in a `kind: List`): one record per status condition
+  (`type` "Condition", time its lastTransitionTime, `object_kind`/`object_name` the job, details
+  `from: object` with the object's uid, labels and owner). fixtures/objects/README.md cites the types.
 
 Occurrences. The event recorder folds repeats of an identical event into one
 Event object whose `count` (core/v1) or `series.count` (events.k8s.io) grows,
@@ -463,7 +468,8 @@ def _workload_records(obj: dict) -> list[EventRecord | Skip]:
 
 
 def _condition_record(tag: str, ident: str, kind: str, name: str, ns: str | None, cond: Any,
-                      extra: dict, pod: str | None = None, node: str | None = None) -> EventRecord:
+                      extra: dict, pod: str | None = None, node: str | None = None,
+                      other_times: tuple[str, ...] = ()) -> EventRecord:
     if not isinstance(cond, dict):
         raise _Bad("wrong_type", "condition")
     ctype = _str(cond, "type", "condition.type", required=True)
@@ -471,6 +477,10 @@ def _condition_record(tag: str, ident: str, kind: str, name: str, ns: str | None
     creason = _str(cond, "reason", "condition.reason")
     message = _str(cond, "message", "condition.message")
     t = normalize_time(cond.get("lastTransitionTime"), "condition.lastTransitionTime")
+    for key in other_times:  # where lastTransitionTime is optional: the type's other time of the condition
+        if t is not None:
+            break
+        t = normalize_time(cond.get(key), f"condition.{key}")
     if t is None:
         raise _Bad("missing_field", f"{ctype}.lastTransitionTime")
     details = dict(extra)
@@ -483,6 +493,78 @@ def _condition_record(tag: str, ident: str, kind: str, name: str, ns: str | None
         reason=creason or ctype, type="Condition", object_kind=kind, object_name=name,
         message=message, count=1, details=details,
     )
+
+
+# ---------------------------------------------------------------------------
+# Job-kind objects (`kubectl get job,pytorchjob,jobset,trainjob -o json`): their status conditions
+
+# kind -> the condition's other time fields, read where lastTransitionTime is absent (it is `+optional` in
+# batch/v1 and kubeflow.org/v1). Sources (fixtures/objects/README.md):
+# batch/v1 Job: k8s.io/api batch/v1/types.go JobCondition (lastProbeTime, lastTransitionTime);
+# kubeflow.org/v1 PyTorchJob, TFJob, MPIJob, XGBoostJob, PaddleJob, JAXJob: kubeflow/training-operator v1.9.0
+# pkg/apis/kubeflow.org/v1/common_types.go JobCondition (lastUpdateTime, lastTransitionTime);
+# jobset.x-k8s.io/v1alpha2 JobSet: kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go, and
+# trainer.kubeflow.org/v1alpha1 TrainJob: kubeflow/trainer pkg/apis/trainer/v1alpha1/trainjob_types.go, both
+# metav1.Condition (lastTransitionTime required).
+JOB_OBJECT_KINDS: dict[str, tuple[str, ...]] = {
+    "Job": ("lastProbeTime",),
+    "PyTorchJob": ("lastUpdateTime",),
+    "TFJob": ("lastUpdateTime",),
+    "MPIJob": ("lastUpdateTime",),
+    "XGBoostJob": ("lastUpdateTime",),
+    "PaddleJob": ("lastUpdateTime",),
+    "JAXJob": ("lastUpdateTime",),
+    "JobSet": (),
+    "TrainJob": (),
+}
+
+
+def _job_object_records(obj: dict, kind: str) -> list[EventRecord | Skip]:
+    """One `Condition` record per status condition of a job-kind object (its time the condition's
+    lastTransitionTime, its reason and message kept); a condition that cannot be read is a counted skip,
+    the object's other conditions stand. correlate/job_ends.py reads what the conditions say of the end."""
+    meta = _dict(obj, "metadata", required=True)
+    name = _str(meta, "name", "metadata.name", required=True)
+    ns = _str(meta, "namespace", "metadata.namespace")
+    uid = _str(meta, "uid", "metadata.uid")
+    status = _dict(obj, "status") or {}
+    conditions = _list(status, "conditions", "status.conditions")
+    api_version = _text_or_none(obj.get("apiVersion"))
+    ref = {"kind": kind, "name": name}
+    if ns:
+        ref["namespace"] = ns
+    if uid:
+        ref["uid"] = uid
+    if api_version:
+        ref["apiVersion"] = api_version
+    info: dict[str, Any] = {
+        "uid": uid,
+        "api_version": api_version,
+        "labels": _labels(meta.get("labels")),
+        "owner": _owner(meta),
+        "start_time": _time_or_none(status.get("startTime")),
+        "completion_time": _time_or_none(status.get("completionTime")),
+    }
+    base = {"from": "object", "involvedObject": ref, "object": info}
+    # A uid names one object whatever its kind; without one, the kind keeps a TrainJob and the JobSet
+    # of the same name apart.
+    ident = uid or f"{kind}/{ns}/{name}"
+    out: list[EventRecord | Skip] = []
+    for cond in conditions:
+        try:
+            out.append(_condition_record("job-object", ident, kind, name, ns, cond, base,
+                                         other_times=JOB_OBJECT_KINDS[kind]))
+        except _Bad as bad:
+            out.append(Skip(bad.reason, f"{kind} {ns}/{name} condition: {bad.detail}"))
+    return out
+
+
+def _time_or_none(value: Any) -> str | None:
+    """A time that is only context: a bad one is None, not a skip of the object."""
+    try:
+        return normalize_time(value)
+    except _Bad:
+        return None
 
 
 # ---------------------------------------------------------------------------
@@ -641,6 +723,9 @@ def decode_object(obj: Any, line: int | None = None) -> Iterator[Decoded]:
                 yield r._replace(line=line) if isinstance(r, Skip) else r
         elif kind == "Pod":
             for r in _pod_records(obj):
+                yield r._replace(line=line) if isinstance(r, Skip) else r
+        elif kind in JOB_OBJECT_KINDS:
+            for r in _job_object_records(obj, kind):
                 yield r._replace(line=line) if isinstance(r, Skip) else r
         else:
             yield Skip("unknown_kind", kind or "no kind", line)

@@ -3,7 +3,10 @@ the job kinds' own controllers, as (outcome, category) with the source that writ
 
 `workload_finish(reason, message)` reads a Workload's `Finished` condition (Kueue copies the job's own
 end into it: jobframework/reconciler.go "handle job is finished"); `job_event_end(kind, reason, message)`
-reads an Event on a job-kind object (batch/v1 Job, the Kubeflow training-operator's jobs, JobSet).
+reads an Event on a job-kind object (batch/v1 Job, the Kubeflow training-operator's jobs, JobSet);
+`job_condition_end(kind, type, status, reason, message)` reads a status condition of the job-kind object
+itself (`kubectl get job,pytorchjob,jobset,trainjob -o json`: Job `Complete` / `Failed` reason
+`DeadlineExceeded`, PyTorchJob `Succeeded`, JobSet `Completed`, TrainJob `Complete`, ...).
 Both answer None for what says nothing about how the run ended (Kueue's `FinishedWorkload` event, whose
 message "Workload '%s' is declared finished" is the same for a success and a failure; `OutOfSync`;
 a `...Restarting` event: the job goes on).
@@ -137,6 +140,50 @@ def job_event_end(kind: str | None, reason: str | None, message: str | None) -> 
         if tail == "Failed":
             return _end(_FAILED, _KUBEFLOW_SOURCE, message)
     return None
+
+
+# Conditions of job-kind objects (`kubectl get job,pytorchjob,jobset,trainjob -o json`, parsers/events.py),
+# status "True": (kind, condition type) -> outcome. A failure's category: `time_limit` for a batch/v1
+# `DeadlineExceeded` reason, else what FAILURE_MESSAGES read in the message (the training operator's deadline
+# message), else unknown. Not ends: Job `Suspended`; the training operator's `Created`, `Running`,
+# `Restarting`, `Suspended`; JobSet `Suspended`, `RestartingJobSet`, `StartupPolicyInProgress`,
+# `StartupPolicyCompleted`; TrainJob `Created`, `Suspended`.
+_K8S_JOB_TYPES = "k8s.io/api batch/v1/types.go JobConditionType"
+_K8S_JOB_DELAYED = ("kubernetes pkg/controller/job/job_controller.go newFailureCondition/newSuccessCondition "
+                    "(v1.31+: set first, the terminal condition once the pods are gone; it cannot be removed)")
+_KUBEFLOW_TYPES = "kubeflow/training-operator v1.9.0 pkg/apis/kubeflow.org/v1/common_types.go JobConditionType"
+JOB_CONDITIONS: dict[tuple[str, str], tuple[str, str]] = {
+    ("Job", "Complete"): (_SUCCEEDED, _K8S_JOB_TYPES + " JobComplete"),
+    ("Job", "Failed"): (_FAILED, _K8S_JOB_TYPES + " JobFailed"),
+    ("Job", "SuccessCriteriaMet"): (_SUCCEEDED, _K8S_JOB_DELAYED + " JobSuccessCriteriaMet"),
+    ("Job", "FailureTarget"): (_FAILED, _K8S_JOB_DELAYED + " JobFailureTarget"),
+    # kubernetes-sigs/jobset api/jobset/v1alpha2/jobset_types.go JobSetCompleted / JobSetFailed (reasons
+    # AllJobsCompleted, FailedJobs, ReachedMaxRestarts, FailJobSetFailurePolicyAction: pkg/constants/constants.go)
+    ("JobSet", "Completed"): (_SUCCEEDED, "jobset api/jobset/v1alpha2/jobset_types.go JobSetCompleted"),
+    ("JobSet", "Failed"): (_FAILED, "jobset api/jobset/v1alpha2/jobset_types.go JobSetFailed"),
+    # kubeflow/trainer pkg/apis/trainer/v1alpha1/trainjob_types.go TrainJobComplete / TrainJobFailed: the JobSet's
+    # Completed / Failed condition copied with its reason and message (plugins/jobset/jobset.go TerminalCondition)
+    ("TrainJob", "Complete"): (_SUCCEEDED, "kubeflow/trainer pkg/apis/trainer/v1alpha1/trainjob_types.go TrainJobComplete"),
+    ("TrainJob", "Failed"): (_FAILED, "kubeflow/trainer pkg/apis/trainer/v1alpha1/trainjob_types.go TrainJobFailed"),
+}
+for _kind in KUBEFLOW_KINDS:
+    JOB_CONDITIONS[(_kind, "Succeeded")] = (_SUCCEEDED, _KUBEFLOW_TYPES + " JobSucceeded")
+    JOB_CONDITIONS[(_kind, "Failed")] = (_FAILED, _KUBEFLOW_TYPES + " JobFailed")
+del _kind
+
+
+def job_condition_end(kind: str | None, ctype: str | None, status: str | None, reason: str | None,
+                      message: str | None) -> JobEnd | None:
+    """What a job-kind object's status condition says of the run's end; None when it says nothing of it
+    (another type, or a status other than True)."""
+    if status != "True" or not kind or not ctype:
+        return None
+    hit = JOB_CONDITIONS.get((kind, ctype))
+    if hit is None:
+        return None
+    outcome, source = hit
+    category = "time_limit" if kind == "Job" and reason == "DeadlineExceeded" else None
+    return _end(outcome, source, message, category)
 
 
 #: The end reasons of failed jobs that do not say "fail" (an attempt's end_reason, diagnose/endings.outcome_of).

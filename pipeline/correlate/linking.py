@@ -81,9 +81,10 @@ class Index:
         elif kind == "Workload" and obj.get("uid"):
             self.workload_by_uid.setdefault(obj["uid"], (ns, name))
         if kind in JOB_KINDS and name:
-            self.known_jobs.setdefault(ns or "", set()).add(name)
+            job = object_job(ns, name, d)
+            self.known_jobs.setdefault(ns or "", set()).add(job.split("/", 1)[-1] if "/" in job else job)
             if obj.get("uid"):
-                self.job_by_uid[obj["uid"]] = qualified(ns, name)
+                self.job_by_uid[obj["uid"]] = job
         if kind == "Pod" and name:
             pod = d.get("pod") if d.get("from") == "pod" else None
             labels = (pod or {}).get("labels") or d.get("labels")
@@ -146,8 +147,27 @@ class Index:
             labels = pod.get("labels") or d.get("labels") or self.pod_labels.get((ns, name))
             return job_of_pod(ns, name, labels, pod.get("annotations") or d.get("annotations"))
         if kind in JOB_KINDS:
-            return qualified(ns, name)
+            return object_job(ns, name, details_of(rec))
         return None
+
+
+def job_owner(details: Mapping[str, Any]) -> dict | None:
+    """The job-kind owner of a job-kind object read from its status (parsers/events.py `from: object`): a
+    JobSet's child Job, the JobSet of a TrainJob (kubernetes-sigs/jobset, kubeflow/trainer set the controller
+    ownerReference), else None."""
+    if details.get("from") != "object":
+        return None
+    info = details.get("object")
+    owner = info.get("owner") if isinstance(info, Mapping) else None
+    if isinstance(owner, Mapping) and owner.get("kind") in JOB_KINDS and owner.get("name"):
+        return dict(owner)
+    return None
+
+
+def object_job(ns: str | None, name: str, details: Mapping[str, Any]) -> str:
+    """The job of a job-kind object's record: its job-kind owner's (one job, not one per child), else its own."""
+    owner = job_owner(details)
+    return qualified(ns, owner["name"]) if owner else qualified(ns, name)
 
 
 def link_events(events: Iterable[Any], index: Index | None = None) -> list[Any]:

@@ -12,8 +12,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gangscope.parsers import times
-from gangscope.pipeline.correlate.job_ends import JobEnd, job_event_end, workload_finish
-from gangscope.pipeline.correlate.linking import details_of, get_field
+from gangscope.pipeline.correlate.job_ends import JobEnd, job_condition_end, job_event_end, workload_finish
+from gangscope.pipeline.correlate.linking import details_of, get_field, job_owner
 from gangscope.pipeline.curate.naming import JOB_KINDS
 
 
@@ -141,6 +141,16 @@ def classify(rec: Any) -> Signal | None:
             return sig("pending", reason=reason, message=msg, blocked=reason in _BLOCK_REASONS)
         return None
     if kind in JOB_KINDS:
+        if cond:  # a status condition of the job object itself (parsers/events.py, `from: object`)
+            if job_owner(d) is not None:
+                # A child (one Job of a JobSet, the JobSet of a TrainJob): its end is not its owner's; the
+                # owner's own condition says how the run ended.
+                return None
+            end = job_condition_end(kind, cond.get("type"), cond.get("status"), cond.get("reason"), msg)
+            if end is None:
+                return None
+            return sig("finished", reason=cond.get("reason") or cond.get("type"), message=msg,
+                       condition=cond.get("type"), **_end_info(end))
         if reason == "Started" and msg.startswith("Admitted by clusterQueue"):
             return sig("admitted", message=msg)
         if reason == "Stopped":
