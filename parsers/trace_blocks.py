@@ -44,6 +44,7 @@ from gangscope.parsers.trace_shapes import (
     RICH_HEAD,
     SEPARATOR,
     SP_ARROW,
+    SP_ELIDED,
     SP_FRAME,
     SPAWN_INTRO,
     SYNTAX_FRAME,
@@ -183,7 +184,7 @@ def derender(lines: list[str]) -> list[str]:
             out.append("    " + m.group("code").strip())
         elif LOGURU_FRAME.match(t):
             out.append("  " + t[2:])
-        elif blank(t) or t[:1] in ("\u2502", "\u2570") or VALUE_MARKS.match(t):
+        elif blank(t) or t[:1] in ("\u2502", "\u2570") or VALUE_MARKS.match(t) or SP_ELIDED.match(t):
             continue  # a panel's other lines, blank lines between frames, values under a frame
         elif indented(t):
             if kind == "cpython" or FRAME.match(t):

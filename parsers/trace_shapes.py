@@ -30,10 +30,12 @@ REPEAT = re.compile(r"^\s*\[Previous line repeated (\d+) more times?\]\s*$")
 SEPARATOR = re.compile(
     r"^(?:(?P<cause>The above exception was the direct cause of the following exception:)"
     # "While handling": stackprinter's words (formatting.py format_exc_info chain_hint)
-    r"|(?P<context>(?:During|While) handling of the above exception, another exception occurred:))\s*$"
+    r"|(?P<context>(?:During handling of|While handling) the above exception, another exception occurred:))\s*$"
 )
 # `format_exception_only`: "Type: message", or the bare type when str(exc) is empty
-EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:\.<locals>\.[\w.]+)?)(?:: ?(?P<msg>.*))?$")
+# (and Ray's wrapper, named f"RayTaskError({cause_cls.__name__})": ray-project/ray python/ray/exceptions.py
+# RayTaskError.as_instanceof_cause, printed `ray.exceptions.RayTaskError(RuntimeError): ...`)
+EXCEPTION = re.compile(r"^(?P<type>[A-Za-z_][\w.]*(?:\.<locals>\.[\w.]+)?(?:\([A-Za-z_]\w*\))?)(?:: ?(?P<msg>.*))?$")
 FATAL = re.compile(r"^Fatal Python error: (?P<msg>.*)$")
 DUMP_THREAD = re.compile(
     r"^(?:(?P<current>Current thread)|Thread) (?P<tid>0x[0-9a-fA-F]+)(?: \[[^\]]*\])? \(most recent call first\):\s*$"
@@ -94,7 +96,8 @@ PREFILTER = (
     # on the fixtures' 14,440 lines, replay 0.81x); Python's "Original Traceback" passes, _start refuses it
     # (no colon: rich's box title and IPython's head line, RENDERED below, end the words without one)
     r"|.*Traceback \(most recent call last\)"
-    r"|File \"[^\"]*\", line \d+, in )"  # stackprinter's frame line, at the margin (RENDERED)
+    r"|File \"[^\"]*\", line \d+, in "  # stackprinter's frame line, at the margin (RENDERED)
+    r"|│ +(?:File \"|Traceback \(most recent call last\):))"  # a traceback inside a viewer's box (MARGIN)
 )
 
 # -- tracebacks other libraries draw (helper h16w, issue 16). Each shape was read off the library's real output
@@ -106,7 +109,8 @@ RICH_HEAD = re.compile(r"^\u256d\u2500+ Traceback \(most recent call last\) \u25
 RICH_BODY = re.compile(r"^\u2502")  # "│" its left border; "╰──╯" closes it
 RICH_END = re.compile(r"^\u2570\u2500+\u256f\s*$")
 #: a frame: filename, ":", lineno, " in ", name (rich/traceback.py _render_stack, Text.assemble)
-RICH_FRAME = re.compile(r"^\u2502 (?P<file>[^\s\u2502][^\u2502]*?):(?P<line>\d+) in (?P<func>[^\s\u2502]+)\s*\u2502?\s*$")
+#: (the right border too: a line cut before it may have lost part of the name)
+RICH_FRAME = re.compile(r"^\u2502 (?P<file>[^\s\u2502][^\u2502]*?):(?P<line>\d+) in (?P<func>[^\s\u2502]+) *\u2502\s*$")
 #: the frame's line, marked "❱" (Syntax highlight_lines, the indent guides "│   " drawn in the code)
 RICH_CODE = re.compile(r"^\u2502 \u2771 *\d+ (?P<code>.*?)\s*\u2502?\s*$")
 #: IPython's ultratb: the exception's type then the words right-aligned (IPython/core/ultratb.py
@@ -126,6 +130,10 @@ SP_ELIDED = re.compile(r"^\s*\(\.\.\.\)\s*$")  # " (...)": lines left out (frame
 #: _format_value's "└ "; 0.6.0-0.7.3; better_exceptions' own hook draws the same marks)
 LOGURU_FRAME = re.compile(r'^> File "')
 VALUE_MARKS = re.compile(r"^\s*[\u2502\u2514]")
+#: a log viewer's or a dashboard's box drawn around a plain traceback: every line "│ " + text, padded, "│" at the
+#: right edge (fixtures/eval dev 457, a RayJob's log copied from a viewer: ray-project/ray#43265); the text inside is
+#: CPython's. traces.unmargin takes the border off.
+MARGIN = "\u2502"
 RENDERED = (
     ("rich", RICH_HEAD, "rich/traceback.py"),
     ("ipython", IPY_HEAD, "IPython/core/ultratb.py"),

@@ -51,6 +51,7 @@ from gangscope.parsers.trace_shapes import (
     IPY_FRAME,
     IPY_HEAD,
     LOGURU_FRAME,
+    MARGIN,
     PREFILTER,
     REMOTE_HEAD,
     RICH_BODY,
@@ -273,6 +274,15 @@ _DIGITS_AS_ZERO = str.maketrans("0123456789", "0000000000")
 _OWN_WORDS = re.compile(r".*(?:Original|Exception Group) $").match  # (the prefilter lets neither pass)
 
 
+def unmargin(text: str) -> str:
+    """A line of a viewer's box without its border: "│ " on the left, "│" at the right edge and the padding before it."""
+    t = text[2:] if text[1:2] == " " else text[1:]
+    t = t.rstrip()
+    if t.endswith(MARGIN):
+        t = t[:-1].rstrip()
+    return t
+
+
 def _shape(head: str) -> str:
     """A head as it recurs line after line: its digits (times, pids, counters) as 0."""
     return head.translate(_DIGITS_AS_ZERO)
@@ -299,6 +309,7 @@ class TraceState(msgspec.Struct, tag="trace", kw_only=True, omit_defaults=True):
     head_len: int = 0
     head_each_line: bool | None = None
     after_frame: bool = False
+    margin: bool = False
     failures: FailureBoxState | None = None
 
 
@@ -344,6 +355,7 @@ class TraceParser:
         self._head_len = 0
         self._head_each_line: bool | None = None
         self._after_frame = False  # the last line taken off its head was a File line
+        self._margin = False  # every line of the trace is inside a viewer's box (trace_shapes.MARGIN)
 
     @property
     def open(self) -> bool:
@@ -360,6 +372,10 @@ class TraceParser:
             if bare is None:  # a collector's line of another head (level, process): the trace is over
                 return self._restart(line, text)
             line, text = bare
+        if self._margin:
+            if text[:1] != MARGIN:  # out of the box (its bottom border, a line of its own)
+                return self._restart(line, text)
+            line, text = line._replace(text=unmargin(line.text)), unmargin(text)
         now = times.leading_seconds(line.time) if line.time else None
         gap = now - self._last_s if now is not None and self._last_s is not None else 0.0
         if gap > self.idle_s:
@@ -431,6 +447,7 @@ class TraceParser:
             line_count=block.count, dropped=block.dropped, cut=block.cut, held=list(self._held),
             text_lines=self._text_lines, last_s=self._last_s,
             head=self._head, head_len=self._head_len, head_each_line=self._head_each_line, after_frame=self._after_frame,
+            margin=self._margin,
             failures=None if self._failures is None else self._failures.snapshot(),
         )
 
@@ -447,6 +464,7 @@ class TraceParser:
         self._held, self._text_lines, self._last_s = list(state.held), state.text_lines, state.last_s
         self._head, self._head_len, self._head_each_line = state.head, state.head_len, state.head_each_line
         self._after_frame = state.after_frame
+        self._margin = state.margin
         self._failures = None if state.failures is None else FailureBox.from_snapshot(state.failures)
 
     # -- internals
@@ -461,6 +479,11 @@ class TraceParser:
         """Open a trace if the line starts one; True if the line is the trace's alone."""
         consumed = True
         head = None
+        margin = False
+        if text[:1] == MARGIN:  # a plain traceback inside a viewer's box: read without the border
+            inner = unmargin(text)
+            if TB_HEAD.match(inner) or FRAME.match(inner):
+                margin, text, line = True, inner, line._replace(text=unmargin(line.text))
         for test, _action, nxt in START:
             if test(text):
                 break
@@ -482,6 +505,7 @@ class TraceParser:
         self._head_len = len(head) if head is not None else 0
         self._head_each_line = None
         self._after_frame = False
+        self._margin = margin
         self._state = nxt  # type: ignore[assignment]
         self._first = line
         self._block = _Block(self.max_lines, self.max_bytes)
