@@ -786,6 +786,31 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("k8s_deadline", "time_limit", "DeadlineExceeded",
              _r(r"\bDeadlineExceeded\b.*|Job was active longer than specified deadline"),
              "kubernetes/kubernetes pkg/controller/job/job_controller.go (reason \"DeadlineExceeded\", message \"Job was active longer than specified deadline\")"),
+    # Batch h16v (fixtures/eval dev 501): a trainer's own stop at a wall-clock limit it keeps below the scheduler's, so that
+    # the run saves a checkpoint and stops before SLURM kills it (SPEC rev. 2 time_limit: "the requeue signal a launcher gets
+    # before the limit"). anemoi-training's TimeLimit callback (anemoi-core#114: "Many slurm based systems will kill a training
+    # job before it can safely complete"), OLMo's time_limit (its configs set it below the cluster's wall time; PR #362
+    # restarts such runs from the checkpoint saved at the cancel). Not Lightning's Timer ("Time limit reached. Elapsed time
+    # is ... Signaling Trainer to stop."): `max_time` is a training budget the user chose, a planned end, not a scheduler's.
+    LineRule("anemoi_time_limit", "time_limit", "Time limit of ",
+             _r(r"Time limit of (?P<limit>\S+) reached\. Stopping training\."),
+             "ecmwf/anemoi-core training/src/anemoi/training/diagnostics/callbacks/stopping.py TimeLimit._run_stopping_check "
+             "(LOGGER.info(\"Time limit of %s reached. Stopping training.\", frequency_to_string(self.limit)), then "
+             "trainer.should_stop = True and the last checkpoint's path written to its record file)"),
+    LineRule("olmo_time_limit", "time_limit", "Run canceled due to time limit",
+             _r(r"Run canceled due to time limit reached(?:, stopping in (?P<extra>\d+) more steps)?"),
+             "allenai/OLMo olmo/train.py Trainer.check_if_cancelled (cancel_reason = \"time limit reached\" when time.time() - "
+             "self._start_time >= self.cfg.time_limit; log.warning(f\"Run canceled due to {cancel_reason}, stopping in "
+             "{extra_steps} more steps...\") or f\"Run canceled due to {cancel_reason}\"; fit() then saves a final checkpoint)"),
+    # Batch h16v (fixtures/eval dev 508; tensorflow/tpu#305 the same line): TPUEstimator's graceful-shutdown hook found TPU
+    # workers whose heartbeat is no longer OK (event.proto WorkerHealth: RECEIVED_SHUTDOWN_SIGNAL, SHUTTING_DOWN,
+    # INTERNAL_ERROR), the shutdown a preemptible or maintained TPU gets from outside; the hook then saves a checkpoint and
+    # shuts down or restarts the workers (TF_TPU_GRACEFUL_SHUTDOWN_MODE, tpu_estimator.py).
+    LineRule("tpu_lame_workers", "preempted", "ShutdownHook: lame workers found: ",
+             _r(r"ShutdownHook: lame workers found: (?P<workers>HeartbeatManager\([^)\n]*\)?)"),
+             "tensorflow/tensorflow tensorflow/python/tpu/session_support.py GracefulShutdownHook.after_run (lame_workers = "
+             "self._workers.lame_workers(): workers whose ping_response.health_status != event_pb2.OK; logging.info(\"ShutdownHook: "
+             "lame workers found: %s\", lame_workers), a WorkerHeartbeatManager whose repr is \"HeartbeatManager(%s)\" of its devices)"),
     # --- the gang never became ready (kubectl describe / kubectl logs output pasted as text)
     LineRule("kueue_pods_ready", "pods_ready_timeout", "Exceeded the PodsReady timeout",
              _r(r"Exceeded the PodsReady timeout (?P<workload>\S+)"),
