@@ -241,3 +241,29 @@ def test_fixture_is_rebuilt_identically(tmp_path):
     for f in sorted(p.relative_to(OBJECTS) for p in OBJECTS.rglob("*") if p.is_file() and p.name != "build.py"
                     and p.name != "README.md" and "__pycache__" not in p.parts):
         assert (dest / f).read_text() == (OBJECTS / f).read_text(), f
+
+
+def test_watch_stream_of_a_job_gives_each_condition_once():
+    """`kubectl get job -w -o json --output-watch-events`: snapshots of one Job as it goes; a condition that every
+    later snapshot repeats is one record (same id), and the end reads as from a list."""
+    items = json.loads((OBJECTS / "objects.json").read_text())["items"]
+    job = next(o for o in items if o["metadata"]["name"] == "mae-deadline")
+    early = copy.deepcopy(job)
+    early["status"]["conditions"] = early["status"]["conditions"][:1]  # FailureTarget only, pods terminating
+    lines = [json.dumps({"type": "ADDED", "object": early}) + "\n", json.dumps({"type": "MODIFIED", "object": job}) + "\n"]
+    out = list(decode_event_stream(lines))
+    assert not any(isinstance(r, Skip) for r in out)
+    assert [r.details["condition"]["type"] for r in out] == ["FailureTarget", "Failed"]
+    signals = [classify(r) for r in out]
+    assert [(s.kind, s.info["outcome"], s.info["category"]) for s in signals] == [
+        ("finished", "failed", "time_limit"), ("finished", "failed", "time_limit")]
+
+
+def test_a_kafka_message_holding_a_job_object_is_read():
+    """The consumer's events topic: a Job object as one message gives its condition records (was unknown_kind,
+    a dead letter)."""
+    from gangscope.pipeline.curate import events as curate_events
+
+    body = (OBJECTS / "job.json").read_bytes()
+    got = curate_events.events_of_message(body)
+    assert [r.details["condition"]["type"] for r in got.records] == ["SuccessCriteriaMet", "Complete"]

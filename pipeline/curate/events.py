@@ -1,4 +1,5 @@
-"""Curation of gang events: Kubernetes Event, Kueue Workload and Pod objects in, redacted event records out.
+"""Curation of gang events: Kubernetes Event, Kueue Workload, Pod and job-kind objects (Job, PyTorchJob, JobSet,
+TrainJob, ...: their status conditions) in, redacted event records out.
 
 The one way events enter the pipeline, from a file (replay's `--events`) and from Kafka (the
 consumer, replay's `--from-kafka`): the decoder of parsers/events.py, then the redaction
