@@ -495,12 +495,18 @@ class TraceParser:
             # the parsers after this one
             at = text.rfind(TB_TEXT)
             pos = line.text.rfind(TB_TEXT) if at > 0 and ("\r" in text or TB_HEAD.match(text[at:]) and not _OWN_WORDS(text, 0, at)) else -1
-            if pos < 0 or not TB_HEAD.match(line.text[pos:]):
+            nxt = "tb_head"
+            if pos < 0:  # rich's panel behind a head ("<time> <level> ╭─── Traceback (most recent call last) ───╮")
+                pos = line.text.find("\u256d") if "\u256d" in text else -1
+                if pos <= 0 or not RICH_HEAD.match(line.text[pos:]):
+                    return False
+                nxt = "rich_box"
+            elif not TB_HEAD.match(line.text[pos:]):
                 return False
             if "\r" not in line.text[:pos] and 0 < pos <= MAX_HEAD:
                 head = line.text[:pos]
             line = line._replace(text=line.text[pos:])
-            nxt, consumed = "frames", False
+            consumed = False
         self._head = _shape(head) if head is not None else None
         self._head_len = len(head) if head is not None else 0
         self._head_each_line = None
@@ -529,6 +535,10 @@ class TraceParser:
         collector on every line."""
         n = self._head_len
         carries = len(line.text) > n and _shape(line.text[:n]) == self._head
+        if not carries and len(line.text) <= n and line.text.strip() and _shape(line.text).rstrip() == self._head.rstrip():
+            # the head alone: a blank line of the trace behind it (its trailing space kept or trimmed)
+            line = line._replace(text=line.text + " " * (n - len(line.text)))
+            carries = True
         if self._head_each_line is None:
             self._head_each_line = carries
             if not carries:

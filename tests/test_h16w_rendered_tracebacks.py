@@ -181,3 +181,18 @@ def test_a_header_then_a_blank_line_with_nothing_after_is_no_trace_change(tmp_pa
 def test_the_steps_stay_with_a_rendered_traceback(tmp_path):
     [d] = diagnoses_of(tmp_path, (MATRIX / "rich-14.2.0-py3.13_oom_rank.log").read_text())
     assert (d.category, d.rank) == ("cuda_oom", 3)
+
+
+@pytest.mark.parametrize("name", ["cpython-py3.11_oom_plain.log", "loguru-0.7.3-py3.11_oom_plain.log",
+                                  "rich-14.2.0-py3.13_oom_plain.log", "rich-12.6.0-py3.11_value_plain.log"])
+def test_a_logger_head_on_every_line_keeps_the_chain_whole(tmp_path, name):
+    """A log collector's head on each line, the blank lines of the chain being the head alone (trailing space trimmed):
+    one trace with its cause, as without the head."""
+    lines = (MATRIX / name).read_text().splitlines()
+    text = "".join(f"[2026-11-30 07:41:12,{i:03d}] [INFO] {t}".rstrip() + "\n" for i, t in enumerate(lines))
+    path = tmp_path / "headed.log"
+    path.write_text(text)
+    traces, result = _traces(path)
+    assert [(t.exception_type, [lk.exception_type.rsplit(".", 1)[-1] for lk in t.chain]) for t in traces] == [
+        ("RuntimeError", ["OutOfMemoryError" if "_oom_" in name else "ValueError", "RuntimeError"])]
+    assert len(traces[0].frames) == 2
