@@ -28,6 +28,8 @@ import tempfile
 from array import array
 from typing import Any, Callable, Iterable, Iterator
 
+import msgspec
+
 CHUNK = 256  # objects pickled together
 
 
@@ -207,6 +209,156 @@ class PartitionedRuns:
                     if kept:
                         pickle.dump(kept, out, protocol=pickle.HIGHEST_PROTOCOL)
                         left += len(kept)
+            os.replace(path + ".kept", path)
+        return left
+
+    def close(self) -> None:
+        if self._dir is not None:
+            self._dir.cleanup()
+            self._dir = None
+        self._held = [[] for _ in range(self._count)]
+        self._waiting = 0
+
+
+_PICKLED = 1  # an object's flag: pickled (its MessagePack did not come back the same)
+
+
+class PartitionedRecords:
+    """`add(partition, head, item)` for each object (`head`: a tuple of `width` ints, `item`: an
+    object of `item_type`, a msgspec Struct), then `read(partition, keep)` as often as asked: each
+    (head, item) `keep(head)` accepts, in the order they were added. Held in memory until `buffer`
+    wait, then each partition's are appended to its file (see the module's docstring). `keep`
+    given here is asked at each spill too: an object it refuses then is not written (for a
+    caller whose refusals are final, as a thinned series' are)."""
+
+    def __init__(self, partitions: int, buffer: int, prefix: str, item_type: type, width: int,
+                 keep: Callable[[tuple], bool] | None = None):
+        self._count = partitions
+        self._buffer = buffer
+        self._prefix = prefix
+        self._width = width
+        self._keep = keep
+        self._encoder = msgspec.msgpack.Encoder()
+        self._decoder = msgspec.msgpack.Decoder(type=item_type)
+        self._list_decoder = msgspec.msgpack.Decoder(type=list[item_type])  # type: ignore[valid-type]
+        self._held: list[list[tuple]] = [[] for _ in range(partitions)]
+        self._waiting = 0
+        self._dir: tempfile.TemporaryDirectory | None = None
+
+    @property
+    def spilled(self) -> bool:
+        return self._dir is not None
+
+    def add(self, partition: int, head: tuple, item: Any) -> None:
+        self._held[partition].append((head, item))
+        self._waiting += 1
+        if self._waiting >= self._buffer:
+            self._spill()
+
+    def _spill(self) -> None:
+        if self._dir is None:
+            self._dir = tempfile.TemporaryDirectory(prefix=self._prefix)
+        keep = self._keep
+        for n, held in enumerate(self._held):
+            if keep is not None:
+                held = [entry for entry in held if keep(entry[0])]
+            if held:
+                with open(os.path.join(self._dir.name, str(n)), "ab") as f:
+                    pickle.dump(self._frame(held), f, protocol=pickle.HIGHEST_PROTOCOL)
+            self._held[n] = []
+        self._waiting = 0
+
+    def _frame(self, held: list[tuple]) -> tuple[array, array, bytes, bytes]:
+        """(heads, offsets, flags, blob) of the entries: every head's ints one after the other,
+        object i in blob[offsets[i]:offsets[i + 1]], flags[i] how (0: MessagePack, 1: pickled)."""
+        heads = array("q")
+        for head, _item in held:
+            heads.extend(head)
+        # every object's MessagePack after an array32 header: the blob past the header is a list's
+        # elements, checked in two calls (decoded as the typed list, encoded again)
+        encode_into = self._encoder.encode_into
+        blob = bytearray(b"\xdd" + len(held).to_bytes(4, "big"))
+        offsets = array("Q")
+        flags = bytearray(len(held))
+        try:
+            for _head, item in held:
+                offsets.append(len(blob) - 5)
+                encode_into(item, blob, -1)
+            again = self._encoder.encode(self._list_decoder.decode(blob))
+            same = again.endswith(memoryview(blob)[5:]) and len(again) - len(blob) + 5 in (1, 3, 5)
+        except Exception:  # noqa: BLE001 - an object MessagePack cannot carry: found one by one below
+            same = False
+        if not same:
+            blob, offsets = bytearray(5), array("Q")
+            for i, (_head, item) in enumerate(held):
+                offsets.append(len(blob) - 5)
+                data = self._exact(item)
+                if data is None:
+                    data = pickle.dumps(item, protocol=pickle.HIGHEST_PROTOCOL)
+                    flags[i] = _PICKLED
+                blob += data
+        offsets.append(len(blob) - 5)
+        return heads, offsets, bytes(flags), bytes(memoryview(blob)[5:])
+
+    def _exact(self, item: Any) -> bytes | None:
+        """The object's MessagePack, if it decodes to the same (None: pickle it)."""
+        try:
+            data = self._encoder.encode(item)
+            return data if self._encoder.encode(self._decoder.decode(data)) == data else None
+        except Exception:  # noqa: BLE001
+            return None
+
+    def _frames(self, partition: int) -> Iterator[tuple[array, array, bytes, bytes]]:
+        if self._dir is None:
+            return
+        path = os.path.join(self._dir.name, str(partition))
+        if not os.path.exists(path):
+            return
+        with open(path, "rb") as f:
+            size = os.fstat(f.fileno()).st_size
+            while f.tell() < size:
+                yield pickle.load(f)
+
+    def _entries(self, frame: tuple[array, array, bytes, bytes], keep: Callable[[tuple], bool] | None):
+        """(head, object's bytes, flag) of each entry of a frame that `keep` accepts."""
+        heads, offsets, flags, blob = frame
+        view = memoryview(blob)
+        for i, head in enumerate(zip(*[iter(heads)] * self._width)):
+            if keep is None or keep(head):
+                yield head, view[offsets[i]:offsets[i + 1]], flags[i]
+
+    def read(self, partition: int, keep: Callable[[tuple], bool] | None = None) -> Iterator[tuple[tuple, Any]]:
+        """(head, object) of the partition's entries `keep` accepts (all without), in the order
+        they were added; an object refused is not decoded."""
+        decode = self._decoder.decode
+        for frame in self._frames(partition):
+            for head, data, flag in self._entries(frame, keep):
+                yield head, (pickle.loads(data) if flag else decode(data))
+        for head, item in list(self._held[partition]):
+            if keep is None or keep(head):
+                yield head, item
+
+    def keep_only(self, keep: Callable[[tuple], bool]) -> int:
+        """Every partition rewritten with the entries `keep` accepts, in their order (a frame at a
+        time, objects not decoded); how many are left, held ones included."""
+        self._spill()
+        left = 0
+        for n in range(self._count):
+            path = os.path.join(self._dir.name, str(n))  # type: ignore[union-attr]
+            if not os.path.exists(path):
+                continue
+            with open(path + ".kept", "wb") as out:
+                for frame in self._frames(n):
+                    heads, offsets, flags, blob = array("q"), array("Q"), bytearray(), bytearray()
+                    for head, data, flag in self._entries(frame, keep):
+                        heads.extend(head)
+                        offsets.append(len(blob))
+                        flags.append(flag)
+                        blob += data
+                    if flags:
+                        offsets.append(len(blob))
+                        pickle.dump((heads, offsets, bytes(flags), bytes(blob)), out, protocol=pickle.HIGHEST_PROTOCOL)
+                        left += len(flags)
             os.replace(path + ".kept", path)
         return left
 

@@ -29,7 +29,7 @@ from gangscope.parsers import times
 from gangscope.parsers.records import Record, StepRecord, TraceRecord, encode, job_key
 from gangscope.pipeline.diagnose.rank_spool import PARTITIONS, RankSpool, partition_of
 from gangscope.pipeline.diagnose.root_cause import failure_tier
-from gangscope.pipeline.spill import PartitionedRuns
+from gangscope.pipeline.spill import PartitionedRecords
 
 # A record longer than this (as JSON) is summarized once the budget is reached.
 SUMMARY_BYTES = 4096
@@ -74,13 +74,14 @@ class JobDigest:
     _over: bool = field(default=False, init=False, repr=False)
     # Each job's step series by its job (`step.job or ""`): its place in the order of their first
     # steps here, its counts in the arrays at that place, its steps appended on disk (`_appended`,
-    # partitioned by that job): see `_add_step`.
+    # partitioned by that job, each headed by (place, its place in the series, thinnings then,
+    # its number)): see `_add_step`.
     _series: dict[str, int] = field(default_factory=dict, init=False, repr=False)
     _series_jobs: list[str] = field(default_factory=list, init=False, repr=False)  # place -> job
     _seen: array = field(default_factory=lambda: array("q"), init=False, repr=False)  # steps seen
     _lengths: array = field(default_factory=lambda: array("q"), init=False, repr=False)  # steps held
     _thinned: array = field(default_factory=lambda: array("q"), init=False, repr=False)  # thinnings
-    _appended: PartitionedRuns | None = field(default=None, init=False, repr=False)
+    _appended: PartitionedRecords | None = field(default=None, init=False, repr=False)
     _appended_count: int = field(default=0, init=False, repr=False)  # on disk and held, dropped ones too
     # Step series by length, the longest first: -length * 2**32 + place (one int, the order of the
     # pair), pushed when a series grows or is thinned; an entry whose length is no longer its
@@ -230,9 +231,11 @@ class JobDigest:
         if seen % (1 << thinned):
             return
         if self._appended is None:
-            self._appended = PartitionedRuns(PARTITIONS, self.series_buffer, "gangscope-series-")
+            # a step thinned out before its spill is not written (a step dropped stays dropped)
+            self._appended = PartitionedRecords(PARTITIONS, self.series_buffer, "gangscope-series-", StepRecord, 4,
+                                                keep=self._still_kept)
         length = self._lengths[place]
-        self._appended.add(partition_of(job), (length, thinned, number, step))
+        self._appended.add(partition_of(job), (place, length, thinned, number), step)
         self._appended_count += 1
         length += 1
         self._lengths[place] = length
@@ -301,13 +304,12 @@ class JobDigest:
         order they came (a job's series is in one partition: its steps in its order). A step appended at
         place p of its series, after t thinnings of it, is kept after T thinnings in all when p
         is a multiple of 2**(T - t): each thinning keeps the even places and halves them."""
-        series = self._series
-        return [(series[entry[3].job or ""], entry[2], entry[3])
-                for entry in self._appended.read(n) if self._still_kept(entry)]  # type: ignore[union-attr]
+        return [(head[0], head[3], step) for head, step in self._appended.read(n, self._still_kept)]  # type: ignore[union-attr]
 
-    def _still_kept(self, entry: tuple[int, int, int, StepRecord]) -> bool:
-        place, thinned, _number, step = entry
-        return not place % (1 << (self._thinned[self._series[step.job or ""]] - thinned))
+    def _still_kept(self, head: tuple[int, int, int, int]) -> bool:
+        """Whether the step appended with `head` (its job's place, its place in the series, the
+        job's thinnings then, its number) is still in its job's series."""
+        return not head[1] % (1 << (self._thinned[head[0]] - head[2]))
 
     def absorb_counts(self, dropped: dict[str, int], summarized: int) -> None:
         """What another digest (a worker's) dropped and summarized before handing its records over."""
@@ -341,13 +343,13 @@ class JobDigest:
         for r in self._kept():
             kept[partition_of(job_key(r))].append(r)
         # the series are on disk by job; a part is by job_key (its namespace too): put them there
-        by_key = PartitionedRuns(PARTITIONS, self.series_buffer, "gangscope-series-parts-")
+        by_key = PartitionedRecords(PARTITIONS, self.series_buffer, "gangscope-series-parts-", StepRecord, 2)
         try:
             for n in range(PARTITIONS if self._appended is not None else 0):
-                for entry in self._kept_steps(n):
-                    by_key.add(partition_of(job_key(entry[2])), entry)
+                for order, number, step in self._kept_steps(n):
+                    by_key.add(partition_of(job_key(step)), (order, number), step)
             for n in range(PARTITIONS):
-                series = sorted(by_key.read(n), key=lambda e: (e[0], e[1]))
+                series = sorted(((head[0], head[1], step) for head, step in by_key.read(n)), key=lambda e: (e[0], e[1]))
                 yield self._part(n, kept[n], series)
                 kept[n] = series = []
         finally:
