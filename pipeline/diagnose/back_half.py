@@ -147,9 +147,19 @@ def in_reading_order(records: list[Record], event_order: Mapping[str, int] | Non
         # were read in (a file's, a topic's, an index's after a restart)
         events = sorted((r for r in records if r.kind == "event"), key=lambda r: (r.time or "", r.id))
         event_order = {r.id: i for i, r in enumerate(events)}
+        if not events:
+            # no event: every key would lead with 0, and the sort would compare whole tuples (its
+            # fast compare of strings and ints goes by the keys' first items). The same order.
+            return sorted(records, key=_time_key)
     last = len(event_order)
     return sorted(records, key=lambda r: (event_order.get(r.id, last) if r.kind == "event" else 0,
                                           r.time or "", r.seq, _step_of(r), r.id))
+
+
+def _time_key(r: Record) -> tuple:
+    """A record's place among records of no event: by time, seq, step and id."""
+    step = getattr(r, "step", None)
+    return (r.time or "", r.seq, step if type(step) is int else -1, r.id)
 
 
 def _step_of(record: Record) -> int:
