@@ -109,8 +109,9 @@ class Redactor:
         # Which rules a pass runs: those with a hint among the text's, found in one scan
         # (a substring test per rule costs more than the rule's search once the table is long).
         self._hints_in = _hints_finder(self._hints)
-        ids = {h: i for i, h in enumerate(self._hints)}
-        self._rule_hints = [frozenset(ids[h] for h in rule.hints) for rule in self.rules]
+        # per hint, the rules it lets look (their places in the table); the rules without hints look always
+        self._rules_of_hint = [tuple(i for i, rule in enumerate(self.rules) if h in rule.hints) for h in self._hints]
+        self._always = tuple(i for i, rule in enumerate(self.rules) if not rule.hints)
         self._unhinted = _any_match([rule.pattern for rule in self.rules if not rule.hints])
         # A record's texts are looked at in one piece, joined by newlines, when that finds what
         # a look at each finds: no hint spans a newline, and no pattern without hints (it may be
@@ -137,7 +138,14 @@ class Redactor:
         """The text with its secrets masked (the same object when there is nothing to mask)."""
         if not text or text in self._clean:
             return text
-        if not self._may_hold_secret(text):
+        # An ASCII text's hints found in one scan serve both the prefilter (none: nothing to
+        # mask unless a rule without hints matches) and the first pass's choice of rules.
+        present = self._hints_in(text) if self._hints_in is not None and text.isascii() else None
+        if present is not None:
+            if not present and (self._unhinted is None or not self._unhinted(text)):
+                self._remember_clean((text,))
+                return text
+        elif not self._may_hold_secret(text):
             self._remember_clean((text,))
             return text
         lower = text.lower()
@@ -145,11 +153,12 @@ class Redactor:
         # table runs again until nothing changes: masking a masked text changes nothing.
         given = text
         for _ in range(MAX_PASSES):
-            masked = self._pass(text, lower)
+            masked = self._pass(text, lower, present)
             if masked is text:
                 break
             text = masked
             lower = text.lower()
+            present = None
         if text is given:
             self._remember_clean((text,))
         return text
@@ -162,23 +171,35 @@ class Redactor:
             if len(text) <= CLEAN_TEXT_CHARS:
                 clean.add(text)
 
-    def _pass(self, text: str, lower: str) -> str:
+    def _pass(self, text: str, lower: str, present: set[int] | None = None) -> str:
         """One run of the table: every rule with a hint in the text looks at all of it; the
-        union of the spans they find is masked (overlapping or touching spans as one)."""
+        union of the spans they find is masked (overlapping or touching spans as one).
+        `present`: the text's hints as `_hints_in` found them, where the caller has them."""
         counts = self.counts
         spans: list[Span] = []
-        present = self._hints_in(text) if self._hints_in is not None and text.isascii() else None
-        for rule, hint_ids in zip(self.rules, self._rule_hints):
-            if rule.hints:
-                if present is not None:
-                    if hint_ids.isdisjoint(present):
-                        continue
-                elif not any(h in lower for h in rule.hints):
+        if present is None and self._hints_in is not None and text.isascii():
+            present = self._hints_in(text)
+        if present is not None:
+            # the rules a hint of the text lets look, in the table's order (as the loop below takes them)
+            look = set(self._always)
+            rules_of_hint = self._rules_of_hint
+            for h in present:
+                look.update(rules_of_hint[h])
+            rules = self.rules
+            for i in sorted(look):
+                rule = rules[i]
+                found = rule.spans_of(text)
+                if found:
+                    counts[rule.name] = counts.get(rule.name, 0) + 1
+                    spans.extend(found)
+        else:
+            for rule in self.rules:
+                if rule.hints and not any(h in lower for h in rule.hints):
                     continue
-            found = rule.spans_of(text)
-            if found:
-                counts[rule.name] = counts.get(rule.name, 0) + 1
-                spans.extend(found)
+                found = rule.spans_of(text)
+                if found:
+                    counts[rule.name] = counts.get(rule.name, 0) + 1
+                    spans.extend(found)
         if not spans:
             return text
         spans.sort()
@@ -230,11 +251,18 @@ class Redactor:
             return out if changed else value  # the same object when nothing was masked
         if isinstance(value, (list, tuple)):
             items = [self.value(item, depth + 1) for item in value]
-            if all(a is b for a, b in zip(items, value)):
-                return value
-            return items if isinstance(value, list) else tuple(items)
+            for a, b in zip(items, value):
+                if a is not b:
+                    return items if isinstance(value, list) else tuple(items)
+            return value
         if isinstance(value, msgspec.Struct):
-            self._mask_fields(value, text_fields(type(value)), depth + 1)
+            # a struct whose texts are all known clean (a frame seen before) has nothing to mask
+            kind = type(value)
+            known_clean = self._known_clean.get(kind)
+            if known_clean is None:
+                known_clean = self._known_clean[kind] = known_clean_check(text_fields(kind), self._clean, self._plain_names)
+            if not known_clean(value):
+                self._mask_fields(value, text_fields(kind), depth + 1)
         return value
 
     def record(self, record: Record) -> Record:
