@@ -387,11 +387,18 @@ def _caseless_database(hints: tuple[str, ...]):
     database = hyperscan.Database(mode=hyperscan.HS_MODE_BLOCK)
     flags = hyperscan.HS_FLAG_CASELESS | hyperscan.HS_FLAG_SINGLEMATCH
     try:
-        database.compile(expressions=[h.encode() for h in hints], ids=list(range(len(hints))),
+        database.compile(expressions=[_literal(h).encode() for h in hints], ids=list(range(len(hints))),
                          elements=len(hints), flags=[flags] * len(hints))
     except hyperscan.error:
         return None
     return database
+
+
+def _literal(hint: str) -> str:
+    """A hint as a Hyperscan expression that matches the hint itself: every character but a letter,
+    a digit, a space or a tab behind a backslash (a hint's `.` is a dot, as `hint in lower` reads it,
+    not any character: 'sg.' let every "ProcessGroup" line into the rules' look)."""
+    return "".join(c if c.isalnum() or c in " \t" else "\\" + c for c in hint)
 
 
 def _hints_finder(hints: tuple[str, ...]) -> Callable[[str], set[int] | None] | None:

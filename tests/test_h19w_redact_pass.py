@@ -88,3 +88,15 @@ def test_records_with_known_clean_frames(items):
             fresh._clean.clear()  # as new: nothing known clean
             fresh._plain_names.clear()
             assert shared.record(record) == fresh.record(copy.deepcopy(record))
+
+
+def test_hint_scan_reads_a_dot_as_a_dot():
+    """The Hyperscan hint scan finds a hint where `hint in lower` does, and only there: 'sg.' in
+    'SG.x', not in 'ProcessGroup' (a regex '.' read any character)."""
+    redactor = REDACTORS[0]
+    for hint in redactor._hints:
+        found = redactor._hints_in("xx " + hint.upper() + " yy")
+        assert found and hint in {redactor._hints[i] for i in found}
+    assert redactor._hints_in("[E ProcessGroupNCCL.cpp:1316] Watchdog caught collective operation timeout") == set()
+    assert redactor._hint_scan("ProcessGroupNCCL hooksXslackYcom") is False
+    assert {redactor._hints[i] for i in redactor._hints_in("key SG.abc hooks.slack.com")} >= {"sg.", "hooks.slack.com"}
