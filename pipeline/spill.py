@@ -14,10 +14,11 @@ word is a key (an id's fingerprint), spilled to files partitioned by key, so tha
 of one key can be taken together at the end with one partition in memory (repeated event records,
 the documents of each kind a run wrote).
 
-Partitioned objects (`PartitionedRuns`) are the third: any picklable objects, each added to a
-partition of the caller's choosing (a job's), held up to a count in all and then appended to the
-partition's file, read back a partition at a time in the order they were added (each job's step
-series, diagnose/digest.py).
+Partitioned records (`PartitionedRecords`) are the third: msgspec Structs with a head of ints,
+each added to a partition of the caller's choosing (a job's), held up to a count in all and then
+appended to the partition's file as MessagePack typed by the Struct (pickled where MessagePack would
+not bring one back as it was kept), read back a partition at a time in the order they were added,
+decoding only the objects whose heads the reader keeps (each job's step series, diagnose/digest.py).
 """
 
 from __future__ import annotations
@@ -148,76 +149,6 @@ class KeyedWords:
                 self._dir.cleanup()
                 self._dir = None
             self._pending = array("Q")
-
-
-class PartitionedRuns:
-    """`add(partition, item)` for each object, then `read(partition)` as often as asked; held in
-    memory until `buffer` objects wait, then each partition's are appended to its file, pickled."""
-
-    def __init__(self, partitions: int, buffer: int, prefix: str):
-        self._count = partitions
-        self._buffer = buffer
-        self._prefix = prefix
-        self._held: list[list[Any]] = [[] for _ in range(partitions)]
-        self._waiting = 0
-        self._dir: tempfile.TemporaryDirectory | None = None
-
-    @property
-    def spilled(self) -> bool:
-        return self._dir is not None
-
-    def add(self, partition: int, item: Any) -> None:
-        self._held[partition].append(item)
-        self._waiting += 1
-        if self._waiting >= self._buffer:
-            self._spill()
-
-    def _spill(self) -> None:
-        if self._dir is None:
-            self._dir = tempfile.TemporaryDirectory(prefix=self._prefix)
-        for n, held in enumerate(self._held):
-            if held:
-                with open(os.path.join(self._dir.name, str(n)), "ab") as f:
-                    pickle.dump(held, f, protocol=pickle.HIGHEST_PROTOCOL)
-                self._held[n] = []
-        self._waiting = 0
-
-    def read(self, partition: int) -> Iterator[Any]:
-        """The objects of the partition, in the order they were added."""
-        if self._dir is not None:
-            path = os.path.join(self._dir.name, str(partition))
-            if os.path.exists(path):
-                with open(path, "rb") as f:
-                    size = os.fstat(f.fileno()).st_size
-                    while f.tell() < size:
-                        yield from pickle.load(f)
-        yield from list(self._held[partition])
-
-    def keep_only(self, keep: Callable[[Any], bool]) -> int:
-        """Every partition rewritten with the objects `keep` says, in their order (a chunk at a
-        time); how many are left."""
-        self._spill()
-        left = 0
-        for n in range(self._count):
-            path = os.path.join(self._dir.name, str(n))  # type: ignore[union-attr]
-            if not os.path.exists(path):
-                continue
-            with open(path, "rb") as f, open(path + ".kept", "wb") as out:
-                size = os.fstat(f.fileno()).st_size
-                while f.tell() < size:
-                    kept = [item for item in pickle.load(f) if keep(item)]
-                    if kept:
-                        pickle.dump(kept, out, protocol=pickle.HIGHEST_PROTOCOL)
-                        left += len(kept)
-            os.replace(path + ".kept", path)
-        return left
-
-    def close(self) -> None:
-        if self._dir is not None:
-            self._dir.cleanup()
-            self._dir = None
-        self._held = [[] for _ in range(self._count)]
-        self._waiting = 0
 
 
 _PICKLED = 1  # an object's flag: pickled (its MessagePack did not come back the same)

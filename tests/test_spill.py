@@ -10,7 +10,7 @@ import random
 
 from gangscope.parsers.records import DiagnosisRecord, to_dict
 from gangscope.pipeline.diagnose.spooled_diagnoses import SpooledDiagnoses
-from gangscope.pipeline.spill import PartitionedRuns, SpilledRuns
+from gangscope.pipeline.spill import SpilledRuns
 
 
 def test_runs_come_back_as_added_read_side_by_side_across_chunks():
@@ -65,24 +65,3 @@ def test_no_diagnoses_make_no_file_and_read_as_none():
     spooled = SpooledDiagnoses()
     assert len(spooled) == 0 and not spooled and list(spooled) == [] and list(spooled.parts()) == []
     assert spooled._runs._file is None
-
-
-def test_partitioned_objects_come_back_by_partition_in_the_order_added_whatever_spills():
-    rng = random.Random(7)
-    added = [(rng.randrange(5), (i, 1.0 if i % 2 else 1)) for i in range(300)]
-    for buffer in (1, 7, 1000):
-        runs = PartitionedRuns(5, buffer, "test-partitioned-")
-        for n, item in added[:150]:
-            runs.add(n, item)
-        assert runs.spilled == (buffer <= 150)
-        for n, item in added[150:]:
-            runs.add(n, item)
-        for _ in range(2):  # read as often as asked
-            got = {n: list(runs.read(n)) for n in range(5)}
-            assert got == {n: [item for m, item in added if m == n] for n in range(5)}
-        assert type(got[added[0][0]][0][1]) is type(added[0][1][1])  # an int stays an int
-        assert runs.keep_only(lambda item: item[0] % 3 == 0) == sum(1 for _, item in added if item[0] % 3 == 0)
-        assert {n: list(runs.read(n)) for n in range(5)} == \
-            {n: [item for m, item in added if m == n and item[0] % 3 == 0] for n in range(5)}
-        runs.close()
-        assert [list(runs.read(n)) for n in range(5)] == [[]] * 5
