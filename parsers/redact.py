@@ -180,26 +180,20 @@ class Redactor:
         if present is None and self._hints_in is not None and text.isascii():
             present = self._hints_in(text)
         if present is not None:
-            # the rules a hint of the text lets look, in the table's order (as the loop below takes them)
+            # the rules a hint of the text lets look, in the table's order
             look = set(self._always)
             rules_of_hint = self._rules_of_hint
             for h in present:
                 look.update(rules_of_hint[h])
             rules = self.rules
-            for i in sorted(look):
-                rule = rules[i]
-                found = rule.spans_of(text)
-                if found:
-                    counts[rule.name] = counts.get(rule.name, 0) + 1
-                    spans.extend(found)
+            looking: list[RedactionRule] = [rules[i] for i in sorted(look)]
         else:
-            for rule in self.rules:
-                if rule.hints and not any(h in lower for h in rule.hints):
-                    continue
-                found = rule.spans_of(text)
-                if found:
-                    counts[rule.name] = counts.get(rule.name, 0) + 1
-                    spans.extend(found)
+            looking = [rule for rule in self.rules if not rule.hints or any(h in lower for h in rule.hints)]
+        for rule in looking:
+            found = rule.spans_of(text)
+            if found:
+                counts[rule.name] = counts.get(rule.name, 0) + 1
+                spans.extend(found)
         if not spans:
             return text
         spans.sort()

@@ -39,7 +39,6 @@ from gangscope.parsers.trace_shapes import (
     ORIGINAL_TB,
     REPEAT,
     RICH_CODE,
-    RICH_END,
     RICH_FRAME,
     RICH_HEAD,
     SEPARATOR,

@@ -158,8 +158,7 @@ def in_reading_order(records: list[Record], event_order: Mapping[str, int] | Non
 
 def _time_key(r: Record) -> tuple:
     """A record's place among records of no event: by time, seq, step and id."""
-    step = getattr(r, "step", None)
-    return (r.time or "", r.seq, step if type(step) is int else -1, r.id)
+    return (r.time or "", r.seq, _step_of(r), r.id)
 
 
 def _step_of(record: Record) -> int:
