@@ -1565,6 +1565,11 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         inner = _message_exception(links[-1][1])
         if inner is not None:
             return exception_category(*inner) or "python_exception", _exception_text(*inner)
+        named = _NAMED_INNER_CLASS.search(links[-1][0])
+        if named is not None and (category := _wrapped_class_category(named["inner"])) != "unknown":
+            # the wrapper's own name carries the cause's class (Ray's RayTaskError(OutOfMemoryError)): that class decides
+            # where its name alone says the category, as ray_task_error_line does for the line outside a trace
+            return category, _exception_text(links[-1][0], links[-1][1])[:300]
         return "unknown", f"{_exception_text(links[-1][0], links[-1][1])[:300]} (a child process failed; its own error is not in this trace)"
     if is_spawn_wrapper(links[-1][0], links[-1][1]):
         # the child's traceback is cut: a worker failed, and what it raised is not in the text
@@ -1574,6 +1579,10 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     exc_type, message, _ = _root_link(trace, links)
     return "python_exception", _exception_text(exc_type, message)
 
+
+# A wrapper class named after the class of the exception it carries: Ray's f"RayTaskError({cause_cls.__name__})"
+# (ray-project/ray python/ray/exceptions.py RayTaskError.as_instanceof_cause).
+_NAMED_INNER_CLASS = re.compile(r"RayTaskError\((?P<inner>[A-Za-z_]\w*)\)$")
 
 _INNER_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure))(?:: ?(?P<message>.*))?$")
 

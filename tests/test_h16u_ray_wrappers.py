@@ -78,3 +78,19 @@ ValueError: shard size must be positive, got -1
 """
     d = the_diagnosis(tmp_path, text)
     assert (d.category, d.exception_type) == ("python_exception", "ValueError")
+
+
+@pytest.mark.parametrize("inner, category", [
+    ("OutOfMemoryError", "cuda_oom"),        # torch.cuda.OutOfMemoryError
+    ("DistStoreError", "rendezvous_error"),
+    ("RuntimeError", "unknown"),             # a generic class with its own line cut says only that a task failed
+])
+def test_a_traceback_ending_in_the_wrapper_reads_the_class_it_names(tmp_path, inner, category):
+    # ray.get's traceback whose last line is the wrapper, the task's own traceback cut after its first frames (a paste
+    # that stops there): the class in parentheses decides where its name alone says the category, as for the line alone
+    text = STEPS + DRIVER_HEAD + f"""\
+ray.exceptions.RayTaskError({inner}): ray::Runner.fit() (pid=30412, ip=10.7.1.9, actor_id=91ac03e5, repr=<job.Runner object at 0x7f31>)
+  File "/srv/job/trainer.py", line 88, in fit
+    out = ray.get(self.workers.update(batch))
+"""
+    assert the_diagnosis(tmp_path, text).category == category
