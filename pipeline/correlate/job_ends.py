@@ -186,5 +186,50 @@ def job_condition_end(kind: str | None, ctype: str | None, status: str | None, r
     return _end(outcome, source, message, category)
 
 
+# A JobSet fails because one of its child Jobs failed (its `Failed` condition True: kubernetes-sigs/jobset
+# pkg/controllers/failure_policy.go findJobFailureCondition, v0.2.0-HEAD jobset_controller.go before v0.6.0); its
+# own reason says which policy ended it, not why the child failed: the child's condition says that (a Job past its
+# activeDeadlineSeconds: reason DeadlineExceeded). Reasons of such a failure, constants.go (v0.5.0+; the same
+# strings inline in jobset_controller.go v0.2.0-v0.4.x): FailedJobs "jobset failed due to one or more job
+# failures", ReachedMaxRestarts "jobset failed due to reaching max number of restarts", and v0.6.0+
+# FailJobSetFailurePolicyAction "applying FailJobSet failure policy action". From v0.5.0 the message names the
+# child: messageWithFirstFailedJob "%s (first failed job: %s)" (v0.5.0 jobset_controller.go, v0.6.0+
+# failure_policy.go), the child whose JobFailed condition is the oldest (findFirstFailedJob), or the one a failure
+# policy rule matched. A TrainJob's `Failed` is its JobSet's condition copied (kubeflow/trainer plugins/jobset
+# TerminalCondition), and Kueue's Workload `Finished` copies the job's message (jobframework/reconciler.go): the
+# same message names the child there.
+JOBSET_CHILD_FAILURE_REASONS = frozenset({"FailedJobs", "ReachedMaxRestarts", "FailJobSetFailurePolicyAction"})
+FIRST_FAILED_JOB = re.compile(r"\(first failed job: (?P<job>[^()\s]+)\)\s*$")
+_FIRST_FAILED_SOURCE = "jobset pkg/controllers/failure_policy.go messageWithFirstFailedJob (v0.5.0+)"
+
+
+def first_failed_job(message: str | None) -> str | None:
+    """The child Job a JobSet's failure message names (jobset v0.5.0+), else None."""
+    m = FIRST_FAILED_JOB.search(message) if message else None
+    return m.group("job") if m else None
+
+
+def child_job_failure(ctype: str | None, status: str | None, reason: str | None, message: str | None,
+                      event: bool = False) -> JobEnd | None:
+    """What a child Job's own failure says (the one a JobSet reads: its `Failed` condition True, or the job
+    controller's failure Event of the same reason), else None. `FailureTarget` is not it: JobSet acts on `Failed`."""
+    end = job_event_end("Job", reason, message) if event else (
+        job_condition_end("Job", ctype, status, reason, message) if ctype == "Failed" else None)
+    return end if end is not None and end.outcome == _FAILED else None
+
+
+def with_child_end(end: JobEnd | None, child: dict | None) -> JobEnd | None:
+    """A JobSet's (TrainJob's, Workload's) failure whose own words prove no category, with the category its failed
+    child Job's condition proves (linking.Index puts `child_end` in the record's details)."""
+    if end is None or end.outcome != _FAILED or end.category != "unknown" or not isinstance(child, dict):
+        return end
+    category = child.get("category")
+    if not isinstance(category, str) or category == "unknown":
+        return end
+    how = "named by its message" if child.get("named") else "the first failed child owned by it"
+    return JobEnd(end.outcome, category,
+                  f"{end.source}; its child Job {child.get('job')} ({how}: {_FIRST_FAILED_SOURCE}): {child.get('source')}")
+
+
 #: The end reasons of failed jobs that do not say "fail" (an attempt's end_reason, diagnose/endings.outcome_of).
 FAILED_END_REASONS = frozenset(reason for (_kind, reason), (outcome, _s) in JOB_EVENTS.items() if outcome == _FAILED)

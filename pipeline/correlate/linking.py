@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from typing import Any
 
+from gangscope.parsers import times
+from gangscope.pipeline.correlate.job_ends import JOBSET_CHILD_FAILURE_REASONS, child_job_failure, first_failed_job
 from gangscope.pipeline.curate.naming import (
     JOB_KINDS, JOB_LABELS, label_value, qualified, job_of_pod, job_of_workload,
 )
@@ -58,6 +60,10 @@ class Index:
         self.pod_labels: dict[tuple, dict] = {}
         self.pod_info: dict[tuple, dict] = {}
         self.known_jobs: dict[str, set[str]] = {}
+        # Failures of batch/v1 Jobs (their Failed condition, the job controller's failure Event), by (ns, job) and,
+        # for a JobSet's child, by (ns, owner): what a JobSet's failure is read with (`child_end`).
+        self.job_failures: dict[tuple[str, str], list[dict]] = {}
+        self.failures_by_owner: dict[tuple[str, str], list[dict]] = {}
         self._by_job: dict[tuple, dict] | None = None  # workload_of_job, made once finished
         for r in records:
             self.add(r)
@@ -85,6 +91,8 @@ class Index:
             self.known_jobs.setdefault(ns or "", set()).add(job.split("/", 1)[-1] if "/" in job else job)
             if obj.get("uid"):
                 self.job_by_uid[obj["uid"]] = job
+            if kind == "Job":
+                self._note_job_failure(r, ns, name, d)
         if kind == "Pod" and name:
             pod = d.get("pod") if d.get("from") == "pod" else None
             labels = (pod or {}).get("labels") or d.get("labels")
@@ -92,6 +100,61 @@ class Index:
                 self.pod_labels[(ns, name)] = labels
             if pod:
                 self.pod_info[(ns, name)] = pod
+
+    def _note_job_failure(self, r: Any, ns: str | None, name: str, d: dict) -> None:
+        cond = d.get("condition") if get_field(r, "type") == "Condition" else None
+        message = get_field(r, "message")
+        if d.get("from") == "object" and isinstance(cond, dict):
+            end = child_job_failure(cond.get("type"), cond.get("status"), cond.get("reason"), message)
+        elif d.get("from") == "event":
+            end = child_job_failure(None, None, get_field(r, "reason"), message, event=True)
+        else:
+            return
+        t = times.seconds(get_field(r, "time"))
+        if end is None or t is None:
+            return
+        entry = {"job": name, "time": get_field(r, "time"), "t": t, "category": end.category,
+                 "reason": get_field(r, "reason"), "message": message, "event_id": get_field(r, "id"),
+                 "source": end.source}
+        self.job_failures.setdefault((ns or "", name), []).append(entry)
+        owner = job_owner(d)
+        if owner is not None and owner.get("kind") == "JobSet":
+            self.failures_by_owner.setdefault((ns or "", owner["name"]), []).append(entry)
+
+    def child_end(self, r: Any) -> dict | None:
+        """The failed child Job a JobSet's failure comes from (jobset's findFirstFailedJob; job_ends.with_child_end):
+        the child its message names (v0.5.0+; also in a TrainJob's Failed condition and a Workload's Finished
+        condition, which copy the message), its latest failure at or before the JobSet's; for a message that names
+        none (v0.2.0-v0.4.x), the JobSet's own child (ownerReferences) that failed first at or before it. None when
+        the record is no such failure or no child failure is known."""
+        kind = get_field(r, "object_kind")
+        if kind not in _CHILD_END_KINDS:
+            return None
+        d = details_of(r)
+        cond = d.get("condition") if get_field(r, "type") == "Condition" else None
+        if isinstance(cond, dict):
+            if cond.get("status") != "True" or cond.get("type") != _CHILD_END_KINDS[kind]:
+                return None
+        elif kind != "JobSet" or get_field(r, "reason") not in JOBSET_CHILD_FAILURE_REASONS:
+            return None
+        t = times.seconds(get_field(r, "time"))
+        if t is None:
+            return None
+        ns = get_field(r, "namespace") or ""
+        named = first_failed_job(get_field(r, "message"))
+        if named:
+            before = [e for e in self.job_failures.get((ns, named), ()) if e["t"] <= t]
+            found = max(before, key=lambda e: e["t"], default=None)
+        elif kind == "JobSet":
+            before = [e for e in self.failures_by_owner.get((ns, get_field(r, "object_name") or ""), ()) if e["t"] <= t]
+            found = min(before, key=lambda e: e["t"], default=None)
+        else:
+            return None
+        if found is None:
+            return None
+        out = {k: v for k, v in found.items() if k != "t"}
+        out["named"] = bool(named)
+        return out
 
     def finish(self) -> None:
         """The jobs the workloads' owners and the pods' labels name (after the last `add`)."""
@@ -170,9 +233,14 @@ def object_job(ns: str | None, name: str, details: Mapping[str, Any]) -> str:
     return qualified(ns, owner["name"]) if owner else qualified(ns, name)
 
 
+# Records whose failure a failed child Job explains (Index.child_end): kind -> the condition type of the failure.
+_CHILD_END_KINDS = {"JobSet": "Failed", "TrainJob": "Failed", "Workload": "Finished"}
+
+
 def link_events(events: Iterable[Any], index: Index | None = None) -> list[Any]:
     """Set `job` on event records that lack one (Workload, Pod and job-kind objects), from what all
-    the records say (or `index`, made from all of them). Returns the list."""
+    the records say (or `index`, made from all of them); a JobSet's failure gets `details.child_end`, the failed
+    child Job it comes from (`Index.child_end`). Returns the list."""
     records = list(events)
     index = index if index is not None else Index(records)
     for r in records:
@@ -180,4 +248,9 @@ def link_events(events: Iterable[Any], index: Index | None = None) -> list[Any]:
             job = index.job_of(r)
             if job:
                 set_field(r, "job", job)
+        if get_field(r, "object_kind") in _CHILD_END_KINDS:
+            child = index.child_end(r)
+            details = get_field(r, "details")
+            if child is not None and isinstance(details, dict):
+                details["child_end"] = child
     return records

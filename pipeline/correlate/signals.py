@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gangscope.parsers import times
-from gangscope.pipeline.correlate.job_ends import JobEnd, job_condition_end, job_event_end, workload_finish
+from gangscope.pipeline.correlate.job_ends import JobEnd, job_condition_end, job_event_end, with_child_end, workload_finish
 from gangscope.pipeline.correlate.linking import details_of, get_field, job_owner
 from gangscope.pipeline.curate.naming import JOB_KINDS
 
@@ -113,7 +113,8 @@ def classify(rec: Any) -> Signal | None:
                 r, cause = _eviction_reason(creason)
                 return sig("requeue_wait", reason=r, cause=cause, message=msg)
             if ctype == "Finished" and true:
-                return sig("finished", reason=creason or "Finished", message=msg, **_end_info(workload_finish(creason, msg)))
+                end = with_child_end(workload_finish(creason, msg), d.get("child_end"))
+                return sig("finished", reason=creason or "Finished", message=msg, **_end_info(end))
             if ctype == "DeactivationTarget" and true:
                 return sig("deactivation_target", reason=creason, message=msg)
             if ctype == "PodsReady":
@@ -147,6 +148,7 @@ def classify(rec: Any) -> Signal | None:
                 # owner's own condition says how the run ended.
                 return None
             end = job_condition_end(kind, cond.get("type"), cond.get("status"), cond.get("reason"), msg)
+            end = with_child_end(end, d.get("child_end"))  # a JobSet failed by a child past its deadline
             if end is None:
                 return None
             return sig("finished", reason=cond.get("reason") or cond.get("type"), message=msg,
@@ -165,6 +167,7 @@ def classify(rec: Any) -> Signal | None:
         if reason == "FailedCreate":
             return sig("pod_create_failed", message=msg)
         end = job_event_end(kind, reason, msg)  # the job's own controller: Completed, BackoffLimitExceeded, ...
+        end = with_child_end(end, d.get("child_end"))
         if end is not None:
             return sig("finished", reason=reason, message=msg, **_end_info(end))
         return None
