@@ -23,6 +23,9 @@ fixtures/gang/README.md):
   job,pytorchjob,jobset -o json`, alone or in a `kind: List`): one record per status condition
   (`type` "Condition", time its lastTransitionTime, `object_kind`/`object_name` the job, details
   `from: object` with the object's uid, labels and owner). fixtures/objects/README.md cites the types.
+* Any of these as `kubectl get ... -o yaml` prints them (one object, a `kind: List` read one item at a
+  time, `-w -o yaml` documents after `---`), through PyYAML's safe loader; a broken item or document is a
+  counted `bad_yaml` skip (`_yaml_values`).
 
 Occurrences. The event recorder folds repeats of an identical event into one
 Event object whose `count` (core/v1) or `series.count` (events.k8s.io) grows,
@@ -52,7 +55,7 @@ from gangscope.parsers.records import EventRecord, stable_id
 class Skip(NamedTuple):
     """An input object that produced no record, and why (counted, never raised)."""
 
-    reason: str  # bad_json | not_an_object | unknown_kind | missing_field | wrong_type | bad_timestamp | duplicate | bookmark
+    reason: str  # bad_json | bad_yaml | not_an_object | unknown_kind | missing_field | wrong_type | bad_timestamp | duplicate | bookmark
     detail: str  # which field / kind / object, short
     line: int | None = None  # 1-based line of the input where the object started
 
@@ -756,6 +759,9 @@ def _documents(lines: Iterable[str]) -> Iterator[tuple[Any, int] | Skip]:
         yield json.loads(head), lineno
         line_mode = True
     except (ValueError, RecursionError):
+        if _YAML_HEAD.match(head):  # `kubectl get ... -o yaml`
+            yield from _yaml_values(head, it, lineno)
+            return
         line_mode = not head.lstrip().startswith(("{", "["))
         if line_mode:
             yield Skip("bad_json", head.strip()[:80], lineno)
@@ -795,6 +801,148 @@ def _documents(lines: Iterable[str]) -> Iterator[tuple[Any, int] | Skip]:
         yield value, at_line
         at_line += text.count("\n", pos, end)
         pos = end
+
+
+# ---------------------------------------------------------------------------
+# YAML: what `kubectl get ... -o yaml` prints (one object; a `kind: List` with `items`; `-w -o yaml` documents
+# after `---`). kubectl writes JSON's tree as YAML (sigs.k8s.io/yaml JSONToYAML, go-yaml's block style): top-level
+# keys at column 0, the List's items each opened by `- ` under `items:` (at column 0 from kubectl, indented by some
+# other writers, e.g. `  - ` in the OpenShift console's copies); strings that would read as another type quoted
+# (`status: "True"`, `lastTransitionTime: "2020-04-28T09:34:40Z"`; kubernetes/kubernetes#90551 shows one).
+# A List's items are read one at a time (memory: one item), each loaded alone by PyYAML's safe loader (libyaml's
+# where installed); an item or document that does not load is one `bad_yaml` skip (the YAML error's kind and line,
+# never the text), and reading goes on at the next item or document.
+
+# The first line of a YAML file of objects: a document marker, a directive, a comment, or a top-level key.
+_YAML_HEAD = re.compile(r"(?:---|%YAML|#|[A-Za-z_][\w.\-/]*:(?:[ \t]|\r?\n|$))")
+_YAML_ITEMS = re.compile(r"items:[ \t]*(?:#.*)?$")
+_YAML_ITEM = re.compile(r"( *)-(?: |$)")
+_YAML_DOC_END = re.compile(r"(?:---|\.\.\.)(?:[ \t].*)?$")
+_yaml_loader_class: Any = None
+
+
+def _yaml_loader() -> Any:
+    """PyYAML's safe loader (libyaml's where built), a timestamp read as the string it is (kubectl quotes them;
+    other writers may not, and every time here is read as RFC 3339 text); None without PyYAML."""
+    global _yaml_loader_class
+    if _yaml_loader_class is None:
+        try:
+            import yaml
+        except ImportError:
+            return None
+        base = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+        loader = type("_ObjectLoader", (base,), {})
+        loader.add_constructor("tag:yaml.org,2002:timestamp", lambda ld, node: ld.construct_scalar(node))
+        _yaml_loader_class = (yaml, loader)
+    return _yaml_loader_class
+
+
+def _yaml_load(text: str, lineno: int) -> tuple[Any, int] | Skip:
+    yaml, loader = _yaml_loader()
+    try:
+        value = yaml.load(text, Loader=loader)  # noqa: S506 - a safe loader (SafeLoader / CSafeLoader)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        at = lineno + mark.line if mark is not None else lineno
+        return Skip("bad_yaml", f"{type(exc).__name__}: {getattr(exc, 'problem', None) or 'does not load'}", at)
+    except (ValueError, RecursionError, OverflowError) as exc:  # a value the constructor rejects
+        return Skip("bad_yaml", type(exc).__name__, lineno)
+    if not _tree_within(value, len(text) + 16):
+        # Anchors and aliases (kubectl writes none) can make a small text a huge tree: not read.
+        return Skip("bad_yaml", "aliases", lineno)
+    return value, lineno
+
+
+def _tree_within(value: Any, budget: int) -> bool:
+    """Whether the tree under `value` has at most `budget` nodes (a tree without aliases has fewer than its text's
+    characters): stops as soon as the budget is spent."""
+    stack = [value]
+    while stack:
+        budget -= 1
+        if budget < 0:
+            return False
+        v = stack.pop()
+        if isinstance(v, dict):
+            stack.extend(v.values())
+            budget -= len(v)
+        elif isinstance(v, list):
+            stack.extend(v)
+    return True
+
+
+def _yaml_values(head: str, rest: Iterable[str], lineno: int) -> Iterator[tuple[Any, int] | Skip]:
+    """(value, line) of each object in YAML text, or a Skip: each document after `---`, and each item of a
+    top-level `items:` sequence alone (a List of any size read one item at a time)."""
+    if _yaml_loader() is None:
+        yield Skip("bad_yaml", "PyYAML is not installed (pip install pyyaml)", lineno)
+        return
+    doc: list[str] = []  # the document's lines outside its items
+    doc_line = lineno
+    items_seen = False
+    item: list[str] = []
+    item_line = lineno
+    marker: str | None = None  # the indentation of the items' `- `, once seen
+    in_items = False
+
+    def item_value() -> Iterator[tuple[Any, int] | Skip]:
+        cut = len(marker or "") + 2
+        lines = [(marker or "") + "  " + item[0][cut:]] + item[1:]
+        text = "\n".join(ln[cut:] if ln[:cut].isspace() else ln.lstrip(" ") for ln in lines)
+        got = _yaml_load(text, item_line)
+        if isinstance(got, Skip) or got[0] is not None:
+            yield got
+
+    def doc_values() -> Iterator[tuple[Any, int] | Skip]:
+        if not any(ln.strip() and not ln.lstrip().startswith("#") for ln in doc):
+            return
+        got = _yaml_load("\n".join(doc), doc_line)
+        if isinstance(got, Skip):
+            yield got
+        elif got[0] is not None and not items_seen:  # a List's wrapper (kind, metadata) says nothing more
+            yield got
+
+    n = lineno - 1
+    for raw in _chain(head, rest):
+        n += 1
+        line = raw.rstrip("\r\n")
+        if in_items:
+            if marker is None:
+                m = _YAML_ITEM.match(line)
+                if not line.strip() or line.lstrip().startswith("#"):
+                    continue
+                if m:
+                    marker, item, item_line = m.group(1), [line], n
+                    continue
+                in_items = False
+            elif line.startswith(marker + "- ") or line == marker + "-":
+                yield from item_value()
+                item, item_line = [line], n
+                continue
+            elif not line.strip() or (line[:len(marker) + 1].isspace() and len(line) > len(marker)):
+                item.append(line)
+                continue
+            else:
+                if item:
+                    yield from item_value()
+                item, marker, in_items = [], None, False
+        if _YAML_DOC_END.match(line):
+            yield from doc_values()
+            doc, doc_line, items_seen = [], n + 1, False
+            continue
+        if _YAML_ITEMS.match(line):
+            in_items = items_seen = True
+            continue
+        if not doc:
+            doc_line = n
+        doc.append(line)
+    if in_items and item:
+        yield from item_value()
+    yield from doc_values()
+
+
+def _chain(head: str, rest: Iterable[str]) -> Iterator[str]:
+    yield head
+    yield from rest
 
 
 def _next_document(text: str, pos: int) -> int:
