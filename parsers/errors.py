@@ -153,6 +153,38 @@ LINE_RULES: tuple[LineRule, ...] = (
              "error_0101.md (program load: \"Attempting to reserve 29.49G at the bottom of memory. That was not possible.\"), "
              "error_1000.md (compile-time HBM OOM: \"XLA:TPU compile permanent error. Ran out of memory in memory space hbm.\", "
              "\"TPU TensorCore Hbm usage: ..., exceeding available bytes\")"),
+    # Batch h16z (fixtures/eval dev 509, 510, 512): TensorFlow's own words for device memory exhausted. A kernel's output
+    # that could not be allocated is a ResourceExhausted status "OOM when allocating tensor with shape[..] and type T on
+    # <device> by allocator <name>" (TF 1.0-1.4: "... with shape[..]" alone; some ports "of shape"), printed by
+    # op_kernel.cc's "OP_REQUIRES failed at <file>:<line> : Resource exhausted: ..." (2.x: "RESOURCE_EXHAUSTED: "), by the
+    # collective executor's StartAbort and as ResourceExhaustedError's message: GPU memory, or host memory where the device
+    # is a CPU or the allocator the CPU's.
+    LineRule("tf_oom_allocating", "cuda_oom", "OOM when allocating tensor",
+             _r(r"OOM when allocating tensor (?:with|of) shape ?(?P<shape>\[[^\]\n]*\])?(?: and type (?P<dtype>\w+))?"
+                r"(?: on (?P<device>\S+))?(?: by allocator (?P<allocator>\w+))?"),
+             "tensorflow/tensorflow tensorflow/core/framework/op_kernel.cc OpKernelContext::allocate_tensor (errors::ResourceExhausted("
+             "\"OOM when allocating tensor with shape\", shape.DebugString(), \" and type \", DataTypeString(type), \" on \", "
+             "params_->device->name(), \" by allocator \", a->Name())); op_kernel.cc LogUnexpectedStatus (\"OP_REQUIRES failed at \"); "
+             "python/framework/errors_impl.py ResourceExhaustedError (RESOURCE_EXHAUSTED)",
+             classify=lambda m: "host_oom" if "CPU:" in (m["device"] or "") or "cpu" in (m["allocator"] or "").lower() else "cuda_oom"),
+    # TF's copy of a tensor to the GPU whose destination buffer is missing because its allocation failed (the Tensor was
+    # constructed, its allocator returned nothing): "Dst tensor is not initialized." as an InternalError, in TF 2.x behind
+    # "Failed copying input tensor from <cpu> to <gpu> in order to run <op>: " (tensorflow#7025: "when really the problem
+    # is out of GPU memory").
+    LineRule("tf_dst_uninitialized", "cuda_oom", "Dst tensor is not initialized",
+             _r(r"Dst tensor is not initialized"),
+             "tensorflow/tensorflow tensorflow/core/common_runtime/gpu/gpu_util.cc PrepareCopy (if ((dst->TotalBytes() > 0) && "
+             "!dst->IsInitialized()) return errors::Internal(\"Dst tensor is not initialized.\")); tensorflow#7025"),
+    # The CUDA driver's own allocation failing, as TF's stream executor logs it: the BFC allocator retries at 0.9 of the
+    # size (TF 1.x at ERROR level, 2.x at INFO: "this isn't always important to users (e.g. BFCAllocator implements a retry
+    # if the first allocation fails)"), and a run often goes on: worth showing, never a failure by itself. Before
+    # cuda_driver_error, which reads the driver's error names.
+    LineRule("tf_device_alloc_retry", "cuda_oom", "CUDA_ERROR_OUT_OF_MEMORY",
+             _r(r"failed to alloc(?:ate)? (?P<size>\S+) (?:\((?P<bytes>\d+) bytes\) from device|bytes on host): CUDA_ERROR_OUT_OF_MEMORY"),
+             "tensorflow/tensorflow tensorflow/stream_executor/cuda/cuda_driver.cc GpuDriver::DeviceAllocate (LOG(INFO) << \"failed to "
+             "allocate \" << HumanReadableNumBytes(bytes) << \" (\" << bytes << \" bytes) from device: \" << ToString(res), LOG(ERROR) "
+             "before 2.0; HostAllocate: \"failed to alloc \" << bytes << \" bytes on host: \"); core/common_runtime/bfc_allocator.cc Extend "
+             "(kBackpedalFactor 0.9)", WARNING),
     # --- GPU hardware
     LineRule("xid_application", "cuda_error", "NVRM: Xid",
              _r(r"NVRM: Xid \((?P<pci>PCI:[^)]*)\): (?P<xid>13|31|43|45), (?P<what>.*)"),
@@ -186,6 +218,45 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("cudnn", "cuda_error", "CUDNN_STATUS_",
              _r(r"cuDNN error: (?P<what>CUDNN_STATUS_[A-Z_]+)"),
              "pytorch/pytorch aten/src/ATen/cudnn/Exceptions.h (\"cuDNN error: \")"),
+    # Batch h16z (fixtures/eval dev 514, 511; the driver API's names from the sources): the CUDA driver API's error names
+    # (CUresult), as TensorFlow's stream executor prints them ("could not synchronize on CUDA context: CUDA_ERROR_X[: <its
+    # text>] :: <stack>", "Error polling for event status: failed to query event: CUDA_ERROR_X", "failed call to
+    # cuDevicePrimaryCtxRetain: CUDA_ERROR_X" inside "failed initializing StreamExecutor for CUDA device ordinal N:
+    # Internal: "), and JAX/XLA, CuPy and Numba beside it. Only the names that end a run: a kernel's fault (illegal address
+    # or instruction, launch failure or timeout, device assert, ...), ECC or NVLink uncorrectable (hardware), out of memory
+    # (the device's context or an allocation with no retry left; the allocator's retry lines are tf_device_alloc_retry).
+    # Not read: CUDA_ERROR_NO_DEVICE / NOT_INITIALIZED / INVALID_DEVICE and the like, which TensorFlow logs at start-up
+    # and then runs on the CPU.
+    LineRule("cuda_driver_error", "cuda_error", "CUDA_ERROR_",
+             _r(r"\bCUDA_ERROR_(?P<name>OUT_OF_MEMORY|ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|INVALID_ADDRESS_SPACE"
+                r"|INVALID_PC|HARDWARE_STACK_ERROR|LAUNCH_TIMEOUT|ASSERT|ECC_UNCORRECTABLE|NVLINK_UNCORRECTABLE)\b"),
+             "NVIDIA CUDA Driver API cuda.h (enum cudaError_enum: CUDA_ERROR_ILLEGAL_ADDRESS 700, LAUNCH_FAILED 719, ECC_UNCORRECTABLE 214, "
+             "NVLINK_UNCORRECTABLE 220, OUT_OF_MEMORY 2, ...); tensorflow/tensorflow tensorflow/stream_executor/cuda/cuda_driver.cc "
+             "(SynchronizeContext: LOG(ERROR) << \"could not synchronize on CUDA context: \" << ToString(res); \"failed call to "
+             "cuDevicePrimaryCtxRetain: \" + ToString(res)), cuda/cuda_event.cc (\"Error polling for event status: failed to query event: \")",
+             classify=lambda m: {"OUT_OF_MEMORY": "cuda_oom", "ECC_UNCORRECTABLE": "gpu_hardware",
+                                 "NVLINK_UNCORRECTABLE": "gpu_hardware"}.get(m["name"], "cuda_error")),
+    # TensorFlow's kernels reporting a failed cuBLAS / cuDNN call as a status (an InternalError or UnknownError, the
+    # op_kernel "OP_REQUIRES failed at" line, the StartAbort line): cuBLAS's GEMM launch, cuDNN's RNN calls, cuDNN that
+    # could not give a convolution algorithm (its handle not created), the device's sync.
+    LineRule("tf_blas_launch_failed", "cuda_error", "Blas ",
+             _r(r"\bBlas (?P<call>x?[SDCHZ]?GEMM\w*|GEMV|SGEMM) launch failed"),
+             "tensorflow/tensorflow tensorflow/core/kernels/matmul_op.cc (ctx->SetStatus(errors::Internal(\"Blas GEMM launch failed : "
+             "a.shape=(\", ...))); conv_ops.cc (\"Blas SGEMM launch failed : m=\"), batch_matmul_op_impl.h (\"Blas xGEMMBatched launch failed\")"),
+    LineRule("tf_cudnn_rnn_failed", "cuda_error", "Failed to call Then",
+             _r(r"Failed to call Then(?P<call>Rnn(?:Forward|Backward)\w*)"),
+             "tensorflow/tensorflow tensorflow/core/kernels/cudnn_rnn_ops.cc (errors::Internal(\"Failed to call ThenRnnForward with model "
+             "config: \", model_types.DebugString(), ...); \"Failed to call ThenRnnBackward with model config: \")"),
+    LineRule("tf_cudnn_init_failed", "cuda_error", "Failed to get convolution algorithm",
+             _r(r"Failed to get convolution algorithm\. This is probably because cuDNN failed to initialize"),
+             "tensorflow/tensorflow tensorflow/core/kernels/conv_ops.cc, conv_ops_3d.cc, conv_grad_*_ops.cc (errors::Unknown(\"Failed to "
+             "get convolution algorithm. This is probably because cuDNN failed to initialize, so try looking to see if a warning log "
+             "message was printed above.\")), TF 1.13-2.4"),
+    LineRule("tf_gpu_sync_failed", "cuda_error", "GPU sync failed",
+             _r(r"\bGPU sync failed"),
+             "tensorflow/tensorflow tensorflow/core/common_runtime/gpu/gpu_util.cc GPUUtil::Sync / SyncAll (if (!dev_info->stream->"
+             "parent()->SynchronizeAllActivity() || !dev_info->stream->ok()) return errors::Internal(\"GPU sync failed\")); "
+             "gpu_util.cc:370 F-level in TF 0.x"),
     # --- collectives
     # The opening words suffice: excerpts cut mid-line keep them ("Watchdog caught collective operati").
     LineRule("nccl_watchdog", "nccl_timeout", "Watchdog caught collective",
@@ -1329,6 +1400,27 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("cuda_error", "cuda_error", "pytorch/pytorch c10/cuda/CUDAException.cpp, aten/src/ATen/cuda/CUDABlas.cpp, aten/src/ATen/cudnn/Exceptions.h",
               type=_r(r"(?:^|\.)AcceleratorError$"),
               message=_r(r"CUDA error: |CUBLAS_STATUS_[A-Z_]+|cuDNN error: CUDNN_STATUS|CUDA driver error: |device-side assert")),
+    # Batch h16z: TensorFlow's statuses raised as errors_impl classes (ResourceExhaustedError, InternalError,
+    # UnknownError, NotFoundError...): their messages, as the line rules tf_oom_allocating, tf_dst_uninitialized,
+    # cuda_driver_error, tf_blas_launch_failed, tf_cudnn_rnn_failed, tf_cudnn_init_failed and tf_gpu_sync_failed read
+    # them (their sources there). A status that gathers several root errors (StatusGroup: "N root error(s) found." then
+    # "  (i) <Code>: <message>" lines) is read by the root errors it lists, when the message holds them.
+    TraceRule("tf_host_oom", "host_oom", "tensorflow/tensorflow tensorflow/core/framework/op_kernel.cc OpKernelContext::allocate_tensor",
+              message=_r(r"OOM when allocating tensor (?:with|of) shape ?\[[^\]\n]*\](?: and type \w+)? on \S*?device:CPU:\d+"
+                         r"|OOM when allocating tensor [^\n]*? by allocator (?:mkl)?cpu\b")),
+    TraceRule("tf_device_oom", "cuda_oom", "tensorflow/tensorflow op_kernel.cc (ResourceExhausted \"OOM when allocating tensor with shape\"), "
+              "common_runtime/gpu/gpu_util.cc (\"Dst tensor is not initialized.\"), stream_executor/cuda/cuda_driver.cc "
+              "(\"failed call to cuDevicePrimaryCtxRetain: \" + ToString(CUDA_ERROR_OUT_OF_MEMORY))",
+              message=_r(r"OOM when allocating tensor|Dst tensor is not initialized|\bCUDA_ERROR_OUT_OF_MEMORY\b")),
+    TraceRule("tf_gpu_hardware", "gpu_hardware", "NVIDIA CUDA Driver API cuda.h (CUDA_ERROR_ECC_UNCORRECTABLE, CUDA_ERROR_NVLINK_UNCORRECTABLE) "
+              "via tensorflow/stream_executor/cuda/cuda_driver.cc ToString(CUresult)",
+              message=_r(r"\bCUDA_ERROR_(?:ECC|NVLINK)_UNCORRECTABLE\b")),
+    TraceRule("tf_gpu_failed", "cuda_error", "tensorflow/tensorflow core/kernels/matmul_op.cc, cudnn_rnn_ops.cc, conv_ops.cc, "
+              "common_runtime/gpu/gpu_util.cc; stream_executor/cuda/cuda_driver.cc ToString(CUresult)",
+              message=_r(r"\bBlas x?[SDCHZ]?GEMM\w* launch failed|\bBlas GEMV launch failed|Failed to call ThenRnn(?:Forward|Backward)"
+                         r"|Failed to get convolution algorithm\. This is probably because cuDNN failed to initialize|\bGPU sync failed"
+                         r"|\bCUDA_ERROR_(?:ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|INVALID_ADDRESS_SPACE"
+                         r"|INVALID_PC|HARDWARE_STACK_ERROR|LAUNCH_TIMEOUT|ASSERT)\b")),
     TraceRule("nccl_timeout", "nccl_timeout", "ProcessGroupNCCL.cpp watchdog; pytorch/gloo unbound_buffer.cc",
               message=_r(r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) operation|"
                          r"Application timeout caused pair closure|operation timed out")),
@@ -1415,6 +1507,13 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               type=_r(r"^FloatingPointError$"),
               message=_r(r"(?i:\bloss\b[^\n]*\b(?:nan|inf)\b)|returned nan values|Minimum loss scale reached|"
                          r"loss scale already at minimum|is not finite|found NaN in local grad norm")),
+    # TensorFlow's summary of several failed ops (batch h16z, fixtures/eval dev 511): "N root error(s) found." names no
+    # cause itself; the "(i) <Code>: <message>" lines after it do (the rules above read them where the message holds them,
+    # the line rules where they stand as lines of their own), so alone it is `unknown`, a failure whose cause is beside it.
+    TraceRule("tf_root_errors", "unknown", "tensorflow/tensorflow tensorflow/core/platform/status.cc StatusGroup::as_summary_status "
+              "(later tsl/platform/status.cc: StrCat(num_errors, \" root error(s) found.\"), then per root error \"  (i) \" + "
+              "its code and message, \"N successful operations.\", \"M derived errors ignored.\")",
+              message=_r(r"^\s*\d+ root error\(s\) found\.")),
 )
 
 
