@@ -23,6 +23,8 @@ fixtures/gang/README.md):
   job,pytorchjob,jobset -o json`, alone or in a `kind: List`): one record per status condition
   (`type` "Condition", time its lastTransitionTime, `object_kind`/`object_name` the job, details
   `from: object` with the object's uid, labels and owner). fixtures/objects/README.md cites the types.
+* kuberay's `RayJob` (no conditions): one record of its status (deployment status, job status, reason;
+  `_rayjob_records`).
 * Any of these as `kubectl get ... -o yaml` prints them (one object, a `kind: List` read one item at a
   time, `-w -o yaml` documents after `---`), through PyYAML's safe loader; a broken item or document is a
   counted `bad_yaml` skip (`_yaml_values`).
@@ -562,6 +564,61 @@ def _job_object_records(obj: dict, kind: str) -> list[EventRecord | Skip]:
     return out
 
 
+# RayJob (ray.io/v1, ray-project/kuberay ray-operator/apis/ray/v1/rayjob_types.go RayJobStatus): no conditions;
+# `jobDeploymentStatus` (Initializing, Running, Complete, Failed, Suspending, Suspended, Retrying, Waiting,
+# ValidationFailed; v1.0.0 others), `jobStatus` (the Ray job's: PENDING, RUNNING, STOPPED, SUCCEEDED, FAILED),
+# `reason` (v1.1.0+: DeadlineExceeded, AppFailed, SubmissionFailed, ...), `message`, `startTime` (deployment left
+# New), `endTime` (deployment Complete or Failed), `rayJobInfo.endTime` (v1.4.0+, the Ray job's). One record of the
+# status as it stands (a snapshot keeps no history): `type` "Condition", details.condition type the deployment
+# status, status "True", reason the `reason` else the job status; time `endTime` for Complete/Failed, else
+# `startTime`. correlate/job_ends.rayjob_end reads it.
+_RAYJOB_ENDS = ("Complete", "Failed")
+
+
+def _rayjob_records(obj: dict) -> list[EventRecord | Skip]:
+    meta = _dict(obj, "metadata", required=True)
+    name = _str(meta, "name", "metadata.name", required=True)
+    ns = _str(meta, "namespace", "metadata.namespace")
+    uid = _str(meta, "uid", "metadata.uid")
+    status = _dict(obj, "status") or {}
+    deployment = _str(status, "jobDeploymentStatus", "status.jobDeploymentStatus")
+    job_status = _str(status, "jobStatus", "status.jobStatus")
+    if not deployment:  # New: nothing to say yet
+        return []
+    reason = _str(status, "reason", "status.reason") or job_status
+    message = _str(status, "message", "status.message")
+    if deployment in _RAYJOB_ENDS:
+        info = _dict(status, "rayJobInfo", "status.rayJobInfo") or {}
+        t = normalize_time(status.get("endTime"), "status.endTime") or normalize_time(
+            info.get("endTime"), "status.rayJobInfo.endTime")
+        if t is None:
+            raise _Bad("missing_field", "status.endTime")
+    else:
+        t = normalize_time(status.get("startTime"), "status.startTime")
+        if t is None:
+            return []
+    api_version = _text_or_none(obj.get("apiVersion"))
+    ref = {"kind": "RayJob", "name": name}
+    for key, v in (("namespace", ns), ("uid", uid), ("apiVersion", api_version)):
+        if v:
+            ref[key] = v
+    details: dict[str, Any] = {
+        "from": "object", "involvedObject": ref,
+        "object": {"uid": uid, "api_version": api_version, "labels": _labels(meta.get("labels")),
+                   "owner": _owner(meta), "start_time": _time_or_none(status.get("startTime")),
+                   "completion_time": _time_or_none(status.get("endTime")),
+                   "ray_cluster": _text_or_none(status.get("rayClusterName"))},
+        "condition": {"type": deployment, "status": "True", "reason": reason, "message": message,
+                      "job_status": job_status},
+    }
+    ident = uid or f"RayJob/{ns}/{name}"
+    return [EventRecord(
+        id=stable_id("job-object", ident, "status", deployment, job_status or "", reason or "", t),
+        time=t, namespace=ns, reason=reason or deployment, type="Condition", object_kind="RayJob",
+        object_name=name, message=message, count=1, details=details,
+    )]
+
+
 def _time_or_none(value: Any) -> str | None:
     """A time that is only context: a bad one is None, not a skip of the object."""
     try:
@@ -726,6 +783,9 @@ def decode_object(obj: Any, line: int | None = None) -> Iterator[Decoded]:
                 yield r._replace(line=line) if isinstance(r, Skip) else r
         elif kind == "Pod":
             for r in _pod_records(obj):
+                yield r._replace(line=line) if isinstance(r, Skip) else r
+        elif kind == "RayJob":
+            for r in _rayjob_records(obj):
                 yield r._replace(line=line) if isinstance(r, Skip) else r
         elif kind in JOB_OBJECT_KINDS:
             for r in _job_object_records(obj, kind):

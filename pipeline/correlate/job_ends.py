@@ -40,6 +40,11 @@ FAILURE_MESSAGES: tuple[tuple[re.Pattern[str], str, str], ...] = (
     # was active longer than specified deadline" (runPolicy.activeDeadlineSeconds)
     (re.compile(r"^Job \S+ has failed because it was active longer than specified deadline"), "time_limit",
      "kubeflow/training-operator pkg/controller.v1/common/job.go"),
+    # ray-project/kuberay v1.1.0-v1.7.0 ray-operator/controllers/ray/rayjob_controller.go
+    # checkActiveDeadlineAndUpdateStatusIfNeeded: status.message (reason DeadlineExceeded), which Kueue's Workload
+    # Finished condition copies for a RayJob.
+    (re.compile(r"^The RayJob has passed the activeDeadlineSeconds\."), "time_limit",
+     "kuberay ray-operator/controllers/ray/rayjob_controller.go checkActiveDeadlineAndUpdateStatusIfNeeded"),
 )
 
 # Kueue Workload condition Finished=True: reason -> outcome (message read by FAILURE_MESSAGES for a failure).
@@ -92,6 +97,16 @@ JOB_EVENTS: dict[tuple[str, str], tuple[str, str]] = {
 # pkg/controller.v1/<kind>/*_controller.go "PyTorchJob %s/%s successfully completed.", "... is failed because %d %s
 # replica(s) failed." and common/job.go "Job %s has failed because it has reached the specified backoff limit" /
 # "... was active longer than specified deadline". `<Kind>Restarting` is not an end: the pods are restarted.
+# kubeflow/mpi-operator v0.4.0-v0.8.x (kubeflow.org/v2beta1 MPIJob), pkg/controller/mpi_job_controller.go
+# updateMPIJobFailedStatus: once its launcher Job has failed, the MPIJob's `Failed` condition and its Warning Event take
+# the launcher's Failed condition's reason and message (batch/v1: DeadlineExceeded "Job was active longer than
+# specified deadline", the launcher Job's activeDeadlineSeconds being the MPIJob's runPolicy.activeDeadlineSeconds),
+# `BackoffLimitExceeded` with "/" and the last failed launcher pod's status reason appended; "MPIJobFailed" where the
+# launcher's is empty; `MPIJobEvicted` "%d/%d workers are evicted" (mpi_job_controller_status.go).
+MPIJOB_LAUNCHER_REASONS = frozenset({"DeadlineExceeded", "BackoffLimitExceeded", "PodFailurePolicy",
+                                     "MaxFailedIndexesExceeded", "FailedIndexes", "MPIJobEvicted"})
+_MPIJOB_SOURCE = "kubeflow/mpi-operator v0.4.0+ pkg/controller/mpi_job_controller.go updateMPIJobFailedStatus"
+
 KUBEFLOW_KINDS = ("PyTorchJob", "TFJob", "MPIJob", "XGBoostJob", "PaddleJob", "MXJob", "JAXJob")
 _KUBEFLOW_SOURCE = "kubeflow/training-operator pkg/util/status.go NewReason(kind, JobSucceededReason|JobFailedReason)"
 
@@ -133,6 +148,9 @@ def job_event_end(kind: str | None, reason: str | None, message: str | None) -> 
         outcome, source = hit
         category = "time_limit" if reason == "DeadlineExceeded" else None
         return _end(outcome, source, message, category)
+    if kind == "MPIJob" and reason.split("/", 1)[0] in MPIJOB_LAUNCHER_REASONS:
+        category = "time_limit" if reason == "DeadlineExceeded" else None
+        return _end(_FAILED, _MPIJOB_SOURCE, message, category)
     if kind in KUBEFLOW_KINDS and reason.startswith(kind):
         tail = reason[len(kind):]
         if tail == "Succeeded":
@@ -170,6 +188,10 @@ for _kind in KUBEFLOW_KINDS:
     JOB_CONDITIONS[(_kind, "Succeeded")] = (_SUCCEEDED, _KUBEFLOW_TYPES + " JobSucceeded")
     JOB_CONDITIONS[(_kind, "Failed")] = (_FAILED, _KUBEFLOW_TYPES + " JobFailed")
 del _kind
+# kubeflow/mpi-operator v0.4.0+ pkg/apis/kubeflow/v2beta1/types.go: the same JobCondition types (Created, Running,
+# Restarting, Succeeded, Suspended, Failed), set by pkg/controller/mpi_job_controller.go from its launcher Job.
+JOB_CONDITIONS[("MPIJob", "Succeeded")] = (_SUCCEEDED, "kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1/types.go JobSucceeded")
+JOB_CONDITIONS[("MPIJob", "Failed")] = (_FAILED, "kubeflow/mpi-operator pkg/apis/kubeflow/v2beta1/types.go JobFailed")
 
 
 def job_condition_end(kind: str | None, ctype: str | None, status: str | None, reason: str | None,
@@ -182,7 +204,38 @@ def job_condition_end(kind: str | None, ctype: str | None, status: str | None, r
     if hit is None:
         return None
     outcome, source = hit
-    category = "time_limit" if kind == "Job" and reason == "DeadlineExceeded" else None
+    # batch/v1's reason, and the MPIJob's (its launcher Job's, copied: MPIJOB_LAUNCHER_REASONS)
+    category = "time_limit" if kind in ("Job", "MPIJob") and reason == "DeadlineExceeded" else None
+    return _end(outcome, source, message, category)
+
+
+# RayJob (ray.io/v1, ray-project/kuberay ray-operator/apis/ray/v1/rayjob_types.go) has no conditions: its status
+# says `jobDeploymentStatus` (the operator's), `jobStatus` (the Ray job's: PENDING, RUNNING, STOPPED, SUCCEEDED,
+# FAILED), `reason` (v1.1.0+, JobFailedReason) and `message`; parsers/events.py gives one record of the latest, type
+# the deployment status, reason the `reason` else the job status. (deployment status, reason or job status) ->
+# outcome, category. v1.0.0: `Complete` once the Ray job SUCCEEDED or FAILED (no reason field); v1.1.0+: `Complete`
+# for SUCCEEDED or STOPPED (`ray job stop`), `Failed` with a reason: DeadlineExceeded (spec.activeDeadlineSeconds,
+# rayjob_controller.go checkActiveDeadlineAndUpdateStatusIfNeeded), AppFailed (the Ray job FAILED), SubmissionFailed,
+# and later ValidationFailed (v1.5.0), JobDeploymentStatusTransitionGracePeriodExceeded (v1.4.0),
+# PreRunningDeadlineExceeded (v1.6.0: not Running within spec.preRunningDeadlineSeconds), JobStatusCheckTimeoutExceeded
+# (v1.7.0). Other deployment statuses (Initializing, Running, Suspending, Suspended, Retrying, Waiting, ...) are no end.
+_RAY_TYPES = "kuberay ray-operator/apis/ray/v1/rayjob_types.go"
+RAYJOB_STATUS: dict[tuple[str, str | None], tuple[str, str | None, str]] = {
+    ("Complete", "SUCCEEDED"): (_SUCCEEDED, None, _RAY_TYPES + " JobDeploymentStatusComplete, JobStatusSucceeded"),
+    ("Complete", "FAILED"): (_FAILED, None, _RAY_TYPES + " v1.0.0 JobDeploymentStatusComplete, JobStatusFailed"),
+    ("Complete", "STOPPED"): (_FAILED, None, _RAY_TYPES + " JobDeploymentStatusComplete, JobStatusStopped"),
+    ("Failed", "DeadlineExceeded"): (_FAILED, "time_limit", _RAY_TYPES + " JobDeploymentStatusFailed, DeadlineExceeded"),
+    ("Failed", None): (_FAILED, None, _RAY_TYPES + " JobDeploymentStatusFailed"),  # any other reason
+}
+
+
+def rayjob_end(deployment: str | None, reason: str | None, message: str | None) -> JobEnd | None:
+    """What a RayJob's status (its deployment status and reason, else its job status) says of the run's end."""
+    hit = RAYJOB_STATUS.get((deployment or "", reason)) or (
+        RAYJOB_STATUS.get((deployment, None)) if deployment == "Failed" else None)
+    if hit is None:
+        return None
+    outcome, category, source = hit
     return _end(outcome, source, message, category)
 
 

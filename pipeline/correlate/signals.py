@@ -12,7 +12,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from gangscope.parsers import times
-from gangscope.pipeline.correlate.job_ends import JobEnd, job_condition_end, job_event_end, with_child_end, workload_finish
+from gangscope.pipeline.correlate.job_ends import (
+    JobEnd, job_condition_end, job_event_end, rayjob_end, with_child_end, workload_finish,
+)
 from gangscope.pipeline.correlate.linking import details_of, get_field, job_owner
 from gangscope.pipeline.curate.naming import JOB_KINDS
 
@@ -147,7 +149,10 @@ def classify(rec: Any) -> Signal | None:
                 # A child (one Job of a JobSet, the JobSet of a TrainJob): its end is not its owner's; the
                 # owner's own condition says how the run ended.
                 return None
-            end = job_condition_end(kind, cond.get("type"), cond.get("status"), cond.get("reason"), msg)
+            if kind == "RayJob":  # its status, not conditions (parsers/events.py _rayjob_records)
+                end = rayjob_end(cond.get("type"), cond.get("reason"), msg)
+            else:
+                end = job_condition_end(kind, cond.get("type"), cond.get("status"), cond.get("reason"), msg)
             end = with_child_end(end, d.get("child_end"))  # a JobSet failed by a child past its deadline
             if end is None:
                 return None
