@@ -97,6 +97,7 @@ PREFILTER = (
     # (no colon: rich's box title and IPython's head line, RENDERED below, end the words without one)
     r"|.*Traceback \(most recent call last\)"
     r"|File \"[^\"]*\", line \d+, in "  # stackprinter's frame line, at the margin (RENDERED)
+    r"|.* File \"[^\"]*\", line \d+, in "  # ... behind a head (HEADED; traces._headed_start decides)
     r"|│ +(?:File \"|Traceback \(most recent call last\):))"  # a traceback inside a viewer's box (MARGIN)
 )
 
@@ -134,6 +135,15 @@ VALUE_MARKS = re.compile(r"^\s*[\u2502\u2514]")
 #: right edge (fixtures/eval dev 457, a RayJob's log copied from a viewer: ray-project/ray#43265); the text inside is
 #: CPython's. traces.unmargin takes the border off.
 MARGIN = "\u2502"
+#: the first line of a drawn traceback behind a head a log collector or a logger wrote on every line
+#: (`kubectl logs --timestamps`, `%(asctime)s %(levelname)s `; fixtures/renderers/matrix *_ts, *_log): ultratb's
+#: head (IPY_HEAD) or stackprinter's margin frame line (SP_FRAME), one space after the head (an indented File line is
+#: CPython's). traces.TraceParser._start takes the head off when it is a log line's (FOREIGN: a time or a level first);
+#: rich's panel and CPython's header are found by their own words there.
+HEADED = re.compile(
+    r" (?P<ipy>[A-Za-z_][\w.]* +Traceback \(most recent call last\)\s*$)"
+    r'|(?<=\S) (?P<sp>File "[^"]*", line \d+, in \S.*$)'
+)
 RENDERED = (
     ("rich", RICH_HEAD, "rich/traceback.py"),
     ("ipython", IPY_HEAD, "IPython/core/ultratb.py"),

@@ -47,6 +47,7 @@ from gangscope.parsers.trace_shapes import (
     FATAL,
     FRAME,
     FOREIGN,
+    HEADED,
     IPY_ARROW,
     IPY_FRAME,
     IPY_HEAD,
@@ -283,6 +284,23 @@ def unmargin(text: str) -> str:
     return t
 
 
+def _headed_start(raw: str, text: str) -> tuple[int, str]:
+    """Where a drawn traceback starts behind a head on its line, and its state; (-1, "") for none. rich's panel
+    ("<time> <level> ╭─── Traceback (most recent call last) ───╮") behind any head; ultratb's head and stackprinter's
+    frame line (trace_shapes.HEADED) behind a log line's head (a time or a level first, FOREIGN), the head without
+    colours."""
+    if "\u256d" in text:
+        pos = raw.find("\u256d")
+        return (pos, "rich_box") if pos > 0 and RICH_HEAD.match(raw[pos:]) else (-1, "")
+    m = HEADED.search(text)
+    if m is None:
+        return -1, ""
+    pos = m.start("ipy") if m.group("ipy") else m.start("sp")
+    if not FOREIGN.match(text) or raw[:pos] != text[:pos]:
+        return -1, ""
+    return pos, ("ipy_frames" if m.group("ipy") else "sp_frames")
+
+
 def _shape(head: str) -> str:
     """A head as it recurs line after line: its digits (times, pids, counters) as 0."""
     return head.translate(_DIGITS_AS_ZERO)
@@ -496,11 +514,10 @@ class TraceParser:
             at = text.rfind(TB_TEXT)
             pos = line.text.rfind(TB_TEXT) if at > 0 and ("\r" in text or TB_HEAD.match(text[at:]) and not _OWN_WORDS(text, 0, at)) else -1
             nxt = "tb_head"
-            if pos < 0:  # rich's panel behind a head ("<time> <level> ╭─── Traceback (most recent call last) ───╮")
-                pos = line.text.find("\u256d") if "\u256d" in text else -1
-                if pos <= 0 or not RICH_HEAD.match(line.text[pos:]):
+            if pos < 0:  # a drawn traceback behind a head
+                pos, nxt = _headed_start(line.text, text)
+                if pos <= 0:
                     return False
-                nxt = "rich_box"
             elif not TB_HEAD.match(line.text[pos:]):
                 return False
             if "\r" not in line.text[:pos] and 0 < pos <= MAX_HEAD:
