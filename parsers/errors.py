@@ -443,6 +443,24 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r": error: (?P<step>Job \d+|StepId=\S+|[Ss]tep \S+) exceeded (?:virtual )?memory limit \((?P<used>\d+) > (?P<limit>\d+)\), being killed"),
              "SchedMD/slurm src/interfaces/jobacct_gather.c jobacct_gather_handle_mem_limit (error(\"%ps exceeded memory limit (%\"PRIu64\" > %\"PRIu64\"), "
              "being killed\", ...); _acct_kill_step()), src/common/slurm_jobacct_gather.c before 23.02 (\"Job %u exceeded memory limit ...\")"),
+    # Batch h16z, SLURM's own words (from the sources): the job's memory limit as slurmd / slurmstepd notify it after the
+    # kill ("Exceeded job memory limit", which srun prints as the job's message), and the cgroup's high-water note at a
+    # step's end ("Exceeded step/job memory limit at some point.", printed whenever the cgroup's failcnt is non-zero, also
+    # when the step then ends well: bugs.schedmd.com 3214) -- the first a cause, the second a warning.
+    LineRule("slurm_mem_at_some_point", "host_oom", "Exceeded ",
+             _r(r"Exceeded (?:step|job) memory limit at some point"),
+             "SchedMD/slurm src/plugins/task/cgroup/task_cgroup_memory.c task_cgroup_memory_check_oom (info(\"Exceeded step memory limit "
+             "at some point.\") when memory.failcnt / memory.memsw.failcnt is non-zero; \"Exceeded job memory limit at some point.\")",
+             WARNING),
+    LineRule("slurm_job_mem_notify", "host_oom", "Exceeded job memory limit",
+             _r(r"Exceeded job memory limit(?! at some point)"),
+             "SchedMD/slurm src/slurmd/slurmd/slurmd.c / src/slurmd/slurmstepd (notify_req.message = \"Exceeded job memory limit\"; "
+             "REQUEST_JOB_NOTIFY then the step's SIGKILL; srun's _user_msg_handler info(\"%s\", msg->msg))"),
+    # srun told by the controller that a node of its step failed (NODE_FAIL): the node went away under the job.
+    LineRule("srun_node_failure", "node_failure", "Node failure on ",
+             _r(r"(?:srun: error: )?Node failure on (?P<node>[\w.\[\],-]+)"),
+             "SchedMD/slurm src/srun/srun.c / src/srun/allocate.c _node_fail_handler (error(\"Node failure on %s\", msg->nodelist)); "
+             "src/api/step_launch.c _node_fail_handler (the same error, then the tasks of those nodes are marked failed)"),
     # srun's report of a task that exited by itself (its first task id is the global rank) or died of a
     # signal: a launcher summary that says a task failed, not why. After the first bad exit srun
     # terminates the step itself (kill_on_bad_exit: "Terminating StepId=...", then slurmstepd's
@@ -719,6 +737,14 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Caught (?P<what>\w+) in DataLoader worker process (?P<worker>\d+)"),
              "pytorch/pytorch torch/_utils.py ExceptionWrapper (f\"Caught {exc_type.__name__} {where}\")"),
     # --- storage
+    # Batch h16z (fixtures/eval dev 513): a TFRecord dataset whose record fails its CRC or ends early, as TF's record
+    # reader reports it (a DataLoss status, raised as DataLossError by the input pipeline's iterator): the dataset's
+    # data is bad, a dataset error.
+    LineRule("tf_record_corrupted", "dataloader_error", "DataLoss",
+             _r(r"DataLoss(?:Error)?(?: \(see above for traceback\))?: (?P<what>corrupted|truncated) record at (?P<offset>\d+)"),
+             "tensorflow/tensorflow tensorflow/core/lib/io/record_reader.cc RecordReader::ReadChecksummed (return errors::DataLoss("
+             "\"corrupted record at \", offset) on a CRC mismatch, errors::DataLoss(\"truncated record at \", offset) on a short read); "
+             "python/framework/errors_impl.py DataLossError"),
     LineRule("errno_storage", "storage_io", "[Errno ",
              _r(_ERRNO_STORAGE),
              "python/cpython Objects/exceptions.c OSError_str (\"[Errno %S] %S\") + glibc strerror"),
@@ -1454,6 +1480,9 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     # traceback as the message; the new one through ExceptionWrapper.reraise.
     TraceRule("dataloader_reraise", "dataloader_error", "pytorch/pytorch torch/utils/data/dataloader.py (_process_next_batch: raise batch.exc_type(batch.exc_msg); _process_data: data.reraise()), torch/_utils.py ExceptionWrapper.reraise",
               frame=_r(r"torch/utils/data/dataloader\.py:(?:_process_next_batch|_process_data)$|torch/_utils\.py:reraise$")),
+    TraceRule("tf_record_corrupted", "dataloader_error", "tensorflow/tensorflow tensorflow/core/lib/io/record_reader.cc (errors::DataLoss("
+              "\"corrupted record at \", offset), \"truncated record at \"); python/framework/errors_impl.py DataLossError",
+              message=_r(r"^\s*(?:corrupted|truncated) record at \d+")),  # by the message: a DataLossError is also a checkpoint's
     TraceRule("dataloader", "dataloader_error", "pytorch/pytorch torch/csrc/DataLoader.cpp, torch/utils/data/dataloader.py, torch/_utils.py",
               message=_r(r"DataLoader worker \(pid|DataLoader timed out after|in DataLoader worker process|"
                          r"encountered in worker|Pin memory thread exited unexpectedly")),

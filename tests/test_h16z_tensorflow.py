@@ -8,7 +8,9 @@ NVLink uncorrectable -> gpu_hardware, out of memory -> cuda_oom; the start-up na
 allocator's retry lines (a warning: "this isn't always important to users"), and the kernels' cuBLAS / cuDNN statuses
 (matmul_op.cc "Blas GEMM launch failed", cudnn_rnn_ops.cc "Failed to call ThenRnnForward", conv_ops.cc "Failed to get
 convolution algorithm. This is probably because cuDNN failed to initialize", gpu_util.cc "GPU sync failed"); StatusGroup's
-"N root error(s) found." names no cause itself."""
+"N root error(s) found." names no cause itself; record_reader.cc's DataLoss "corrupted record at N" is a dataset error. And
+SLURM's own lines: the job memory limit's notice (a cause), the cgroup's "at some point" note (a warning), srun's "Node
+failure on <nodes>" (node_failure)."""
 
 from __future__ import annotations
 
@@ -71,6 +73,13 @@ def found(line: str) -> tuple[str, str] | None:
          "(268435456 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY: out of memory", ("tf_device_alloc_retry", "cuda_oom")),
         ("2018-02-07 22:06:11.442068: E tensorflow/stream_executor/cuda/cuda_driver.cc:936] failed to allocate 163.62M "
          "(171573248 bytes) from device: CUDA_ERROR_OUT_OF_MEMORY", ("tf_device_alloc_retry", "cuda_oom")),
+        ("tensorflow.python.framework.errors_impl.DataLossError: corrupted record at 775087002", ("tf_record_corrupted", "dataloader_error")),
+        ("DataLossError (see above for traceback): truncated record at 4190", ("tf_record_corrupted", "dataloader_error")),
+        # SLURM's own lines (src/slurmd, task_cgroup_memory.c, srun's node-failure handler)
+        ("slurmstepd: error: Exceeded job memory limit", ("slurm_job_mem_notify", "host_oom")),
+        ("srun: Exceeded job memory limit", ("slurm_job_mem_notify", "host_oom")),
+        ("slurmstepd: error: Exceeded step memory limit at some point.", ("slurm_mem_at_some_point", "host_oom")),
+        ("srun: error: Node failure on gpu-b[03-04]", ("srun_node_failure", "node_failure")),
         # near misses: the driver's start-up names TF survives on the CPU, other Blas words
         ("2019-12-09 10:29:08.549054: E tensorflow/stream_executor/cuda/cuda_driver.cc:318] failed call to cuInit: "
          "CUDA_ERROR_NO_DEVICE: no CUDA-capable device is detected", None),
@@ -86,8 +95,9 @@ def test_the_lines_and_their_near_misses(line, expected):
     assert found(line) == expected
 
 
-def test_the_allocator_retry_is_a_warning():
+def test_the_allocator_retry_and_the_cgroup_note_are_warnings():
     assert rule_role("tf_device_alloc_retry") == WARNING
+    assert rule_role("slurm_mem_at_some_point") == WARNING  # printed also when the step then ends well
 
 
 @pytest.mark.parametrize(
@@ -106,6 +116,10 @@ def test_the_allocator_retry_is_a_warning():
          "failed initializing StreamExecutor for CUDA device ordinal 0: Internal: failed call to cuDevicePrimaryCtxRetain: "
          "CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered", "gpu_hardware"),
         ("tensorflow.python.framework.errors_impl.UnknownError", "2 root error(s) found.", "unknown"),
+        ("tensorflow.python.framework.errors_impl.DataLossError", "corrupted record at 2585605691", "dataloader_error"),
+        # a checkpoint's DataLossError is no dataset error
+        ("tensorflow.python.framework.errors_impl.DataLossError", "Unable to open table file /ckpt/model.ckpt-100: Data loss: not an "
+         "sstable (bad magic number): perhaps your file is in a different file format", "python_exception"),
         ("tensorflow.python.framework.errors_impl.InvalidArgumentError", "Incompatible shapes: [32,10] vs. [32,12]", "python_exception"),
     ],
 )  # fmt: skip
@@ -143,7 +157,8 @@ def test_whole_logs(tmp_path, text, category):
     assert d.category == category, d.summary
 
 
-@pytest.mark.parametrize("name, category", [("509", "cuda_oom"), ("511", "cuda_error"), ("512", "cuda_oom"), ("514", "cuda_error")])
+@pytest.mark.parametrize("name, category", [("509", "cuda_oom"), ("511", "cuda_error"), ("512", "cuda_oom"), ("513", "dataloader_error"),
+                                           ("514", "cuda_error")])
 def test_the_dev_logs_of_the_batch(tmp_path, name, category):
     d = the_diagnosis(tmp_path, (DEV / f"{name}.log").read_text(), name)
     assert d.category == category, d.summary
