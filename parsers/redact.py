@@ -187,10 +187,12 @@ class Redactor:
                 look.update(rules_of_hint[h])
             rules = self.rules
             looking: list[RedactionRule] = [rules[i] for i in sorted(look)]
+            held = set(map(self._hints.__getitem__, present))  # their texts: a rule's hint_followed looks for these only
         else:
             looking = [rule for rule in self.rules if not rule.hints or any(h in lower for h in rule.hints)]
+            held = None
         for rule in looking:
-            found = rule.spans_of(text)
+            found = rule.spans_of(text, lower, held)
             if found:
                 counts[rule.name] = counts.get(rule.name, 0) + 1
                 spans.extend(found)
@@ -269,9 +271,9 @@ class Redactor:
             known_clean = self._known_clean[type(record)] = known_clean_check(text_fields(type(record)), self._clean, self._plain_names)
         if known_clean(record):
             return record
-        fields = text_fields(type(record))
-        if self._needs_mask(record, fields):
-            self._mask_fields(record, fields, 0)
+        look = self._needs_mask(record, text_fields(type(record)))
+        if look:
+            self._mask_fields(record, look, 0)
         return record
 
     def _mask_fields(self, obj: msgspec.Struct, fields: tuple[tuple[str, bool], ...], depth: int) -> None:
@@ -283,33 +285,60 @@ class Redactor:
             if masked is not value:
                 setattr(obj, name, masked)
 
-    def _needs_mask(self, obj: msgspec.Struct, fields: tuple[tuple[str, bool], ...]) -> bool:
-        """Whether masking the fields could change anything: a text not known clean holds a
-        hint of a secret, or a secret-named key holds a string, or the nesting is too deep."""
+    def _needs_mask(self, obj: msgspec.Struct, fields: tuple[tuple[str, bool], ...]) -> tuple[tuple[str, bool], ...]:
+        """The fields whose masking could change something (none: nothing to mask): where a text
+        not known clean holds a hint of a secret, the fields that hold such a text; where a
+        secret-named key holds a string, or the nesting is too deep, every field. A field all of
+        whose texts are known clean (a trace's frames seen before) comes back from the walk as it
+        was: it is not walked."""
         clean = self._clean
         new: list[str] = []
         names: list[str] = []
+        walked: set[str] | None = None  # the fields walked (not plain texts) that gave `new` a text
         for name, plain in fields:
             value = getattr(obj, name)
             if plain and type(value) is str:
                 if value and value not in clean:
                     new.append(value)
-            elif value is not None and self._gather(value, new, names, 1):
-                return True
+            elif value is not None:
+                before = len(new)
+                if self._gather(value, new, names, 1):
+                    return fields
+                if len(new) != before:
+                    if walked is None:
+                        walked = set()
+                    walked.add(name)
         if not new:
-            return False
+            return ()
         if self._one_look:
             text = new[0] if len(new) == 1 else "\n".join(new)
             if self._may_hold_secret(text):
-                return True
+                return self._holding(obj, fields, walked)
         elif any(self._may_hold_secret(text) for text in new):
-            return True
+            return self._holding(obj, fields, walked)
         self._remember_clean(new)
         if names:
             if len(self._plain_names) >= CLEAN_TEXTS:
                 self._plain_names.clear()
             self._plain_names.update(names)
-        return False
+        return ()
+
+    def _holding(self, obj: msgspec.Struct, fields: tuple[tuple[str, bool], ...], walked: set[str] | None) -> tuple[tuple[str, bool], ...]:
+        """The fields of `obj` that gave `_needs_mask` a text not known clean: a plain text not in
+        the clean set (as it stood there: nothing changed it since), or a field it walked."""
+        clean = self._clean
+        holding = []
+        for field in fields:
+            name, plain = field
+            if plain:
+                value = getattr(obj, name)
+                if type(value) is str:
+                    if value and value not in clean:
+                        holding.append(field)
+                    continue
+            if walked is not None and name in walked:
+                holding.append(field)
+        return tuple(holding)
 
     def _gather(self, value: Any, new: list[str], names: list[str], depth: int) -> bool:
         """Adds the texts of a value not known clean to `new` (dict keys not yet known plain

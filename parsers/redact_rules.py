@@ -58,8 +58,10 @@ class RedactionRule:
     after_hint: re.Pattern[str] | None = None
     in_long_option: bool = False
 
-    def spans_of(self, text: str) -> list[Span]:
-        if self.after_hint is not None and text.isascii() and not self.hint_followed(text):
+    def spans_of(self, text: str, lower: str | None = None, present: frozenset[str] | set[str] | None = None) -> list[Span]:
+        """The spans to mask. `lower`: `text.lower()` where the caller has it; `present`: the hints
+        the ASCII `text` holds (caseless), where the caller found them (see `hint_followed`)."""
+        if self.after_hint is not None and text.isascii() and not self.hint_followed(text, lower, present):
             return []
         spans: list[Span] = []
         search = self.pattern.search
@@ -79,13 +81,19 @@ class RedactionRule:
                 pos = max(m.end(), m.start() + 1)
         return spans
 
-    def hint_followed(self, text: str) -> bool:
+    def hint_followed(self, text: str, lower: str | None = None, present: frozenset[str] | set[str] | None = None) -> bool:
         """Whether one of the hints (caseless) stands in the ASCII `text` followed by what
         `after_hint` matches from its end. A hint's occurrences are found with str.find on the
-        lowered text (the same offsets: ASCII), each tried once with a bounded match: linear."""
-        lower = text.lower()
+        lowered text (the same offsets: ASCII), each tried once with a bounded match: linear.
+        `lower`: `text.lower()` where the caller made it already (a pass runs several rules over
+        one text); `present`: the hints the text holds where the caller knows them (a Hyperscan
+        scan's answer): a hint not among them finds nothing, and is not searched for."""
+        if lower is None:
+            lower = text.lower()
         follows = self.after_hint.match  # type: ignore[union-attr]
         for hint in self.hints:
+            if present is not None and hint not in present:
+                continue
             at = lower.find(hint)
             while at >= 0:
                 if follows(text, at + len(hint)) is not None and (not self.in_long_option or _in_long_option(text, at)):
