@@ -37,6 +37,10 @@ from gangscope.parsers.trace_shapes import (
     IPY_HEAD,
     LOGURU_FRAME,
     ORIGINAL_TB,
+    PE_FRAME,
+    PE_INFIX,
+    PE_RULE,
+    PE_TYPE,
     REPEAT,
     RICH_CODE,
     RICH_FRAME,
@@ -118,7 +122,11 @@ def parse_block(lines: list[str], text: str | None = None, failures: dict[str, A
     `lines` are not)."""
     text = "\n".join(lines) if text is None else text
     clean = [ANSI.sub("", t) if "\x1b" in t else t for t in lines]
-    if _rendered(clean):
+    if PE_FRAME.match(clean[0]):
+        clean = depretty(clean)
+        if not any(EXCEPTION.match(t) for t in clean[1:] if not indented(t)):
+            return None  # location-like lines, no exception: no trace (a copy cut in the frames says nothing more)
+    elif _rendered(clean):
         clean = derender(clean)
     if FATAL.match(clean[0]) or DUMP_THREAD.match(clean[0]) or DUMP_TIMEOUT.match(clean[0]):
         record = _read_dump(clean)
@@ -191,6 +199,47 @@ def derender(lines: list[str]) -> list[str]:
         else:  # the exception line: the frames are over
             kind = ""
             out.append(t)
+    return out
+
+
+def depretty(lines: list[str]) -> list[str]:
+    """pretty_errors' lines (trace_shapes.PE_FRAME and beside it) as CPython prints them: a header, per frame
+    `  File "f", line N, in g` and its line, "Type: message" where it printed the message below the type, and where a rule
+    starts the next exception, the one raised while handling it (pretty_errors prints the __context__ first)."""
+    out = [TB_TEXT]
+    frames = True
+    i, n = 0, len(lines)
+    while i < n:
+        t = lines[i]
+        if frames:
+            m = PE_FRAME.match(t)
+            if m is not None:
+                file, line, func = (m.group("file"), m.group("line"), m.group("func")) if m.group("file") else (
+                    m.group("file2"), m.group("line2"), m.group("func2"))
+                out.append(f'  File "{file}", line {line}, in {func}')
+                if i + 1 < n:
+                    code = lines[i + 1]
+                    out.append("    " + (code[2:] if code[:2] == "> " else code).strip())
+                i += 2
+                continue
+            if blank(t) or PE_INFIX.match(t):
+                i += 1
+                continue
+            frames = False
+            m = PE_TYPE.match(t)
+            if m is not None and i + 1 < n and not blank(lines[i + 1]):
+                out.append(f"{m.group('type')}: {lines[i + 1]}")
+                i += 2
+                continue
+        elif PE_RULE.match(t) and i + 1 < n and any(PE_FRAME.match(x) for x in lines[i + 1 : i + 3]):
+            while out and blank(out[-1]):
+                out.pop()
+            out += ["", "During handling of the above exception, another exception occurred:", "", TB_TEXT]
+            frames = True
+            i += 1
+            continue
+        out.append(t)
+        i += 1
     return out
 
 

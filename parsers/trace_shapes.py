@@ -98,6 +98,8 @@ PREFILTER = (
     r"|.*Traceback \(most recent call last\)"
     r"|File \"[^\"]*\", line \d+, in "  # stackprinter's frame line, at the margin (RENDERED)
     r"|.* File \"[^\"]*\", line \d+, in "  # ... behind a head (HEADED; traces._headed_start decides)
+    r"|[\w.-]+\.pyw? \d+ [\w<>.]+\s*$|\d+ [\w<>.]+ [\w.-]+\.pyw?\s*$"  # pretty_errors' frame (PE_FRAME)
+    r"|.*\.pyw?(?: \d+ [\w<>.]+)?\s*$"  # ... behind a head (HEADED)
     r"|│ +(?:File \"|Traceback \(most recent call last\):))"  # a traceback inside a viewer's box (MARGIN)
 )
 
@@ -135,20 +137,37 @@ VALUE_MARKS = re.compile(r"^\s*[\u2502\u2514]")
 #: right edge (fixtures/eval dev 457, a RayJob's log copied from a viewer: ray-project/ray#43265); the text inside is
 #: CPython's. traces.unmargin takes the border off.
 MARGIN = "\u2502"
+#: pretty_errors (pretty_errors/__init__.py ExceptionWriter and excepthook, 1.2.24-1.2.25): a blank line and a rule of
+#: "-" (write_header), per frame a blank line, its location (write_location: "file.py N function" by default, "N function
+#: file.py" with line_number_first, as mono() sets) and its line (write_code: bare, "> " before it in mono()), "---"
+#: between frames in mono() (its infix); then a blank line, the type and a colon, the message on the lines below
+#: (write_exception: name + ':\n' + '\n'.join(args); the type alone without args). An exception's __context__ is printed
+#: before it, from its own rule on; its __cause__ never. trace_blocks.depretty turns it into CPython's lines.
+PE_FRAME = re.compile(
+    r"^(?:(?P<file>[\w.-]+\.pyw?) (?P<line>\d+) (?P<func>[\w<>.]+)"
+    r"|(?P<line2>\d+) (?P<func2>[\w<>.]+) (?P<file2>[\w.-]+\.pyw?))\s*$"
+)
+PE_RULE = re.compile(r"^-{20,}\s*$")
+PE_INFIX = re.compile(r"^---\s*$")
+PE_TYPE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*):\s*$")  # the message on the next line
+#: its exception line: "Type:", or a class's name alone (capitalised: a frame's line cut to a word is none)
+PE_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*:|(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*$")
 #: the first line of a drawn traceback behind a head a log collector or a logger wrote on every line
 #: (`kubectl logs --timestamps`, `%(asctime)s %(levelname)s `; fixtures/renderers/matrix *_ts, *_log): ultratb's
-#: head (IPY_HEAD) or stackprinter's margin frame line (SP_FRAME), one space after the head (an indented File line is
-#: CPython's). traces.TraceParser._start takes the head off when it is a log line's (FOREIGN: a time or a level first);
+#: head (IPY_HEAD), stackprinter's margin frame line (SP_FRAME) or pretty_errors' location (PE_FRAME), one space after
+#: the head (an indented File line is CPython's). traces.TraceParser._start takes the head off when it is a log line's (FOREIGN: a time or a level first);
 #: rich's panel and CPython's header are found by their own words there.
 HEADED = re.compile(
     r" (?P<ipy>[A-Za-z_][\w.]* +Traceback \(most recent call last\)\s*$)"
     r'|(?<=\S) (?P<sp>File "[^"]*", line \d+, in \S.*$)'
+    r"|(?<=\S) (?P<pe>(?:[\w.-]+\.pyw? \d+ [\w<>.]+|\d+ [\w<>.]+ [\w.-]+\.pyw?)\s*$)"  # pretty_errors' location
 )
 RENDERED = (
     ("rich", RICH_HEAD, "rich/traceback.py"),
     ("ipython", IPY_HEAD, "IPython/core/ultratb.py"),
     ("stackprinter", SP_FRAME, "stackprinter/frame_formatting.py"),
     ("loguru", LOGURU_FRAME, "loguru/_better_exceptions.py"),
+    ("pretty_errors", PE_FRAME, "pretty_errors/__init__.py"),
 )
 
 

@@ -53,6 +53,11 @@ from gangscope.parsers.trace_shapes import (
     IPY_HEAD,
     LOGURU_FRAME,
     MARGIN,
+    PE_EXCEPTION,
+    PE_FRAME,
+    PE_INFIX,
+    PE_RULE,
+    PE_TYPE,
     PREFILTER,
     REMOTE_HEAD,
     RICH_BODY,
@@ -94,6 +99,11 @@ def _after_exception(t: str) -> str:
     return "message"
 
 
+def _pe_after_exception(t: str) -> str:
+    """pretty_errors: "Type:" has its message on the lines below, the type alone none."""
+    return "pe_args" if PE_TYPE.match(t) else "pe_message"
+
+
 # ----------------------------------------------------------------------------- the rules
 
 TAKE = "take"  # the line belongs to the trace
@@ -122,6 +132,7 @@ START: list[Rule] = [
     (RICH_HEAD.match, TAKE, "rich_box"),
     (IPY_HEAD.match, TAKE, "ipy_frames"),
     (SP_FRAME.match, TAKE, "sp_frames"),
+    (PE_FRAME.match, TAKE, "pe_code"),  # pretty_errors: its rule is no start (a rule of dashes is any log's)
 ]
 
 #: state -> ordered rules. A state's rules that do not match leave the trace (END).
@@ -162,6 +173,32 @@ RULES: dict[str, list[Rule]] = {
         (SP_ELIDED.match, TAKE, "sp_frames"),
         (FOREIGN.match, END, None),
         (EXCEPTION.match, TAKE, _after_exception),
+    ],
+    "pe_code": [  # pretty_errors: the frame's line after its location
+        (anything, TAKE, "pe_frames"),
+    ],
+    "pe_frames": [  # blank lines, mono()'s "---", the next location; the exception line ends the frames
+        (blank, HOLD, "pe_frames"),
+        (PE_INFIX.match, TAKE, "pe_frames"),
+        (PE_FRAME.match, TAKE, "pe_code"),
+        (FOREIGN.match, END, None),
+        (PE_EXCEPTION.match, TAKE, _pe_after_exception),
+    ],
+    "pe_args": [  # the line below "Type:" is its message's first, whatever it looks like
+        (anything, TAKE, "pe_message"),
+    ],
+    "pe_message": [  # the message's lines (the args, one a line) below "Type:"
+        (blank, HOLD, "pe_message_blank"),
+        (foreign, END, None),
+        (anything, TAKE, "pe_message"),
+    ],
+    "pe_message_blank": [  # a rule then a location: the exception raised while handling this one
+        (blank, HOLD, "pe_message_blank"),
+        (PE_RULE.match, HOLD, "pe_rule"),
+    ],
+    "pe_rule": [
+        (blank, HOLD, "pe_rule"),
+        (PE_FRAME.match, TAKE, "pe_code"),
     ],
     "frames": [
         (TB_HEAD.match, END, None),
@@ -255,11 +292,13 @@ RULES: dict[str, list[Rule]] = {
 #: States that read free text: a line there must also come within `message_gap_s` of the
 #: trace's previous line, and only so many of them may come in a row (`max_message_lines`
 #: in COUNTED_TEXT, ten times `max_lines` inside a box or quotes, which have a closing line).
-FREE_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_head", "remote_body", "child_failed_box"})
-COUNTED_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_head"})
+FREE_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_head", "remote_body", "child_failed_box",
+                       "pe_args", "pe_message", "pe_message_blank"})
+COUNTED_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_head", "pe_message", "pe_message_blank"})
 
 #: States in which a trace may end without being cut short.
-TERMINAL = frozenset({"message", "message_blank", "message_blank2", "message_done", "box", "dump", "dump_blank"})
+TERMINAL = frozenset({"message", "message_blank", "message_blank2", "message_done", "box", "dump", "dump_blank",
+                      "pe_message", "pe_message_blank", "pe_rule"})
 
 
 # ----------------------------------------------------------------------------- the parser
@@ -284,6 +323,9 @@ def unmargin(text: str) -> str:
     return t
 
 
+_HEADED_STATE = {"ipy": "ipy_frames", "sp": "sp_frames", "pe": "pe_code"}  # trace_shapes.HEADED's groups
+
+
 def _headed_start(raw: str, text: str) -> tuple[int, str]:
     """Where a drawn traceback starts behind a head on its line, and its state; (-1, "") for none. rich's panel
     ("<time> <level> ╭─── Traceback (most recent call last) ───╮") behind any head; ultratb's head and stackprinter's
@@ -295,10 +337,11 @@ def _headed_start(raw: str, text: str) -> tuple[int, str]:
     m = HEADED.search(text)
     if m is None:
         return -1, ""
-    pos = m.start("ipy") if m.group("ipy") else m.start("sp")
+    kind = m.lastgroup or ""
+    pos = m.start(kind)
     if not FOREIGN.match(text) or raw[:pos] != text[:pos]:
         return -1, ""
-    return pos, ("ipy_frames" if m.group("ipy") else "sp_frames")
+    return pos, _HEADED_STATE[kind]
 
 
 def _shape(head: str) -> str:
@@ -437,7 +480,7 @@ class TraceParser:
     def quiet_s(self) -> float:
         """How long the stream must stay quiet before the open trace is certainly over: in a
         free-text message only a line within `message_gap_s` could still continue it."""
-        return self.message_gap_s if self._state in ("message", "message_blank", "message_blank2") else self.idle_s
+        return self.message_gap_s if self._state in COUNTED_TEXT and self._state != "dump_head" else self.idle_s
 
     def expire(self, time: str) -> list[Record]:
         """Emit the open trace if its last line is more than `quiet_s` older than `time`.

@@ -73,7 +73,7 @@ def test_a_whole_rendered_traceback_is_one_trace_with_its_chain(name):
 def test_a_cut_rendered_traceback_never_loses_the_run(name):
     traces, result = _traces(MATRIX / name)
     [d] = result.diagnoses
-    assert d.outcome == "failed" or _renderer(name) == "pretty_errors"  # its cut copies hold no exception line
+    assert d.outcome == "failed" or _renderer(name).startswith("pretty_errors")  # its cut copies hold no exception line
     assert d.category in ("cuda_oom", "python_exception", "unknown", "running")
     if _renderer(name) in DRAWN and traces:
         assert all(t.frames or t.exception_type or t.chain for t in traces)
