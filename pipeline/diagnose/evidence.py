@@ -16,7 +16,10 @@ def symptoms_of(failures: list[Failure], root: Failure, suspects: list[int]) -> 
     for f in failures:
         if f is root or f.tier in (1, 3):
             continue
-        g = groups.setdefault(f.category, {"category": f.category, "ranks": set(), "pods": set(), "count": 0})
+        category = f.category
+        g = groups.get(category)
+        if g is None:  # (a setdefault made a dict and two sets for every failure, to throw away)
+            g = groups[category] = {"category": category, "ranks": set(), "pods": set(), "count": 0}
         if f.rank is not None:
             g["ranks"].add(f.rank)
         if f.error.pod:

@@ -87,11 +87,12 @@ class RankMap:
             self._by_pod = by_pod
         return self._by_pod.get(pod, [])
 
-    def rank_of(self, error: ErrorRecord) -> int | None:
-        """The global rank of an error; for launcher lines, from `local_rank: N` and the box."""
+    def rank_of(self, error: ErrorRecord, box: bool | None = None) -> int | None:
+        """The global rank of an error; for launcher lines, from `local_rank: N` and the box.
+        `box`: `is_box(error)` where the caller has it."""
         if error.rank is not None:
             return error.rank
-        if is_box(error):  # its text lists other failures before the root cause
+        if is_box(error) if box is None else box:  # its text lists other failures before the root cause
             return self._rank_from_box(error)
         named = rank_in_text(error.message or "") if error.message else None
         if named is not None:

@@ -42,7 +42,7 @@ from gangscope.pipeline.diagnose.rules import (
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
-@dataclass
+@dataclass(slots=True)
 class Failure:
     """One error record as diagnosis sees it."""
 
@@ -64,25 +64,26 @@ class Failure:
         return self.error.category
 
 
-def failure_tier(error: ErrorRecord) -> int | None:
+def failure_tier(error: ErrorRecord, box: bool | None = None) -> int | None:
     """The tier of the failure an error record stands for (module doc); None for a warning or
-    a line that says training ended."""
+    a line that says training ended. `box`: `is_box(error)` where the caller has it."""
     role = rule_role(error.pattern)
     if role == WARNING or role == END:
         return None
-    if role == SUMMARY or is_box(error):
+    if role == SUMMARY or (is_box(error) if box is None else box):
         return 1 if error.category in INFORMATIVE_SUMMARY else 3
     return 2 if error.category in EFFECTS else 0
 
 
 def failure_of(error: ErrorRecord, ranks: RankMap) -> Failure | None:
     """The failure an error record stands for, with its tier, time and global rank; None for a warning."""
-    tier = failure_tier(error)
+    box = is_box(error)  # once an error: the tier, the box's time and the rank all ask
+    tier = failure_tier(error, box)
     if tier is None:
         return None
     t = times.seconds(error.time)
-    box_t = times.seconds(ranks.box_time(error)) if is_box(error) else None
-    return Failure(error, tier, t if t is not None else math.inf, ranks.rank_of(error),
+    box_t = times.seconds(ranks.box_time(error)) if box else None
+    return Failure(error, tier, t if t is not None else math.inf, ranks.rank_of(error, box),
                    box_t if box_t is not None else math.inf)
 
 

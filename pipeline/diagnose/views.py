@@ -45,7 +45,11 @@ def group_attempts(records: Iterable[Record | dict], attempts: Iterable[Any] | N
         bucket = buckets.get(record.kind)
         if bucket is None:
             continue
-        getattr(view(job_key(record), record.attempt or 1), bucket).append(record)
+        key = (job_key(record), record.attempt or 1)
+        found = views.get(key)  # (view() inline: one call less a record)
+        if found is None:
+            found = views[key] = AttemptView(*key)
+        getattr(found, bucket).append(record)
     seen = {job for job, _ in views}
     for job in jobs:
         if job not in seen:
