@@ -95,7 +95,12 @@ def undiagnosed(view: AttemptView, exc: BaseException) -> DiagnosisRecord:
 def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     """The DiagnosisRecord of one job attempt (see the module doc for the flow)."""
     ranks = RankMap(view)
-    failures = without_handled([f for f in (failure_of(e, ranks) for e in view.errors) if f is not None], view)
+    found = []  # (a loop: a generator inside a comprehension resumed once an error)
+    for e in view.errors:
+        f = failure_of(e, ranks)
+        if f is not None:
+            found.append(f)
+    failures = without_handled(found, view)
     failures = without_recovered_losses(failures, view)  # a NaN step the loss came back from
     failures = without_own_kills(failures)  # srun's / slurmstepd's own kill of the step
     event_ids = event_ids_of(view)

@@ -102,14 +102,22 @@ def without_handled(failures: list[Failure], view: AttemptView) -> list[Failure]
     return kept
 
 
+# LAUNCHER_OWN_KILL read the other way: an explaining rule -> the stops it explains, in the table's order
+_OWN_KILL_OF: dict[str, tuple[str, ...]] = {}
+for _name, _before in LAUNCHER_OWN_KILL.items():
+    for _rule in _before:
+        _OWN_KILL_OF[_rule] = (*_OWN_KILL_OF.get(_rule, ()), _name)
+
+
 def without_own_kills(failures: list[Failure]) -> list[Failure]:
     """A stop with no reason given that comes after the failure its launcher answered by killing the
     step (`LAUNCHER_OWN_KILL`, same pod, earlier in time or, without times, in order of appearance)
     is a launcher summary (tier 3), not a stop from outside."""
     first: dict[tuple[str, str | None], tuple[float, int]] = {}  # (explained rule, pod) -> earliest explaining failure
     for g in failures:
-        for name, before in LAUNCHER_OWN_KILL.items():
-            if g.error.pattern in before:
+        explained = _OWN_KILL_OF.get(g.error.pattern)  # one look-up a failure, not one per entry of the table
+        if explained is not None:
+            for name in explained:
                 key = (name, g.error.pod)
                 first[key] = min(first.get(key, (math.inf, 1 << 62)), (g.t, g.seq))
     if not first:
