@@ -99,7 +99,6 @@ PREFILTER = (
     r"|File \"[^\"]*\", line \d+, in "  # stackprinter's frame line, at the margin (RENDERED)
     r"|.* File \"[^\"]*\", line \d+, in "  # ... behind a head (HEADED; traces._headed_start decides)
     r"|[\w.-]+\.pyw? \d+ [\w<>.]+\s*$|\d+ [\w<>.]+ [\w.-]+\.pyw?\s*$"  # pretty_errors' frame (PE_FRAME)
-    r"|.*\.pyw?(?: \d+ [\w<>.]+)?\s*$"  # ... behind a head (HEADED)
     r"|│ +(?:File \"|Traceback \(most recent call last\):))"  # a traceback inside a viewer's box (MARGIN)
 )
 
@@ -154,13 +153,13 @@ PE_TYPE = re.compile(r"^(?P<type>[A-Za-z_][\w.]*):\s*$")  # the message on the n
 PE_EXCEPTION = re.compile(r"^(?:[A-Za-z_][\w.]*:|(?:[A-Za-z_]\w*\.)*[A-Z]\w*)\s*$")
 #: the first line of a drawn traceback behind a head a log collector or a logger wrote on every line
 #: (`kubectl logs --timestamps`, `%(asctime)s %(levelname)s `; fixtures/renderers/matrix *_ts, *_log): ultratb's
-#: head (IPY_HEAD), stackprinter's margin frame line (SP_FRAME) or pretty_errors' location (PE_FRAME), one space after
-#: the head (an indented File line is CPython's). traces.TraceParser._start takes the head off when it is a log line's (FOREIGN: a time or a level first);
+#: head (IPY_HEAD) or stackprinter's margin frame line (SP_FRAME), one space after the head (an indented File line is
+#: CPython's). Not pretty_errors' location: a prefilter for it behind a head ('.*\.py ... $') made the Hyperscan scan
+#: of every line 8-25 % slower (replay of realistic-300000 0.92x), for a shape no corpus line has. traces.TraceParser._start takes the head off when it is a log line's (FOREIGN: a time or a level first);
 #: rich's panel and CPython's header are found by their own words there.
 HEADED = re.compile(
     r" (?P<ipy>[A-Za-z_][\w.]* +Traceback \(most recent call last\)\s*$)"
     r'|(?<=\S) (?P<sp>File "[^"]*", line \d+, in \S.*$)'
-    r"|(?<=\S) (?P<pe>(?:[\w.-]+\.pyw? \d+ [\w<>.]+|\d+ [\w<>.]+ [\w.-]+\.pyw?)\s*$)"  # pretty_errors' location
 )
 RENDERED = (
     ("rich", RICH_HEAD, "rich/traceback.py"),

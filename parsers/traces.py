@@ -323,7 +323,7 @@ def unmargin(text: str) -> str:
     return t
 
 
-_HEADED_STATE = {"ipy": "ipy_frames", "sp": "sp_frames", "pe": "pe_code"}  # trace_shapes.HEADED's groups
+_HEADED_STATE = {"ipy": "ipy_frames", "sp": "sp_frames"}  # trace_shapes.HEADED's groups
 
 
 def _headed_start(raw: str, text: str) -> tuple[int, str]:
