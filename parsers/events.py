@@ -438,16 +438,20 @@ def workload_summary(obj: dict) -> dict[str, Any]:
     }
 
 
+def _object_head(obj: dict) -> tuple[dict, str, str | None, str | None]:
+    """An object's metadata and its name (required), namespace and uid (a missing or mistyped one a skip)."""
+    meta = _dict(obj, "metadata", required=True)
+    return (meta, _str(meta, "name", "metadata.name", required=True), _str(meta, "namespace", "metadata.namespace"),
+            _str(meta, "uid", "metadata.uid"))
+
+
 def _bounded_int(v: Any) -> int | None:
     """An integer the index can hold, else None."""
     return v if type(v) is int and -LONG_MAX - 1 <= v <= LONG_MAX else None
 
 
 def _workload_records(obj: dict) -> list[EventRecord | Skip]:
-    meta = _dict(obj, "metadata", required=True)
-    name = _str(meta, "name", "metadata.name", required=True)
-    ns = _str(meta, "namespace", "metadata.namespace")
-    uid = _str(meta, "uid", "metadata.uid")
+    meta, name, ns, uid = _object_head(obj)
     status = _dict(obj, "status") or {}
     conditions = status.get("conditions") or []
     if not isinstance(conditions, list):
@@ -528,10 +532,7 @@ def _job_object_records(obj: dict, kind: str) -> list[EventRecord | Skip]:
     """One `Condition` record per status condition of a job-kind object (its time the condition's
     lastTransitionTime, its reason and message kept); a condition that cannot be read is a counted skip,
     the object's other conditions stand. correlate/job_ends.py reads what the conditions say of the end."""
-    meta = _dict(obj, "metadata", required=True)
-    name = _str(meta, "name", "metadata.name", required=True)
-    ns = _str(meta, "namespace", "metadata.namespace")
-    uid = _str(meta, "uid", "metadata.uid")
+    meta, name, ns, uid = _object_head(obj)
     status = _dict(obj, "status") or {}
     conditions = _list(status, "conditions", "status.conditions")
     api_version = _text_or_none(obj.get("apiVersion"))
@@ -576,10 +577,7 @@ _RAYJOB_ENDS = ("Complete", "Failed")
 
 
 def _rayjob_records(obj: dict) -> list[EventRecord | Skip]:
-    meta = _dict(obj, "metadata", required=True)
-    name = _str(meta, "name", "metadata.name", required=True)
-    ns = _str(meta, "namespace", "metadata.namespace")
-    uid = _str(meta, "uid", "metadata.uid")
+    meta, name, ns, uid = _object_head(obj)
     status = _dict(obj, "status") or {}
     deployment = _str(status, "jobDeploymentStatus", "status.jobDeploymentStatus")
     job_status = _str(status, "jobStatus", "status.jobStatus")
@@ -632,10 +630,7 @@ def _time_or_none(value: Any) -> str | None:
 
 
 def _pod_records(obj: dict) -> list[EventRecord | Skip]:
-    meta = _dict(obj, "metadata", required=True)
-    name = _str(meta, "name", "metadata.name", required=True)
-    ns = _str(meta, "namespace", "metadata.namespace")
-    uid = _str(meta, "uid", "metadata.uid")
+    meta, name, ns, uid = _object_head(obj)
     spec = _dict(obj, "spec") or {}
     status = _dict(obj, "status") or {}
     node = spec.get("nodeName") if isinstance(spec.get("nodeName"), str) else None
