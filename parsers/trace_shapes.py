@@ -64,9 +64,13 @@ TB_TEXT = "Traceback (most recent call last):"
 
 # Lines that start a log record of their own, so they cannot continue an exception
 # message: timestamps first, glog / torch elastic / c10 headers, level names first,
-# NCCL's host:pid:tid, dict-like metric lines, progress bars, step lines.
+# NCCL's host:pid:tid, dict-like metric lines, progress bars, step lines, and SLURM's own programs
+# (srun, slurmstepd, ...), which write "<argv0>: <level prefix><message>" to the job's stderr beside
+# the tasks' output (SchedMD/slurm src/common/log.c _log_msg: "%s: %s%s\n", log->argv0, pfx, buf;
+# argv0 "slurmstepd-<node>" in some builds, fixtures/eval dev 319): no exception is named srun.
 FOREIGN = re.compile(
     r"""^(?:\[?\d{4}-\d\d-\d\d[T _]\d\d:\d\d
+    |(?:srun|salloc|sbatch|slurmstepd(?:-[\w.-]+)?):\ 
     |\[?\d\d:\d\d:\d\d
     |\[?[IWEFD]\d{4}\ \d\d:\d\d:\d\d
     |\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL|TRACE)(?:\]|:|\s)
