@@ -38,14 +38,15 @@ def test_nccl_s_result_line_is_an_nccl_error(line):
 
 
 @pytest.mark.parametrize(
-    "line",
+    "line, expected",
     [
-        "SystemError: error return without exception set",  # CPython's own SystemError
-        "InternalError: Dst tensor is not initialized.",  # TensorFlow's
+        ("SystemError: error return without exception set", ("exception_line", "python_exception")),  # CPython's own
+        # TensorFlow's: its own words say a GPU allocation failed (tf_dst_uninitialized, batch h16z), never NCCL's
+        ("InternalError: Dst tensor is not initialized.", ("tf_dst_uninitialized", "cuda_oom")),
     ],
 )  # fmt: skip
-def test_exceptions_that_share_a_name_with_nccl_results_stay_python_exceptions(line):
-    assert rule_and_category(line) == ("exception_line", "python_exception")
+def test_exceptions_that_share_a_name_with_nccl_results_are_no_nccl_errors(line, expected):
+    assert rule_and_category(line) == expected
 
 
 def test_an_nccl_error_whose_result_line_lost_its_prefix_is_an_nccl_error(tmp_path):
