@@ -1586,7 +1586,8 @@ CHILD_FAILURE_WRAPPERS: tuple[ChildFailureWrapper, ...] = (
         "ray_task_error",
         "ray-project/ray python/ray/exceptions.py RayTaskError.as_instanceof_cause (the class is named "
         "f\"RayTaskError({cause_cls.__name__})\"; str: the remote task's name, pid, ip, then its traceback), raised by ray.get",
-        _r(r"(?:^|\.)RayTaskError(?:\(\w+\))?$")),
+        # the class it carries, in the wrapper's own name: `inner`
+        _r(r"(?:^|\.)RayTaskError(?:\((?P<inner>[A-Za-z_]\w*)\))?$")),
     ChildFailureWrapper(
         "ray_train_failed",
         "ray-project/ray python/ray/train/base_trainer.py BaseTrainer.fit (raise TrainingFailedError(\"\\n\".join([restore_msg, "
@@ -1615,6 +1616,15 @@ def child_failure_wrapper(exc_type: str, message: str) -> str | None:
             if form.name == "subprocess_child_failed" and _TOOL_COMMAND.match(message or ""):
                 return None
             return form.name
+    return None
+
+
+def named_inner_class(exc_type: str) -> str | None:
+    """The class a wrapper's own name carries (Ray's f"RayTaskError({cause_cls.__name__})"), from its
+    CHILD_FAILURE_WRAPPERS entry's `inner` group, or None."""
+    for form in CHILD_FAILURE_WRAPPERS:
+        if "inner" in form.type.groupindex and (m := form.type.search(exc_type or "")) is not None:
+            return m["inner"]
     return None
 
 
@@ -1693,8 +1703,8 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         inner = _message_exception(links[-1][1])
         if inner is not None:
             return exception_category(*inner) or "python_exception", _exception_text(*inner)
-        named = _NAMED_INNER_CLASS.search(links[-1][0])
-        if named is not None and (category := _wrapped_class_category(named["inner"])) != "unknown":
+        named = named_inner_class(links[-1][0])
+        if named is not None and (category := _wrapped_class_category(named)) != "unknown":
             # the wrapper's own name carries the cause's class (Ray's RayTaskError(OutOfMemoryError)): that class decides
             # where its name alone says the category, as ray_task_error_line does for the line outside a trace
             return category, _exception_text(links[-1][0], links[-1][1])[:300]
@@ -1708,9 +1718,6 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     return "python_exception", _exception_text(exc_type, message)
 
 
-# A wrapper class named after the class of the exception it carries: Ray's f"RayTaskError({cause_cls.__name__})"
-# (ray-project/ray python/ray/exceptions.py RayTaskError.as_instanceof_cause).
-_NAMED_INNER_CLASS = re.compile(r"RayTaskError\((?P<inner>[A-Za-z_]\w*)\)$")
 
 _INNER_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure))(?:: ?(?P<message>.*))?$")
 
