@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 
@@ -17,19 +16,16 @@ from gangscope.pipeline.correlate.attempts import build_attempts
 from gangscope.pipeline.correlate import job_ends
 from gangscope.pipeline.correlate.linking import link_events
 from gangscope.pipeline.correlate.signals import classify
-from gangscope.pipeline.run import replay
 
-OBJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "objects"
+from object_fixtures import OBJECTS, diagnoses_by_attempt
+
 FAILED_JOBS = "jobset failed due to one or more job failures"
 DEADLINE = "Job was active longer than specified deadline"
 
 
 @pytest.fixture(scope="module")
 def after() -> dict:
-    result = replay.run(replay.ReplayOptions(paths=[str(OBJECTS / "pods")], events=[str(OBJECTS / "objects.json")]),
-                        lambda batch: None)
-    assert result.failures.summary() == []
-    return {(d.job, d.attempt): d for d in result.diagnoses}
+    return diagnoses_by_attempt()
 
 
 EXPECTED = [

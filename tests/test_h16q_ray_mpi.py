@@ -8,26 +8,22 @@ from __future__ import annotations
 
 import copy
 import json
-from pathlib import Path
 
 import pytest
 
 from gangscope.parsers.events import Skip, decode_event_stream, decode_object
 from gangscope.pipeline.correlate import job_ends
 from gangscope.pipeline.correlate.signals import classify
-from gangscope.pipeline.run import replay
 
-OBJECTS = Path(__file__).resolve().parent.parent / "fixtures" / "objects"
+from object_fixtures import OBJECTS, diagnoses_by_attempt
+
 RAY_DEADLINE = ("The RayJob has passed the activeDeadlineSeconds. StartTime: 2026-05-11 09:00:02 +0000 UTC. "
                 "ActiveDeadlineSeconds: 3600")
 
 
 @pytest.fixture(scope="module")
 def after() -> dict:
-    result = replay.run(replay.ReplayOptions(paths=[str(OBJECTS / "pods")], events=[str(OBJECTS / "objects.json")]),
-                        lambda batch: None)
-    assert result.failures.summary() == []
-    return {(d.job, d.attempt): d for d in result.diagnoses}
+    return diagnoses_by_attempt()
 
 
 EXPECTED = [

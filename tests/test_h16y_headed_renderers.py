@@ -11,10 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from gangscope.parsers.lines import Line
 from gangscope.parsers.records import TraceRecord
 from gangscope.parsers.traces import TraceParser
 from gangscope.pipeline.run import replay
+
+from trace_feed import feed_traces as _feed
 
 MATRIX = Path(__file__).resolve().parent.parent / "fixtures" / "renderers" / "matrix"
 HEADED = sorted(p.name for p in MATRIX.glob("*.log") if p.name.endswith(("_ts.log", "_log.log")))
@@ -57,15 +58,6 @@ def test_the_line_that_opens_it_passes_the_prefilter(name):
     lines = (MATRIX / name).read_text().splitlines()
     first = next(t for t in lines if "Traceback (most recent call last)" in t or 'File "' in t)
     assert WANTS(first)
-
-
-def _feed(lines: list[str]) -> list[TraceRecord]:
-    p = TraceParser()
-    out: list = []
-    for i, t in enumerate(lines):
-        out.extend(p.feed(Line(None, i, t))[1])
-    out.extend(p.close())
-    return out
 
 
 @pytest.mark.parametrize("line", [

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from gangscope.parsers.lines import Line
 from gangscope.parsers.records import TraceRecord
 from gangscope.parsers.trace_blocks import depretty
-from gangscope.parsers.traces import TraceParser
 from gangscope.pipeline.run import replay
+
+from trace_feed import feed_traces as _feed
 
 MATRIX = Path(__file__).resolve().parent.parent / "fixtures" / "renderers" / "matrix"
 PRETTY = sorted(p.name for p in MATRIX.glob("pretty_errors*.log"))
@@ -27,15 +27,6 @@ def _run(path: Path):
     result = replay.run(replay.ReplayOptions(paths=[str(path)], fmt="text"), records.extend)
     assert result.failures.summary() == []
     return [r for r in records if isinstance(r, TraceRecord)], result
-
-
-def _feed(lines: list[str]) -> list[TraceRecord]:
-    p = TraceParser()
-    out: list = []
-    for i, t in enumerate(lines):
-        out.extend(p.feed(Line(None, i, t))[1])
-    out.extend(p.close())
-    return out
 
 
 def test_both_configs_at_two_versions_with_three_failures_and_five_variants():
