@@ -56,11 +56,15 @@ _PART = re.compile(r"([A-Za-z_][\w-]*?)(\d+)$")
 # Launchers' prefixes of other shapes, tried when no bracket prefix led the line:
 # - Open MPI `mpirun --tag-output` (horovodrun uses it): "[jobid,rank]<stdout>:" before every
 #   line, e.g. "[1,0]<stderr>:Traceback" (open-mpi/ompi orte/mca/iof/base/iof_base_output.c,
-#   "[%s,%s]<%s>:"); stacked when a line was relayed twice.
+#   "[%s,%s]<%s>:"); stacked when a line was relayed twice. Horovod's own launcher (horovodrun
+#   with gloo, and horovod.spark) writes "[rank]<stdout>:" with no job id (horovod/horovod
+#   horovod/runner/common/util/safe_shell_exec.py prefix_stream '{time}[{rank}]<{prefix}>:{line}',
+#   index = slot_info.rank in runner/gloo_run.py _exec_command_fn; {time} is empty unless
+#   --prefix-output-with-timestamp: that form, led by time.asctime(), is not read here).
 # - Slurm `srun --label`: the task id (= global rank), padded to the width of the largest,
 #   then ": " ("  7: Traceback"; SchedMD/slurm src/common/eio + srun's label option, "%*d: ").
 # - Lightning's rank_prefixed_message: "[rank: 3] " (lightning/fabric/utilities/rank_zero.py).
-_MPI = re.compile(r"(?:\[\d{1,9},(\d{1,9})\]<(?:stdout|stderr|stddiag)>:)+")
+_MPI = re.compile(r"(?:\[(?:\d{1,9},)?(\d{1,9})\]<(?:stdout|stderr|stddiag)>:)+")
 _SRUN = re.compile(r" {0,8}(\d{1,6}): (?=\S)")
 _LIGHTNING = re.compile(r"\[rank: (\d{1,9})\] ")
 # - ParlAI's distributed workers: "rank:{:3d} |" before every print and log line of a rank other

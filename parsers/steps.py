@@ -38,8 +38,9 @@ from gangscope.parsers.records import ErrorRecord, Record, StepRecord, record_fr
 # (accelerate/logging.py). Used only when the line has no launcher prefix.
 _TEXT_RANK = re.compile(r"\[(?:Rank|RANK) (\d+)\]")
 # Launcher prefixes that parsers/lines.py leaves (it reads "[...]:" heads only), stripped once before every
-# dialect: `srun --label` "12: " (the task id, a global rank), Open MPI `--tag-output` "[1,0]<stdout>:" ([jobid,rank]).
-_LAUNCHER = re.compile(r"(\d{1,6}): |\[\d+,(\d+)\]<std(?:out|err)>: ?").match
+# dialect: `srun --label` "12: " (the task id, a global rank), Open MPI `--tag-output` "[1,0]<stdout>:" ([jobid,rank]),
+# Horovod's gloo launcher "[0]<stdout>:" ([rank]; see lines.py).
+_LAUNCHER = re.compile(r"(\d{1,6}): |\[(?:\d+,)?(\d+)\]<std(?:out|err)>: ?").match
 # dialects whose printed step may restart every epoch, and whose epochs count from 0 or 1 (decided from the stream)
 _PLAIN_EPOCHS = (dialects.GENERIC, dialects.TQDM_EPOCH, dialects.ULTRALYTICS)
 # ...tested by identity: `in` on the tuple compares every field of each frozen Dialect (per step line)
