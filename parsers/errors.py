@@ -185,6 +185,19 @@ LINE_RULES: tuple[LineRule, ...] = (
              "allocate \" << HumanReadableNumBytes(bytes) << \" (\" << bytes << \" bytes) from device: \" << ToString(res), LOG(ERROR) "
              "before 2.0; HostAllocate: \"failed to alloc \" << bytes << \" bytes on host: \"); core/common_runtime/bfc_allocator.cc Extend "
              "(kBackpedalFactor 0.9)", WARNING),
+    # Batch h16t (fixtures/eval dev 523): the BFC allocator's word that an allocation it could not serve was survivable
+    # (the caller falls back, e.g. a convolution algorithm that needs less workspace): the run is computing past the
+    # device's retries. A warning, never a failure; after tf_device_alloc_retry's lines it shows the run went on
+    # (pipeline/diagnose/rules.LAST_WORD_WARNINGS). Not the allocator's other "ran out of memory" line, "... Current
+    # allocation summary follows.", which comes before an OOM status.
+    LineRule("tf_bfc_not_a_failure", "cuda_oom", "The caller indicates that this is not a failure",
+             _r(r"(?:Allocator \((?P<allocator>\w+)\) ran|Ran) out of memory trying to allocate (?P<size>\S+?)(?: with freed_by_count=\d+)?\. "
+                r"The caller indicates that this is not a failure"),
+             "tensorflow/tensorflow tensorflow/core/common_runtime/bfc_allocator.cc BFCAllocator::AllocateRaw (LOG(WARNING) << "
+             "\"Allocator (\" << Name() << \") ran out of memory trying to allocate \" << strings::HumanReadableNumBytes(num_bytes) "
+             "<< \" with freed_by_count=\" << freed_by_count << \". The caller indicates that this is not a failure, but may mean "
+             "that there could be performance gains if more memory were available.\" when !dump_log_on_failure; early 1.x, no allocator name: "
+             "names: \"Ran out of memory trying to allocate \" ... \"if more memory is available.\")", WARNING),
     # Batch h16t (fixtures/eval dev 519, 522): TF 1.x's Coordinator logging the exception a thread (a queue runner, the
     # MonitoredSession's hooks, slim's and Estimator's training loops) stopped training with, before join() re-raises it:
     # "Error reported to Coordinator: <class '<type>'>, <message>" (1.x), "Error reported to Coordinator: <message>" (later).

@@ -99,3 +99,33 @@ def test_exceptions(exc_type, message, category):
 def test_the_dev_logs_of_the_batch(tmp_path, name, category):
     d = the_diagnosis(tmp_path, (DEV / f"{name}.log").read_text(), name)
     assert d.category == category, d.summary
+
+
+RETRIES = "".join(
+    f"2018-02-19 14:07:52.61{i}203: E tensorflow/stream_executor/cuda/cuda_driver.cc:924] failed to allocate {size} ({n} bytes) "
+    "from device: CUDA_ERROR_OUT_OF_MEMORY\n"
+    for i, (size, n) in enumerate([("96.00M", 100663296), ("86.40M", 90596966), ("77.76M", 81537269)])
+)
+BFC_GOES_ON = ("2018-02-19 14:07:55.118203: W tensorflow/core/common_runtime/bfc_allocator.cc:217] Allocator (GPU_0_bfc) ran out of "
+               "memory trying to allocate 2.41GiB with freed_by_count=0. The caller indicates that this is not a failure, but may mean "
+               "that there could be performance gains if more memory were available.\n")
+
+
+@pytest.mark.parametrize(
+    "text, category",
+    [
+        (RETRIES, "cuda_oom"),  # the log stops inside the allocator's retries: their last word
+        (RETRIES + BFC_GOES_ON, "running"),  # the allocator served the run after them
+        (RETRIES + "Epoch 1/10\n" + "100/100 [==============================] - 12s 120ms/step - loss: 0.6931 - acc: 0.5012\n",
+         "running"),
+        (BFC_GOES_ON * 2, "running"),  # a warning, never a failure by itself
+    ],
+)
+def test_allocation_retries_at_the_end(tmp_path, text, category):
+    d = the_diagnosis(tmp_path, text)
+    assert d.category == category, d.summary
+
+
+def test_dev_510_stops_inside_the_retries(tmp_path):
+    d = the_diagnosis(tmp_path, (DEV / "510.log").read_text(), "510")
+    assert d.category == "cuda_oom" and "warnings with no error raised" in d.summary, d.summary
