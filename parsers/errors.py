@@ -185,6 +185,29 @@ LINE_RULES: tuple[LineRule, ...] = (
              "allocate \" << HumanReadableNumBytes(bytes) << \" (\" << bytes << \" bytes) from device: \" << ToString(res), LOG(ERROR) "
              "before 2.0; HostAllocate: \"failed to alloc \" << bytes << \" bytes on host: \"); core/common_runtime/bfc_allocator.cc Extend "
              "(kBackpedalFactor 0.9)", WARNING),
+    # Batch h16t (fixtures/eval dev 523): the BFC allocator's word that an allocation it could not serve was survivable
+    # (the caller falls back, e.g. a convolution algorithm that needs less workspace): the run is computing past the
+    # device's retries. A warning, never a failure; after tf_device_alloc_retry's lines it shows the run went on
+    # (pipeline/diagnose/rules.LAST_WORD_WARNINGS). Not the allocator's other "ran out of memory" line, "... Current
+    # allocation summary follows.", which comes before an OOM status.
+    LineRule("tf_bfc_not_a_failure", "cuda_oom", "The caller indicates that this is not a failure",
+             _r(r"(?:Allocator \((?P<allocator>\w+)\) ran|Ran) out of memory trying to allocate (?P<size>\S+?)(?: with freed_by_count=\d+)?\. "
+                r"The caller indicates that this is not a failure"),
+             "tensorflow/tensorflow tensorflow/core/common_runtime/bfc_allocator.cc BFCAllocator::AllocateRaw (LOG(WARNING) << "
+             "\"Allocator (\" << Name() << \") ran out of memory trying to allocate \" << strings::HumanReadableNumBytes(num_bytes) "
+             "<< \" with freed_by_count=\" << freed_by_count << \". The caller indicates that this is not a failure, but may mean "
+             "that there could be performance gains if more memory were available.\" when !dump_log_on_failure; early 1.x, no allocator name: "
+             "names: \"Ran out of memory trying to allocate \" ... \"if more memory is available.\")", WARNING),
+    # Batch h16t (fixtures/eval dev 519, 522): TF 1.x's Coordinator logging the exception a thread (a queue runner, the
+    # MonitoredSession's hooks, slim's and Estimator's training loops) stopped training with, before join() re-raises it:
+    # "Error reported to Coordinator: <class '<type>'>, <message>" (1.x), "Error reported to Coordinator: <message>" (later).
+    # The type and message say the category, as an exception line's do. OutOfRangeError, the clean end of an input queue,
+    # is filtered out before this line (Coordinator._filter_exception, clean_stop_exception_types).
+    LineRule("tf_coordinator_error", "python_exception", "Error reported to Coordinator: ",
+             _r(r"Error reported to Coordinator: (?:<(?:class|type) '(?P<type>[\w.]+)'>, )?(?P<message>.*)"),
+             "tensorflow/tensorflow tensorflow/python/training/coordinator.py Coordinator.request_stop (logging.info(\"Error reported "
+             "to Coordinator: %s, %s\", type(ex), ex) in 1.x; logging.info(\"Error reported to Coordinator: %s\", str(ex)) later)",
+             classify=lambda m: exception_category(m["type"] or "", m["message"] or "")),
     # --- GPU hardware
     LineRule("xid_application", "cuda_error", "NVRM: Xid",
              _r(r"NVRM: Xid \((?P<pci>PCI:[^)]*)\): (?P<xid>13|31|43|45), (?P<what>.*)"),
@@ -1169,6 +1192,16 @@ LINE_RULES: tuple[LineRule, ...] = (
              "ipython/ipython IPython/core/ultratb.py / tbtools.py (the exception line: the type in the scheme's excName colour, "
              "then ': ' and the value), sent by ipykernel ipykernel/ipkernel.py as the error reply's traceback",
              classify=_exception_line_category),
+    # Batch h16t (fixtures/eval dev 517, 522): TF 1.x's OpError.__str__ ends with the exception restated after the op's
+    # creation stack: "\n<Type> (see above for traceback): <message>\n", so the last line of such a traceback names the
+    # type without its module and with these words between type and message. Read as `exception_line` reads the bare
+    # line, the category from the type and message. (Before it: rules that read such a line's message themselves,
+    # tf_oom_allocating, tf_record_corrupted.)
+    LineRule("tf_op_error_restated", "python_exception", "(see above for traceback): ",
+             _r(rf"^\s*(?P<type>{_EXCEPTION_TYPE}) \(see above for traceback\): (?P<message>.*)$"),
+             "tensorflow/tensorflow tensorflow/python/framework/errors_impl.py OpError.__str__ (1.x: output.append(\"\\n%s (see above "
+             "for traceback): %s\\n\" % (type(self).__name__, self.message)) after \"Caused by op %r, defined at:\" and the stack)",
+             classify=_exception_line_category),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -1447,6 +1480,40 @@ TRACE_RULES: tuple[TraceRule, ...] = (
                          r"|Failed to get convolution algorithm\. This is probably because cuDNN failed to initialize|\bGPU sync failed"
                          r"|\bCUDA_ERROR_(?:ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|INVALID_ADDRESS_SPACE"
                          r"|INVALID_PC|HARDWARE_STACK_ERROR|LAUNCH_TIMEOUT|ASSERT)\b")),
+    # Batch h16t (fixtures/eval dev 517, 518, 519, 522): more of TensorFlow's statuses by their messages.
+    # A cloud file system's HTTP request that failed (GCS: the response code, or libcurl's error), raised as the status
+    # the code maps to (PermissionDeniedError, NotFoundError, UnavailableError...): the object store failed the run.
+    # (Not the line "All attempts to get a Google authentication bearer token failed, ..." that quotes it in a warning:
+    # no exception, not read.)
+    TraceRule("tf_cloud_fs_http", "storage_io", "tensorflow/tensorflow tensorflow/core/platform/cloud/curl_http_request.cc "
+              "CurlHttpRequest::Send (StrCat(\"Error executing an HTTP request: HTTP response code \", response_code_, \" with body '\", "
+              "...), CURLcodeToStatus: \"Error executing an HTTP request: libcurl code \" N \" meaning '...'\"), gcs_file_system.cc "
+              "(\" when reading gs://\", \" when initiating an upload to \")",
+              message=_r(r"Error executing an HTTP request: (?:HTTP response code \d+|libcurl code \d+)")),
+    # gRPC's own words for a peer it cannot reach, as TF's distributed runtime raises them (UNAVAILABLE, "grpc_status":14):
+    # the connection between tasks (worker, parameter server, TPU host) failed.
+    TraceRule("tf_peer_unavailable", "nccl_error", "tensorflow/tensorflow tensorflow/core/distributed_runtime/rpc/grpc_util.h "
+              "FromGrpcStatus (grpc::StatusCode UNAVAILABLE -> error::UNAVAILABLE, the gRPC message kept); grpc/grpc "
+              "src/core/lib/iomgr (socket errors: \"OS Error\", \"Socket closed\"), client_channel (\"failed to connect to all "
+              "addresses\", \"Connect Failed\"); tensorflow/models#3788",
+              message=_r(r"^\s*OS Error\s*$|^\s*Socket closed\s*$|\bfailed to connect to all addresses\b|^\s*Connect Failed\s*$")),
+    # An input pipeline's iterator at its end inside a step: IteratorGetNext's OutOfRange "End of sequence", raised as
+    # OutOfRangeError where nothing catches it (a dataset shorter than the steps asked of it): a dataset error. (TF 2.x
+    # logs the same words at INFO/WARNING level at each epoch's end, "Local rendezvous is aborting with status:
+    # OUT_OF_RANGE: End of sequence", "OP_REQUIRES failed at iterator_ops.cc: Out of range: End of sequence": lines of a
+    # healthy run, no exception, not read.)
+    TraceRule("tf_end_of_sequence", "dataloader_error", "tensorflow/tensorflow tensorflow/core/kernels/data/iterator_ops.cc "
+              "IteratorGetNextOp (if (end_of_sequence) return errors::OutOfRange(\"End of sequence\")); python/framework/errors_impl.py "
+              "OutOfRangeError",
+              message=_r(r"^\s*End of sequence\b")),
+    # A checkpoint that lacks a variable the graph restores: the bundle reader's NotFound "Key <name> not found in
+    # checkpoint", which Saver.restore wraps as "Restoring from checkpoint failed. This is most likely due to a Variable
+    # name or other graph key that is missing from the checkpoint." (1.13+): loading the checkpoint failed.
+    TraceRule("tf_checkpoint_key_missing", "checkpoint_error", "tensorflow/tensorflow tensorflow/core/util/tensor_bundle/tensor_bundle.cc "
+              "BundleReader::GetBundleEntryProto (errors::NotFound(\"Key \", key, \" not found in checkpoint\")); "
+              "python/training/saver.py Saver.restore (\"Restoring from checkpoint failed. This is most likely due to a Variable name "
+              "or other graph key that is missing from the checkpoint.\")",
+              message=_r(r"\bKey \S+ not found in checkpoint|^\s*Restoring from checkpoint failed\. This is most likely due to a Variable")),
     TraceRule("nccl_timeout", "nccl_timeout", "ProcessGroupNCCL.cpp watchdog; pytorch/gloo unbound_buffer.cc",
               message=_r(r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) operation|"
                          r"Application timeout caused pair closure|operation timed out")),

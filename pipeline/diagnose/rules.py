@@ -127,6 +127,14 @@ MARKED_EXCEPTION_LINES = frozenset({"pytest_exception", "pytest_failed_summary",
 #: h16p, dev 440 and 450.
 TEARDOWN_AT_THE_END = frozenset({"agent_closing", "elastic_group_restart", "ray_worker_start_timeout"})
 
+#: Warning rules (role `warning`, parsers/errors.py) besides NCCL's (category nccl_error) whose lines, when a log ends in
+#: them with no step, trace or other line a parser read after them, are its last word: the failure they warn of, at the
+#: low confidence of warnings_at_end (endings.warnings_at_the_end). TensorFlow's device allocation retries
+#: (tf_device_alloc_retry: the BFC allocator asks again at 0.9 of the size and a run often goes on): a log that stops
+#: inside them ran out of GPU memory (batch h16z, dev 510); one where the run goes on shows it by a line after them
+#: (batch h16t, dev 523: the allocator's "The caller indicates that this is not a failure", rule tf_bfc_not_a_failure).
+LAST_WORD_WARNINGS = frozenset({"tf_device_alloc_retry"})
+
 #: How sure a diagnosis is, by what it rests on.
 CONFIDENCE = {
     "rank_report": 0.9,  # a rank printed its own failure
