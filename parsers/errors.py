@@ -1490,10 +1490,20 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("cupy_nccl_error", "nccl_error", "cupy/cupy cupy_backends/cuda/libs/nccl.pyx (class NcclError(RuntimeError), check_status: "
               "raise NcclError(status); message \"%s: %s\" % (ERROR_NAMES[status], ncclGetErrorString(status)), e.g. NCCL_ERROR_INTERNAL_ERROR)",
               type=_r(r"^cupy(?:_backends)?\.cuda(?:\.libs)?\.nccl\.NcclError$")),
-    TraceRule("rendezvous", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py; c10d TCPStore.cpp, socket.cpp",
+    # Batch h16c: the same start-up failures where the frames that rendezvous_frame reads are not in the copy: the env://
+    # handler's missing variable, ColossalAI's launch_from_torch wrapping it (run without torchrun), the TCPStore's bind
+    # before torch 1.11's socket rewrite ("RuntimeError: Address already in use" raised from its std::system_error).
+    TraceRule("rendezvous", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py; c10d TCPStore.cpp, socket.cpp; "
+              "torch/distributed/rendezvous.py _env_error (\"Error initializing torch.distributed using env:// rendezvous: environment "
+              "variable {var} expected, but not set\"); torch/lib/c10d/TCPStore.cpp <= 1.10 (bind: std::system_error(EADDRINUSE) -> "
+              "RuntimeError: Address already in use; pytorch#72816); hpcaitech/ColossalAI colossalai/initialize.py launch_from_torch "
+              "(except KeyError as e: raise RuntimeError(f\"Could not find {e} in the torch environment, visit https://www.colossalai.org/ "
+              "for more information on launching with torch\"))",
               type=_r(r"(?:^|\.)(?:Rendezvous\w*Error|DistStoreError)$"),
               message=_r(r"waiting for clients\. \d+/\d+ clients joined|failed to listen on any local network address|"
-                         r"The client socket has (?:timed out|failed to connect)|The connection to the C10d store has failed")),
+                         r"The client socket has (?:timed out|failed to connect)|The connection to the C10d store has failed|"
+                         r"Error initializing torch\.distributed using \S+ rendezvous: environment variable \w+ expected, but not set|"
+                         r"^Could not find '?\w+'? in the torch environment|^\s*Address already in use\s*$")),
     TraceRule("signal_exception", "preempted", "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (SignalException)",
               type=_r(r"(?:^|\.)SignalException$")),
     TraceRule("keyboard_interrupt", "preempted", "python/cpython Modules/signalmodule.c (SIGINT's default handler raises KeyboardInterrupt: Ctrl-C, or a launcher's SIGINT)",

@@ -60,6 +60,13 @@ def test_other_cuda_failures_stay_nccl_warnings(line):
     ("RuntimeError", "ncclAllReduce failed: remote process exited or there was a network error", "nccl_error"),
     ("RuntimeError", "Request failed: internal error", "python_exception"),
     ("ValueError", "lookup failed: invalid argument 'x'", "python_exception"),
+    # start-up rendezvous failures with no rendezvous frame in the copy
+    ("RuntimeError", "Could not find 'RANK' in the torch environment, visit https://www.colossalai.org/ for more information on "
+                     "launching with torch", "rendezvous_error"),
+    ("ValueError", "Error initializing torch.distributed using env:// rendezvous: environment variable MASTER_ADDR expected, but "
+                   "not set", "rendezvous_error"),
+    ("RuntimeError", "Address already in use", "rendezvous_error"),
+    ("OSError", "[Errno 98] Address already in use", "python_exception"),
 ])
 def test_nccl_call_failed(exc_type, message, expected):
     assert exception_category(exc_type, message) == expected
