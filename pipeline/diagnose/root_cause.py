@@ -37,8 +37,8 @@ from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, rule
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
 from gangscope.pipeline.diagnose.rules import (
-    ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, FIRST_FAILURE_REPORTS, INFORMATIVE_SUMMARY,
-    LAUNCHER_OWN_KILL, NOT_EXPLAINING,
+    ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS,
+    INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL,
 )
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -215,7 +215,8 @@ def _first_named_by_launcher(root: Failure, failures: list[Failure]) -> Failure:
 def _explained_by_earlier(root: Failure, close: list[Failure]) -> Failure:
     """The effect that explains `root`'s category when it was reported before every failure of that category
     (`EXPLAINED_WHEN_LATER`: NCCL errors after a collective timeout are the abort's), else `root`."""
-    explainers = [f for f in close if root.category in EXPLAINED_WHEN_LATER.get(f.category, ()) and f.error.pattern not in NOT_EXPLAINING]
+    explainers = [f for f in close if root.category in EXPLAINED_WHEN_LATER.get(f.category, ())
+                  and EXPLAINING_TIMEOUT.search(f.error.line or f.error.message or "")]
     if not explainers:
         return root
     first = min(explainers, key=_earliest)

@@ -71,10 +71,12 @@ EFFECT_ORDER = ("preempted", "nccl_error", "rendezvous_error", "hang", "nccl_tim
 #: closed socket at once, their collective times out minutes later). "Before" is by time, or, where the lines carry
 #: none, by order of appearance in the same stream. Batch h16c (issue 16).
 EXPLAINED_WHEN_LATER: dict[str, frozenset[str]] = {"nccl_timeout": frozenset({"nccl_error"})}
-#: Lines of such a category whose own words do not say which it was (rule names, parsers/errors.py): the watchdog's
-#: "Exception (either an error or timeout) detected by watchdog at work" is printed for an NCCL error as well (a rank
-#: that sees ncclRemoteError prints it before the error), so it explains nothing by coming first.
-NOT_EXPLAINING = frozenset({"watchdog_detected"})
+#: The words of the timeouts that do so: the collective timeouts that end the process (ProcessGroupNCCL's watchdog, gloo's
+#: unbound_buffer.cc). Not the watchdog's "Exception (either an error or timeout) detected by watchdog at work", printed
+#: for an NCCL error as well (a rank that sees ncclRemoteError prints it before the error), nor a caller's own wait that
+#: ran out (Ray's RayChannelTimeoutError: the driver stops waiting for an actor whose own failure its log shows later).
+EXPLAINING_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|Timeout at NCCL work: |WorkNCCL::checkTimeout"
+                                r"|Timed out waiting \d+ms for (?:recv|send) operation|Application timeout caused pair closure")
 
 #: Launcher-level failures whose category names a cause: a death by SIGKILL or SIGTERM, or the
 #: child's own exception copied into torchrun's box from its error file (the only trace of it
