@@ -433,6 +433,18 @@ LINE_RULES: tuple[LineRule, ...] = (
              "NVIDIA/nccl src/include/checks.h (NCCLCHECK / NCCLCHECKGOTO: if (RES != ncclSuccess && RES != ncclInProgress) "
              "INFO(NCCL_ALL,\"%s:%d -> %d\", __FILE__, __LINE__, RES); return RES;), src/group.cc (\"%s:%d -> %d [Async thread]\"); "
              "src/nccl.h.in ncclResult_t", SUMMARY),
+    # Batch h16c (fixtures/eval dev 535): NCCL's CUDACHECK / CUCHECK report a failed CUDA runtime or driver call as a
+    # WARN and return ncclUnhandledCudaError ("unhandled cuda error" in torch's NCCL error and DistBackendError): the
+    # WARN says which call failed. Out of memory ('out of memory' is cudaGetErrorString / cuGetErrorString of error 2)
+    # is the GPU memory running out under NCCL's own allocation (alloc.h ncclCudaCalloc, enqueue.cc, the proxy's
+    # buffers): the cause of the NCCL error that follows, so cuda_oom and no warning. The other CUDA failures stay the
+    # generic WARN below (their NCCL error is nccl_error, as dev 255 / heldout 252's 'initialization error').
+    LineRule("nccl_cuda_oom", "cuda_oom", "Cuda failure ",
+             _r(r"\bNCCL WARN Cuda failure (?:2 )?'out of memory'"),
+             "NVIDIA/nccl src/include/checks.h (CUDACHECK: WARN(\"Cuda failure '%s'\", cudaGetErrorString(err)); return "
+             "ncclUnhandledCudaError; 2.19+ WARN(\"Cuda failure %d '%s'\", err, cudaGetErrorString(err)); CUCHECK the same with "
+             "cuGetErrorString), src/include/alloc.h (ncclCudaCalloc: CUDACHECK(cudaMalloc...) then WARN(\"Failed to CUDA calloc "
+             "%ld bytes\")); CUDA cudaErrorMemoryAllocation = 2, \"out of memory\""),
     LineRule("nccl_warn", "nccl_error", "NCCL WARN",
              _r(r"\bNCCL WARN (?P<what>.*)"),
              "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),
@@ -613,6 +625,13 @@ LINE_RULES: tuple[LineRule, ...] = (
              "PaddlePaddle/Paddle python/paddle/distributed/fleet/launch_utils.py watch_local_trainers (logger.error(\"ABORT!!! Out of all "
              "{} trainers, the trainer process with rank={} was aborted. Please check its log.\".format(nranks, error_rank)), "
              "error_rank.append(p.rank), TrainerProc.rank = the trainer's rank in the cluster); python/paddle/distributed/utils.py the same",
+             SUMMARY),
+    # Batch h16c (fixtures/eval dev 540): Hydra's word that the task function raised, printed to stderr before it
+    # re-raises the exception (whose traceback, when shown, says why): a failure whose report may be elsewhere.
+    LineRule("hydra_job_failed", "unknown", "Error executing job with overrides",
+             _r(r"Error executing job with overrides: (?P<overrides>\[.*)"),
+             "facebookresearch/hydra hydra/core/utils.py JobReturn.return_value (status FAILED: sys.stderr.write(f\"Error executing "
+             "job with overrides: {self.overrides}\" + os.linesep) then raise self._return_value; hydra 1.1+)",
              SUMMARY),
     # `colossalai run`: the command it ran on a host (torchrun) failed; the cause is in that command's own output.
     LineRule("colossalai_run_failed", "unknown", "Error: failed to run ",
@@ -1522,18 +1541,36 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("ray_channel_timeout", "nccl_timeout", "ray-project/ray python/ray/exceptions.py (class RayChannelTimeoutError(RayChannelError, TimeoutError): "
               "\"Raised when the accelerated DAG channel operation times out.\"; dag/compiled_dag_node.py: \"If the execution is expected to take a long time, increase RAY_CGRAPH_get_timeout\")",
               type=_r(r"^ray\.exceptions\.RayChannelTimeoutError$")),
-    TraceRule("nccl_error", "nccl_error", "NCCLUtils.hpp (\"NCCL error in: \"); pytorch/gloo pair.cc; c10d Utils.hpp",
+    # Batch h16c: a binding that raises an NCCL call's result as "<call> failed: " + ncclGetErrorString(result) (Horovod's
+    # NCCLContext::ErrorCheck, raised as TF's UnknownError or torch's RuntimeError: "ncclCommInitRank failed: unhandled
+    # system error") is the NCCL error of that call, not a bug of the program.
+    TraceRule("nccl_error", "nccl_error", "NCCLUtils.hpp (\"NCCL error in: \"); pytorch/gloo pair.cc; c10d Utils.hpp; horovod/horovod "
+              "horovod/common/ops/nccl_operations.cc NCCLContext::ErrorCheck (throw std::logic_error(std::string(op_name) + \" failed: \" + "
+              "ncclGetErrorString(nccl_result))); NVIDIA/nccl src/init.cc ncclGetErrorString (\"unhandled cuda error\", \"unhandled system "
+              "error\", \"internal error\", \"invalid argument\", \"invalid usage\", \"remote process exited or there was a network error\")",
               message=_r(r"NCCL error|NCCL communicator was aborted|ncclRemoteError|ncclSystemError|ncclInternalError|"
                          r"ncclUnhandledCudaError|Connection closed by peer|Read error \S+: |Connection reset by peer|"
-                         r"Failed to (?:recv|send), (?:got|sent) 0 bytes|Broken pipe")),
+                         r"Failed to (?:recv|send), (?:got|sent) 0 bytes|Broken pipe|"
+                         r"\bnccl[A-Z]\w* failed: (?:unhandled (?:cuda|system) error|internal error|invalid argument|invalid usage|"
+                         r"remote process exited or there was a network error)")),
     # cupy's NCCL binding (Ray compiled graphs' NCCL channels, cupy.distributed): a non-success ncclResult_t.
     TraceRule("cupy_nccl_error", "nccl_error", "cupy/cupy cupy_backends/cuda/libs/nccl.pyx (class NcclError(RuntimeError), check_status: "
               "raise NcclError(status); message \"%s: %s\" % (ERROR_NAMES[status], ncclGetErrorString(status)), e.g. NCCL_ERROR_INTERNAL_ERROR)",
               type=_r(r"^cupy(?:_backends)?\.cuda(?:\.libs)?\.nccl\.NcclError$")),
-    TraceRule("rendezvous", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py; c10d TCPStore.cpp, socket.cpp",
+    # Batch h16c: the same start-up failures where the frames that rendezvous_frame reads are not in the copy: the env://
+    # handler's missing variable, ColossalAI's launch_from_torch wrapping it (run without torchrun), the TCPStore's bind
+    # before torch 1.11's socket rewrite ("RuntimeError: Address already in use" raised from its std::system_error).
+    TraceRule("rendezvous", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py; c10d TCPStore.cpp, socket.cpp; "
+              "torch/distributed/rendezvous.py _env_error (\"Error initializing torch.distributed using env:// rendezvous: environment "
+              "variable {var} expected, but not set\"); torch/lib/c10d/TCPStore.cpp <= 1.10 (bind: std::system_error(EADDRINUSE) -> "
+              "RuntimeError: Address already in use; pytorch#72816); hpcaitech/ColossalAI colossalai/initialize.py launch_from_torch "
+              "(except KeyError as e: raise RuntimeError(f\"Could not find {e} in the torch environment, visit https://www.colossalai.org/ "
+              "for more information on launching with torch\"))",
               type=_r(r"(?:^|\.)(?:Rendezvous\w*Error|DistStoreError)$"),
               message=_r(r"waiting for clients\. \d+/\d+ clients joined|failed to listen on any local network address|"
-                         r"The client socket has (?:timed out|failed to connect)|The connection to the C10d store has failed")),
+                         r"The client socket has (?:timed out|failed to connect)|The connection to the C10d store has failed|"
+                         r"Error initializing torch\.distributed using \S+ rendezvous: environment variable \w+ expected, but not set|"
+                         r"^Could not find '?\w+'? in the torch environment|^\s*Address already in use\s*$")),
     TraceRule("signal_exception", "preempted", "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (SignalException)",
               type=_r(r"(?:^|\.)SignalException$")),
     TraceRule("keyboard_interrupt", "preempted", "python/cpython Modules/signalmodule.c (SIGINT's default handler raises KeyboardInterrupt: Ctrl-C, or a launcher's SIGINT)",

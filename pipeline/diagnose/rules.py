@@ -61,6 +61,23 @@ FIRST_FAILURE_REPORTS = frozenset({"mpirun_first_process", "mpirun_exited_early"
 #: launcher summaries or warnings, never a tier-2 failure.)
 EFFECT_ORDER = ("preempted", "nccl_error", "rendezvous_error", "hang", "nccl_timeout")
 
+#: ... unless the explained effect came first: effects that an earlier effect explains (category -> the categories it
+#: explains when they follow it). On a timed-out work ProcessGroupNCCL's watchdog aborts the communicators and takes the
+#: process down (pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp watchdogHandler: "Watchdog caught
+#: collective operation timeout", then abort and "To avoid data inconsistency, we are taking the entire process down"):
+#: the peers still in the collective then see a closed connection or NCCL's ncclRemoteError ("remote process exited or
+#: there was a network error"), and the rank's own later calls "NCCL communicator was aborted". Those NCCL errors after a
+#: timeout are its effects; a lost peer BEFORE any timeout still explains the timeouts (a killed rank's peers see the
+#: closed socket at once, their collective times out minutes later). "Before" is by time, or, where the lines carry
+#: none, by order of appearance in the same stream. Batch h16c (issue 16).
+EXPLAINED_WHEN_LATER: dict[str, frozenset[str]] = {"nccl_timeout": frozenset({"nccl_error"})}
+#: The words of the timeouts that do so: the collective timeouts that end the process (ProcessGroupNCCL's watchdog, gloo's
+#: unbound_buffer.cc). Not the watchdog's "Exception (either an error or timeout) detected by watchdog at work", printed
+#: for an NCCL error as well (a rank that sees ncclRemoteError prints it before the error), nor a caller's own wait that
+#: ran out (Ray's RayChannelTimeoutError: the driver stops waiting for an actor whose own failure its log shows later).
+EXPLAINING_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|Timeout at NCCL work: |WorkNCCL::checkTimeout"
+                                r"|Timed out waiting \d+ms for (?:recv|send) operation|Application timeout caused pair closure")
+
 #: Launcher-level failures whose category names a cause: a death by SIGKILL or SIGTERM, or the
 #: child's own exception copied into torchrun's box from its error file (the only trace of it
 #: when the rank's lines could not be read, e.g. under a custom --log-line-prefix-template).
