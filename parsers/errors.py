@@ -1040,7 +1040,7 @@ LINE_RULES: tuple[LineRule, ...] = (
                 r"|The kernel has died, and the automatic restart has failed"),
              "jupyter/notebook notebook/static/notebook/js/notificationarea.js (kernel_autorestarting: \"The kernel appears to have "
              "died. It will restart automatically.\"; kernel_dead: \"The kernel has died, and the automatic restart has failed. ...\"); "
-             "jupyterlab/jupyterlab packages/apputils/src/sessioncontext.tsx (\"The kernel for %1 appears to have died. It will "
+             "jupyterlab/jupyterlab packages/notebook/src/panel.ts NotebookPanel._onSessionStatusChanged (\"The kernel for %1 appears to have died. It will "
              "restart automatically.\")"),
     LineRule("jupyter_kernel_restarting", "unknown", "KernelRestarter: restarting kernel",
              _r(r"KernelRestarter: restarting kernel \((?P<attempt>\d+)/(?P<limit>\d+)\)"),
