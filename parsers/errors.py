@@ -1059,6 +1059,53 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Fatal Python error: (?P<what>\S[^\n]*)"),
              "python/cpython Python/faulthandler.c (\"Fatal Python error: \" + the signal's name); Python/pylifecycle.c fatal_error "
              "(\"Fatal Python error: \", the function, \": \", the message, then abort())"),
+    # --- h16s (issue 16, session 18): a process's own last word that it died, printed by C++, the interpreter or the
+    # notebook and naming no cause (fixtures/eval dev 121, 453, 559, 560, 562; batch h16s-2 in fixtures/eval/README.md).
+    # Each is a crash with no category of its own (`unknown`): a cause printed beside it in the same pod (dev 121's watchdog
+    # timeout before its "Extension modules:") is the answer instead (root_cause._sharpen). Not here: libstdc++'s "terminate
+    # called ..." (vterminate.cc), whose key would start lower-case (see _EXTRA_KEYS); the dev logs that print it are read by
+    # their what() line or the shell's "Aborted".
+    # CPython's list of the third-party extension modules loaded, printed last by a fatal error (Py_FatalError and faulthandler's
+    # fatal-signal handler, 3.10+): "Extension modules: a, b, ... (total: N)". A paste or a log viewer that lost the "Fatal
+    # Python error: ..." line above the thread dumps keeps this one (fixtures/eval dev 562). Real output of CPython 3.11.7,
+    # Py_FatalError with yaml loaded: "Fatal Python error: none_dealloc: ...", "Python runtime state: initialized", the
+    # thread's frames, "Extension modules: yaml._yaml (total: 1)".
+    LineRule("cpython_fatal_extension_modules", "unknown", "Extension modules: ",
+             _r(r"(?:^|[\s)])Extension modules: (?P<what>[A-Za-z_][\w.]*(?:, |$| \(total: \d+\)))"),
+             "python/cpython Python/pylifecycle.c _Py_DumpExtensionModules (PUTS(fd, \"\\nExtension modules: \"), the names joined "
+             "by \", \", \" (total: %zd)\"), called by fatal_error and by Modules/faulthandler.c faulthandler_fatal_error"),
+    # The notebook's word that the kernel process died under a cell (jupyter/notebook's dialog, JupyterLab's "The kernel for
+    # <path> appears to have died. ..."), the dialog when its restarts are used up, and jupyter_client's restarter log line on
+    # the server's console ("KernelRestarter: restarting kernel (1/5), keep random ports").
+    LineRule("jupyter_kernel_died", "unknown", "The kernel ",
+             _r(r"The kernel (?:for (?P<path>\S.{0,300}?) )?appears to have died\. It will restart automatically"
+                r"|The kernel has died, and the automatic restart has failed"),
+             "jupyter/notebook notebook/static/notebook/js/notificationarea.js (kernel_autorestarting: \"The kernel appears to have "
+             "died. It will restart automatically.\"; kernel_dead: \"The kernel has died, and the automatic restart has failed. ...\"); "
+             "jupyterlab/jupyterlab packages/notebook/src/panel.ts NotebookPanel._onSessionStatusChanged (\"The kernel for %1 appears to have died. It will "
+             "restart automatically.\")"),
+    LineRule("jupyter_kernel_restarting", "unknown", "KernelRestarter: restarting kernel",
+             _r(r"KernelRestarter: restarting kernel \((?P<attempt>\d+)/(?P<limit>\d+)\)"),
+             "jupyter/jupyter_client jupyter_client/restarter.py KernelRestarter.poll (self.log.info(\"KernelRestarter: restarting "
+             "kernel (%i/%i), %s random ports\", ...) when the kernel process is no longer alive)"),
+    # Google's crash hook in libtpu / TPU-VM builds (closed source): glog RAW lines of coredump_hook.cc when a process of the
+    # pod gets a fatal signal ("RAW: Remote crash gathering disabled for SIGTERM.", "RAW: Remote crash data gathering hook
+    # invoked.", "RAW: Skipping coredump since rlimit was 0 at process start."). From real samples: fixtures/eval dev 453
+    # (a TPU pod's SIGTERM), pytorch/xla#7138 (a TPU litepod16's SIGABRT).
+    LineRule("tpu_coredump_hook", "unknown", "RAW: ",
+             _r(r"coredump_hook\.cc:\d+\] RAW: (?P<what>Remote crash (?:data )?gathering (?:disabled for (?P<signal>SIG[A-Z]+)|hook invoked)"
+                r"|Skipping coredump)"),
+             "libtpu coredump_hook.cc (closed source; real samples: fixtures/eval dev 453, pytorch/xla#7138)"),
+    # A frame of a native backtrace as glibc's backtrace_symbols formats it ("<object>(<symbol>+<offset>) [<address>]"), with the
+    # demangled name some printers add after it (Ray's workers: "ray::WorkerDict(PyEval_EvalCode+0xae) [0x5f450e]
+    # PyEval_EvalCode", "/usr/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0x8b) [0x7f..] __libc_start_main"). A process
+    # prints its own stack only when it dies (a fatal signal's handler, a failed check, terminate): a crash. Real samples:
+    # fixtures/eval dev 559 (verl-project/verl#4895), verl-project/verl#472 (a WorkerDict's _raylet.so frames).
+    LineRule("native_backtrace_frame", "unknown", "[0x",
+             _r(r"^(?P<object>\.{0,2}/[^\s()]+|[A-Za-z_][\w.:-]*)\((?P<symbol>[A-Za-z_][\w.]*)?(?:\+0x[0-9a-fA-F]+)?\) "
+                r"\[0x[0-9a-fA-F]+\](?: \S.*)?$"),
+             "glibc debug/backtracesyms.c __backtrace_symbols (\"%s(%s%c%#tx) [%p]\": object, symbol, +offset, address); "
+             "ray-project/ray src/ray/util/logging.cc (the worker's stack on a fatal error, the demangled name after each frame)"),
     # --- a command line the script's (or the launcher's) argparse rejected: a configuration error
     # ArgumentParser.error prints the usage, then "%(prog)s: error: %(message)s" and exits 2; the
     # messages are argparse's own (the prog may hold spaces: "torchx run <run args...> ddp : error:").
