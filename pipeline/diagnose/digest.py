@@ -33,9 +33,6 @@ from gangscope.pipeline.spill import PartitionedRecords
 
 # A record longer than this (as JSON) is summarized once the budget is reached.
 SUMMARY_BYTES = 4096
-# The kinds `add` keeps by their JSON size (every kind but these): a caller that writes the
-# records' JSON anyway may hand the size over (`add(record, size)`) rather than have it encoded twice.
-UNSIZED = frozenset({"step", "epoch", "diagnosis"})
 # What a summarized record keeps: the first and last lines of a trace, the lines after torchrun's
 # "Root Cause" header (parsers/errors.py child_failures reads them), the frames at both ends, and
 # the head and tail of a long string (the diagnosis reads the start of a message and searches
@@ -96,9 +93,7 @@ class JobDigest:
     # step read back from disk is left out when it is in its job's series already.
     _step_numbers: itertools.count = field(default_factory=itertools.count, init=False, repr=False)
 
-    def add(self, record: Record, size: int | None = None) -> None:
-        """Keep `record` (or count it dropped). `size`: the length of its JSON where the caller
-        encoded it already (the kinds kept whole, `SIZED`); else it is encoded here."""
+    def add(self, record: Record) -> None:
         kind = record.kind
         if kind == "step":
             self._add_step(record)  # type: ignore[arg-type]
@@ -114,14 +109,13 @@ class JobDigest:
             if len(bucket) >= self.max_records_per_kind:
                 self.dropped[kind] += 1
                 return
-            self._keep(bucket, record, size)
+            self._keep(bucket, record)
             if self.bytes > self.max_bytes:
                 self._make_room()
 
-    def _keep(self, bucket: dict[int, Record], record: Record, size: int | None = None) -> None:
+    def _keep(self, bucket: dict[int, Record], record: Record) -> None:
         entry = next(self._entries)
-        if size is None:
-            size = len(encode(record))
+        size = len(encode(record))
         if self._over and size > SUMMARY_BYTES:
             record = self._summary_of(record)
             size = len(encode(record))

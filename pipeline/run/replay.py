@@ -18,14 +18,14 @@ from typing import Callable
 
 from gangscope.parsers import envelopes
 from gangscope.parsers.id_set import IdSet
-from gangscope.parsers.records import Record, encode
+from gangscope.parsers.records import Record
 from gangscope.pipeline.correlate.progress import DerivedProgress
 from gangscope.pipeline.curate.container import ContainerCurator
 from gangscope.pipeline.curate.fluentbit import FluentBitCurator
 from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.curate.events import every_event_of_lines
 from gangscope.pipeline.diagnose import back_half
-from gangscope.pipeline.diagnose.digest import UNSIZED, JobDigest
+from gangscope.pipeline.diagnose.digest import JobDigest
 from gangscope.pipeline.diagnose.spooled_diagnoses import SpooledDiagnoses
 from gangscope.pipeline.errors import UsageError
 from gangscope.pipeline.isolation import StageFailures, unit_of_work
@@ -159,9 +159,6 @@ class Replay:
         self.rank_progress = ParkedProgress()
         self.jobs: set[str] = set()  # every job whose log was read: each gets a diagnosis, records or not
         self.counted = RecordCounts()  # summary.json's `records`: one document per id, counted at the end
-        # Where the records go to a local folder: the kinds the digest keeps by size are encoded
-        # once, the digest takes the size and the sink writes the bytes (they were encoded twice).
-        self._write_encoded = getattr(sink, "write_encoded", None) if sink is not None and write == sink.write else None
 
     def run(self) -> ReplayResult:
         with collector.batch_run():
@@ -234,29 +231,11 @@ class Replay:
         if not batch:
             return
         self.counted.add_records(batch)
-        if kept:
-            self.write(batch)
-            return
-        add = self.result.digest.add
-        write_encoded = self._write_encoded
-        if write_encoded is None:
+        if not kept:
+            add = self.result.digest.add
             for record in batch:
                 add(record)
-            self.write(batch)
-            return
-        docs: dict[int, bytes] = {}
-        for record in batch:
-            if record.kind in UNSIZED:
-                add(record)
-                continue
-            try:
-                doc = encode(record)
-            except Exception:  # the digest's own encode and the sink's take it as before
-                add(record)
-                continue
-            docs[id(record)] = doc
-            add(record, len(doc))
-        write_encoded(batch, docs)
+        self.write(batch)
 
     # -- events ----------------------------------------------------------------
     def load_events(self, paths: list[str]):

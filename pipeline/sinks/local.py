@@ -36,17 +36,6 @@ UPDATED_IN_PLACE = frozenset({"epoch", "diagnosis"})
 FINISHED = ("summary.json", "report.html", *(f"{kind}.ndjson" for kind in RECORD_KINDS))
 
 
-def _lines(batch: list[Record], docs: dict[int, bytes] | None) -> bytes:
-    """NDJSON of a batch of one kind: the documents given (every record's, one encode each, as
-    `encode_lines` writes them: each followed by a newline), else encoded now."""
-    if docs:
-        try:
-            return b"\n".join([docs[id(r)] for r in batch]) + b"\n"
-        except KeyError:
-            pass
-    return encode_lines(batch)
-
-
 class LocalFolderSink:
     def __init__(self, out_dir: str | os.PathLike, *, kinds: Iterable[str] = RECORD_KINDS, is_part: bool = False):
         self.out = Path(out_dir)
@@ -132,20 +121,7 @@ class LocalFolderSink:
         except OSError as exc:
             raise self._failure(exc) from None
 
-    def write_encoded(self, records: Iterable[Record], docs: dict[int, bytes]) -> None:
-        """`write`, where `docs` (by `id(record)`) holds the JSON some of the records were encoded
-        to already (the replay's digest took their sizes from it): each is written as it is."""
-        if not docs:
-            return self.write(records)
-        folder = self._ready()
-        records = list(records)
-        try:
-            if not self._write_by_kind(folder, records, docs):
-                self._write_each(folder, records)
-        except OSError as exc:
-            raise self._failure(exc) from None
-
-    def _write_by_kind(self, folder: Path, records: list[Record], docs: dict[int, bytes] | None = None) -> bool:
+    def _write_by_kind(self, folder: Path, records: list[Record]) -> bool:
         """The records of each kind encoded as one NDJSON batch and written at once (the bytes the
         record-by-record path writes; the kinds updated in place one by one, kept by id); False, and
         nothing written, when one of them cannot be encoded: then `_write_each` takes the batch."""
@@ -157,7 +133,7 @@ class LocalFolderSink:
                 if batch is None:
                     batch = by_kind[kind] = []
                 batch.append(record)
-            encoded = [(kind, [(r.id, encode(r)) for r in batch] if kind in UPDATED_IN_PLACE else _lines(batch, docs),
+            encoded = [(kind, [(r.id, encode(r)) for r in batch] if kind in UPDATED_IN_PLACE else encode_lines(batch),
                         len(batch)) for kind, batch in by_kind.items()]
         except Exception:
             return False
