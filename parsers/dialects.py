@@ -1637,6 +1637,15 @@ class ShapeCache:
         reading = self._read_new(seg, layout)
         return None if reading is None else (reading.dialect, build(reading))
 
+    def fields_of(self, seg: str, layout: bytes, known) -> tuple[Dialect, dict | None] | None:
+        """`fields(seg)` where `_layout_of(seg)` gave (`layout`, `known`), `layout` not None."""
+        if known is None:
+            return None
+        if known is not _UNSEEN:
+            return known[5](seg)
+        reading = self._read_new(seg, layout)
+        return None if reading is None else (reading.dialect, build(reading))
+
     def _layout_of(self, seg: str) -> tuple[bytes | None, tuple | None]:
         """(the segment's layout, what is known of it: a layout's entry, _UNSEEN, or None for a
         miss). A long segment no dialect's guard holds on is a miss without its layout made."""

@@ -185,6 +185,29 @@ LINE_RULES: tuple[LineRule, ...] = (
              "allocate \" << HumanReadableNumBytes(bytes) << \" (\" << bytes << \" bytes) from device: \" << ToString(res), LOG(ERROR) "
              "before 2.0; HostAllocate: \"failed to alloc \" << bytes << \" bytes on host: \"); core/common_runtime/bfc_allocator.cc Extend "
              "(kBackpedalFactor 0.9)", WARNING),
+    # Batch h16t (fixtures/eval dev 523): the BFC allocator's word that an allocation it could not serve was survivable
+    # (the caller falls back, e.g. a convolution algorithm that needs less workspace): the run is computing past the
+    # device's retries. A warning, never a failure; after tf_device_alloc_retry's lines it shows the run went on
+    # (pipeline/diagnose/rules.LAST_WORD_WARNINGS). Not the allocator's other "ran out of memory" line, "... Current
+    # allocation summary follows.", which comes before an OOM status.
+    LineRule("tf_bfc_not_a_failure", "cuda_oom", "The caller indicates that this is not a failure",
+             _r(r"(?:Allocator \((?P<allocator>\w+)\) ran|Ran) out of memory trying to allocate (?P<size>\S+?)(?: with freed_by_count=\d+)?\. "
+                r"The caller indicates that this is not a failure"),
+             "tensorflow/tensorflow tensorflow/core/common_runtime/bfc_allocator.cc BFCAllocator::AllocateRaw (LOG(WARNING) << "
+             "\"Allocator (\" << Name() << \") ran out of memory trying to allocate \" << strings::HumanReadableNumBytes(num_bytes) "
+             "<< \" with freed_by_count=\" << freed_by_count << \". The caller indicates that this is not a failure, but may mean "
+             "that there could be performance gains if more memory were available.\" when !dump_log_on_failure; early 1.x, no allocator name: "
+             "names: \"Ran out of memory trying to allocate \" ... \"if more memory is available.\")", WARNING),
+    # Batch h16t (fixtures/eval dev 519, 522): TF 1.x's Coordinator logging the exception a thread (a queue runner, the
+    # MonitoredSession's hooks, slim's and Estimator's training loops) stopped training with, before join() re-raises it:
+    # "Error reported to Coordinator: <class '<type>'>, <message>" (1.x), "Error reported to Coordinator: <message>" (later).
+    # The type and message say the category, as an exception line's do. OutOfRangeError, the clean end of an input queue,
+    # is filtered out before this line (Coordinator._filter_exception, clean_stop_exception_types).
+    LineRule("tf_coordinator_error", "python_exception", "Error reported to Coordinator: ",
+             _r(r"Error reported to Coordinator: (?:<(?:class|type) '(?P<type>[\w.]+)'>, )?(?P<message>.*)"),
+             "tensorflow/tensorflow tensorflow/python/training/coordinator.py Coordinator.request_stop (logging.info(\"Error reported "
+             "to Coordinator: %s, %s\", type(ex), ex) in 1.x; logging.info(\"Error reported to Coordinator: %s\", str(ex)) later)",
+             classify=lambda m: exception_category(m["type"] or "", m["message"] or "")),
     # --- GPU hardware
     LineRule("xid_application", "cuda_error", "NVRM: Xid",
              _r(r"NVRM: Xid \((?P<pci>PCI:[^)]*)\): (?P<xid>13|31|43|45), (?P<what>.*)"),
@@ -410,6 +433,18 @@ LINE_RULES: tuple[LineRule, ...] = (
              "NVIDIA/nccl src/include/checks.h (NCCLCHECK / NCCLCHECKGOTO: if (RES != ncclSuccess && RES != ncclInProgress) "
              "INFO(NCCL_ALL,\"%s:%d -> %d\", __FILE__, __LINE__, RES); return RES;), src/group.cc (\"%s:%d -> %d [Async thread]\"); "
              "src/nccl.h.in ncclResult_t", SUMMARY),
+    # Batch h16c (fixtures/eval dev 535): NCCL's CUDACHECK / CUCHECK report a failed CUDA runtime or driver call as a
+    # WARN and return ncclUnhandledCudaError ("unhandled cuda error" in torch's NCCL error and DistBackendError): the
+    # WARN says which call failed. Out of memory ('out of memory' is cudaGetErrorString / cuGetErrorString of error 2)
+    # is the GPU memory running out under NCCL's own allocation (alloc.h ncclCudaCalloc, enqueue.cc, the proxy's
+    # buffers): the cause of the NCCL error that follows, so cuda_oom and no warning. The other CUDA failures stay the
+    # generic WARN below (their NCCL error is nccl_error, as dev 255 / heldout 252's 'initialization error').
+    LineRule("nccl_cuda_oom", "cuda_oom", "Cuda failure ",
+             _r(r"\bNCCL WARN Cuda failure (?:2 )?'out of memory'"),
+             "NVIDIA/nccl src/include/checks.h (CUDACHECK: WARN(\"Cuda failure '%s'\", cudaGetErrorString(err)); return "
+             "ncclUnhandledCudaError; 2.19+ WARN(\"Cuda failure %d '%s'\", err, cudaGetErrorString(err)); CUCHECK the same with "
+             "cuGetErrorString), src/include/alloc.h (ncclCudaCalloc: CUDACHECK(cudaMalloc...) then WARN(\"Failed to CUDA calloc "
+             "%ld bytes\")); CUDA cudaErrorMemoryAllocation = 2, \"out of memory\""),
     LineRule("nccl_warn", "nccl_error", "NCCL WARN",
              _r(r"\bNCCL WARN (?P<what>.*)"),
              "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),
@@ -590,6 +625,13 @@ LINE_RULES: tuple[LineRule, ...] = (
              "PaddlePaddle/Paddle python/paddle/distributed/fleet/launch_utils.py watch_local_trainers (logger.error(\"ABORT!!! Out of all "
              "{} trainers, the trainer process with rank={} was aborted. Please check its log.\".format(nranks, error_rank)), "
              "error_rank.append(p.rank), TrainerProc.rank = the trainer's rank in the cluster); python/paddle/distributed/utils.py the same",
+             SUMMARY),
+    # Batch h16c (fixtures/eval dev 540): Hydra's word that the task function raised, printed to stderr before it
+    # re-raises the exception (whose traceback, when shown, says why): a failure whose report may be elsewhere.
+    LineRule("hydra_job_failed", "unknown", "Error executing job with overrides",
+             _r(r"Error executing job with overrides: (?P<overrides>\[.*)"),
+             "facebookresearch/hydra hydra/core/utils.py JobReturn.return_value (status FAILED: sys.stderr.write(f\"Error executing "
+             "job with overrides: {self.overrides}\" + os.linesep) then raise self._return_value; hydra 1.1+)",
              SUMMARY),
     # `colossalai run`: the command it ran on a host (torchrun) failed; the cause is in that command's own output.
     LineRule("colossalai_run_failed", "unknown", "Error: failed to run ",
@@ -1017,6 +1059,53 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Fatal Python error: (?P<what>\S[^\n]*)"),
              "python/cpython Python/faulthandler.c (\"Fatal Python error: \" + the signal's name); Python/pylifecycle.c fatal_error "
              "(\"Fatal Python error: \", the function, \": \", the message, then abort())"),
+    # --- h16s (issue 16, session 18): a process's own last word that it died, printed by C++, the interpreter or the
+    # notebook and naming no cause (fixtures/eval dev 121, 453, 559, 560, 562; batch h16s-2 in fixtures/eval/README.md).
+    # Each is a crash with no category of its own (`unknown`): a cause printed beside it in the same pod (dev 121's watchdog
+    # timeout before its "Extension modules:") is the answer instead (root_cause._sharpen). Not here: libstdc++'s "terminate
+    # called ..." (vterminate.cc), whose key would start lower-case (see _EXTRA_KEYS); the dev logs that print it are read by
+    # their what() line or the shell's "Aborted".
+    # CPython's list of the third-party extension modules loaded, printed last by a fatal error (Py_FatalError and faulthandler's
+    # fatal-signal handler, 3.10+): "Extension modules: a, b, ... (total: N)". A paste or a log viewer that lost the "Fatal
+    # Python error: ..." line above the thread dumps keeps this one (fixtures/eval dev 562). Real output of CPython 3.11.7,
+    # Py_FatalError with yaml loaded: "Fatal Python error: none_dealloc: ...", "Python runtime state: initialized", the
+    # thread's frames, "Extension modules: yaml._yaml (total: 1)".
+    LineRule("cpython_fatal_extension_modules", "unknown", "Extension modules: ",
+             _r(r"(?:^|[\s)])Extension modules: (?P<what>[A-Za-z_][\w.]*(?:, |$| \(total: \d+\)))"),
+             "python/cpython Python/pylifecycle.c _Py_DumpExtensionModules (PUTS(fd, \"\\nExtension modules: \"), the names joined "
+             "by \", \", \" (total: %zd)\"), called by fatal_error and by Modules/faulthandler.c faulthandler_fatal_error"),
+    # The notebook's word that the kernel process died under a cell (jupyter/notebook's dialog, JupyterLab's "The kernel for
+    # <path> appears to have died. ..."), the dialog when its restarts are used up, and jupyter_client's restarter log line on
+    # the server's console ("KernelRestarter: restarting kernel (1/5), keep random ports").
+    LineRule("jupyter_kernel_died", "unknown", "The kernel ",
+             _r(r"The kernel (?:for (?P<path>\S.{0,300}?) )?appears to have died\. It will restart automatically"
+                r"|The kernel has died, and the automatic restart has failed"),
+             "jupyter/notebook notebook/static/notebook/js/notificationarea.js (kernel_autorestarting: \"The kernel appears to have "
+             "died. It will restart automatically.\"; kernel_dead: \"The kernel has died, and the automatic restart has failed. ...\"); "
+             "jupyterlab/jupyterlab packages/notebook/src/panel.ts NotebookPanel._onSessionStatusChanged (\"The kernel for %1 appears to have died. It will "
+             "restart automatically.\")"),
+    LineRule("jupyter_kernel_restarting", "unknown", "KernelRestarter: restarting kernel",
+             _r(r"KernelRestarter: restarting kernel \((?P<attempt>\d+)/(?P<limit>\d+)\)"),
+             "jupyter/jupyter_client jupyter_client/restarter.py KernelRestarter.poll (self.log.info(\"KernelRestarter: restarting "
+             "kernel (%i/%i), %s random ports\", ...) when the kernel process is no longer alive)"),
+    # Google's crash hook in libtpu / TPU-VM builds (closed source): glog RAW lines of coredump_hook.cc when a process of the
+    # pod gets a fatal signal ("RAW: Remote crash gathering disabled for SIGTERM.", "RAW: Remote crash data gathering hook
+    # invoked.", "RAW: Skipping coredump since rlimit was 0 at process start."). From real samples: fixtures/eval dev 453
+    # (a TPU pod's SIGTERM), pytorch/xla#7138 (a TPU litepod16's SIGABRT).
+    LineRule("tpu_coredump_hook", "unknown", "RAW: ",
+             _r(r"coredump_hook\.cc:\d+\] RAW: (?P<what>Remote crash (?:data )?gathering (?:disabled for (?P<signal>SIG[A-Z]+)|hook invoked)"
+                r"|Skipping coredump)"),
+             "libtpu coredump_hook.cc (closed source; real samples: fixtures/eval dev 453, pytorch/xla#7138)"),
+    # A frame of a native backtrace as glibc's backtrace_symbols formats it ("<object>(<symbol>+<offset>) [<address>]"), with the
+    # demangled name some printers add after it (Ray's workers: "ray::WorkerDict(PyEval_EvalCode+0xae) [0x5f450e]
+    # PyEval_EvalCode", "/usr/lib/x86_64-linux-gnu/libc.so.6(__libc_start_main+0x8b) [0x7f..] __libc_start_main"). A process
+    # prints its own stack only when it dies (a fatal signal's handler, a failed check, terminate): a crash. Real samples:
+    # fixtures/eval dev 559 (verl-project/verl#4895), verl-project/verl#472 (a WorkerDict's _raylet.so frames).
+    LineRule("native_backtrace_frame", "unknown", "[0x",
+             _r(r"^(?P<object>\.{0,2}/[^\s()]+|[A-Za-z_][\w.:-]*)\((?P<symbol>[A-Za-z_][\w.]*)?(?:\+0x[0-9a-fA-F]+)?\) "
+                r"\[0x[0-9a-fA-F]+\](?: \S.*)?$"),
+             "glibc debug/backtracesyms.c __backtrace_symbols (\"%s(%s%c%#tx) [%p]\": object, symbol, +offset, address); "
+             "ray-project/ray src/ray/util/logging.cc (the worker's stack on a fatal error, the demangled name after each frame)"),
     # --- a command line the script's (or the launcher's) argparse rejected: a configuration error
     # ArgumentParser.error prints the usage, then "%(prog)s: error: %(message)s" and exits 2; the
     # messages are argparse's own (the prog may hold spaces: "torchx run <run args...> ddp : error:").
@@ -1168,6 +1257,16 @@ LINE_RULES: tuple[LineRule, ...] = (
              "jupyter/nbformat nbformat/v4/nbformat.v4.schema.json (error output: ename, evalue, traceback, a list of strings); "
              "ipython/ipython IPython/core/ultratb.py / tbtools.py (the exception line: the type in the scheme's excName colour, "
              "then ': ' and the value), sent by ipykernel ipykernel/ipkernel.py as the error reply's traceback",
+             classify=_exception_line_category),
+    # Batch h16t (fixtures/eval dev 517, 522): TF 1.x's OpError.__str__ ends with the exception restated after the op's
+    # creation stack: "\n<Type> (see above for traceback): <message>\n", so the last line of such a traceback names the
+    # type without its module and with these words between type and message. Read as `exception_line` reads the bare
+    # line, the category from the type and message. (Before it: rules that read such a line's message themselves,
+    # tf_oom_allocating, tf_record_corrupted.)
+    LineRule("tf_op_error_restated", "python_exception", "(see above for traceback): ",
+             _r(rf"^\s*(?P<type>{_EXCEPTION_TYPE}) \(see above for traceback\): (?P<message>.*)$"),
+             "tensorflow/tensorflow tensorflow/python/framework/errors_impl.py OpError.__str__ (1.x: output.append(\"\\n%s (see above "
+             "for traceback): %s\\n\" % (type(self).__name__, self.message)) after \"Caused by op %r, defined at:\" and the stack)",
              classify=_exception_line_category),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
@@ -1447,6 +1546,40 @@ TRACE_RULES: tuple[TraceRule, ...] = (
                          r"|Failed to get convolution algorithm\. This is probably because cuDNN failed to initialize|\bGPU sync failed"
                          r"|\bCUDA_ERROR_(?:ILLEGAL_ADDRESS|LAUNCH_FAILED|ILLEGAL_INSTRUCTION|MISALIGNED_ADDRESS|INVALID_ADDRESS_SPACE"
                          r"|INVALID_PC|HARDWARE_STACK_ERROR|LAUNCH_TIMEOUT|ASSERT)\b")),
+    # Batch h16t (fixtures/eval dev 517, 518, 519, 522): more of TensorFlow's statuses by their messages.
+    # A cloud file system's HTTP request that failed (GCS: the response code, or libcurl's error), raised as the status
+    # the code maps to (PermissionDeniedError, NotFoundError, UnavailableError...): the object store failed the run.
+    # (Not the line "All attempts to get a Google authentication bearer token failed, ..." that quotes it in a warning:
+    # no exception, not read.)
+    TraceRule("tf_cloud_fs_http", "storage_io", "tensorflow/tensorflow tensorflow/core/platform/cloud/curl_http_request.cc "
+              "CurlHttpRequest::Send (StrCat(\"Error executing an HTTP request: HTTP response code \", response_code_, \" with body '\", "
+              "...), CURLcodeToStatus: \"Error executing an HTTP request: libcurl code \" N \" meaning '...'\"), gcs_file_system.cc "
+              "(\" when reading gs://\", \" when initiating an upload to \")",
+              message=_r(r"Error executing an HTTP request: (?:HTTP response code \d+|libcurl code \d+)")),
+    # gRPC's own words for a peer it cannot reach, as TF's distributed runtime raises them (UNAVAILABLE, "grpc_status":14):
+    # the connection between tasks (worker, parameter server, TPU host) failed.
+    TraceRule("tf_peer_unavailable", "nccl_error", "tensorflow/tensorflow tensorflow/core/distributed_runtime/rpc/grpc_util.h "
+              "FromGrpcStatus (grpc::StatusCode UNAVAILABLE -> error::UNAVAILABLE, the gRPC message kept); grpc/grpc "
+              "src/core/lib/iomgr (socket errors: \"OS Error\", \"Socket closed\"), client_channel (\"failed to connect to all "
+              "addresses\", \"Connect Failed\"); tensorflow/models#3788",
+              message=_r(r"^\s*OS Error\s*$|^\s*Socket closed\s*$|\bfailed to connect to all addresses\b|^\s*Connect Failed\s*$")),
+    # An input pipeline's iterator at its end inside a step: IteratorGetNext's OutOfRange "End of sequence", raised as
+    # OutOfRangeError where nothing catches it (a dataset shorter than the steps asked of it): a dataset error. (TF 2.x
+    # logs the same words at INFO/WARNING level at each epoch's end, "Local rendezvous is aborting with status:
+    # OUT_OF_RANGE: End of sequence", "OP_REQUIRES failed at iterator_ops.cc: Out of range: End of sequence": lines of a
+    # healthy run, no exception, not read.)
+    TraceRule("tf_end_of_sequence", "dataloader_error", "tensorflow/tensorflow tensorflow/core/kernels/data/iterator_ops.cc "
+              "IteratorGetNextOp (if (end_of_sequence) return errors::OutOfRange(\"End of sequence\")); python/framework/errors_impl.py "
+              "OutOfRangeError",
+              message=_r(r"^\s*End of sequence\b")),
+    # A checkpoint that lacks a variable the graph restores: the bundle reader's NotFound "Key <name> not found in
+    # checkpoint", which Saver.restore wraps as "Restoring from checkpoint failed. This is most likely due to a Variable
+    # name or other graph key that is missing from the checkpoint." (1.13+): loading the checkpoint failed.
+    TraceRule("tf_checkpoint_key_missing", "checkpoint_error", "tensorflow/tensorflow tensorflow/core/util/tensor_bundle/tensor_bundle.cc "
+              "BundleReader::GetBundleEntryProto (errors::NotFound(\"Key \", key, \" not found in checkpoint\")); "
+              "python/training/saver.py Saver.restore (\"Restoring from checkpoint failed. This is most likely due to a Variable name "
+              "or other graph key that is missing from the checkpoint.\")",
+              message=_r(r"\bKey \S+ not found in checkpoint|^\s*Restoring from checkpoint failed\. This is most likely due to a Variable")),
     TraceRule("nccl_timeout", "nccl_timeout", "ProcessGroupNCCL.cpp watchdog; pytorch/gloo unbound_buffer.cc",
               message=_r(r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) operation|"
                          r"Application timeout caused pair closure|operation timed out")),
@@ -1455,18 +1588,36 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("ray_channel_timeout", "nccl_timeout", "ray-project/ray python/ray/exceptions.py (class RayChannelTimeoutError(RayChannelError, TimeoutError): "
               "\"Raised when the accelerated DAG channel operation times out.\"; dag/compiled_dag_node.py: \"If the execution is expected to take a long time, increase RAY_CGRAPH_get_timeout\")",
               type=_r(r"^ray\.exceptions\.RayChannelTimeoutError$")),
-    TraceRule("nccl_error", "nccl_error", "NCCLUtils.hpp (\"NCCL error in: \"); pytorch/gloo pair.cc; c10d Utils.hpp",
+    # Batch h16c: a binding that raises an NCCL call's result as "<call> failed: " + ncclGetErrorString(result) (Horovod's
+    # NCCLContext::ErrorCheck, raised as TF's UnknownError or torch's RuntimeError: "ncclCommInitRank failed: unhandled
+    # system error") is the NCCL error of that call, not a bug of the program.
+    TraceRule("nccl_error", "nccl_error", "NCCLUtils.hpp (\"NCCL error in: \"); pytorch/gloo pair.cc; c10d Utils.hpp; horovod/horovod "
+              "horovod/common/ops/nccl_operations.cc NCCLContext::ErrorCheck (throw std::logic_error(std::string(op_name) + \" failed: \" + "
+              "ncclGetErrorString(nccl_result))); NVIDIA/nccl src/init.cc ncclGetErrorString (\"unhandled cuda error\", \"unhandled system "
+              "error\", \"internal error\", \"invalid argument\", \"invalid usage\", \"remote process exited or there was a network error\")",
               message=_r(r"NCCL error|NCCL communicator was aborted|ncclRemoteError|ncclSystemError|ncclInternalError|"
                          r"ncclUnhandledCudaError|Connection closed by peer|Read error \S+: |Connection reset by peer|"
-                         r"Failed to (?:recv|send), (?:got|sent) 0 bytes|Broken pipe")),
+                         r"Failed to (?:recv|send), (?:got|sent) 0 bytes|Broken pipe|"
+                         r"\bnccl[A-Z]\w* failed: (?:unhandled (?:cuda|system) error|internal error|invalid argument|invalid usage|"
+                         r"remote process exited or there was a network error)")),
     # cupy's NCCL binding (Ray compiled graphs' NCCL channels, cupy.distributed): a non-success ncclResult_t.
     TraceRule("cupy_nccl_error", "nccl_error", "cupy/cupy cupy_backends/cuda/libs/nccl.pyx (class NcclError(RuntimeError), check_status: "
               "raise NcclError(status); message \"%s: %s\" % (ERROR_NAMES[status], ncclGetErrorString(status)), e.g. NCCL_ERROR_INTERNAL_ERROR)",
               type=_r(r"^cupy(?:_backends)?\.cuda(?:\.libs)?\.nccl\.NcclError$")),
-    TraceRule("rendezvous", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py; c10d TCPStore.cpp, socket.cpp",
+    # Batch h16c: the same start-up failures where the frames that rendezvous_frame reads are not in the copy: the env://
+    # handler's missing variable, ColossalAI's launch_from_torch wrapping it (run without torchrun), the TCPStore's bind
+    # before torch 1.11's socket rewrite ("RuntimeError: Address already in use" raised from its std::system_error).
+    TraceRule("rendezvous", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/api.py; c10d TCPStore.cpp, socket.cpp; "
+              "torch/distributed/rendezvous.py _env_error (\"Error initializing torch.distributed using env:// rendezvous: environment "
+              "variable {var} expected, but not set\"); torch/lib/c10d/TCPStore.cpp <= 1.10 (bind: std::system_error(EADDRINUSE) -> "
+              "RuntimeError: Address already in use; pytorch#72816); hpcaitech/ColossalAI colossalai/initialize.py launch_from_torch "
+              "(except KeyError as e: raise RuntimeError(f\"Could not find {e} in the torch environment, visit https://www.colossalai.org/ "
+              "for more information on launching with torch\"))",
               type=_r(r"(?:^|\.)(?:Rendezvous\w*Error|DistStoreError)$"),
               message=_r(r"waiting for clients\. \d+/\d+ clients joined|failed to listen on any local network address|"
-                         r"The client socket has (?:timed out|failed to connect)|The connection to the C10d store has failed")),
+                         r"The client socket has (?:timed out|failed to connect)|The connection to the C10d store has failed|"
+                         r"Error initializing torch\.distributed using \S+ rendezvous: environment variable \w+ expected, but not set|"
+                         r"^Could not find '?\w+'? in the torch environment|^\s*Address already in use\s*$")),
     TraceRule("signal_exception", "preempted", "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (SignalException)",
               type=_r(r"(?:^|\.)SignalException$")),
     TraceRule("keyboard_interrupt", "preempted", "python/cpython Modules/signalmodule.c (SIGINT's default handler raises KeyboardInterrupt: Ctrl-C, or a launcher's SIGINT)",

@@ -125,7 +125,13 @@ class ProgressTracker:
         rp = self._ranks.get(key)
         if rp is None:
             rp = self._ranks[key] = RankProgress(**self.params)
-        t = rp.time_of(rec)
+        ts = rec.time  # rp.time_of(rec), written out (one call fewer per step record)
+        known = rp._time
+        if ts == known[0]:
+            t = known[1]
+        else:
+            t = times.seconds(ts)
+            rp._time = (ts, t)
         if t is not None:
             jk = (job, attempt)
             if t > self._job_end.get(jk, _NO_TIME):
@@ -219,7 +225,7 @@ class RankProgress:
         # the dialect of the last record and its facts (looked up once per change, not per step)
         self._dialect: str | None = None
         self._facts = None
-        # what the next record must reach to be emitted (see _should_emit)
+        # what the next record must reach to be emitted (see add_at)
         self._next: tuple | None = None
 
     def snapshot(self, into: RankState) -> RankState:
@@ -261,25 +267,88 @@ class RankProgress:
         return self.add_at(rec, self.time_of(rec))
 
     def add_at(self, rec: StepRecord, t: float | None) -> list[EpochRecord | SignalRecord]:
-        """`add` of a record whose time in seconds (`time_of`) the caller has worked out."""
+        """`add` of a record whose time in seconds (`time_of`) the caller has worked out.
+
+        Written out: what were the calls of _watch_stall, _learn_scope, _eta and _should_emit,
+        in that order (a call each per step record was ~a tenth of its cost; callgrind: see the
+        commit). `_progress` stays a method (a test puts its reference in its place)."""
         out: list[EpochRecord | SignalRecord] = []
-        if rec.dialect != self._dialect:
-            self._dialect = rec.dialect
-            self._facts = _facts(rec.dialect)
-        self._watch_stall(rec, t, out)
-        self._learn_scope(rec)
+        dialect = rec.dialect
+        if dialect != self._dialect:
+            self._dialect = dialect
+            self._facts = _facts(dialect)
+        step, rec_epoch, prev = rec.step, rec.epoch, self._last
+        # a stall: the time since the last new step, against the median interval between steps
+        if t is not None and step is not None:
+            key = (rec_epoch, step)
+            if key != self._last_step_key:
+                last_at = self._last_step_at
+                if last_at is not None and t > last_at:
+                    gap = t - last_at
+                    base = self._baseline() if gap > self.min_stall_s else None
+                    if base is not None and gap > self.stall_factor * base and prev is not None:
+                        out.append(self._stall(prev, gap, base, f"before step {step}"))
+                    self._intervals.append(gap)
+                if last_at is None or t > last_at:
+                    self._last_step_at = t
+                self._last_step_key = key
+        # the step numbers' scope: counted within the epoch, or global (and then the epoch's length)
+        if rec_epoch is not None:
+            if self._first_epoch is None:
+                self._first_epoch = rec_epoch
+            if prev is not None and step is not None and prev.step is not None and prev.epoch is not None \
+                    and rec_epoch > prev.epoch:
+                self._in_epoch = step <= prev.step
+                if not self._in_epoch and self._epoch_len is None and float(prev.epoch).is_integer():
+                    # the last step logged in an epoch ~ where it ended (exact when the log interval divides it)
+                    index = int(prev.epoch) - self._epoch_base(prev)
+                    if index >= 0 and prev.step > 0:
+                        self._epoch_len = prev.step / (index + 1)
         self._last = rec
         state = self._progress(rec)
         progress = state["progress"]
+        points = self._points
         if t is not None and progress is not None:
-            points = self._points
             if not points or t > points[-1][0]:
                 points.append((t, progress))
             else:  # same time (a bar's states): keep the furthest point
                 points[-1] = (points[-1][0], progress)
-        state["eta_s"] = self._eta(state, rec)
+        # the ETA: remaining progress / the recent rate; a global bar's own estimate when the times cannot tell
+        eta = None
+        if progress is not None and progress >= 1.0:
+            eta = 0.0
+        else:
+            if progress is not None and len(points) >= 2:
+                (t0, p0), (t1, p1) = points[0], points[-1]
+                if t1 > t0 and p1 > p0:
+                    eta = (1.0 - progress) * (t1 - t0) / (p1 - p0)
+            if eta is None and "eta_s" in rec.metrics:
+                d = self._facts
+                if d is not None and d.step_scope == "global":
+                    eta = rec.metrics["eta_s"]
+        state["eta_s"] = eta
         self._state = state
-        if self._should_emit(state):
+        # emitted only when the run went forward enough: a value going back and forth does not count.
+        # The thresholds are worked out when a record is emitted (`_thresholds`), so a step that
+        # changes nothing worth a record costs a few comparisons.
+        nxt = self._next
+        if nxt is None:
+            emit = True
+        else:
+            next_epoch, totals, p0, next_step = nxt
+            e1 = state["epoch"]
+            if e1 is not None and (next_epoch is None or e1 >= next_epoch):
+                emit = True
+            else:
+                total, total_epochs = state["total_steps"], state["total_epochs"]
+                if (total is not None and total != totals[0]) or (total_epochs is not None and total_epochs != totals[1]):
+                    emit = True
+                elif progress is not None:
+                    emit = p0 is None or progress - p0 >= self.progress_step - 1e-9 or (progress >= 1.0 > p0)
+                else:
+                    s1 = state["step"]
+                    emit = s1 is not None and (next_step is None or s1 >= next_step)
+        if emit:
             out.append(self._record(state))
         return out
 
@@ -298,20 +367,6 @@ class RankProgress:
         return out
 
     # ------------------------------------------------------------------ progress
-
-    def _learn_scope(self, rec: StepRecord) -> None:
-        prev = self._last
-        if rec.epoch is not None and self._first_epoch is None:
-            self._first_epoch = rec.epoch
-        if prev is None or prev.step is None or rec.step is None or prev.epoch is None or rec.epoch is None:
-            return
-        if rec.epoch > prev.epoch:
-            self._in_epoch = rec.step <= prev.step
-            if not self._in_epoch and self._epoch_len is None and float(prev.epoch).is_integer():
-                # the last step logged in an epoch ~ where it ended (exact when the log interval divides it)
-                index = int(prev.epoch) - self._epoch_base(prev)
-                if index >= 0 and prev.step > 0:
-                    self._epoch_len = prev.step / (index + 1)
 
     def _epoch_base(self, rec: StepRecord) -> int:
         d = self._facts if rec.dialect == self._dialect else _facts(rec.dialect)
@@ -375,42 +430,9 @@ class RankProgress:
                 progress = 0.0
             elif progress > 1.0:
                 progress = 1.0
+        # eta_s is add_at's, in its place: a sixth key set later would grow the dict
         return {"step": step, "total_steps": total_steps, "total_epochs": total_epochs,
-                "epoch": epoch if epoch is not None else prev.get("epoch"), "progress": progress}
-
-    def _eta(self, state: dict, rec: StepRecord) -> float | None:
-        progress = state.get("progress")
-        if progress is not None and progress >= 1.0:
-            return 0.0
-        if progress is not None and len(self._points) >= 2:
-            (t0, p0), (t1, p1) = self._points[0], self._points[-1]
-            if t1 > t0 and p1 > p0:
-                return (1.0 - progress) * (t1 - t0) / (p1 - p0)
-        d = self._facts
-        if "eta_s" in rec.metrics and d is not None and d.step_scope == "global":
-            return rec.metrics["eta_s"]  # a global bar's own estimate
-        return None
-
-    def _should_emit(self, state: dict) -> bool:
-        """Only when the run went forward enough: a value going back and forth does not count.
-
-        The thresholds are worked out when a record is emitted (`_thresholds`), so a step that
-        changes nothing worth a record costs a few comparisons."""
-        nxt = self._next
-        if nxt is None:
-            return True
-        next_epoch, totals, p0, next_step = nxt
-        e1 = state["epoch"]
-        if e1 is not None and (next_epoch is None or e1 >= next_epoch):
-            return True
-        t, te = state["total_steps"], state["total_epochs"]
-        if (t is not None and t != totals[0]) or (te is not None and te != totals[1]):
-            return True
-        p1 = state["progress"]
-        if p1 is not None:
-            return p0 is None or p1 - p0 >= self.progress_step - 1e-9 or (p1 >= 1.0 > p0)
-        s1 = state["step"]
-        return s1 is not None and (next_step is None or s1 >= next_step)
+                "epoch": epoch if epoch is not None else prev.get("epoch"), "progress": progress, "eta_s": None}
 
     def _thresholds(self, state: dict) -> tuple:
         """(epoch that starts a new record, totals, progress, step that starts a new record) after `state`."""
@@ -445,22 +467,6 @@ class RankProgress:
             return None
         base = median(self._intervals)
         return base if base > 0 else None
-
-    def _watch_stall(self, rec: StepRecord, t: float | None, out: list) -> None:
-        if t is None or rec.step is None:
-            return
-        key = (rec.epoch, rec.step)
-        if key == self._last_step_key:
-            return
-        if self._last_step_at is not None and t > self._last_step_at:
-            gap = t - self._last_step_at
-            base = self._baseline() if gap > self.min_stall_s else None
-            if base is not None and gap > self.stall_factor * base and self._last is not None:
-                out.append(self._stall(self._last, gap, base, f"before step {rec.step}"))
-            self._intervals.append(gap)
-        if self._last_step_at is None or t > self._last_step_at:
-            self._last_step_at = t
-        self._last_step_key = key
 
     def _stall(self, last: StepRecord, gap: float, base: float, where: str) -> SignalRecord:
         return SignalRecord(

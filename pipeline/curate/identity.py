@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from gangscope.parsers.times import checked_utc
+from gangscope.parsers.times import _VALID_HEADS, checked_utc
 from gangscope.parsers.records import EpochRecord, Record, SignalRecord, StepRecord, TraceRecord, id_hasher, stable_id
 from gangscope.pipeline.curate.naming import job_of_pod
 from gangscope.pipeline.sources.files import PodIdentity
@@ -52,40 +52,65 @@ class Stamper:
         self._where = (ident.namespace, ident.pod, ident.container, ident.node, self.job, self.source)
 
     def stamp(self, record: Record, stream: str | None) -> Record:
+        # One pass of straight-line code per record (it runs for every record kept): the usual
+        # time's check, the bounds and the id are written out here rather than called.
         record.namespace, record.pod, record.container, record.node, record.job, record.source = self._where
         if stream is not None:
             record.stream = stream
         time = record.time
         if time:
-            # A runtime's malformed stamp is not written through: a `...Z` time is checked too.
-            utc = checked_utc(time)
-            if utc is not time:  # (a `Z` time is kept as it is)
-                if utc is None:
-                    self._skipped(record, "bad_timestamp", f"time {time[:40]!r}")
-                record.time = utc
+            # A runtime's malformed stamp is not written through: a `...Z` time is checked too
+            # (times.checked_utc; its usual case inline: a second seen valid, a fraction of digits).
+            if not (time[-1:] == "Z" and _VALID_HEADS.get(time[:19]) and (
+                    len(time) == 20 or time[19] == "." and time[20:-1].isdigit() and time.isascii())):
+                utc = checked_utc(time)
+                if utc is not time:  # (a `Z` time is kept as it is)
+                    if utc is None:
+                        self._skipped(record, "bad_timestamp", f"time {time[:40]!r}")
+                    record.time = time = utc
         elif time is not None:
-            record.time = None
-        if self.rank_maps is not None and record.rank is None and record.local_rank is not None:
-            record.rank = self._global_rank(record.local_rank, record.time)
+            record.time = time = None
+        rank, local_rank = record.rank, record.local_rank
+        if self.rank_maps is not None and rank is None and local_rank is not None:
+            record.rank = rank = self._global_rank(local_rank, time)
         # Numbers past a `long`: one chained comparison per field while all fit (None counts as 0).
         kind = type(record)
         if kind is StepRecord or kind is EpochRecord:
-            if not (LONG_MIN <= (record.step or 0) <= LONG_MAX and LONG_MIN <= (record.total_steps or 0) <= LONG_MAX
+            step = record.step
+            if not (LONG_MIN <= (step or 0) <= LONG_MAX and LONG_MIN <= (record.total_steps or 0) <= LONG_MAX
                     and LONG_MIN <= (record.total_epochs or 0) <= LONG_MAX and LONG_MIN <= (record.epoch or 0) <= LONG_MAX
-                    and LONG_MIN <= (record.rank or 0) <= LONG_MAX and LONG_MIN <= (record.local_rank or 0) <= LONG_MAX):
+                    and LONG_MIN <= (rank or 0) <= LONG_MAX and LONG_MIN <= (local_rank or 0) <= LONG_MAX):
                 self._bound(record, _BOUNDED_FIELDS[kind])
-            metrics = record.metrics if kind is StepRecord else None  # type: ignore[attr-defined]
-            if metrics and not (LONG_MIN <= min(metrics.values()) and max(metrics.values()) <= LONG_MAX):
-                self._bound_metrics(record, metrics)
-        elif not (LONG_MIN <= (record.rank or 0) <= LONG_MAX and LONG_MIN <= (record.local_rank or 0) <= LONG_MAX) or (
+                step, rank, local_rank = record.step, record.rank, record.local_rank
+            if kind is StepRecord:
+                metrics = record.metrics  # type: ignore[attr-defined]
+                if metrics and not (LONG_MIN <= min(metrics.values()) and max(metrics.values()) <= LONG_MAX):
+                    self._bound_metrics(record, metrics)
+        elif not (LONG_MIN <= (rank or 0) <= LONG_MAX and LONG_MIN <= (local_rank or 0) <= LONG_MAX) or (
                 kind is SignalRecord or kind is TraceRecord):
             self._bound(record, _BOUNDED_FIELDS.get(kind, _RANKS))
+            rank, local_rank = record.rank, record.local_rank
         if self.attempt_of is not None:
-            record.attempt = self.attempt_of(self.job, record.time)  # type: ignore[operator]
-        if kind is StepRecord and record.step is not None:
-            record.id = self._step_id(record)
+            record.attempt = self.attempt_of(self.job, time)  # type: ignore[operator]
+        if kind is StepRecord and step is not None:
+            # record_id of a numbered step, from the hash of its rank's common prefix
+            who = (rank, local_rank)
+            prefix = self._step_prefixes.get(who)
+            if prefix is None:
+                prefix = self._step_prefix(record)
+            h = prefix.copy()
+            epoch, dialect = record.epoch, record.dialect  # type: ignore[attr-defined]
+            h.update(f"{'' if epoch is None else epoch}\x1f{step}\x1f{'' if dialect is None else dialect}".encode("utf-8", "surrogatepass"))
         else:
-            record.id = self._line_id(record)
+            # record_id of any other record, from the hash of its kind, stream and rank's common
+            # prefix (the namespace, pod and container are the stamp's: set above)
+            prefix = self._line_prefixes.get((kind, record.stream, rank, local_rank))
+            if prefix is None:
+                prefix = self._line_prefix(record)
+            h = prefix.copy()
+            seq = record.seq
+            h.update(f"{'' if time is None else time}\x1f{'' if seq is None else seq}".encode("utf-8", "surrogatepass"))
+        record.id = h.hexdigest()
         return record
 
     def learn_ranks(self, time: str | None, global_of: dict[int, int]) -> None:
@@ -129,31 +154,36 @@ class Stamper:
         if self.on_skip is not None:
             self.on_skip(record, kind, detail)  # type: ignore[operator]
 
+    def _step_prefix(self, record: StepRecord):
+        """The hash of the coordinates a rank's numbered steps share (stamp continues a copy)."""
+        if len(self._step_prefixes) >= 4096:
+            self._step_prefixes.clear()
+        ident = self.identity
+        head = ("step", record.job, ident.pod_uid or record.pod, record.container, record.rank, record.local_rank)
+        prefix = self._step_prefixes[(record.rank, record.local_rank)] = id_hasher(*head, "")
+        return prefix
+
+    def _line_prefix(self, record: Record):
+        """The hash of the coordinates a line's records of one kind, stream and rank share: all
+        but the line's time and seq (the namespace, pod and container are the stamp's)."""
+        if len(self._line_prefixes) >= 4096:
+            self._line_prefixes.clear()
+        stream, rank, local_rank = record.stream, record.rank, record.local_rank
+        head = (record.kind, record.namespace, self.identity.pod_uid or record.pod, record.container, stream, rank, local_rank)
+        prefix = self._line_prefixes[(type(record), stream, rank, local_rank)] = id_hasher(*head, "")
+        return prefix
+
     def _step_id(self, record: StepRecord) -> str:
-        """record_id of a numbered step, from the hash of its rank's common prefix."""
-        who = (record.rank, record.local_rank)
-        prefix = self._step_prefixes.get(who)
-        if prefix is None:
-            if len(self._step_prefixes) >= 4096:
-                self._step_prefixes.clear()
-            ident = self.identity
-            head = ("step", record.job, ident.pod_uid or record.pod, record.container, record.rank, record.local_rank)
-            prefix = self._step_prefixes[who] = id_hasher(*head, "")
+        """record_id of a numbered step (as `stamp` makes it)."""
+        prefix = self._step_prefixes.get((record.rank, record.local_rank)) or self._step_prefix(record)
         h = prefix.copy()
         epoch, dialect = record.epoch, record.dialect
         h.update(f"{'' if epoch is None else epoch}\x1f{record.step}\x1f{'' if dialect is None else dialect}".encode("utf-8", "surrogatepass"))
         return h.hexdigest()
 
     def _line_id(self, record: Record) -> str:
-        """record_id of any other record, from the hash of its kind, stream and rank's common prefix
-        (the namespace, pod and container are the stamp's: it has just set them)."""
-        who = (record.kind, record.stream, record.rank, record.local_rank)
-        prefix = self._line_prefixes.get(who)
-        if prefix is None:
-            if len(self._line_prefixes) >= 4096:
-                self._line_prefixes.clear()
-            head = (record.kind, record.namespace, self.identity.pod_uid or record.pod, record.container, *who[1:])
-            prefix = self._line_prefixes[who] = id_hasher(*head, "")
+        """record_id of any other record (as `stamp` makes it)."""
+        prefix = self._line_prefixes.get((type(record), record.stream, record.rank, record.local_rank)) or self._line_prefix(record)
         h = prefix.copy()
         time, seq = record.time, record.seq
         h.update(f"{'' if time is None else time}\x1f{'' if seq is None else seq}".encode("utf-8", "surrogatepass"))

@@ -17,7 +17,7 @@ from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (
     BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, EVENT_VERDICTS, EXCERPT_SOURCES,
-    PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END,
+    PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END, LAST_WORD_WARNINGS,
 )
 from gangscope.pipeline.diagnose.summary import ranks_text, who
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -290,10 +290,11 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
     if warned:
         first = warned[0]
         who_ = _first_failure(first)
+        what = "NCCL warning" if first.category == "nccl_error" else "warning"
         return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=False, default="running"),
-                               category="nccl_error", first_failure=who_, time=first.time, confidence=CONFIDENCE["warnings_at_end"],
+                               category=first.category, first_failure=who_, time=first.time, confidence=CONFIDENCE["warnings_at_end"],
                                evidence=[error_evidence(e) for e in warned[:4]],
-                               summary=f"the log ends in {len(warned)} NCCL warning{'s' if len(warned) > 1 else ''} with no error "
+                               summary=f"the log ends in {len(warned)} {what}{'s' if len(warned) > 1 else ''} with no error "
                                        f"raised and no progress after them ({who(who_)}): {first.message or first.line}")  # fmt: skip
     cut = cut_traceback_at_the_end(view)
     if cut:
@@ -416,11 +417,13 @@ def warnings_at_the_end(view: AttemptView) -> list[ErrorRecord]:
     """The NCCL warnings (rule `nccl_warn` and the other warnings of category nccl_error) a log ends in:
     the attempt's last records, with no step, trace or other line a parser read after them. NCCL warns and
     goes on where it can (a transport it falls back from at init); warnings that nothing follows are the
-    last word of a job whose communication broke (SPEC rev. 2: a NCCL WARN trail without an exception)."""
+    last word of a job whose communication broke (SPEC rev. 2: a NCCL WARN trail without an exception).
+    So are the warnings of rules.LAST_WORD_WARNINGS (one category a tail)."""
     records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
     tail: list[ErrorRecord] = []
     for r in reversed(records):
-        if r.kind == "error" and r.category == "nccl_error" and rule_role(r.pattern) == WARNING:
+        if (r.kind == "error" and (r.category == "nccl_error" or r.pattern in LAST_WORD_WARNINGS) and rule_role(r.pattern) == WARNING
+                and (not tail or r.category == tail[0].category)):
             tail.append(r)
             continue
         break

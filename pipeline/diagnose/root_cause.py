@@ -37,7 +37,8 @@ from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, rule
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
 from gangscope.pipeline.diagnose.rules import (
-    ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, FIRST_FAILURE_REPORTS, INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL,
+    ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS,
+    INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL,
 )
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -148,7 +149,8 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
     if first_effect is not None:
         # Simultaneous effects: the one that explains the others (a lost peer explains a timeout).
         close = [f for f in effects if _near(f, first_effect)]
-        return min(close, key=_explaining), "effect"
+        root = min(close, key=_explaining)
+        return _explained_by_earlier(root, close), "effect"
     return (min(failures, key=_earliest), "unknown") if failures else (None, "unknown")
 
 
@@ -208,6 +210,27 @@ def _first_named_by_launcher(root: Failure, failures: list[Failure]) -> Failure:
         return root
     reports = [f for f in failures if f.error.pattern in FIRST_FAILURE_REPORTS and f.rank is not None and f.error.pod == root.error.pod]
     return min(reports, key=lambda f: (f.t, f.seq)) if reports else root
+
+
+def _explained_by_earlier(root: Failure, close: list[Failure]) -> Failure:
+    """The effect that explains `root`'s category when it was reported before every failure of that category
+    (`EXPLAINED_WHEN_LATER`: NCCL errors after a collective timeout are the abort's), else `root`."""
+    explainers = [f for f in close if root.category in EXPLAINED_WHEN_LATER.get(f.category, ())
+                  and EXPLAINING_TIMEOUT.search(f.error.line or f.error.message or "")]
+    if not explainers:
+        return root
+    first = min(explainers, key=_earliest)
+    later = [f for f in close if f.category == root.category]
+    return first if all(_comes_before(first, f) for f in later) else root
+
+
+def _comes_before(a: Failure, b: Failure) -> bool:
+    """Whether `a` was reported before `b`: by time where both lines carry one and they differ, else by order of
+    appearance when both come from the same stream (one pod's container); otherwise nothing says so."""
+    if math.isfinite(a.t) and math.isfinite(b.t) and a.t != b.t:
+        return a.t < b.t
+    ea, eb = a.error, b.error
+    return ea.pod == eb.pod and ea.container == eb.container and a.seq < b.seq
 
 
 def _near(a: Failure, b: Failure) -> bool:

@@ -61,6 +61,23 @@ FIRST_FAILURE_REPORTS = frozenset({"mpirun_first_process", "mpirun_exited_early"
 #: launcher summaries or warnings, never a tier-2 failure.)
 EFFECT_ORDER = ("preempted", "nccl_error", "rendezvous_error", "hang", "nccl_timeout")
 
+#: ... unless the explained effect came first: effects that an earlier effect explains (category -> the categories it
+#: explains when they follow it). On a timed-out work ProcessGroupNCCL's watchdog aborts the communicators and takes the
+#: process down (pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp watchdogHandler: "Watchdog caught
+#: collective operation timeout", then abort and "To avoid data inconsistency, we are taking the entire process down"):
+#: the peers still in the collective then see a closed connection or NCCL's ncclRemoteError ("remote process exited or
+#: there was a network error"), and the rank's own later calls "NCCL communicator was aborted". Those NCCL errors after a
+#: timeout are its effects; a lost peer BEFORE any timeout still explains the timeouts (a killed rank's peers see the
+#: closed socket at once, their collective times out minutes later). "Before" is by time, or, where the lines carry
+#: none, by order of appearance in the same stream. Batch h16c (issue 16).
+EXPLAINED_WHEN_LATER: dict[str, frozenset[str]] = {"nccl_timeout": frozenset({"nccl_error"})}
+#: The words of the timeouts that do so: the collective timeouts that end the process (ProcessGroupNCCL's watchdog, gloo's
+#: unbound_buffer.cc). Not the watchdog's "Exception (either an error or timeout) detected by watchdog at work", printed
+#: for an NCCL error as well (a rank that sees ncclRemoteError prints it before the error), nor a caller's own wait that
+#: ran out (Ray's RayChannelTimeoutError: the driver stops waiting for an actor whose own failure its log shows later).
+EXPLAINING_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|Timeout at NCCL work: |WorkNCCL::checkTimeout"
+                                r"|Timed out waiting \d+ms for (?:recv|send) operation|Application timeout caused pair closure")
+
 #: Launcher-level failures whose category names a cause: a death by SIGKILL or SIGTERM, or the
 #: child's own exception copied into torchrun's box from its error file (the only trace of it
 #: when the rank's lines could not be read, e.g. under a custom --log-line-prefix-template).
@@ -126,6 +143,14 @@ MARKED_EXCEPTION_LINES = frozenset({"pytest_exception", "pytest_failed_summary",
 #: within the timeout. The process is dead, probably it crashed during start.", src/ray/raylet/worker_pool.cc). Batch
 #: h16p, dev 440 and 450.
 TEARDOWN_AT_THE_END = frozenset({"agent_closing", "elastic_group_restart", "ray_worker_start_timeout"})
+
+#: Warning rules (role `warning`, parsers/errors.py) besides NCCL's (category nccl_error) whose lines, when a log ends in
+#: them with no step, trace or other line a parser read after them, are its last word: the failure they warn of, at the
+#: low confidence of warnings_at_end (endings.warnings_at_the_end). TensorFlow's device allocation retries
+#: (tf_device_alloc_retry: the BFC allocator asks again at 0.9 of the size and a run often goes on): a log that stops
+#: inside them ran out of GPU memory (batch h16z, dev 510); one where the run goes on shows it by a line after them
+#: (batch h16t, dev 523: the allocator's "The caller indicates that this is not a failure", rule tf_bfc_not_a_failure).
+LAST_WORD_WARNINGS = frozenset({"tf_device_alloc_retry"})
 
 #: How sure a diagnosis is, by what it rests on.
 CONFIDENCE = {
