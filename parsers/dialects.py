@@ -1629,16 +1629,10 @@ class ShapeCache:
         `reading = self.read(seg)`, or None where that is None. A layout seen before is read in
         one step, its values sliced out and converted by its plan's written-out reader
         (`plan_reader`), without the Reading in between."""
-        layout, known = self._layout_of(seg)
-        if known is None:
-            return None
-        if known is not _UNSEEN:
-            return known[5](seg)
-        reading = self._read_new(seg, layout)
-        return None if reading is None else (reading.dialect, build(reading))
+        return self.fields_of(seg, *self._layout_of(seg))
 
     def fields_of(self, seg: str, layout: bytes, known) -> tuple[Dialect, dict | None] | None:
-        """`fields(seg)` where `_layout_of(seg)` gave (`layout`, `known`), `layout` not None."""
+        """`fields(seg)` where `_layout_of(seg)` gave (`layout`, `known`)."""
         if known is None:
             return None
         if known is not _UNSEEN:

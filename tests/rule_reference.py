@@ -17,3 +17,9 @@ def reference_detect(text: str):
                 continue
             return rule, category, errors._message(text, m, rule.match_only)
     return None
+
+
+def found(line: str) -> tuple[str, str] | None:
+    """(the rule's name, its category) that detect() gives a line, or None."""
+    hit = errors.detect(line)
+    return (hit[0].name, hit[1]) if hit is not None else None

@@ -18,15 +18,13 @@ from pathlib import Path
 
 import pytest
 
-from gangscope.parsers.errors import PREFILTER, SUMMARY, WARNING, detect, exception_category, rule_role
+from gangscope.parsers.errors import PREFILTER, SUMMARY, WARNING, exception_category, rule_role
 from diagnose_in_process import the_diagnosis
+from rule_reference import found
 
 DEV = Path(__file__).resolve().parent.parent / "fixtures" / "eval" / "dev"
 
 
-def found(line: str) -> tuple[str, str] | None:
-    hit = detect(line)
-    return (hit[0].name, hit[1]) if hit is not None else None
 
 
 @pytest.mark.parametrize("line, expected", [
