@@ -50,7 +50,7 @@ def test_a_stamper_that_made_step_ids_pickles_and_goes_on_making_the_same_ids():
 
 
 # Any kind of line record, any stream, rank, time and seq, with or without a pod uid: the id made
-# from the stamper's cached prefix (Stamper._line_id) is the one record_id computes in full.
+# from the stamper's cached prefix (Stamper.stamp) is the one record_id computes in full.
 _KINDS = st.sampled_from(["error", "trace", "step"])
 _TEXT = st.text(alphabet=st.characters(blacklist_categories=("Cs",)) | st.sampled_from(["\x1f", "\ud800"]), max_size=12)
 _INT = st.none() | st.integers(min_value=-(2**70), max_value=2**70)

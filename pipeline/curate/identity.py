@@ -173,22 +173,6 @@ class Stamper:
         prefix = self._line_prefixes[(type(record), stream, rank, local_rank)] = id_hasher(*head, "")
         return prefix
 
-    def _step_id(self, record: StepRecord) -> str:
-        """record_id of a numbered step (as `stamp` makes it)."""
-        prefix = self._step_prefixes.get((record.rank, record.local_rank)) or self._step_prefix(record)
-        h = prefix.copy()
-        epoch, dialect = record.epoch, record.dialect
-        h.update(f"{'' if epoch is None else epoch}\x1f{record.step}\x1f{'' if dialect is None else dialect}".encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
-
-    def _line_id(self, record: Record) -> str:
-        """record_id of any other record (as `stamp` makes it)."""
-        prefix = self._line_prefixes.get((type(record), record.stream, record.rank, record.local_rank)) or self._line_prefix(record)
-        h = prefix.copy()
-        time, seq = record.time, record.seq
-        h.update(f"{'' if time is None else time}\x1f{'' if seq is None else seq}".encode("utf-8", "surrogatepass"))
-        return h.hexdigest()
-
 
 RANK_MAPS_KEPT = 16  # rendezvous blocks remembered per container (one per start or restart of its workers)
 
