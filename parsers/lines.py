@@ -59,12 +59,17 @@ _PART = re.compile(r"([A-Za-z_][\w-]*?)(\d+)$")
 #   "[%s,%s]<%s>:"); stacked when a line was relayed twice. Horovod's own launcher (horovodrun
 #   with gloo, and horovod.spark) writes "[rank]<stdout>:" with no job id (horovod/horovod
 #   horovod/runner/common/util/safe_shell_exec.py prefix_stream '{time}[{rank}]<{prefix}>:{line}',
-#   index = slot_info.rank in runner/gloo_run.py _exec_command_fn; {time} is empty unless
-#   --prefix-output-with-timestamp: that form, led by time.asctime(), is not read here).
+#   index = slot_info.rank in runner/gloo_run.py _exec_command_fn). {time} is empty unless
+#   --prefix-output-with-timestamp (horovodrun) or prefix_output_with_timestamp=True (horovod.spark's
+#   run and SparkBackend): then time.asctime(), always 24 characters ("Thu Dec  3 14:20:11 2026"),
+#   stands before the bracket: "Thu Dec  3 14:20:11 2026[1]<stderr>:Traceback ...". A line is
+#   tried for that form only where a "[" stands at offset 24.
 # - Slurm `srun --label`: the task id (= global rank), padded to the width of the largest,
 #   then ": " ("  7: Traceback"; SchedMD/slurm src/common/eio + srun's label option, "%*d: ").
 # - Lightning's rank_prefixed_message: "[rank: 3] " (lightning/fabric/utilities/rank_zero.py).
 _MPI = re.compile(r"(?:\[(?:\d{1,9},)?(\d{1,9})\]<(?:stdout|stderr|stddiag)>:)+")
+_ASCTIME_TAGGED = re.compile(r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
+                             r"\d\d:\d\d:\d\d \d{4}\[(\d{1,9})\]<(?:stdout|stderr)>:")
 _SRUN = re.compile(r" {0,8}(\d{1,6}): (?=\S)")
 _LIGHTNING = re.compile(r"\[rank: (\d{1,9})\] ")
 # - ParlAI's distributed workers: "rank:{:3d} |" before every print and log line of a rank other
@@ -129,7 +134,8 @@ def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
 def may_be_prefixed(text: str) -> bool:
     """Whether a line can carry a rank prefix (a cheap test before `strip_rank_prefixes`)."""
     first = text[:1]
-    return first != "" and (first in PREFIX_FIRST or first.isdigit()) or text.find("[rank", 1, _INNER_REACH) > 0
+    return (first != "" and (first in PREFIX_FIRST or first.isdigit()) or text.find("[rank", 1, _INNER_REACH) > 0
+            or text[24:25] == "[")  # Horovod's prefix led by time.asctime() (24 characters)
 
 
 def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
@@ -142,6 +148,8 @@ def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
         m = _SRUN.match(text)
     elif first == "r":
         m = _PARLAI.match(text)
+    elif text[24:25] == "[":
+        m = _ASCTIME_TAGGED.match(text)
     elif first == "(" or first == "\x1b":
         ray = _RAY.match(text)
         if ray is not None:

@@ -46,6 +46,7 @@ HEAD = re.compile(
     r"\[rank ?\d+\]:"  # torch.distributed's "[rank3]:" (distributed_c10d.py), c10 logging
     r"|\[[A-Za-z_][\w-]*\d+(?:\|[\w-]+)*\]:"  # torchrun --tee "[default0]:" (FORMATS.md 4.8)
     r"|\[(?:\d+,)?\d+\]<std"  # Open MPI --tag-output "[1,0]<stderr>:", Horovod's gloo launcher "[1]<stderr>:"
+    r"|(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) \w{3} [ \d]\d \d\d:\d\d:\d\d \d{4}\[\d+\]<std"  # Horovod's, led by time.asctime()
     r"|\[rank: \d+\]"  # Lightning's rank_prefixed_message
     r"|\[?[IWEF](?:\d{4} \d\d:\d\d:\d\d| [\w/.-]+:\d+\])"  # glog / c10 logging "E0611 04:17:32" / "[E ProcessGroupNCCL.cpp:1316]"
     r"|\[?\d{4}-\d\d-\d\d[T ]\d\d:\d\d"  # ISO and Python logging dates

@@ -492,7 +492,7 @@ class ContainerCurator:
         # A rank prefix starts with one of a few characters or is torch's "[rankN]:" after a head
         # (parsers/lines.may_be_prefixed, inlined): most lines have none and skip the two calls.
         first = text[:1]
-        if first in PREFIX_FIRST or first.isdigit() or text.find("[rank", 1, INNER_REACH) > 0:
+        if first in PREFIX_FIRST or first.isdigit() or text.find("[rank", 1, INNER_REACH) > 0 or text[24:25] == "[":
             size = len(text)
             text, rank, local_rank = strip_rank_prefixes(text)
             key = (stream, rank, local_rank) if (rank is not None or local_rank is not None) else stream

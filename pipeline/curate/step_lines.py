@@ -31,7 +31,7 @@ def feed_step_line(c, time: str, stream: str, text: str, exact_from: int, out: l
     the case above (True), else False and nothing done. `c` a ContainerCurator of `LINE_PARSERS`
     whose exact mask holds STEP_BIT (the caller's test)."""
     first = text[:1]
-    if first in PREFIX_FIRST or first.isdigit() or text.find("[rank", 1, INNER_REACH) > 0:
+    if first in PREFIX_FIRST or first.isdigit() or text.find("[rank", 1, INNER_REACH) > 0 or text[24:25] == "[":
         size = len(text)
         body, rank, local_rank = strip_rank_prefixes(text)
         if exact_from < size - len(body):  # the hints are not exact on the stripped text
