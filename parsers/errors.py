@@ -1996,6 +1996,7 @@ class TraceRuleIndex:
       Hyperscan), say which rules may match it; only those are searched, in table order, the first match winning
       as before. A pattern with no literal proved is always searched. (The patterns themselves in prefilter mode
       would rule out a few more, but compile in ~0.26 s where the literals take ~5 ms.)
+    - the first rule that reads no frames is found first (`_by_words`): only the frame rules before it are left to try.
     A frame rule's `message` is not read (as in `_rule_matches`)."""
 
     CACHE = 4096  # strings remembered per kind; the memory is dropped, never the answer
@@ -2077,21 +2078,26 @@ class TraceRuleIndex:
         return bits
 
     def first(self, exc_type: str, message: str, frames: Any, frameless: bool) -> TraceRule | None:
-        types = self._type(exc_type)
-        taken = types & ~self.frame_rules  # rules that match by their type alone: no search left
-        if not frameless and self.frame_rules:
-            gated = (types | self.untyped_frame_rules) & self.frame_rules
-            if gated:
-                taken |= gated & self._frames(frames)
+        rules = self.rules
+        found = self._by_words(exc_type, message)  # the first rule that reads no frames and matches, or len(rules)
+        if not frameless:
+            # the frame rules before it whose type lets them look at the frames: the first one a frame matches wins
+            before = (self._type(exc_type) | self.untyped_frame_rules) & self.frame_rules & ((1 << found) - 1)
+            if before and (hits := before & self._frames(frames)):
+                return rules[(hits & -hits).bit_length() - 1]
+        return rules[found] if found < len(rules) else None
+
+    def _by_words(self, exc_type: str, message: str) -> int:
+        """The index of the first rule without frames that the exception's type or message matches (len(rules): none)."""
+        taken = self._type(exc_type) & ~self.frame_rules  # rules that match by their type alone: no search left
         maybe = taken | self._message(message)
         rules = self.rules
         while maybe:
             low = maybe & -maybe
-            rule = rules[low.bit_length() - 1]
-            if low & taken or rule.message.search(message) is not None:
-                return rule
+            if low & taken or rules[low.bit_length() - 1].message.search(message) is not None:
+                return low.bit_length() - 1
             maybe ^= low
-        return None
+        return len(rules)
 
 
 _TRACE_INDEX: list = []  # the TraceRuleIndex of TRACE_RULES, built on first use (a Hyperscan compile)
