@@ -1995,7 +1995,9 @@ class TraceRuleIndex:
       all in one Hyperscan database of plain literals scanned once over a message (`in`, rule by rule, without
       Hyperscan), say which rules may match it; only those are searched, in table order, the first match winning
       as before. A pattern with no literal proved is always searched. (The patterns themselves in prefilter mode
-      would rule out a few more, but compile in ~0.26 s where the literals take ~5 ms.)
+      would rule out a few more, but compile in ~0.26 s where the literals take ~5 ms.) The same scan finds the
+      pattern's literal alternatives (`_pattern_literals`: "Connection reset by peer" in nccl_error's): a message
+      that holds one is matched without a search;
     - the first rule that reads no frames is found first (`_by_words`): only the frame rules before it are left to try.
     A frame rule's `message` is not read (as in `_rule_matches`)."""
 
@@ -2009,21 +2011,27 @@ class TraceRuleIndex:
         self.untyped_frame_rules = sum(1 << i for i, rule in enumerate(rules) if rule.frame is not None and rule.type is None)
         self.message_rules = 0  # the rules a message pattern decides
         self.always = 0  # of those, the ones whose pattern requires no literal proved
-        self.requires: list[tuple[int, frozenset[str]]] = []
-        literals: dict[str, int] = {}  # literal -> the rules that require one of theirs
+        self.requires: list[tuple[int, frozenset[str], frozenset[str]]] = []
+        literals: dict[str, list[int]] = {}  # literal -> [the rules that may match a text holding it, those that surely do]
         for i, rule in enumerate(rules):
             if rule.frame is not None or rule.message is None:
                 continue
-            self.message_rules |= 1 << i
-            need = rule_literals.required_literals(rule.message)
+            bit = 1 << i
+            self.message_rules |= bit
+            need, sure = _pattern_literals(rule.message)
             if need is None:
-                self.always |= 1 << i
-                continue
-            self.requires.append((1 << i, need))
-            for literal in need:
-                literals[literal] = literals.get(literal, 0) | 1 << i
+                self.always |= bit
+            for literal in need or ():
+                literals.setdefault(literal, [0, 0])[0] |= bit
+            for literal in sure:
+                entry = literals.setdefault(literal, [0, 0])
+                entry[0] |= bit
+                entry[1] |= bit
+            if need is not None or sure:
+                self.requires.append((bit, need or frozenset(), sure))
         self.literals = list(literals)
-        self.masks = [literals[s] for s in self.literals]
+        self.masks = [literals[s][0] for s in self.literals]
+        self.sure = [literals[s][1] for s in self.literals]
         self.database = _literal_database(self.literals)
         self.type_bits: dict[str, int] = {}
         self.frame_bits: dict[str, int] = {}
@@ -2060,22 +2068,27 @@ class TraceRuleIndex:
             found |= bits
         return found
 
-    def _message(self, message: str) -> int:
-        """The rules whose `message` may find `message` (a superset: each is searched before it is taken)."""
+    def _message(self, message: str) -> tuple[int, int]:
+        """(the rules whose `message` may find `message`: each is searched before it is taken; those that surely do:
+        a text that holds one of a pattern's literal alternatives is found by it)."""
         if not isinstance(message, str):
-            return self.message_rules  # each search says what it says of it, as rule by rule
-        bits = self.always
+            return self.message_rules, 0  # each search says what it says of it, as rule by rule
+        may, sure = self.always, 0
         if self.database is None:
-            for bit, need in self.requires:
-                if any(s in message for s in need):
-                    bits |= bit
-            return bits
+            for bit, need, enough in self.requires:
+                if any(s in message for s in enough):
+                    may |= bit
+                    sure |= bit
+                elif any(s in message for s in need):
+                    may |= bit
+            return may, sure
         found: list[int] = []
         self.database.scan(message.encode("utf-8", "surrogatepass"), match_event_handler=_found, context=found)
-        masks = self.masks
+        masks, sures = self.masks, self.sure
         for literal in found:
-            bits |= masks[literal]
-        return bits
+            may |= masks[literal]
+            sure |= sures[literal]
+        return may, sure
 
     def first(self, exc_type: str, message: str, frames: Any, frameless: bool) -> TraceRule | None:
         rules = self.rules
@@ -2089,8 +2102,9 @@ class TraceRuleIndex:
 
     def _by_words(self, exc_type: str, message: str) -> int:
         """The index of the first rule without frames that the exception's type or message matches (len(rules): none)."""
-        taken = self._type(exc_type) & ~self.frame_rules  # rules that match by their type alone: no search left
-        maybe = taken | self._message(message)
+        may, sure = self._message(message)
+        taken = (self._type(exc_type) & ~self.frame_rules) | sure  # rules that match by their type, or surely: no search
+        maybe = taken | may
         rules = self.rules
         while maybe:
             low = maybe & -maybe
@@ -2121,6 +2135,47 @@ def _literal_database(literals: list[str]):
         return database
     except hs.error:
         return None
+
+
+def _pattern_literals(pattern: re.Pattern[str]) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """(rule_literals.required_literals of the pattern: strings one of which every text it finds holds, None when
+    none is proved; strings any text holding one of which it finds: its alternatives that are plain text, as
+    `_plain_texts` reads them). One parse for both."""
+    sre_parse = rule_literals._sre_parse
+    try:
+        tree = list(sre_parse.parse(pattern.pattern, pattern.flags)) if isinstance(pattern.pattern, str) else None
+    except Exception:  # noqa: BLE001 - a pattern the reader does not follow: no literal of either kind
+        tree = None
+    if tree is None:
+        return None, frozenset()
+    need = None
+    if not pattern.flags & re.IGNORECASE:
+        found = rule_literals._of_sequence(tree)
+        need = frozenset(found) if found and min(len(s) for s in found) > 0 else None
+    # a plain text matches itself whatever the case flags say: `sure` holds under IGNORECASE too
+    return need, frozenset(s for s in _plain_texts(tree) if len(s) >= 3)
+
+
+def _plain_texts(items: list, limit: int = 64) -> list[str]:
+    """The texts a sequence of parsed items matches that are plain text all along: literals, alternatives of them,
+    groups of them (any other item on a path drops the path: what is left is a subset of what the pattern matches,
+    so a text holding one is matched). At most `limit` (a subset again)."""
+    out = [""]
+    op_literal, op_branch, op_group = rule_literals._c.LITERAL, rule_literals._c.BRANCH, rule_literals._c.SUBPATTERN
+    for op, av in items:
+        if op is op_literal:
+            out = [s + chr(av) for s in out]
+            continue
+        if op is op_branch:
+            alternatives = [t for alternative in av[1] for t in _plain_texts(list(alternative), limit)]
+        elif op is op_group:
+            alternatives = _plain_texts(list(av[3]), limit)
+        else:
+            return []
+        out = [s + t for s in out for t in alternatives][:limit]
+        if not out:
+            return []
+    return out
 
 
 def _found(literal_id, _start, _end, _flags, found) -> None:

@@ -160,16 +160,18 @@ def test_without_hyperscan_the_literals_are_tested_with_in(monkeypatch):
         assert index.first(exc_type, message, frames, False) is reference_first(exc_type, message, frames)
 
 
-def test_the_message_pre_test_never_drops_a_rule_that_matches():
+def test_the_message_pre_test_never_drops_a_rule_that_matches_nor_takes_one_that_does_not():
     index = errors.TraceRuleIndex(errors.TRACE_RULES)
     rng = random.Random(7)
     literals = _literals()
     for _, message, _ in fixture_exceptions():
         for text in [message, *_mutations(message, literals, rng)]:
-            bits = index._message(text)
+            may, sure = index._message(text)
             for i, rule in enumerate(errors.TRACE_RULES):
                 if rule.frame is None and rule.message is not None and rule.message.search(text):
-                    assert bits >> i & 1, (rule.name, text[:200])
+                    assert may >> i & 1, (rule.name, text[:200])
+                elif sure >> i & 1:
+                    raise AssertionError(f"{rule.name} taken without a match: {text[:200]!r}")
 
 
 @pytest.mark.parametrize("bad", [None, 7])
@@ -179,3 +181,22 @@ def test_a_value_that_is_no_text_fails_as_the_table_did(bad):
         reference_first(bad, "x", ())
     with pytest.raises(TypeError):
         errors.first_trace_rule(bad, "x", ())
+
+
+def test_pattern_literals_are_the_required_ones_and_sure_ones_match():
+    """One parse gives rule_literals.required_literals' answer, and texts each of which the pattern finds (alone, and
+    inside any text: a sure literal is taken without a search)."""
+    sure_seen = 0
+    for rule in errors.TRACE_RULES:
+        for pattern in (rule.message, rule.type, rule.frame):
+            if pattern is None:
+                continue
+            need, sure = errors._pattern_literals(pattern)
+            assert need == rule_literals.required_literals(pattern), rule.name
+            for text in sure:
+                sure_seen += 1
+                for context in (text, f"x\n{text}\u00e9", f"{text}{text}"):
+                    assert pattern.search(context) is not None, (rule.name, text)
+    assert sure_seen > 40
+    assert errors._plain_texts(list(re._parser.parse(r"ab(?:cx|dy)(?:ez|\d)"))) == ["abcxez", "abdyez"]
+    assert errors._pattern_literals(re.compile(r"(?i:Loss) is nan|\bx")) == (frozenset({" is nan", "x"}), frozenset({"Loss is nan"}))
