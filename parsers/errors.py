@@ -1904,18 +1904,23 @@ SPAWNED_PROCESS = re.compile(r"\b[Pp]rocess (?P<index>\d+) terminated with (?:th
 
 def spawned_process(text: str) -> int | None:
     """The process index mp.spawn names in a message, if any."""
-    m = SPAWNED_PROCESS.search(text or "")
+    if not text or (type(text) is str and " terminated with " not in text):  # required by the pattern: no search needed
+        return None
+    m = SPAWNED_PROCESS.search(text)
     return int(m["index"]) if m else None
+
+
+_BACKSLASH = "\\"
 
 
 def _frame_key(file: Any, function: Any) -> str:
     """A frame as TRACE_RULES' `frames` patterns read it: `path/with/slashes:function`."""
-    return f"{str(file or '').replace(chr(92), '/')}:{function or ''}"
+    return f"{str(file or '').replace(_BACKSLASH, '/')}:{function or ''}"
 
 
 def _links(trace: TraceRecord) -> list[tuple[str, str, list[str]]]:
-    def frame_keys(frames) -> list[str]:
-        return [_frame_key(f.file, f.function) for f in frames]
+    def frame_keys(frames) -> list[str]:  # _frame_key of each, inline (a trace's frames, every trace)
+        return [f"{str(f.file or '').replace(_BACKSLASH, '/')}:{f.function or ''}" for f in frames]
 
     if trace.chain:
         return [(c.exception_type or "", c.message or "", frame_keys(c.frames)) for c in trace.chain]

@@ -200,3 +200,17 @@ def test_pattern_literals_are_the_required_ones_and_sure_ones_match():
     assert sure_seen > 40
     assert errors._plain_texts(list(re._parser.parse(r"ab(?:cx|dy)(?:ez|\d)"))) == ["abcxez", "abdyez"]
     assert errors._pattern_literals(re.compile(r"(?i:Loss) is nan|\bx")) == (frozenset({" is nan", "x"}), frozenset({"Loss is nan"}))
+
+
+def test_spawned_process_answers_as_its_search():
+    """spawned_process skips the search where the text lacks the literal its pattern requires."""
+    assert rule_literals.required_literals(errors.SPAWNED_PROCESS) == frozenset({" terminated with "})
+    rng = random.Random(3)
+    texts = [m for _, m, _ in fixture_exceptions()] + [t.message or "" for t in fixture_traces()]
+    texts += ["process 3 terminated with exit code 1", "-- Process 1 terminated with the following error:",
+              "xprocess 2 terminated with signal SIGKILL", "Process 12 terminated with", "", "terminated with signal"]
+    for text in texts + [rng.choice(texts) + "\nprocess 4 terminated with signal 9" for _ in range(50)]:
+        m = errors.SPAWNED_PROCESS.search(text)
+        assert errors.spawned_process(text) == (int(m["index"]) if m else None), text[:200]
+    with pytest.raises(TypeError):
+        errors.spawned_process(5)
