@@ -36,9 +36,9 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gangscope.parsers import rule_literals
 from gangscope.parsers.lines import Line
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord
-from gangscope.parsers import rule_literals
 from gangscope.parsers.rule_literals import RuleFilter
 from gangscope.parsers.trace_shapes import ANSI
 
