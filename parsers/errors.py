@@ -36,6 +36,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
+from gangscope.parsers import rule_literals
 from gangscope.parsers.lines import Line
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord
 from gangscope.parsers.rule_literals import RuleFilter
@@ -1808,9 +1809,9 @@ def exception_category(exc_type: str, message: str) -> str | None:
     line): the trace rules that need no frames, else `python_exception`; None for a wrapper."""
     if WRAPPERS.search(exc_type) or _REPLICA_WRAPPER.match(message.strip()):
         return None
-    for rule in TRACE_RULES:
-        if rule.frame is None and _rule_matches(rule, exc_type, message, []):
-            return rule.category
+    rule = first_trace_rule(exc_type, message, (), frameless=True)
+    if rule is not None:
+        return rule.category
     if child_failure_wrapper(exc_type, message):
         return "unknown"  # a launcher's report of a child that failed, its cause not on this line
     return "python_exception"
@@ -1835,9 +1836,9 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     details = trace.details
     subs = _sub_exceptions(trace) if isinstance(details, dict) and details.get("exceptions") and WRAPPERS.search(links[-1][0]) else []
     for exc_type, message, frames in links + [link for sub, _ in subs for link in sub]:
-        for rule in TRACE_RULES:
-            if _rule_matches(rule, exc_type, message, frames):
-                return rule.category, _exception_text(exc_type, message)
+        rule = first_trace_rule(exc_type, message, frames)
+        if rule is not None:
+            return rule.category, _exception_text(exc_type, message)
     if subs:  # none says more: the first sub-exception's root, as for a chain of its own
         exc_type, message, _ = subs[0][0][subs[0][1]]
         return exception_category(exc_type, message) or "python_exception", _exception_text(exc_type, message)
@@ -1903,18 +1904,23 @@ SPAWNED_PROCESS = re.compile(r"\b[Pp]rocess (?P<index>\d+) terminated with (?:th
 
 def spawned_process(text: str) -> int | None:
     """The process index mp.spawn names in a message, if any."""
-    m = SPAWNED_PROCESS.search(text or "")
+    if not text or (type(text) is str and " terminated with " not in text):  # required by the pattern: no search needed
+        return None
+    m = SPAWNED_PROCESS.search(text)
     return int(m["index"]) if m else None
+
+
+_BACKSLASH = "\\"
 
 
 def _frame_key(file: Any, function: Any) -> str:
     """A frame as TRACE_RULES' `frames` patterns read it: `path/with/slashes:function`."""
-    return f"{str(file or '').replace(chr(92), '/')}:{function or ''}"
+    return f"{str(file or '').replace(_BACKSLASH, '/')}:{function or ''}"
 
 
 def _links(trace: TraceRecord) -> list[tuple[str, str, list[str]]]:
-    def frame_keys(frames) -> list[str]:
-        return [_frame_key(f.file, f.function) for f in frames]
+    def frame_keys(frames) -> list[str]:  # _frame_key of each, inline (a trace's frames, every trace)
+        return [f"{str(f.file or '').replace(_BACKSLASH, '/')}:{f.function or ''}" for f in frames]
 
     if trace.chain:
         return [(c.exception_type or "", c.message or "", frame_keys(c.frames)) for c in trace.chain]
@@ -1964,6 +1970,7 @@ def _root_link(trace: TraceRecord, links: list[tuple[str, str, list[str]]]) -> t
 
 
 def _rule_matches(rule: TraceRule, exc_type: str, message: str, frames: list[str]) -> bool:
+    """Whether one rule matches one exception: what `first_trace_rule` finds, rule by rule (tests compare them)."""
     if rule.frame is not None:
         if rule.type is not None and not rule.type.search(exc_type):
             return False
@@ -1971,6 +1978,213 @@ def _rule_matches(rule: TraceRule, exc_type: str, message: str, frames: list[str
     if rule.type is not None and rule.type.search(exc_type):
         return True
     return rule.message is not None and rule.message.search(message) is not None
+
+
+def first_trace_rule(exc_type: str, message: str, frames: Any = (), frameless: bool = False) -> TraceRule | None:
+    """The first TRACE_RULES entry (table order) that matches one exception (`_rule_matches`); with `frameless`, of the
+    rules that read no frames only (an exception seen without its traceback)."""
+    index = _TRACE_INDEX[0] if _TRACE_INDEX else None
+    if index is None or index.rules is not TRACE_RULES:
+        index = TraceRuleIndex(TRACE_RULES)
+        _TRACE_INDEX[:] = [index]
+    return index.first(exc_type, message, frames, frameless)
+
+
+class TraceRuleIndex:
+    """A table of TraceRules read as `_rule_matches` reads it rule after rule, with fewer searches (built from the
+    table alone: an entry added needs nothing here).
+
+    - type and frame patterns: their results are remembered per string (exception classes and frames recur: the
+      same code raises the same classes through the same functions), each pattern searched once per string seen;
+    - message patterns: the strings one of which any text a pattern finds must contain (rule_literals.required_literals),
+      all in one Hyperscan database of plain literals scanned once over a message (`in`, rule by rule, without
+      Hyperscan), say which rules may match it; only those are searched, in table order, the first match winning
+      as before. A pattern with no literal proved is always searched. (The patterns themselves in prefilter mode
+      would rule out a few more, but compile in ~0.26 s where the literals take ~5 ms.) The same scan finds the
+      pattern's literal alternatives (`_pattern_literals`: "Connection reset by peer" in nccl_error's): a message
+      that holds one is matched without a search;
+    - the first rule that reads no frames is found first (`_by_words`): only the frame rules before it are left to try.
+    A frame rule's `message` is not read (as in `_rule_matches`)."""
+
+    CACHE = 4096  # strings remembered per kind; the memory is dropped, never the answer
+
+    def __init__(self, rules: tuple[TraceRule, ...]) -> None:
+        self.rules = rules
+        self.typed = [(1 << i, rule.type) for i, rule in enumerate(rules) if rule.type is not None]
+        self.framed = [(1 << i, rule.frame) for i, rule in enumerate(rules) if rule.frame is not None]
+        self.frame_rules = sum(bit for bit, _ in self.framed)
+        self.untyped_frame_rules = sum(1 << i for i, rule in enumerate(rules) if rule.frame is not None and rule.type is None)
+        self.message_rules = 0  # the rules a message pattern decides
+        self.always = 0  # of those, the ones whose pattern requires no literal proved
+        self.requires: list[tuple[int, frozenset[str], frozenset[str]]] = []
+        literals: dict[str, list[int]] = {}  # literal -> [the rules that may match a text holding it, those that surely do]
+        for i, rule in enumerate(rules):
+            if rule.frame is not None or rule.message is None:
+                continue
+            bit = 1 << i
+            self.message_rules |= bit
+            need, sure = _pattern_literals(rule.message)
+            if need is None:
+                self.always |= bit
+            for literal in need or ():
+                literals.setdefault(literal, [0, 0])[0] |= bit
+            for literal in sure:
+                entry = literals.setdefault(literal, [0, 0])
+                entry[0] |= bit
+                entry[1] |= bit
+            if need is not None or sure:
+                self.requires.append((bit, need or frozenset(), sure))
+        self.literals = list(literals)
+        self.masks = [literals[s][0] for s in self.literals]
+        self.sure = [literals[s][1] for s in self.literals]
+        self.database = _literal_database(self.literals)
+        self.type_bits: dict[str, int] = {}
+        self.frame_bits: dict[str, int] = {}
+
+    def _type(self, exc_type: str) -> int:
+        """The rules whose `type` finds `exc_type`."""
+        bits = self.type_bits.get(exc_type) if isinstance(exc_type, str) else None
+        if bits is None:
+            bits = 0
+            for bit, pattern in self.typed:
+                if pattern.search(exc_type):
+                    bits |= bit
+            if isinstance(exc_type, str):
+                if len(self.type_bits) >= self.CACHE:
+                    self.type_bits.clear()
+                self.type_bits[exc_type] = bits
+        return bits
+
+    def _frames(self, frames: Any) -> int:
+        """The frame rules whose `frame` finds one of the frames."""
+        known = self.frame_bits
+        found = 0
+        for frame in frames:
+            bits = known.get(frame) if isinstance(frame, str) else None
+            if bits is None:
+                bits = 0
+                for bit, pattern in self.framed:
+                    if pattern.search(frame):
+                        bits |= bit
+                if isinstance(frame, str):
+                    if len(known) >= self.CACHE:
+                        known.clear()
+                    known[frame] = bits
+            found |= bits
+        return found
+
+    def _message(self, message: str) -> tuple[int, int]:
+        """(the rules whose `message` may find `message`: each is searched before it is taken; those that surely do:
+        a text that holds one of a pattern's literal alternatives is found by it)."""
+        if not isinstance(message, str):
+            return self.message_rules, 0  # each search says what it says of it, as rule by rule
+        may, sure = self.always, 0
+        if self.database is None:
+            for bit, need, enough in self.requires:
+                if any(s in message for s in enough):
+                    may |= bit
+                    sure |= bit
+                elif any(s in message for s in need):
+                    may |= bit
+            return may, sure
+        found: list[int] = []
+        self.database.scan(message.encode("utf-8", "surrogatepass"), match_event_handler=_found, context=found)
+        masks, sures = self.masks, self.sure
+        for literal in found:
+            may |= masks[literal]
+            sure |= sures[literal]
+        return may, sure
+
+    def first(self, exc_type: str, message: str, frames: Any, frameless: bool) -> TraceRule | None:
+        rules = self.rules
+        found = self._by_words(exc_type, message)  # the first rule that reads no frames and matches, or len(rules)
+        if not frameless:
+            # the frame rules before it whose type lets them look at the frames: the first one a frame matches wins
+            before = (self._type(exc_type) | self.untyped_frame_rules) & self.frame_rules & ((1 << found) - 1)
+            if before and (hits := before & self._frames(frames)):
+                return rules[(hits & -hits).bit_length() - 1]
+        return rules[found] if found < len(rules) else None
+
+    def _by_words(self, exc_type: str, message: str) -> int:
+        """The index of the first rule without frames that the exception's type or message matches (len(rules): none)."""
+        may, sure = self._message(message)
+        taken = (self._type(exc_type) & ~self.frame_rules) | sure  # rules that match by their type, or surely: no search
+        maybe = taken | may
+        rules = self.rules
+        while maybe:
+            low = maybe & -maybe
+            if low & taken or rules[low.bit_length() - 1].message.search(message) is not None:
+                return low.bit_length() - 1
+            maybe ^= low
+        return len(rules)
+
+
+_TRACE_INDEX: list = []  # the TraceRuleIndex of TRACE_RULES, built on first use (a Hyperscan compile)
+
+
+def _literal_database(literals: list[str]):
+    """One Hyperscan database of plain literals (each its UTF-8 bytes, no regex meaning), literal i reported as id i;
+    None without Hyperscan or when it refuses them (the literals are then tested with `in`). Through the pipeline's
+    cache of compiled databases where it is loaded (rule_literals.compile_database)."""
+    hs = rule_literals.hyperscan
+    if hs is None or not literals:
+        return None
+    expressions = ["".join(f"\\x{b:02x}" for b in s.encode("utf-8", "surrogatepass")).encode() for s in literals]
+    ids = list(range(len(expressions)))
+    flags = [hs.HS_FLAG_SINGLEMATCH] * len(expressions)
+    try:
+        if rule_literals.compile_database is not None:
+            return rule_literals.compile_database(expressions, ids, flags)
+        database = hs.Database()
+        database.compile(expressions=expressions, ids=ids, elements=len(expressions), flags=flags)
+        return database
+    except hs.error:
+        return None
+
+
+def _pattern_literals(pattern: re.Pattern[str]) -> tuple[frozenset[str] | None, frozenset[str]]:
+    """(rule_literals.required_literals of the pattern: strings one of which every text it finds holds, None when
+    none is proved; strings any text holding one of which it finds: its alternatives that are plain text, as
+    `_plain_texts` reads them). One parse for both."""
+    sre_parse = rule_literals._sre_parse
+    try:
+        tree = list(sre_parse.parse(pattern.pattern, pattern.flags)) if isinstance(pattern.pattern, str) else None
+    except Exception:  # noqa: BLE001 - a pattern the reader does not follow: no literal of either kind
+        tree = None
+    if tree is None:
+        return None, frozenset()
+    need = None
+    if not pattern.flags & re.IGNORECASE:
+        found = rule_literals._of_sequence(tree)
+        need = frozenset(found) if found and min(len(s) for s in found) > 0 else None
+    # a plain text matches itself whatever the case flags say: `sure` holds under IGNORECASE too
+    return need, frozenset(s for s in _plain_texts(tree) if len(s) >= 3)
+
+
+def _plain_texts(items: list, limit: int = 64) -> list[str]:
+    """The texts a sequence of parsed items matches that are plain text all along: literals, alternatives of them,
+    groups of them (any other item on a path drops the path: what is left is a subset of what the pattern matches,
+    so a text holding one is matched). At most `limit` (a subset again)."""
+    out = [""]
+    op_literal, op_branch, op_group = rule_literals._c.LITERAL, rule_literals._c.BRANCH, rule_literals._c.SUBPATTERN
+    for op, av in items:
+        if op is op_literal:
+            out = [s + chr(av) for s in out]
+            continue
+        if op is op_branch:
+            alternatives = [t for alternative in av[1] for t in _plain_texts(list(alternative), limit)]
+        elif op is op_group:
+            alternatives = _plain_texts(list(av[3]), limit)
+        else:
+            return []
+        out = [s + t for s in out for t in alternatives][:limit]
+        if not out:
+            return []
+    return out
+
+
+def _found(literal_id, _start, _end, _flags, found) -> None:
+    found.append(literal_id)
 
 
 def _remote_exception(trace: TraceRecord) -> tuple[str, str] | None:
@@ -2066,9 +2280,9 @@ def failure_category(failure: dict[str, Any]) -> tuple[str, str]:
     if failure.get("exception_type") or (last and not last.startswith("To enable traceback")):
         exc_type, _, exc_message = last.partition(": ")
         exc_type = failure.get("exception_type") or exc_type
-        for rule in TRACE_RULES:
-            if rule.frame is None and _rule_matches(rule, exc_type, exc_message or message, []):
-                return rule.category, f"{who}: {last[:300]}"
+        rule = first_trace_rule(exc_type, exc_message or message, (), frameless=True)
+        if rule is not None:
+            return rule.category, f"{who}: {last[:300]}"
         if exc_type and re.match(r"^[A-Za-z_][\w.]*$", exc_type):
             return "python_exception", f"{who}: {last[:300]}"
     if isinstance(exitcode, int) and exitcode < 0:
