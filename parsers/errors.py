@@ -446,6 +446,29 @@ LINE_RULES: tuple[LineRule, ...] = (
              "ncclUnhandledCudaError; 2.19+ WARN(\"Cuda failure %d '%s'\", err, cudaGetErrorString(err)); CUCHECK the same with "
              "cuGetErrorString), src/include/alloc.h (ncclCudaCalloc: CUDACHECK(cudaMalloc...) then WARN(\"Failed to CUDA calloc "
              "%ld bytes\")); CUDA cudaErrorMemoryAllocation = 2, \"out of memory\""),
+    # Batch h16n-2 (fixtures/eval dev 545; heldout's transformers#11658 family): NCCL could not create or size its segment
+    # in /dev/shm. Every form is the file refusing NCCL: shmutils.cc's fallocate ("Error: failed to extend %s to %ld bytes"
+    # [", error: %s (%d)"]: ENOSPC on a small or full /dev/shm), mkstemp ("Error: failed to create shared memory file"), and
+    # the segment's own "Error while creating shared memory segment %s (size %d)" after them (2.12+ with the /dev/shm/nccl-
+    # path and, 2.19+, the errno; <= 2.11 shm.h's nccl-shm-recv-* name, reached only from shm_open / posix_fallocate / mmap);
+    # torch's DistBackendError repeats that last WARN under "Last error:". The cause of the ncclSystemError ("unhandled
+    # system error") that follows: storage_io (SPEC: "a full /dev/shm too"), a cause, before the generic NCCL WARN. Not
+    # "Error while attaching to shared memory segment": a peer's segment not there (ENOENT) is NCCL's own failure (dev 544,
+    # 430: nccl_error through the warning and its return trail). (No key: "Error" in _EXTRA_KEYS covers every form.)
+    LineRule("nccl_shm_create", "storage_io", "",
+             _r(r"\bError(?:: failed to extend (?P<path>\S+) to (?P<bytes>\d+) bytes| while creating shared memory segment "
+                r"(?P<segment>\S+) \(size (?P<size>\d+)\)|: failed to create shared memory file (?P<file>\S+))"),
+             "NVIDIA/nccl src/misc/shmutils.cc ncclShmOpen (WARN(\"Error: failed to extend %s to %ld bytes, error: %s (%d)\", shmPath, "
+             "realShmSize, ...) after fallocate; WARN(\"Error: failed to create shared memory file %s, error %s (%d)\") after mkstemp; "
+             "fail: WARN(\"Error while %s shared memory segment %s (size %ld), error: %s (%d)\", create ? \"creating\" : \"attaching to\", "
+             "...); ret = ncclSystemError); <= 2.11 src/include/shm.h shmOpen (sysError: WARN(\"Error while %s shared memory segment %s "
+             "(size %d)\\n\", ...)); pytorch/pytorch NCCLUtils getNcclErrorDetailStr (\"Last error:\\n\" + ncclGetLastError)"),
+    # NCCL <= 2.11's shm.h: shmSetup's SYSCHECK(shm_allocate(...), "posix_fallocate") WARNs "Call to posix_fallocate failed :
+    # <strerror>" (checks.h SYSCHECKVAL) before the segment's own WARN above: the same full /dev/shm.
+    LineRule("nccl_shm_fallocate", "storage_io", "Call to posix_fallocate failed",
+             _r(r"\bCall to posix_fallocate failed ?: ?(?P<what>[^\n]*)"),
+             "NVIDIA/nccl src/include/shm.h shmSetup (SYSCHECK(shm_allocate(*fd, shmsize), \"posix_fallocate\")), src/include/checks.h "
+             "SYSCHECKVAL (WARN(\"Call to \" name \" failed : %s\", strerror(errno)); return ncclSystemError)"),
     LineRule("nccl_warn", "nccl_error", "NCCL WARN",
              _r(r"\bNCCL WARN (?P<what>.*)"),
              "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),
@@ -1581,6 +1604,13 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "python/training/saver.py Saver.restore (\"Restoring from checkpoint failed. This is most likely due to a Variable name "
               "or other graph key that is missing from the checkpoint.\")",
               message=_r(r"\bKey \S+ not found in checkpoint|^\s*Restoring from checkpoint failed\. This is most likely due to a Variable")),
+    # An error raised inside c10d / elastic rendezvous code is a rendezvous failure whatever its
+    # class (a TimeoutError from the store, a RuntimeError from the socket). Before the communication rules (batch h16n-2): the
+    # store's "Connection reset by peer" / "Broken pipe" / "Failed to recv, got 0 bytes" raised while it is created at start-up
+    # is the rendezvous failing, not a collective's peer gone (no NCCL or gloo call raises through these frames).
+    TraceRule("rendezvous_frame", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/, torch/distributed/rendezvous.py (_create_c10d_store, TCPStore)",
+              type=_r(r"(?:^|\.)(?:TimeoutError|RuntimeError|DistNetworkError|DistStoreError|ConnectionError|ValueError)$"),
+              frame=_r(r"torch/distributed/elastic/rendezvous/|torch/distributed/rendezvous\.py:")),
     TraceRule("nccl_timeout", "nccl_timeout", "ProcessGroupNCCL.cpp watchdog; pytorch/gloo unbound_buffer.cc",
               message=_r(r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) operation|"
                          r"Application timeout caused pair closure|operation timed out")),
@@ -1592,6 +1622,12 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     # Batch h16c: a binding that raises an NCCL call's result as "<call> failed: " + ncclGetErrorString(result) (Horovod's
     # NCCLContext::ErrorCheck, raised as TF's UnknownError or torch's RuntimeError: "ncclCommInitRank failed: unhandled
     # system error") is the NCCL error of that call, not a bug of the program.
+    # Batch h16n-2: torch's DistBackendError for an ncclSystemError carries NCCL's last WARN under "Last error:" (torch 2.1+):
+    # a segment NCCL could not create in /dev/shm is the cause (line rule nccl_shm_create gives the sources), before nccl_error.
+    TraceRule("nccl_shm", "storage_io", "NVIDIA/nccl src/misc/shmutils.cc, src/include/shm.h; pytorch/pytorch NCCLUtils getNcclErrorDetailStr "
+              "(\"Last error:\\n\" + ncclGetLastError(comm))",
+              message=_r(r"Error while creating shared memory segment \S+ \(size \d+\)|Error: failed to extend \S+ to \d+ bytes"
+                         r"|Call to posix_fallocate failed")),
     TraceRule("nccl_error", "nccl_error", "NCCLUtils.hpp (\"NCCL error in: \"); pytorch/gloo pair.cc; c10d Utils.hpp; horovod/horovod "
               "horovod/common/ops/nccl_operations.cc NCCLContext::ErrorCheck (throw std::logic_error(std::string(op_name) + \" failed: \" + "
               "ncclGetErrorString(nccl_result))); NVIDIA/nccl src/init.cc ncclGetErrorString (\"unhandled cuda error\", \"unhandled system "
@@ -1613,21 +1649,24 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "variable {var} expected, but not set\"); torch/lib/c10d/TCPStore.cpp <= 1.10 (bind: std::system_error(EADDRINUSE) -> "
               "RuntimeError: Address already in use; pytorch#72816); hpcaitech/ColossalAI colossalai/initialize.py launch_from_torch "
               "(except KeyError as e: raise RuntimeError(f\"Could not find {e} in the torch environment, visit https://www.colossalai.org/ "
-              "for more information on launching with torch\"))",
+              "for more information on launching with torch\")); batch h16n-2, the TCPStore client: torch/csrc/distributed/c10d/TCPStore.cpp "
+              "doWait (TORCH_CHECK(false, \"Stop_waiting response is expected\"), \"wait_canceled response is expected\", then "
+              "C10_THROW_ERROR(DistStoreError, \"Socket Timeout\"); <= 2.1 a RuntimeError), check (\"ready or not_ready response expected\"); "
+              "torch/lib/c10d/Utils.cpp <= 1.10 tcputil::connect (throw std::runtime_error(\"connect() timed out\"), 1.4+ \". Original timeout "
+              "was N ms.\", dev 021); ProcessGroupNCCL.cpp broadcastUniqueNCCLID (\"[r] is setting up NCCL communicator and retrieving "
+              "ncclUniqueId from [0] via c10d key-value store by key '...', but store->get('...') got error: \")",
               type=_r(r"(?:^|\.)(?:Rendezvous\w*Error|DistStoreError)$"),
               message=_r(r"waiting for clients\. \d+/\d+ clients joined|failed to listen on any local network address|"
                          r"The client socket has (?:timed out|failed to connect)|The connection to the C10d store has failed|"
                          r"Error initializing torch\.distributed using \S+ rendezvous: environment variable \w+ expected, but not set|"
-                         r"^Could not find '?\w+'? in the torch environment|^\s*Address already in use\s*$")),
+                         r"^Could not find '?\w+'? in the torch environment|^\s*Address already in use\s*$"
+                         # batch h16n-2: the store client's own words when the server is gone or answers out of protocol
+                         r"|^\s*Socket Timeout\s*$|\b(?:Stop_waiting|wait_canceled) response is expected|ready or not_ready response expected"
+                         r"|^\s*connect\(\) timed out\b|retrieving ncclUniqueId from \[\d+\] via c10d key-value store")),
     TraceRule("signal_exception", "preempted", "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (SignalException)",
               type=_r(r"(?:^|\.)SignalException$")),
     TraceRule("keyboard_interrupt", "preempted", "python/cpython Modules/signalmodule.c (SIGINT's default handler raises KeyboardInterrupt: Ctrl-C, or a launcher's SIGINT)",
               type=_r(r"^KeyboardInterrupt$")),
-    # An error raised inside c10d / elastic rendezvous code is a rendezvous failure whatever its
-    # class (a TimeoutError from the store, a RuntimeError from the socket).
-    TraceRule("rendezvous_frame", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/, torch/distributed/rendezvous.py (_create_c10d_store, TCPStore)",
-              type=_r(r"(?:^|\.)(?:TimeoutError|RuntimeError|DistNetworkError|DistStoreError|ConnectionError|ValueError)$"),
-              frame=_r(r"torch/distributed/elastic/rendezvous/|torch/distributed/rendezvous\.py:")),
     # The old DataLoader re-raised the worker's exception as its own type with the worker's
     # traceback as the message; the new one through ExceptionWrapper.reraise.
     TraceRule("dataloader_reraise", "dataloader_error", "pytorch/pytorch torch/utils/data/dataloader.py (_process_next_batch: raise batch.exc_type(batch.exc_msg); _process_data: data.reraise()), torch/_utils.py ExceptionWrapper.reraise",

@@ -37,7 +37,7 @@ from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, rule
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
 from gangscope.pipeline.diagnose.rules import (
-    ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS,
+    CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS,
     INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL,
 )
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -144,6 +144,7 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
         if first_effect is not None and math.isfinite(root.t) and first_effect.t < root.t - EFFECT_SLACK_S:
             return first_effect, "effect"
         root = _sharpen(root, causes + sorted((f for f in effects if f.error.pattern in SHARPENING_FRAMES), key=_earliest))
+        root = _crash_explained_by_earlier(root, effects)
         root = _first_named_by_launcher(root, failures)
         return root, ("rank_report" if root.tier == 0 else "launcher")
     if first_effect is not None:
@@ -201,6 +202,18 @@ def _sharpen(root: Failure, causes: list[Failure]) -> Failure:
         if _near(other, root) and (other.rank is None or root.rank in (None, other.rank)):
             return other
     return root
+
+
+def _crash_explained_by_earlier(root: Failure, effects: list[Failure]) -> Failure:
+    """A crash with no category of its own (`unknown`, tier 0) after which nothing else said more: the earliest effect of
+    a category in `CRASH_EXPLAINED_BY_EARLIER` that the same process reported before it (same pod and container, the
+    same rank where both name one, close in time) is what happened; else the crash."""
+    if root.category != "unknown" or root.tier != 0:
+        return root
+    before = [f for f in effects if f.category in CRASH_EXPLAINED_BY_EARLIER and f.error.pod == root.error.pod
+              and (f.rank is None or root.rank is None or f.rank == root.rank)
+              and _comes_before(f, root) and (_near(f, root) or not (math.isfinite(f.t) and math.isfinite(root.t)))]
+    return min(before, key=_earliest) if before else root
 
 
 def _first_named_by_launcher(root: Failure, failures: list[Failure]) -> Failure:

@@ -78,6 +78,14 @@ EXPLAINED_WHEN_LATER: dict[str, frozenset[str]] = {"nccl_timeout": frozenset({"n
 EXPLAINING_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|Timeout at NCCL work: |WorkNCCL::checkTimeout"
                                 r"|Timed out waiting \d+ms for (?:recv|send) operation|Application timeout caused pair closure")
 
+#: Effects that say what a crash of no category of its own was (an `unknown` root: "Fatal Python error: Aborted", libstdc++'s
+#: "terminate called", the shell's "Aborted") when the same process reported one BEFORE it (same pod and rank, earlier by
+#: time or, without times, by order in its stream): a rank whose NCCL or gloo connection failed then aborts (NCCL's
+#: ncclCommAbort / torch's "To avoid data inconsistency, we are taking the entire process down", Horovod's background thread
+#: throwing on a failed NCCL call: horovod/common/ops/nccl_operations.cc NCCLContext::ErrorCheck, terminate without a
+#: handler). Never one printed after the crash (the survivors' view of it). Batch h16n-2 (issue 16).
+CRASH_EXPLAINED_BY_EARLIER: frozenset[str] = frozenset({"nccl_error"})
+
 #: Launcher-level failures whose category names a cause: a death by SIGKILL or SIGTERM, or the
 #: child's own exception copied into torchrun's box from its error file (the only trace of it
 #: when the rank's lines could not be read, e.g. under a custom --log-line-prefix-template).
