@@ -226,6 +226,43 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("nvml_lost", "gpu_hardware", "Unable to determine the device handle",
              _r(r"Unable to determine the device handle for GPU\s*(?P<bus>\S+): (?P<what>.*)"),
              "nvidia-smi (FORMATS.md 4.15)"),
+    # --- h16g (issue 16, session 19): batch h16g-2's classes (fixtures/eval dev 575-591, a blind draw shaped like
+    # ../shared/eval/diagnosis-dev), each from several real samples and the source that prints the line.
+    # An NVLink fault the CUDA runtime reports (cudaErrorNvlinkUncorrectable / CUDA_ERROR_NVLINK_UNCORRECTABLE, 220): GPU
+    # interconnect hardware, not the program's CUDA error. Before cuda_error and cuda_driver_error, which would take it
+    # as a CUDA runtime error. Samples: dev 586 (MIC-DKFZ/nnUNet#1519), quanpn90/NMTGMinor#28, pytorch/pytorch#58155.
+    LineRule("cuda_nvlink_uncorrectable", "gpu_hardware", "NVLink error",
+             _r(r"uncorrectable NVLink error detected during the execution"),
+             "NVIDIA CUDA runtime cudaGetErrorString(cudaErrorNvlinkUncorrectable) / driver cuGetErrorString(CUDA_ERROR_NVLINK_UNCORRECTABLE) "
+             "= \"uncorrectable NVLink error detected during the execution\" (driver_types.h, cuda.h: \"an uncorrectable NVLink error was "
+             "detected during the execution\"); pytorch/pytorch c10/cuda/CUDAException.cpp (\"CUDA error: \" + cudaGetErrorString)"),
+    # kubelet's event when a container's image cannot be pulled (reason Failed, then ErrImagePull / ImagePullBackOff):
+    # the pod never starts, so the gang never becomes ready. As `kubectl describe`'s event row, `kubectl get events`, or
+    # the message pasted alone. Samples: dev 583 (kubeflow/pytorch-operator#319), kubeflow/kubeflow#348 (a TFJob's
+    # workers), sql-machine-learning/elasticdl#908 (a training master pod).
+    LineRule("k8s_image_pull_failed", "pods_ready_timeout", "Failed to pull image ",
+             _r(r"Failed to pull image \"(?P<image>[^\"]+)\": (?P<why>[^\n]*)"),
+             "kubernetes/kubernetes pkg/kubelet/images/image_manager.go EnsureImageExists (m.logIt(ref, v1.EventTypeWarning, "
+             "events.FailedToPullImage, logPrefix, fmt.Sprintf(\"Failed to pull image %q: %v\", container.Image, imagePullResult.err), "
+             "klog.Warning); older pkg/kubelet/images/puller.go and dockertools (\"Failed to pull image %q: %v\")"),
+    # insightface arcface_torch's progress line (utils/utils_callbacks.py CallBackLogging: "Speed %.2f samples/sec   Loss
+    # %.4f   LearningRate %.6f   Epoch: %d   Global Step: %d   Fp16 Grad Scale: %2.f   Required: %1.f hours", the scale
+    # being torch's GradScaler.get_scale()): a scale printed 0 is below 0.5, halved from 2**16 on every overflowing step
+    # ~17 times with no recovery: the endless loss-scale overflow SPEC calls nan_loss. Samples: dev 588
+    # (deepinsight/insightface#2262, Loss nan), insightface#1715 (Loss nan from step 2850 with the scale at 0), #2277 and
+    # #1437 (the scale at 0, the loss stuck).
+    LineRule("insightface_scale_collapsed", "nan_loss", "Fp16 Grad Scale: ",
+             _r(r"Fp16 Grad Scale: +(?P<scale>0)(?![\d.])"),
+             "deepinsight/insightface recognition/arcface_torch/utils/utils_callbacks.py CallBackLogging.__call__ (\"Fp16 Grad Scale: %2.f\" "
+             "% grad_scaler.get_scale()); pytorch/pytorch torch/amp/grad_scaler.py (GradScaler.update: the scale times backoff_factor 0.5 on "
+             "every step with inf/nan grads, from init_scale 2**16)"),
+    # The same line with the loss itself printed NaN ("Loss %.4f" of a NaN is "nan"), also in the form without the fp16
+    # fields (insightface#1555): a warning, as loss_printed_nonfinite (one line can be a skipped step). Its key is the
+    # literal "Loss nan" (not "samples/sec", in every healthy line of it); an infinite loss (`Loss inf`) is not read.
+    LineRule("insightface_loss_nonfinite", "nan_loss", "Loss nan",
+             _r(r"samples/sec +Loss (?P<value>nan)\b"),
+             "deepinsight/insightface recognition/arcface_torch/utils/utils_callbacks.py CallBackLogging (\"Speed %.2f samples/sec   Loss "
+             "%.4f   ...\"); CPython float formatting (\"%.4f\" % nan == \"nan\")", WARNING),
     # --- CUDA runtime
     LineRule("cuda_error", "cuda_error", "CUDA error: ",
              _r(r"CUDA error: (?P<what>[^\n]+?)\s*$"),
@@ -1546,6 +1583,21 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               message=_r(r"^process \d+ terminated with exit code \d+")),
     TraceRule("gpu_ecc", "gpu_hardware", "cudaGetErrorString(cudaErrorECCUncorrectable) via c10/cuda/CUDAException.cpp",
               message=_r(r"uncorrectable ECC error encountered|GPU has fallen off the bus|NVRM: Xid")),
+    # --- h16g (issue 16, session 19): batch h16g-2's classes raised as exceptions.
+    # The NVLink fault of line rule cuda_nvlink_uncorrectable (before cuda_error, which takes any "CUDA error: ").
+    TraceRule("gpu_nvlink", "gpu_hardware", "cudaGetErrorString(cudaErrorNvlinkUncorrectable) via c10/cuda/CUDAException.cpp "
+              "(line rule cuda_nvlink_uncorrectable)",
+              message=_r(r"uncorrectable NVLink error detected during the execution")),
+    # Whatever the c10d rendezvous backend's store call raises is re-raised as RendezvousConnectionError ("The connection to
+    # the C10d store has failed. See inner exception for details.") from it: the inner exception (often the only one left
+    # in a copy) is a socket's "Broken pipe" / "Connection reset by peer" that nccl_error would otherwise read as a
+    # communication failure. Before nccl_error. Samples: dev 591 (wenet-e2e/wespeaker#171, Broken pipe),
+    # ymcui/Chinese-LLaMA-Alpaca-2#274 (Connection reset by peer), meta-pytorch/torchx#540 (cut in _call_store).
+    TraceRule("rendezvous_store_call", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/c10d_rendezvous_backend.py "
+              "C10dRendezvousBackend._call_store (except (ValueError, RuntimeError, TimeoutError) as exc: raise "
+              "RendezvousConnectionError(\"The connection to the C10d store has failed. See inner exception for details.\") from exc)",
+              type=_r(r"^(?:ValueError|RuntimeError|TimeoutError)$"),
+              frame=_r(r"torch/distributed/elastic/rendezvous/c10d_rendezvous_backend\.py:_call_store$")),
     TraceRule("cuda_error", "cuda_error", "pytorch/pytorch c10/cuda/CUDAException.cpp, aten/src/ATen/cuda/CUDABlas.cpp, aten/src/ATen/cudnn/Exceptions.h",
               type=_r(r"(?:^|\.)AcceleratorError$"),
               message=_r(r"CUDA error: |CUBLAS_STATUS_[A-Z_]+|cuDNN error: CUDNN_STATUS|CUDA driver error: |device-side assert")),
