@@ -209,6 +209,14 @@ LINE_RULES: tuple[LineRule, ...] = (
              "tensorflow/tensorflow tensorflow/python/training/coordinator.py Coordinator.request_stop (logging.info(\"Error reported "
              "to Coordinator: %s, %s\", type(ex), ex) in 1.x; logging.info(\"Error reported to Coordinator: %s\", str(ex)) later)",
              classify=lambda m: exception_category(m["type"] or "", m["message"] or "")),
+    # Batch h16f-2 (fixtures/eval dev 531; real Keras 3.15 output fixtures/tf_real/nan_terminate_on_nan*.log): Keras's
+    # TerminateOnNaN stopping fit() at a batch whose loss was NaN or Inf (printed on the progress bar's line when the bar
+    # is drawn, alone with verbose=2). The run ends there, with no exception.
+    LineRule("keras_terminate_on_nan", "nan_loss", "Invalid loss, terminating training",
+             _r(r"Batch \d+: Invalid loss, terminating training"),
+             "keras-team/keras keras/src/callbacks/terminate_on_nan.py TerminateOnNaN.on_batch_end (io_utils.print_msg("
+             "f\"Batch {batch}: Invalid loss, terminating training\")); tf.keras python/keras/callbacks.py (print('Batch %d: "
+             "Invalid loss, terminating training' % (batch)) before 2.x's io_utils)", match_only=True),
     # --- GPU hardware
     LineRule("xid_application", "cuda_error", "NVRM: Xid",
              _r(r"NVRM: Xid \((?P<pci>PCI:[^)]*)\): (?P<xid>13|31|43|45), (?P<what>.*)"),
@@ -1663,6 +1671,81 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("rendezvous_frame", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/, torch/distributed/rendezvous.py (_create_c10d_store, TCPStore)",
               type=_r(r"(?:^|\.)(?:TimeoutError|RuntimeError|DistNetworkError|DistStoreError|ConnectionError|ValueError)$"),
               frame=_r(r"torch/distributed/elastic/rendezvous/|torch/distributed/rendezvous\.py:")),
+    # Batch h16f-2 (fixtures/eval dev 524-534, 409-411; real TF 2.21 / Keras 3.15 runs: fixtures/tf_real): which part of
+    # a TensorFlow program failed, read from what TF's own error names. An op's status carries the node it failed at
+    # ("[[{{node X}}]]", "[[X]]", "[[node X (defined at ...)]]", 1.x "[[Node: X = Op[...]", 2.x "Detected at node X defined
+    # at", "Original stack trace for 'X':", eager "[Op:X]"): the input pipeline's iterator (IteratorGetNext, with the
+    # dataset's own node before it: DecodeJpeg, ReadFile, PyFunc) is the dataset; the Saver's and tf.train.Checkpoint's
+    # SaveV2 / RestoreV2 / MergeV2Checkpoints are the checkpoint. A status that also says the disk is full or the file
+    # system failed is left to the storage rules (ENOSPC and EIO under either are storage, as dev 409 and the set's labels).
+    TraceRule("tf_checkpoint_op", "checkpoint_error", "tensorflow/tensorflow tensorflow/python/training/saver.py "
+              "BaseSaverBuilder (io_ops.save_v2 / restore_v2 / merge_v2_checkpoints under name scope \"save\": save/SaveV2, "
+              "save/RestoreV2, save/MergeV2Checkpoints), python/checkpoint/functional_saver.py (eager [Op:SaveV2], "
+              "[Op:MergeV2Checkpoints]); core/common_runtime/executor.cc and core/framework/op_kernel.cc (the node appended to "
+              "an op's status: \"[[{{node save/SaveV2}}]]\"); python/framework/errors_impl.py / ops.py (\"Graph execution "
+              "error:\", \"Detected at node 'save/SaveV2' defined at\", \"Original stack trace for\"); real TF 2.21 output "
+              "fixtures/tf_real/tf_v1_saver_missing_dir.log",
+              message=_r(r"\A(?![\s\S]*?(?:No space left on device|Disk quota exceeded|Input/output error|Stale file handle"
+                         r"|Read-only file system))[\s\S]*?(?:\[\[\{\{node |\[\[node |\[\[Node: |\[Op:|Detected at node '?"
+                         r"|Node: '|Original stack trace for ')(?:[\w.-]+/)*(?:SaveV2|RestoreV2|MergeV2Checkpoints"
+                         r"|RestoreSlice|restore_slice)\b")),
+    TraceRule("tf_input_pipeline_op", "dataloader_error", "tensorflow/tensorflow tensorflow/core/kernels/data/iterator_ops.cc "
+              "(IteratorGetNextOp: the dataset's error surfaces at IteratorGetNext, the failing node of the dataset's function "
+              "before it: \"[[{{node DecodeJpeg}}]] [[IteratorGetNext]]\"), core/kernels/data/multi_device_iterator_ops.cc "
+              "(MultiDeviceIteratorGetNextFromShard); real TF 2.21 output fixtures/tf_real/tfdata_*.log (a missing or corrupt "
+              "TFRecord, an image that does not decode, a missing image file, a from_generator generator that raises)",
+              message=_r(r"\A(?![\s\S]*?(?:No space left on device|Disk quota exceeded|Input/output error|Stale file handle"
+                         r"|Read-only file system))[\s\S]*?(?:\[\[\{\{node |\[\[node |\[\[Node: |\[\[|Detected at node '?"
+                         r"|Original stack trace for ')(?:[\w.-]+/)*(?:IteratorGetNext|MultiDeviceIteratorGetNextFromShard)\b")),
+    # The image decoders' own words for bytes that are no image: a sample of the dataset is bad.
+    TraceRule("tf_image_undecodable", "dataloader_error", "tensorflow/tensorflow tensorflow/python/ops/image_ops_impl.py "
+              "decode_image (TF 1.x: Assert with 'Unable to decode bytes as JPEG, PNG, GIF, or BMP'), core/kernels/image/"
+              "decode_image_op.cc (\"Unknown image file format. One of JPEG, PNG, GIF, BMP required.\", 2.21: \"... One of JPEG, "
+              "JPEG XL, PNG, GIF, BMP, WebP required.\"; older \"Expected image (JPEG, PNG, or GIF), got unknown format starting "
+              "with\"); real output fixtures/tf_real/tfdata_decode_bad_image.log",
+              message=_r(r"Unable to decode bytes as JPEG, PNG, GIF, or BMP|Unknown image file format\. One of JPEG"
+                         r"|Expected image \(JPEG, PNG, or GIF\), got unknown format starting with")),
+    # A generator or Keras data object that raised inside the input pipeline (tf.data.Dataset.from_generator's py_func,
+    # Keras's generator adapters): the dataset failed, whatever it raised.
+    TraceRule("tf_generator_dataset", "dataloader_error", "tensorflow/tensorflow tensorflow/python/data/ops/from_generator_op.py "
+              "(1.x-2.3 dataset_ops.py) generator_py_func; tf.keras python/keras/engine/data_adapter.py wrapped_generator; "
+              "keras-team/keras keras/src/trainers/data_adapters/py_dataset_adapter.py; real output "
+              "fixtures/tf_real/tfdata_from_generator_raises.log, keras_pydataset_raises.log",
+              frame=_r(r"/data/ops/(?:from_generator_op|dataset_ops)\.py:generator_py_func$|/keras/engine/data_adapter\.py:"
+                       r"wrapped_generator$|/keras/src/trainers/data_adapters/py_dataset_adapter\.py:")),
+    # A checkpoint file that cannot be read, a checkpoint's rename refused, a Saver's missing folder: TF's words for them.
+    TraceRule("tf_checkpoint_file", "checkpoint_error", "tensorflow/tensorflow tensorflow/core/util/tensor_slice_reader.cc "
+              "(\"Unable to open table file \", \"Unsuccessful TensorSliceReader constructor: \"), core/lib/io/format.cc "
+              "(\"not an sstable (bad magic number)\"), core/util/tensor_bundle/tensor_bundle.cc CorruptFileError (\"Unable to "
+              "read file (\", f, \"). Perhaps the file is corrupt or was produced by a newer version of TensorFlow\"), "
+              "core/platform/windows/windows_file_system.cc and posix RenameFile (\"Failed to rename: \", src, \" to: \", dst) "
+              "under python/lib/io/file_io.py atomic_write_string_to_file (the \"checkpoint\" state file) and "
+              "MergeV2Checkpoints, python/training/saver.py Saver.save (\"Parent directory of {} doesn't exist, can't save.\"); "
+              "real output fixtures/tf_real/tf_checkpoint_restore_*.log, tf_v1_saver_missing_dir.log",
+              message=_r(r"Unable to open table file \S|not an sstable \(bad magic number\)|Unsuccessful TensorSliceReader "
+                         r"constructor: |Perhaps the file is corrupt or was produced by a newer version of TensorFlow"
+                         r"|Failed to rename: \S*(?:checkpoint|ckpt)|Parent directory of \S+ doesn't exist, can't save")),
+    # HDF5 refusing to create the file Keras saves a model or its weights in (ModelCheckpoint, model.save, save_weights to
+    # .h5/.hdf5): h5py's OSError "Unable to create file (...)" (HDF5 1.14: "Unable to synchronously create file").
+    TraceRule("h5py_model_file_create", "checkpoint_error", "h5py/h5py h5py/_errors.pyx set_exception (\"%s (%s)\" of HDF5's "
+              "major and minor messages), h5py/h5f.pyx create; HDF5 src/H5Fint.c (\"unable to open file\", \"unable to lock "
+              "file\"), H5F.c (\"unable to synchronously create file\"); keras engine/saving.py, callbacks.py ModelCheckpoint "
+              "(h5py.File(filepath, 'w')); real h5py 3.14 output fixtures/tf_real/keras_load_weights_corrupt.log (the open form)",
+              message=_r(r"^\s*Unable to (?:synchronously )?create file \(")),
+    # Keras's and TensorFlow's saving and restoring code raising an OS or TF file error (a folder that is a file, a path
+    # that cannot exist): the checkpoint failed. (Other classes raised there, an AttributeError or TypeError of a model
+    # that does not serialize, stay the user's code.)
+    TraceRule("tf_keras_saving_frame", "checkpoint_error", "keras-team/keras keras/src/saving/saving_lib.py save_model / "
+              "load_model, saving_api.py, keras/engine/saving.py, keras/engine/topology.py / network.py save / save_weights / "
+              "load_weights; tensorflow/tensorflow python/training/saver.py, python/checkpoint/checkpoint.py, "
+              "checkpoint_management.py, training/py_checkpoint_reader.py; real output fixtures/tf_real/keras_checkpoint_"
+              "callback_notadir.log, keras_model_save_readonly.log, tf_checkpoint_save_*.log",
+              type=_r(r"(?:^|\.)(?:OSError|IOError|PermissionError|FileNotFoundError|FileExistsError|IsADirectoryError"
+                      r"|NotADirectoryError|NotFoundError|PermissionDeniedError|FailedPreconditionError|UnknownError"
+                      r"|DataLossError|OpError|AlreadyExistsError)$"),
+              frame=_r(r"/keras/src/saving/|/keras/engine/(?:saving|topology|network)\.py:(?:save|save_weights|load_weights"
+                       r"|save_model|load_model)$|/python/(?:training/saver|checkpoint/checkpoint(?:_management)?"
+                       r"|training/py_checkpoint_reader)\.py:")),
     TraceRule("nccl_timeout", "nccl_timeout", "ProcessGroupNCCL.cpp watchdog; pytorch/gloo unbound_buffer.cc",
               message=_r(r"Watchdog caught collective operation timeout|Timed out waiting \d+ms for (?:recv|send) operation|"
                          r"Application timeout caused pair closure|operation timed out")),

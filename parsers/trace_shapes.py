@@ -61,6 +61,13 @@ BORDER = re.compile(r"^=+\s*$")
 BOX_LINE = re.compile(r"^[ \t]+[|+]")
 TRIPLE_QUOTE = re.compile(r'^"""\s*$')
 TB_TEXT = "Traceback (most recent call last):"
+# TensorFlow's op errors (2.9+, python/eager/execute.py quick_execute and python/framework/error_interpolation.py): the
+# message "Graph execution error:", a blank line, then "Detected at node <name> defined at (most recent call last):" and
+# the node's creation stack (File lines, a blank line after each, or "<stack traces unavailable>"), then the op's own
+# message and its "[[{{node X}}]]" lines; 1.14+ graphs also print "Original stack trace for '<name>':" after a blank
+# line. Both continue the exception's message (real TF 2.21 output: fixtures/tf_real/*.log).
+TF_NODE_STACK = re.compile(r"^(?:Detected at node .{1,2000} defined at \(most recent call last\):|Original stack trace for '[^'\n]{1,2000}':)\s*$")
+TF_NO_STACK = re.compile(r"^<stack traces unavailable>\s*$")
 
 # Lines that start a log record of their own, so they cannot continue an exception
 # message: timestamps first, glog / torch elastic / c10 headers, level names first,

@@ -71,6 +71,8 @@ from gangscope.parsers.trace_shapes import (
     SYNTAX_FRAME,
     TB_HEAD,
     TB_TEXT,
+    TF_NO_STACK,
+    TF_NODE_STACK,
     TRIPLE_QUOTE,
     anything,
     blank,
@@ -221,6 +223,16 @@ RULES: dict[str, list[Rule]] = {
     "message_blank": [
         (blank, HOLD, "message_blank2"),  # loguru prints two blank lines before a chain separator
         (SEPARATOR.match, TAKE, "after_separator"),
+        (TF_NODE_STACK.match, TAKE, "tf_node_stack"),  # TensorFlow's op error goes on after a blank line
+    ],
+    "tf_node_stack": [  # the node's creation stack: File lines with a blank after each, then the op's message
+        (blank, HOLD, "tf_node_stack"),
+        (indented, TAKE, "tf_node_stack"),
+        (TF_NO_STACK.match, TAKE, "tf_node_stack"),
+        (TF_NODE_STACK.match, TAKE, "tf_node_stack"),
+        (SEPARATOR.match, TAKE, "after_separator"),
+        (foreign, END, None),
+        (anything, TAKE, "message"),
     ],
     "message_blank2": [
         (SEPARATOR.match, TAKE, "after_separator"),
@@ -298,6 +310,7 @@ COUNTED_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_he
 
 #: States in which a trace may end without being cut short.
 TERMINAL = frozenset({"message", "message_blank", "message_blank2", "message_done", "box", "dump", "dump_blank",
+                      "tf_node_stack",
                       "pe_message", "pe_message_blank", "pe_rule"})
 
 

@@ -115,9 +115,9 @@ def test_the_allocator_retry_and_the_cgroup_note_are_warnings():
          "CUDA_ERROR_ECC_UNCORRECTABLE: uncorrectable ECC error encountered", "gpu_hardware"),
         ("tensorflow.python.framework.errors_impl.UnknownError", "2 root error(s) found.", "unknown"),
         ("tensorflow.python.framework.errors_impl.DataLossError", "corrupted record at 2585605691", "dataloader_error"),
-        # a checkpoint's DataLossError is no dataset error
+        # a checkpoint's DataLossError is no dataset error: the checkpoint's (tf_checkpoint_file, batch h16f-2)
         ("tensorflow.python.framework.errors_impl.DataLossError", "Unable to open table file /ckpt/model.ckpt-100: Data loss: not an "
-         "sstable (bad magic number): perhaps your file is in a different file format", "python_exception"),
+         "sstable (bad magic number): perhaps your file is in a different file format", "checkpoint_error"),
         ("tensorflow.python.framework.errors_impl.InvalidArgumentError", "Incompatible shapes: [32,10] vs. [32,12]", "python_exception"),
     ],
 )  # fmt: skip
