@@ -106,7 +106,7 @@ def _exit_code_category(m: re.Match[str]) -> str | None:
     return None if code == 0 else EXITCODE_CATEGORY.get(code, "unknown")
 
 # --- h16r (issue 16, session 19): what a message alone names, for the lines of a native or logger report whose own words
-# are the failure's (glog_fatal, cxx_terminate_what, logger_error, glog_error): the trace rules that need no type or frames
+# are the failure's (glog_fatal, cxx_terminate_what, logger_error): the trace rules that need no type or frames
 # (`exception_category` of an untyped message), `unknown` where they name nothing (a bare message is no Python exception).
 def _message_category(message: str | None) -> str:
     category = exception_category("", (message or "").strip())
@@ -115,7 +115,7 @@ def _message_category(message: str | None) -> str:
 
 #: The warning rules whose line, as a log's last word (no step, trace or other line a parser read after it), says that a
 #: process failed: diagnose/endings.py failed_at_the_end (h16r; the rules above `exception_line`).
-LAST_WORD_FAILURES = frozenset({"logger_error", "glog_error"})
+LAST_WORD_FAILURES = frozenset({"logger_error"})
 
 
 # Xid codes that are usually the application's own fault (NVIDIA Xid catalog; FORMATS.md
@@ -1313,8 +1313,10 @@ LINE_RULES: tuple[LineRule, ...] = (
              "029 (c10::Error what()s that earlier rules read)",
              classify=lambda m: "host_oom" if m["message"].strip() in ("std::bad_alloc", "std::bad_array_new_length")
              else _message_category(m["message"])),
-    # Error-level lines of loggers: warnings here (a run often logs an error and goes on); the last word of a log that
-    # failed. Python logging's BASIC_FORMAT "LEVEL:name:msg", "[LEVEL]" (DeepSpeed's "[%(asctime)s] [%(levelname)s] ...",
+    # Error-level lines of Python loggers: warnings here (a run often logs an error and goes on); the last word of a log
+    # that failed. (Not glog's / TSL's `E` lines: C++ libraries log ERROR for what they recover from and go on, TensorFlow
+    # and XLA at every start ("Unable to register cuDNN factory: ...", tensorflow/tsl cuda_dnn.cc; cuInit failures on a
+    # CPU host); only `F` ends their process, glog_fatal above.) Python logging's BASIC_FORMAT "LEVEL:name:msg", "[LEVEL]" (DeepSpeed's "[%(asctime)s] [%(levelname)s] ...",
     # FluxGym's runner), " - LEVEL - " (the "%(asctime)s - %(name)s - %(levelname)s - %(message)s" recipes: mmcv, HF
     # examples), " | LEVEL | " (fairseq_cli's format; loguru pads the level), NeMo's "[NeMo E ...]".
     LineRule("logger_error", "unknown", "",
@@ -1326,10 +1328,6 @@ LINE_RULES: tuple[LineRule, ...] = (
              "%(message)s\"); Delgan/loguru loguru/_defaults.py (\"{level: <8} | {name}:{function}:{line} - {message}\"); "
              "NVIDIA/NeMo nemo/utils/formatters/base.py (\"[NeMo %(levelname)1.1s %(asctime)s %(module)s:%(lineno)d] \")",
              WARNING, classify=lambda m: _message_category(m["message"])),
-    LineRule("glog_error", "unknown", "",
-             _r(r"(?:(?:^|\s)E\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ |\d: E )[\w/.<>-]+:\d+\] ?(?P<message>.*)$"),
-             "google/glog src/logging.cc (severity 'E' for ERROR, the prefix of glog_fatal); abseil-py get_absl_log_prefix; "
-             "tensorflow/tsl logging.cc ('E')", WARNING, classify=lambda m: _message_category(m["message"])),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -1397,8 +1395,8 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # 300,942 texts hold one of the two words) into the rule table
                    r"Waiting \d+ seconds for other agents",
                    r"Process \d+ exits successfully",
-                   # glog_fatal, glog_error (h16r): glog's / absl's "F0912 03:14:22.525183  8845 " and TSL's ": F file:N] "
-                   r"[EF]\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": [EF] [\w/.<>-]+:\d+\] ")
+                   # glog_fatal (h16r): glog's / absl's "F0912 03:14:22.525183  8845 " and TSL's ": F file:N] "
+                   r"F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": F [\w/.<>-]+:\d+\] ")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)

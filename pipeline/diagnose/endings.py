@@ -318,8 +318,8 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
                                        f"the logs do not say why: {first.message or first.line}")  # fmt: skip
     failed = failed_at_the_end(view)
     if failed:
-        # [h16r] SPEC rev. 2: "a failure with no cause in the logs is `unknown`": the log's last word is a logger's or a
-        # native library's error-level line (parsers/errors.py LAST_WORD_FAILURES), the category its message names if any.
+        # [h16r] SPEC rev. 2: "a failure with no cause in the logs is `unknown`": the log's last word is a logger's
+        # error-level line (parsers/errors.py LAST_WORD_FAILURES), the category its message names if any.
         first = failed[0]
         who_ = _first_failure(first)
         named = next((e for e in failed if e.category != "unknown"), first)
@@ -458,9 +458,9 @@ def teardown_at_the_end(view: AttemptView) -> list[ErrorRecord]:
 
 
 def failed_at_the_end(view: AttemptView) -> list[ErrorRecord]:
-    """[h16r] The error-level lines of loggers and native libraries (parsers/errors.py LAST_WORD_FAILURES: Python logging's
-    ERROR/CRITICAL, glog's and absl's `E`) a log ends in: the attempt's last records, with no step, trace or other line a
-    parser read after them. A run that logged an error and went on shows it by what it logged next."""
+    """[h16r] The error-level lines of Python loggers (parsers/errors.py LAST_WORD_FAILURES: ERROR/CRITICAL in logging's
+    and its usual recipes' formats) a log ends in: the attempt's last records, with no step, trace or other line a parser
+    read after them. A run that logged an error and went on shows it by what it logged next."""
     records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
     tail: list[ErrorRecord] = []
     for r in reversed(records):
