@@ -1316,11 +1316,11 @@ LINE_RULES: tuple[LineRule, ...] = (
     # Error-level lines of Python loggers: warnings here (a run often logs an error and goes on); the last word of a log
     # that failed. (Not glog's / TSL's `E` lines: C++ libraries log ERROR for what they recover from and go on, TensorFlow
     # and XLA at every start ("Unable to register cuDNN factory: ...", tensorflow/tsl cuda_dnn.cc; cuInit failures on a
-    # CPU host); only `F` ends their process, glog_fatal above.) Python logging's BASIC_FORMAT "LEVEL:name:msg", "[LEVEL]" (DeepSpeed's "[%(asctime)s] [%(levelname)s] ...",
-    # FluxGym's runner), " - LEVEL - " (the "%(asctime)s - %(name)s - %(levelname)s - %(message)s" recipes: mmcv, HF
+    # CPU host); only `F` ends their process, glog_fatal above.) Python logging's BASIC_FORMAT "LEVEL:name:msg", "[LEVEL]"
+    # (DeepSpeed's "[%(asctime)s] [%(levelname)s] ...", FluxGym's runner), " - LEVEL - " (the "%(asctime)s - %(name)s - %(levelname)s - %(message)s" recipes: mmcv, HF
     # examples), " | LEVEL | " (fairseq_cli's format; loguru pads the level), NeMo's "[NeMo E ...]".
     LineRule("logger_error", "unknown", "",
-             _r(r"(?:^(?P<basic>ERROR|CRITICAL):[\w.<>-]*:|\[(?:ERROR|CRITICAL)\] |\[NeMo E \d[^\]\n]*\] | [-|] (?:ERROR|CRITICAL) *[-|] )"
+             _r(r"(?:^(?:ERROR|CRITICAL):[\w.<>-]*:|\[(?:ERROR|CRITICAL)\] |\[NeMo E \d[^\]\n]*\] | [-|] (?:ERROR|CRITICAL) *[-|] )"
                 r"(?P<message>.*)$"),
              "python/cpython Lib/logging/__init__.py (BASIC_FORMAT \"%(levelname)s:%(name)s:%(message)s\", levels ERROR and "
              "CRITICAL); deepspeedai/DeepSpeed deepspeed/utils/logging.py (\"[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:"
