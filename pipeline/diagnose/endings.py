@@ -19,7 +19,7 @@ from gangscope.pipeline.diagnose.rules import (
     BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, EVENT_VERDICTS, EXCERPT_SOURCES,
     PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END, LAST_WORD_WARNINGS,
 )
-from gangscope.pipeline.diagnose.summary import ranks_text, who
+from gangscope.pipeline.diagnose.summary import ranks_text, readable_message, who
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -329,7 +329,7 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
                                summary=f"the log ends in {len(failed)} error-level line{'s' if len(failed) > 1 else ''} with no "
                                        f"error raised and nothing after {'them' if len(failed) > 1 else 'it'} ({who(who_)}): a "
                                        f"process failed{'' if named.category == 'unknown' else ' (' + named.category + ')'}: "
-                                       f"{named.message or named.line}")  # fmt: skip
+                                       f"{readable_message(named, view) or named.line}")  # fmt: skip
     short = _short_of_the_end(view)
     if short:
         # The run said how long it is and its log stops before that with no error: progress
