@@ -106,6 +106,19 @@ def _exit_code_category(m: re.Match[str]) -> str | None:
     code = int(m["exitcode"])
     return None if code == 0 else EXITCODE_CATEGORY.get(code, "unknown")
 
+# --- h16r (issue 16, session 19): what a message alone names, for the lines of a native or logger report whose own words
+# are the failure's (glog_fatal, cxx_terminate_what, logger_error): the trace rules that need no type or frames
+# (`exception_category` of an untyped message), `unknown` where they name nothing (a bare message is no Python exception).
+def _message_category(message: str | None) -> str:
+    category = exception_category("", (message or "").strip())
+    return "unknown" if category in (None, "python_exception") else category
+
+
+#: The warning rules whose line, as a log's last word (no step, trace or other line a parser read after it), says that a
+#: process failed: diagnose/endings.py failed_at_the_end (h16r; the rules above `exception_line`).
+LAST_WORD_FAILURES = frozenset({"logger_error"})
+
+
 # Xid codes that are usually the application's own fault (NVIDIA Xid catalog; FORMATS.md
 # 4.15): SM exception, MMU fault, GPU stopped processing, preemptive cleanup.
 XID_APPLICATION = frozenset({13, 31, 43, 45})
@@ -1337,6 +1350,53 @@ LINE_RULES: tuple[LineRule, ...] = (
              "tensorflow/tensorflow tensorflow/python/framework/errors_impl.py OpError.__str__ (1.x: output.append(\"\\n%s (see above "
              "for traceback): %s\\n\" % (type(self).__name__, self.message)) after \"Caused by op %r, defined at:\" and the stack)",
              classify=_exception_line_category),
+    # --- h16r (issue 16, session 19; fixtures/eval README "Batch h16r-19"): a failed run printed without a Python traceback
+    # naming the cause. Three lines that end their process wherever they stand (Paddle's signal report, a glog/TSL FATAL
+    # line, the what() of an uncaught C++ exception), then the error-level lines of loggers, which say a process failed
+    # only when they are a log's last word (LAST_WORD_FAILURES below; diagnose/endings.py failed_at_the_end). Where the
+    # message names a failure the trace rules know (exception_category on the message alone), that is the category;
+    # otherwise `unknown`. Their keys and prefilter patterns match none of the 300,942 lines of
+    # bench/.corpus/realistic-300000.
+    LineRule("paddle_fatal_signal", "unknown", "FatalError: ",
+             _r(r"^\s*FatalError: (?:`(?P<what>[^`\n]+)`|A serious error \((?P<old>[^)\n]+)\)) is detected by the operating system\."),
+             "PaddlePaddle/Paddle paddle/fluid/platform/init.cc SignalHandle (glog's failure writer: after \"C++ Traceback (most recent "
+             "call last):\" and \"Error Message Summary:\", platform::errors::Fatal(\"`%s` is detected by the operating system.\", "
+             "ParseSignalErrorString(signal_info)) printed as \"FatalError: ...\", then \"[TimeInfo: ...]\", \"[SignalInfo: ...]\"; "
+             "Paddle 2.0: \"FatalError: A serious error (%s) is detected by the operating system. (at .../init.cc:303)\"); real "
+             "samples: dev 563 (PaddleSeg#2506), Paddle#43411, PaddleDetection#4158, PaddleOCR#16402, PaddlePaddle/models#5131",
+             SUMMARY, classify=lambda m: {"Killed": "host_oom", "Terminated": "preempted"}.get(m["what"] or m["old"] or "", "unknown")),
+    # (No key: glog's and TSL's headers hold no fixed text; `_EXTRA_PATTERNS` holds their heads.)
+    LineRule("glog_fatal", "unknown", "",
+             _r(r"(?:(?:^|\s)F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ |\d: F )[\w/.<>-]+:\d+\] ?(?P<message>.*)$"),
+             "google/glog src/logging.cc LogMessage::Init (prefix \"%c%02d%02d %02d:%02d:%02d.%06d %5d %s:%d] \", severity 'F' for "
+             "FATAL: the message is written, then abort()), CHECK failures (\"Check failed: ...\" and \"*** Check failure stack "
+             "trace: ***\"); abseil-py absl/logging/__init__.py get_absl_log_prefix (same prefix); tensorflow/tsl (openxla/xla "
+             "xla/tsl/platform/default/logging.cc LogMessage::GenerateLogMessage: \"%s.%06d: %c %s:%d] %s\", 'F' then abort). Real "
+             "samples: dev 564 (Caffe), 565 (XLA), jax#21396, pytorch/xla#3122",
+             classify=lambda m: _message_category(m["message"])),
+    LineRule("cxx_terminate_what", "unknown", "():  ",
+             _r(r"^\s*what\(\):  (?P<message>\S.*)$"),
+             "gcc-mirror/gcc libstdc++-v3/libsupc++/vterminate.cc __verbose_terminate_handler (\"terminate called after throwing an "
+             "instance of '<type>'\", then \"  what():  \" + e.what(), then abort()); libsupc++/new_op.cc (operator new throws "
+             "std::bad_alloc when malloc fails: what() \"std::bad_alloc\", host memory). Real samples: dev 568 (CS291K#2), dev 016, "
+             "029 (c10::Error what()s that earlier rules read)",
+             classify=lambda m: "host_oom" if m["message"].strip() in ("std::bad_alloc", "std::bad_array_new_length")
+             else _message_category(m["message"])),
+    # Error-level lines of Python loggers: warnings here (a run often logs an error and goes on); the last word of a log
+    # that failed. (Not glog's / TSL's `E` lines: C++ libraries log ERROR for what they recover from and go on, TensorFlow
+    # and XLA at every start ("Unable to register cuDNN factory: ...", tensorflow/tsl cuda_dnn.cc; cuInit failures on a
+    # CPU host); only `F` ends their process, glog_fatal above.) Python logging's BASIC_FORMAT "LEVEL:name:msg", "[LEVEL]"
+    # (DeepSpeed's "[%(asctime)s] [%(levelname)s] ...", FluxGym's runner), " - LEVEL - " (the "%(asctime)s - %(name)s - %(levelname)s - %(message)s" recipes: mmcv, HF
+    # examples), " | LEVEL | " (fairseq_cli's format; loguru pads the level), NeMo's "[NeMo E ...]".
+    LineRule("logger_error", "unknown", "",
+             _r(r"(?:^(?:ERROR|CRITICAL):[\w.<>-]*:|\[(?:ERROR|CRITICAL)\] |\[NeMo E \d[^\]\n]*\] | [-|] (?:ERROR|CRITICAL) *[-|] )"
+                r"(?P<message>.*)$"),
+             "python/cpython Lib/logging/__init__.py (BASIC_FORMAT \"%(levelname)s:%(name)s:%(message)s\", levels ERROR and "
+             "CRITICAL); deepspeedai/DeepSpeed deepspeed/utils/logging.py (\"[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:"
+             "%(funcName)s] %(message)s\"); facebookresearch/fairseq fairseq_cli/train.py (\"%(asctime)s | %(levelname)s | %(name)s | "
+             "%(message)s\"); Delgan/loguru loguru/_defaults.py (\"{level: <8} | {name}:{function}:{line} - {message}\"); "
+             "NVIDIA/NeMo nemo/utils/formatters/base.py (\"[NeMo %(levelname)1.1s %(asctime)s %(module)s:%(lineno)d] \")",
+             WARNING, classify=lambda m: _message_category(m["message"])),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -1383,6 +1443,7 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Finished train", "Done train", "Completed train", "Complete train",
                "Training finished", "Training complete", "Training done",
                "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",
+               "ERROR", "CRITICAL", "[NeMo E ",  # logger_error (h16r)
                "[Rank ", "Exception (either an error or timeout)", "[PG ",
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
@@ -1402,7 +1463,9 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # every "wandb: Waiting for W&B process to finish" line (and the like: 21,635 of the realistic corpus's
                    # 300,942 texts hold one of the two words) into the rule table
                    r"Waiting \d+ seconds for other agents",
-                   r"Process \d+ exits successfully")
+                   r"Process \d+ exits successfully",
+                   # glog_fatal (h16r): glog's / absl's "F0912 03:14:22.525183  8845 " and TSL's ": F file:N] "
+                   r"F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": F [\w/.<>-]+:\d+\] ")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)

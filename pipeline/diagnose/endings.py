@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from gangscope.parsers import times
-from gangscope.parsers.errors import END, WARNING, groups_of, rule_role
+from gangscope.parsers.errors import END, LAST_WORD_FAILURES, WARNING, groups_of, rule_role
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, StepRecord, stable_id
 from gangscope.pipeline.correlate.job_ends import FAILED_END_REASONS
 from gangscope.pipeline.correlate.signals import classify
@@ -19,7 +19,7 @@ from gangscope.pipeline.diagnose.rules import (
     BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, EVENT_VERDICTS, EXCERPT_SOURCES,
     PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END, LAST_WORD_WARNINGS,
 )
-from gangscope.pipeline.diagnose.summary import ranks_text, who
+from gangscope.pipeline.diagnose.summary import ranks_text, readable_message, who
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -316,6 +316,20 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
                                summary=f"the log ends with the launcher's word that its workers stopped or failed ({len(teardown)} line"
                                        f"{'s' if len(teardown) > 1 else ''}, nothing after them, {who(who_)}): the attempt failed and "
                                        f"the logs do not say why: {first.message or first.line}")  # fmt: skip
+    failed = failed_at_the_end(view)
+    if failed:
+        # [h16r] SPEC rev. 2: "a failure with no cause in the logs is `unknown`": the log's last word is a logger's
+        # error-level line (parsers/errors.py LAST_WORD_FAILURES), the category its message names if any.
+        first = failed[0]
+        who_ = _first_failure(first)
+        named = next((e for e in failed if e.category != "unknown"), first)
+        return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category=named.category,
+                               first_failure=who_, time=first.time, confidence=CONFIDENCE["teardown_at_end"],
+                               evidence=[error_evidence(e) for e in failed[:4]],
+                               summary=f"the log ends in {len(failed)} error-level line{'s' if len(failed) > 1 else ''} with no "
+                                       f"error raised and nothing after {'them' if len(failed) > 1 else 'it'} ({who(who_)}): a "
+                                       f"process failed{'' if named.category == 'unknown' else ' (' + named.category + ')'}: "
+                                       f"{readable_message(named, view) or named.line}")  # fmt: skip
     short = _short_of_the_end(view)
     if short:
         # The run said how long it is and its log stops before that with no error: progress
@@ -437,6 +451,20 @@ def teardown_at_the_end(view: AttemptView) -> list[ErrorRecord]:
     tail: list[ErrorRecord] = []
     for r in reversed(records):
         if r.kind == "error" and r.pattern in TEARDOWN_AT_THE_END:
+            tail.append(r)
+            continue
+        break
+    return tail[::-1]
+
+
+def failed_at_the_end(view: AttemptView) -> list[ErrorRecord]:
+    """[h16r] The error-level lines of Python loggers (parsers/errors.py LAST_WORD_FAILURES: ERROR/CRITICAL in logging's
+    and its usual recipes' formats) a log ends in: the attempt's last records, with no step, trace or other line a parser
+    read after them. A run that logged an error and went on shows it by what it logged next."""
+    records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
+    tail: list[ErrorRecord] = []
+    for r in reversed(records):
+        if r.kind == "error" and r.pattern in LAST_WORD_FAILURES:
             tail.append(r)
             continue
         break
