@@ -23,3 +23,9 @@ def found(line: str) -> tuple[str, str] | None:
     """(the rule's name, its category) that detect() gives a line, or None."""
     hit = errors.detect(line)
     return (hit[0].name, hit[1]) if hit is not None else None
+
+
+def category_of(line: str) -> str | None:
+    """The category detect() gives a line, or None."""
+    hit = errors.detect(line)
+    return hit[1] if hit is not None else None

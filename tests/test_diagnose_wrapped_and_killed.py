@@ -6,13 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from gangscope.parsers.errors import detect
 from diagnose_in_process import diagnoses_of
-
-
-def category_of(line: str) -> str | None:
-    found = detect(line)
-    return found[1] if found is not None else None
+from rule_reference import category_of
 
 
 @pytest.mark.parametrize(

@@ -14,13 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from gangscope.parsers.errors import detect
 from diagnose_in_process import the_diagnosis
-
-
-def category_of(line: str) -> str | None:
-    found = detect(line)
-    return found[1] if found is not None else None
+from rule_reference import category_of
 
 
 @pytest.mark.parametrize(

@@ -433,42 +433,34 @@ def warnings_at_the_end(view: AttemptView) -> list[ErrorRecord]:
     goes on where it can (a transport it falls back from at init); warnings that nothing follows are the
     last word of a job whose communication broke (SPEC rev. 2: a NCCL WARN trail without an exception).
     So are the warnings of rules.LAST_WORD_WARNINGS (one category a tail)."""
+    return _last_records(view, lambda r, tail: (
+        r.kind == "error" and (r.category == "nccl_error" or r.pattern in LAST_WORD_WARNINGS) and rule_role(r.pattern) == WARNING
+        and (not tail or r.category == tail[0].category)))
+
+
+def _last_records(view: AttemptView, belongs: Any) -> list:
+    """The run of records an attempt ends in (its errors, steps and traces in the order they were read) for which
+    `belongs(record, the run so far from the end)` holds, oldest first: nothing a parser read comes after them."""
     records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
-    tail: list[ErrorRecord] = []
+    tail: list = []
     for r in reversed(records):
-        if (r.kind == "error" and (r.category == "nccl_error" or r.pattern in LAST_WORD_WARNINGS) and rule_role(r.pattern) == WARNING
-                and (not tail or r.category == tail[0].category)):
-            tail.append(r)
-            continue
-        break
+        if not belongs(r, tail):
+            break
+        tail.append(r)
     return tail[::-1]
 
 
 def teardown_at_the_end(view: AttemptView) -> list[ErrorRecord]:
     """The launcher teardown and restart lines (rules.TEARDOWN_AT_THE_END) a log ends in: the attempt's last records, with
     no step, trace or other line a parser read after them (a group restarted after a membership change logs on)."""
-    records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
-    tail: list[ErrorRecord] = []
-    for r in reversed(records):
-        if r.kind == "error" and r.pattern in TEARDOWN_AT_THE_END:
-            tail.append(r)
-            continue
-        break
-    return tail[::-1]
+    return _last_records(view, lambda r, _tail: r.kind == "error" and r.pattern in TEARDOWN_AT_THE_END)
 
 
 def failed_at_the_end(view: AttemptView) -> list[ErrorRecord]:
     """[h16r] The error-level lines of Python loggers (parsers/errors.py LAST_WORD_FAILURES: ERROR/CRITICAL in logging's
     and its usual recipes' formats) a log ends in: the attempt's last records, with no step, trace or other line a parser
     read after them. A run that logged an error and went on shows it by what it logged next."""
-    records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
-    tail: list[ErrorRecord] = []
-    for r in reversed(records):
-        if r.kind == "error" and r.pattern in LAST_WORD_FAILURES:
-            tail.append(r)
-            continue
-        break
-    return tail[::-1]
+    return _last_records(view, lambda r, _tail: r.kind == "error" and r.pattern in LAST_WORD_FAILURES)
 
 
 def cut_traceback_at_the_end(view: AttemptView) -> list:
