@@ -182,12 +182,20 @@ def split_by_job(messages: list[tuple[bytes, bytes]]) -> tuple[list, list]:
 # --- servers of a test's own, and the service's metrics (tests/test_faults.py) ----------------
 
 
-def free_port() -> int:
+def free_ports(n: int) -> list[int]:
+    """`n` distinct free ports of the loopback: the sockets are held open together while the kernel picks
+    them (one bound and closed at a time may be given the same port twice: CI once drew a Kafka port equal to
+    its controller port, and services/up refused it)."""
     import socket
 
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    sockets = [socket.socket() for _ in range(n)]
+    try:
+        for s in sockets:
+            s.bind(("127.0.0.1", 0))
+        return [s.getsockname()[1] for s in sockets]
+    finally:
+        for s in sockets:
+            s.close()
 
 
 class PrivateServer:
@@ -205,7 +213,8 @@ class PrivateServer:
         self.name = name
         self.run_dir = Path(tempfile.mkdtemp(prefix=f"gangscope-private-{name}-"))
         self.env = dict(os.environ, GANGSCOPE_SERVICES_RUN=str(self.run_dir),
-                        **{var: str(free_port()) for var in self.PORTS[name]}, **settings)
+                        **{var: str(port) for var, port in zip(self.PORTS[name], free_ports(len(self.PORTS[name])))},
+                        **settings)
         self.env.pop(self.ADDRESS[name], None)
         self.address: str | None = None
 

@@ -8,7 +8,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import tempfile
 import time
@@ -26,6 +25,7 @@ from kafka_fixtures import (
     documents,
     end_offsets,
     fluentbit_records,
+    free_ports,
     produce,
     replay_into,
     service_command,
@@ -38,19 +38,14 @@ ROOT = Path(__file__).resolve().parent.parent
 OUTAGE_S = 30
 
 
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 class PrivateOpenSearch:
     """An OpenSearch node of this test's own, started and stopped with services/up and services/down."""
 
     def __init__(self):
         self.run_dir = Path(tempfile.mkdtemp(prefix="gangscope-outage-"))
-        self.env = dict(os.environ, GANGSCOPE_OPENSEARCH_PORT=str(_free_port()),
-                        GANGSCOPE_OPENSEARCH_TRANSPORT_PORT=str(_free_port()), GANGSCOPE_SERVICES_RUN=str(self.run_dir))
+        http, transport = free_ports(2)
+        self.env = dict(os.environ, GANGSCOPE_OPENSEARCH_PORT=str(http),
+                        GANGSCOPE_OPENSEARCH_TRANSPORT_PORT=str(transport), GANGSCOPE_SERVICES_RUN=str(self.run_dir))
         self.env.pop("GANGSCOPE_OPENSEARCH_URL", None)
         self.url = None
 

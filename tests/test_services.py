@@ -8,6 +8,7 @@ import subprocess
 from pathlib import Path
 
 import pytest
+from kafka_fixtures import free_ports
 
 SERVICES = Path(__file__).resolve().parent.parent / "services"
 
@@ -17,12 +18,6 @@ def _run(script: str, *args: str, env: dict[str, str] | None = None) -> subproce
         [str(SERVICES / script), *args], capture_output=True, text=True,
         stdin=subprocess.DEVNULL, env={**os.environ, **(env or {})}, timeout=900,
     )
-
-
-def _free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def _process_alive(pid: int) -> bool:
@@ -96,11 +91,12 @@ def test_up_rejects_an_unknown_server():
 
 @pytest.mark.servers
 def test_down_stops_the_server_up_started(tmp_path):
+    port, controller, sasl = free_ports(3)
     env = {
         "GANGSCOPE_SERVICES_RUN": str(tmp_path),
-        "GANGSCOPE_KAFKA_PORT": str(_free_port()),
-        "GANGSCOPE_KAFKA_CONTROLLER_PORT": str(_free_port()),
-        "GANGSCOPE_KAFKA_SASL_PORT": str(_free_port()),
+        "GANGSCOPE_KAFKA_PORT": str(port),
+        "GANGSCOPE_KAFKA_CONTROLLER_PORT": str(controller),
+        "GANGSCOPE_KAFKA_SASL_PORT": str(sasl),
         "GANGSCOPE_KAFKA_HEAP": "256m",
     }
     up = _run("up", "kafka", env=env)
