@@ -114,6 +114,17 @@ def _message_category(message: str | None) -> str:
     return "unknown" if category in (None, "python_exception") else category
 
 
+#: [h20a] The warning rules whose line says which exception the traceback printed right after it is, and the words of the line
+#: that name it: torch elastic's agent that could not close the rendezvous logs "The node '<n>' has failed to shutdown the
+#: rendezvous '<id>' due to an error of type RendezvousConnectionError." (pytorch/pytorch torch/distributed/elastic/rendezvous/
+#: dynamic_rendezvous.py DynamicRendezvousHandler.shutdown: except RendezvousError as ex: ... log.warning(msg)), then torchrun's
+#: error handler prints that exception. A traceback of the same pod cut before its exception line and read next after such a
+#: line is that warning's failure (diagnose/endings.py announced_by). Alone the line stays a warning: at a clean end the store's
+#: host may exit first and the other agents log it as noise. Samples: dev 606 (kubeflow/trainer#2041), dev 591
+#: (wenet-e2e/wespeaker#171), ymcui/Chinese-LLaMA-Alpaca-2#274, kubeflow/trainer#1638, pytorch/pytorch#128970.
+ANNOUNCES_THE_TRACEBACK = {"rendezvous_teardown": "due to an error of type "}
+
+
 #: The warning rules whose line, as a log's last word (no step, trace or other line a parser read after it), says that a
 #: process failed: diagnose/endings.py failed_at_the_end (h16r; the rules above `exception_line`).
 LAST_WORD_FAILURES = frozenset({"logger_error"})
