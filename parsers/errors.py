@@ -114,6 +114,17 @@ def _message_category(message: str | None) -> str:
     return "unknown" if category in (None, "python_exception") else category
 
 
+#: [h20a] The warning rules whose line says which exception the traceback printed right after it is, and the words of the line
+#: that name it: torch elastic's agent that could not close the rendezvous logs "The node '<n>' has failed to shutdown the
+#: rendezvous '<id>' due to an error of type RendezvousConnectionError." (pytorch/pytorch torch/distributed/elastic/rendezvous/
+#: dynamic_rendezvous.py DynamicRendezvousHandler.shutdown: except RendezvousError as ex: ... log.warning(msg)), then torchrun's
+#: error handler prints that exception. A traceback of the same pod cut before its exception line and read next after such a
+#: line is that warning's failure (diagnose/endings.py announced_by). Alone the line stays a warning: at a clean end the store's
+#: host may exit first and the other agents log it as noise. Samples: dev 606 (kubeflow/trainer#2041), dev 591
+#: (wenet-e2e/wespeaker#171), ymcui/Chinese-LLaMA-Alpaca-2#274, kubeflow/trainer#1638, pytorch/pytorch#128970.
+ANNOUNCES_THE_TRACEBACK = {"rendezvous_teardown": "due to an error of type "}
+
+
 #: The warning rules whose line, as a log's last word (no step, trace or other line a parser read after it), says that a
 #: process failed: diagnose/endings.py failed_at_the_end (h16r; the rules above `exception_line`).
 LAST_WORD_FAILURES = frozenset({"logger_error"})
@@ -1891,6 +1902,38 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("horovod_shut_down", "unknown", "horovod/horovod horovod/common/common.h SHUT_DOWN_ERROR (\"Horovod has been shut down. This was caused by an exception on one of the ranks or ...\"; "
               "before horovod#350 \"This has been caused by an exception on one of the rank or ...\")",
               message=_r(r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the ranks?\b")),
+    # --- h20a (issue 16, session 20; fixtures/eval README "Batch h20a"): communication and start-up failures raised as
+    # exceptions whose message names them (placed before ray_worker_died, which takes any RayActorError by its type alone).
+    # torch's own NCCL bindings raise an NCCL result as "NCCL Error <code>: " + ncclGetErrorString(result) (a RuntimeError, or
+    # a C++ std::runtime_error that terminate's "what():" prints, line rule cxx_terminate_what): an NCCL failure, not a bug of
+    # the program. Samples: dev 603 (chungyiweng/humannerf#87), 604 (modelscope/ms-swift#6107), 605 (TheAtticusProject/cuad#9),
+    # thu-spmi/CAT#39, bubbliiiing/yolov7-pytorch#63, PKU-YuanGroup/Open-Sora-Plan#386.
+    TraceRule("nccl_error_code", "nccl_error", "pytorch/pytorch torch/csrc/cuda/nccl.cpp throw_nccl_error (err << \"NCCL Error \" << "
+              "static_cast<int>(status) << \": \" << ncclGetErrorString(...); throw std::runtime_error(err.str())), before 1.0 "
+              "torch/csrc/cuda/nccl.cpp CHECK; NVIDIA/nccl src/init.cc ncclGetErrorString; newer builds add \" (run with "
+              "NCCL_DEBUG=INFO for details)\"",
+              message=_r(r"\bNCCL Error \d+: (?:unhandled (?:cuda|system) error|internal error|invalid argument|invalid usage"
+                         r"|remote process exited or there was a network error|unknown result code)")),
+    # init_process_group's store-based barrier that not every rank reached before its timeout (torch < 2.4 ran it after every
+    # new group): a start-up rendezvous that did not complete. Samples: dev 608 (NVIDIA/Megatron-LM#782),
+    # deepspeedai/Megatron-DeepSpeed#338, microsoft/CodeXGLUE#75, tczhangzhi/pytorch-distributed#18, LAION-AI/Open-Assistant#3626,
+    # tunib-ai/parallelformers#54, ultralytics/yolov5#4409.
+    TraceRule("store_based_barrier_timeout", "rendezvous_error", "pytorch/pytorch torch/distributed/distributed_c10d.py "
+              "_store_based_barrier (raise RuntimeError(\"Timed out initializing process group in store based barrier on rank: {}, for "
+              "key: {} (world_size={}, worker_count={}, timeout={})\"); 2.x raise DistStoreError(\"... on rank {}, for key: {} "
+              "(world_size={}, num_workers_joined={}, timeout={})\"))",
+              message=_r(r"Timed out initializing process group in store based ?barrier on rank")),
+    # Ray's GCS word that an actor died with its node (the node's raylet stopped reporting: lost, crashed or removed), the
+    # cause the actor's own error cannot give (ray_worker_died below). A node that Ray knows was preempted says so instead
+    # ("the actor's node was preempted", ray#63807) and is not read here. Samples: dev 611 (ray-project/ray#43751),
+    # ray-project/ray python/ray/tests test_actor_failures ("The actor is dead because its node has died." after
+    # cluster.remove_node), ray-project/ray#58638 ("Task failed because the node it was running on is dead or unavailable").
+    TraceRule("ray_node_died", "node_failure", "ray-project/ray src/ray/gcs/gcs_server/gcs_actor_manager.cc GenNodeDiedCause "
+              "(absl::StrCat(\"The actor is dead because its node has died. Node Id: \", node_id.Hex())); python/ray/exceptions.py "
+              "ActorDiedError (the death cause's error_message after \"The actor died unexpectedly before finishing this task.\"); "
+              "ray#58638 NODE_DIED (\"Task failed because the node it was running on is dead or unavailable.\")",
+              message=_r(r"The actor is dead because its node has died\.(?![\s\S]*node was preempted)"
+                         r"|Task failed because the node it was running on is dead or unavailable")),
     # Ray's word that an actor's or task's worker process died: a crash whose cause Ray does not know.
     TraceRule("ray_worker_died", "unknown", "ray-project/ray python/ray/exceptions.py (ActorDiedError: \"The actor died unexpectedly before finishing this task.\", WorkerCrashedError; "
               "before 2.x RayActorError itself: \"The actor died unexpectedly before finishing this task.\", RayWorkerError: \"The worker died "

@@ -91,8 +91,10 @@ _INNER = re.compile(r"\[rank(\d{1,9})\]: ?")
 # just "pid=" for a process that runs neither yet (the driver's "(pid=N) " lines), and is empty
 # for the raylet's and the autoscaler's lines: "(raylet) ", "(raylet, ip=A) ", "(autoscaler +1m3s) ").
 # It names a process, not a rank: it is taken off so that the worker's traceback reads as one.
-_RAY = re.compile(r"(?:\x1b\[[0-9;]*m)*\((?:(?:[\w.:<>-]+ )?pid=\d{1,9}|raylet|autoscaler \+[\dhms]+)(?:, ip=[\w.:-]+)?\)"
-                  r"(?:\x1b\[[0-9;]*m)* ?")
+# A copy pasted from a terminal into an issue thread loses the colour codes' ESC byte and keeps the rest ("[36m(WorkerDict
+# pid=N)[0m "; h20a: fixtures/eval dev 601 (NovaSky-AI/SkyRL#757), dev 033, OpenRLHF/OpenRLHF#624): the ESC is optional.
+_RAY = re.compile(r"(?:\x1b?\[[0-9;]*m)*\((?:(?:[\w.:<>-]+ )?pid=\d{1,9}|raylet|autoscaler \+[\dhms]+)(?:, ip=[\w.:-]+)?\)"
+                  r"(?:\x1b?\[[0-9;]*m)* ?")
 _INNER_REACH = INNER_REACH = 512  # how far into a line such a prefix is looked for
 # The first characters of a line that may start a rank prefix (besides a digit: srun's task id).
 PREFIX_FIRST = "[ (\x1br"
@@ -144,6 +146,8 @@ def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
     m = None
     if first == "[":
         m = _MPI.match(text) or _LIGHTNING.match(text) or _DETERMINED.match(text)
+        if m is None and text[1:2].isdigit() and (ray := _RAY.match(text)) is not None:  # Ray's prefix, its ESC lost
+            return strip_rank_prefixes(text[ray.end():]) if ray.end() < len(text) else ("", None, None)
     elif first == " " or first.isdigit():
         m = _SRUN.match(text)
     elif first == "r":

@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from gangscope.parsers import times
-from gangscope.parsers.errors import END, LAST_WORD_FAILURES, WARNING, groups_of, rule_role
+from gangscope.parsers.errors import ANNOUNCES_THE_TRACEBACK, END, LAST_WORD_FAILURES, WARNING, groups_of, rule_role
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, StepRecord, stable_id
 from gangscope.pipeline.correlate.job_ends import FAILED_END_REASONS
 from gangscope.pipeline.correlate.signals import classify
@@ -300,12 +300,15 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
     if cut:
         first = cut[0]
         who_ = _first_failure(first)
-        return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category="unknown",
+        named = announced_by(view, first)  # [h20a] the warning just before it that says which exception it is
+        return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category=named.category if named else "unknown",
                                first_failure=who_, time=first.time, confidence=CONFIDENCE["cut_traceback"],
-                               evidence=[record_evidence(t, _head_lines(t.text)) if t.kind == "trace" else error_evidence(t)
-                                         for t in cut[:4]],
+                               evidence=([error_evidence(named)] if named else [])
+                               + [record_evidence(t, _head_lines(t.text)) if t.kind == "trace" else error_evidence(t)
+                                  for t in cut[:4]],
                                summary=f"the log ends inside a Python traceback cut before its exception line ({who(who_)}): "
-                                       "an exception was raised, the text does not say which")  # fmt: skip
+                                       + (f"the line before it names the failure ({named.category}): {named.message or named.line}"
+                                          if named else "an exception was raised, the text does not say which"))  # fmt: skip
     teardown = teardown_at_the_end(view)
     if teardown:
         first = teardown[0]
@@ -475,6 +478,18 @@ def cut_traceback_at_the_end(view: AttemptView) -> list:
         return []
     last = _last_positions((*view.errors, *view.steps, *view.traces))
     return sorted((t for t in cut if last.get(t.pod) == _position(t)), key=_position)
+
+
+def announced_by(view: AttemptView, trace: Any) -> ErrorRecord | None:
+    """[h20a] The warning (parsers/errors.py ANNOUNCES_THE_TRACEBACK, with its words naming the exception) read just before `trace` in its pod, with nothing between
+    them, that names the exception the traceback prints: torch elastic's "has failed to shutdown the rendezvous ... due to an
+    error of type RendezvousConnectionError." before torchrun's handler prints it. None when there is no such line."""
+    before = [r for r in [*view.errors, *view.steps, *view.traces] if r.pod == trace.pod and _position(r) < _position(trace)]
+    if not before:
+        return None
+    last = max(before, key=_position)
+    words = ANNOUNCES_THE_TRACEBACK.get(last.pattern) if last.kind == "error" else None
+    return last if words and words in (last.line or "") and last.category != "unknown" else None
 
 
 def _head_lines(text: str | None, count: int = 3) -> str:

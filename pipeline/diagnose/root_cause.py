@@ -37,7 +37,7 @@ from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, rule
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
 from gangscope.pipeline.diagnose.rules import (
-    CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS,
+    BARE_STACK_CRASHES, CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS,
     INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL,
 )
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -145,6 +145,7 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
             return first_effect, "effect"
         root = _sharpen(root, causes + sorted((f for f in effects if f.error.pattern in SHARPENING_FRAMES), key=_earliest))
         root = _crash_explained_by_earlier(root, effects)
+        root = _stack_of_its_own_timeout(root, effects)  # [h20a]
         root = _first_named_by_launcher(root, failures)
         return root, ("rank_report" if root.tier == 0 else "launcher")
     if first_effect is not None:
@@ -214,6 +215,17 @@ def _crash_explained_by_earlier(root: Failure, effects: list[Failure]) -> Failur
               and (f.rank is None or root.rank is None or f.rank == root.rank)
               and _comes_before(f, root) and (_near(f, root) or not (math.isfinite(f.t) and math.isfinite(root.t)))]
     return min(before, key=_earliest) if before else root
+
+
+def _stack_of_its_own_timeout(root: Failure, effects: list[Failure]) -> Failure:
+    """[h20a] A crash that is only a native stack (rules.BARE_STACK_CRASHES) of a known rank, with that same rank's own
+    collective timeout (rules.EXPLAINING_TIMEOUT) in the same pod close to it, before or after it: the timeout."""
+    if root.category != "unknown" or root.tier != 0 or root.rank is None or root.error.pattern not in BARE_STACK_CRASHES:
+        return root
+    own = [f for f in effects if f.category == "nccl_timeout" and f.rank == root.rank and f.error.pod == root.error.pod
+           and EXPLAINING_TIMEOUT.search(f.error.line or f.error.message or "")
+           and (_near(f, root) or not (math.isfinite(f.t) and math.isfinite(root.t)))]
+    return min(own, key=_earliest) if own else root
 
 
 def _first_named_by_launcher(root: Failure, failures: list[Failure]) -> Failure:

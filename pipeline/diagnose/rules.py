@@ -86,6 +86,13 @@ EXPLAINING_TIMEOUT = re.compile(r"Watchdog caught collective operation timeout|T
 #: handler). Never one printed after the crash (the survivors' view of it). Batch h16n-2 (issue 16).
 CRASH_EXPLAINED_BY_EARLIER: frozenset[str] = frozenset({"nccl_error"})
 
+#: [h20a] Crashes that are only a native stack (glibc's backtrace_symbols frames, parsers/errors.py native_backtrace_frame: no
+#: signal, no message) are explained by the same rank's own collective timeout (EXPLAINING_TIMEOUT) close to them, printed
+#: before or after: the watchdog throws, the process aborts and its handler dumps the stack, while Ray's log monitor and the
+#: threads' separate streams print the two in either order (verl-project/verl#2995, dev 600: the frames first;
+#: vllm-project/vllm#6042: the watchdog first). A rank is never the survivor of its own crash, so the order does not matter.
+BARE_STACK_CRASHES: frozenset[str] = frozenset({"native_backtrace_frame"})
+
 #: Launcher-level failures whose category names a cause: a death by SIGKILL or SIGTERM, or the
 #: child's own exception copied into torchrun's box from its error file (the only trace of it
 #: when the rank's lines could not be read, e.g. under a custom --log-line-prefix-template).
