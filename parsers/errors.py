@@ -1405,7 +1405,10 @@ LINE_RULES: tuple[LineRule, ...] = (
     # that text has there (out of memory -> cuda_oom, uncorrectable ECC -> gpu_hardware, else cuda_error). Not
     # "THCudaCheckWarn FAIL" (__THCudaCheckWarn: a warning, the run goes on). Real samples: dev 626 (HyeonwooNoh/DPPnet#9,
     # error=77 illegal memory access), pytorch/pytorch#11680 (THD DataChannelNccl.cpp error=77), facebookresearch/fairseq#168
-    # (THCStorage.cu error=2 out of memory). Key "THCudaCheck FAIL" matches none of bench/.corpus/realistic-300000.
+    # (THCStorage.cu error=2 out of memory); Lua torch, each with luajit's / lua's / qlua's "cuda runtime error (2) : out of
+    # memory at ..." after it: karpathy/neuraltalk2#172 and #199, mahyarnajibi/fast-rcnn-torch#9, itayhubara/BinaryNet#4,
+    # arunpatala/captcha.irctc#12, google-deepmind/torch-hdf5#109. Key "THCudaCheck FAIL" matches none of
+    # bench/.corpus/realistic-300000.
     LineRule("thc_cuda_check_fail", "cuda_error", "THCudaCheck FAIL",
              _r(r"THCudaCheck FAIL file=(?P<file>\S+) line=\d+ error=(?P<code>\d+) : (?P<what>\S.*?)\s*$"),
              "pytorch/pytorch aten/src/THC/THCGeneral.cpp (torch/lib/THC/THCGeneral.c before 0.4; torch/cutorch lib/THC/THCGeneral.c) "
