@@ -68,3 +68,15 @@ def test_old_pytorch_oom_traceback(tmp_path):
             "RuntimeError: cuda runtime error (2) : out of memory at /pytorch/aten/src/THC/generic/THCStorage.cu:58\n")
     d = the_diagnosis(tmp_path, text)
     assert (d.outcome, d.category) == ("failed", "cuda_oom")
+
+
+def test_printed_nan_summary_cut_at_a_word(tmp_path):
+    # dev 633's shape (ColossalAI-Examples#37): a tqdm line past 160 characters quoted as the first printed NaN loss; the quote
+    # was cut mid-word with no mark (tests/test_diagnose_summary_text.py "cut mid-word"), now at a word with "..."
+    bar = "[Epoch 0 / Train]:   0%|" + " " * 90
+    text = "".join(f"{bar}| {i}/8614 [00:0{i}<55:32,  2.58it/s, loss=nan, lr=2.5e-05, throughput=5.3257][deepscale] OVERFLOW! "
+                   f"Rank 0 Skipping step. Attempted loss scale: {2 ** (40 - i)}, reducing to {2 ** (39 - i)}\n" for i in range(2, 7))
+    d = the_diagnosis(tmp_path, text)
+    assert d.category == "nan_loss"
+    quote = d.summary.split(", first: ", 1)[1]
+    assert quote.endswith("...") and len(quote) <= 163
