@@ -1408,6 +1408,25 @@ LINE_RULES: tuple[LineRule, ...] = (
              "%(message)s\"); Delgan/loguru loguru/_defaults.py (\"{level: <8} | {name}:{function}:{line} - {message}\"); "
              "NVIDIA/NeMo nemo/utils/formatters/base.py (\"[NeMo %(levelname)1.1s %(asctime)s %(module)s:%(lineno)d] \")",
              WARNING, classify=lambda m: _message_category(m["message"])),
+    # --- h20b (issue 16, session 20; fixtures/eval README "Batch h20b"): memory and device failures of the blind draw.
+    # THC's CUDA check (PyTorch up to 1.x, Lua torch's cutorch): the first failing check of a process writes
+    # "THCudaCheck FAIL file=<f> line=<n> error=<code> : <cudaGetErrorString>" to stderr, then raises "cuda runtime error
+    # (<code>) : <message> at <file>:<line>" (a RuntimeError in Python, a Lua error under luajit). No "CUDA error: " prefix,
+    # so no rule read it; the message is cudaGetErrorString's, as c10 prints after "CUDA error: ": its category is the one
+    # that text has there (out of memory -> cuda_oom, uncorrectable ECC -> gpu_hardware, else cuda_error). Not
+    # "THCudaCheckWarn FAIL" (__THCudaCheckWarn: a warning, the run goes on). Real samples: dev 626 (HyeonwooNoh/DPPnet#9,
+    # error=77 illegal memory access), pytorch/pytorch#11680 (THD DataChannelNccl.cpp error=77), facebookresearch/fairseq#168
+    # (THCStorage.cu error=2 out of memory); Lua torch, each with luajit's / lua's / qlua's "cuda runtime error (2) : out of
+    # memory at ..." after it: karpathy/neuraltalk2#172 and #199, mahyarnajibi/fast-rcnn-torch#9, itayhubara/BinaryNet#4,
+    # arunpatala/captcha.irctc#12, google-deepmind/torch-hdf5#109. Key "THCudaCheck FAIL" matches none of
+    # bench/.corpus/realistic-300000.
+    LineRule("thc_cuda_check_fail", "cuda_error", "THCudaCheck FAIL",
+             _r(r"THCudaCheck FAIL file=(?P<file>\S+) line=\d+ error=(?P<code>\d+) : (?P<what>\S.*?)\s*$"),
+             "pytorch/pytorch aten/src/THC/THCGeneral.cpp (torch/lib/THC/THCGeneral.c before 0.4; torch/cutorch lib/THC/THCGeneral.c) "
+             "__THCudaCheck: fprintf(stderr, \"THCudaCheck FAIL file=%s line=%i error=%i : %s\\n\", file, line, err, "
+             "cudaGetErrorString(err)) once per process, then _THError(file, line, \"cuda runtime error (%d) : %s\", err, "
+             "cudaGetErrorString(err))",
+             classify=lambda m: _message_category("CUDA error: " + m["what"])),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -1975,6 +1994,18 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "(later tsl/platform/status.cc: StrCat(num_errors, \" root error(s) found.\"), then per root error \"  (i) \" + "
               "its code and message, \"N successful operations.\", \"M derived errors ignored.\")",
               message=_r(r"^\s*\d+ root error\(s\) found\.")),
+    # --- h20b (issue 16, session 20): THC's raised form of a failed CUDA check (line rule thc_cuda_check_fail gives the
+    # source): "cuda runtime error (<code>) : <cudaGetErrorString> at <file>:<line>", a RuntimeError in PyTorch up to 1.x.
+    # It was read as a python_exception (no "CUDA error: " in it). Code 2 is cudaErrorMemoryAllocation ("out of memory");
+    # ECC (39 / 214) is gpu_ecc's above; any other code is a CUDA runtime error. Real samples: shared 021 (NVIDIA/semantic-
+    # segmentation#33, error 39, read by gpu_ecc), the error 77 and error 2 tracebacks pasted in public repositories
+    # (".../THC/generic/THCTensorCopy.c:70", ".../THC/generic/THCStorage.cu:58", cunn's test.lua), dev 626's luajit line.
+    TraceRule("thc_cuda_oom", "cuda_oom", "pytorch/pytorch aten/src/THC/THCGeneral.cpp __THCudaCheck (_THError \"cuda runtime error "
+              "(%d) : %s\" with cudaGetErrorString(cudaErrorMemoryAllocation) = \"out of memory\")",
+              message=_r(r"cuda runtime error \(2\) : out of memory")),
+    TraceRule("thc_cuda_runtime_error", "cuda_error", "pytorch/pytorch aten/src/THC/THCGeneral.cpp __THCudaCheck (_THError "
+              "\"cuda runtime error (%d) : %s\", err, cudaGetErrorString(err))",
+              message=_r(r"cuda runtime error \(\d+\) : ")),
 )
 
 
