@@ -1427,6 +1427,26 @@ LINE_RULES: tuple[LineRule, ...] = (
              "cudaGetErrorString(err)) once per process, then _THError(file, line, \"cuda runtime error (%d) : %s\", err, "
              "cudaGetErrorString(err))",
              classify=lambda m: _message_category("CUDA error: " + m["what"])),
+    # --- h20c (issue 16, session 20; fixtures/eval README "Batch h20c-20"): the classes of batch h20c-20's misses (dev
+    # 640-655, a blind draw of the data, storage and lifecycle slice shaped like ../shared/eval/diagnosis-dev), each from
+    # several real samples and the source that prints the line.
+    # Ray's GCS removing a node whose raylet stopped answering: printed to every driver as "<time> WARNING worker.py:N --
+    # The node with node id: <hex> and address: <ip> and node name: <name> has been marked dead because the detector has
+    # missed too many heartbeats from it. ..." (Ray 1.x: "... node id: <hex> and ip: <ip> has been ..."; older: "The node with
+    # node id <hex> has been ..."). A node lost under the job: node_failure (a cause, like srun_node_failure and
+    # k8s_node_not_ready; an OOM or kill reported before it is earlier and wins). Samples: dev 649 (ray-project/ray#22349,
+    # a GCP node shut down under Ray Train), a pax TPU auto-resume run under ray_tpu_controller (two nodes marked dead, then
+    # "TPU is not found, create tpu"), a SUDSAQ ML run's log (the node marked dead, the shell's "Killed" after it).
+    LineRule("ray_node_marked_dead", "node_failure", "The node with node id",
+             _r(r"The node with node id:? (?P<node>[0-9a-f]+)(?: and (?:ip|address): (?P<ip>[\w.:-]+))?(?: and node name: \S+)?"
+                r" has been marked dead because the detector has missed too many heartbeats"),
+             "ray-project/ray src/ray/gcs/gcs_server/gcs_node_manager.cc GcsNodeManager::RemoveNode / OnNodeFailure (not is_intended: "
+             "error type \"node_removed\", \"The node with node id: \" << node_id << \" and address: \" << node_manager_address() << "
+             "\" and node name: \" << node_name() << \" has been marked dead because the detector has missed too many heartbeats from "
+             "it. This can happen when a \\t(1) raylet crashes unexpectedly (OOM, preempted node, etc.) \\n\\t(2) raylet has lagging "
+             "heartbeats due to slow network or busy workload.\"; 1.x \" and ip: \", older gcs_node_manager.cc / node_manager \"The node "
+             "with node id \" ...), published to the drivers and printed by python/ray/_private/worker.py's error listener "
+             "(\"WARNING worker.py:N -- \")"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -2006,6 +2026,31 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("thc_cuda_runtime_error", "cuda_error", "pytorch/pytorch aten/src/THC/THCGeneral.cpp __THCudaCheck (_THError "
               "\"cuda runtime error (%d) : %s\", err, cudaGetErrorString(err))",
               message=_r(r"cuda runtime error \(\d+\) : ")),
+    # --- h20c (issue 16, session 20; fixtures/eval README "Batch h20c-20"): batch h20c-20's classes raised as exceptions.
+    # TensorFlow's checkpoint reader finding a tensor whose bytes do not match the CRC the bundle stored: the checkpoint
+    # read back is corrupt (restore, or a Saver's restore at start-up). TF 1.x restates it after the op's creation stack
+    # ("DataLossError (see above for traceback): Checksum does not match: ..."), the op's node on the next line, which the
+    # restated line does not carry. Samples: dev 647 (lovecambi/qebrain#2, save/RestoreV2, twice in the thread), a ROS
+    # navigation notes page ("加载模型时报错": loading a trained model, the same DataLossError), a tensor2tensor t2t-trainer script's
+    # note ("Data loss: Checksum does not match: stored N vs. calculated on the restored bytes M").
+    TraceRule("tf_checkpoint_checksum", "checkpoint_error", "tensorflow/tensorflow tensorflow/core/util/tensor_bundle/tensor_bundle.cc "
+              "BundleReader::GetValue (errors::DataLoss(\"Checksum does not match: stored \", Printf(\"%08u\", crc32c::Unmask(entry"
+              ".crc32c())), \" vs. calculated on the restored bytes \", actual_crc32c); 2.x prefixes \"TensorBundle at <prefix> shard N "
+              "(M bytes): \")",
+              message=_r(r"Checksum does not match: stored \d+ vs\. calculated on the restored bytes")),
+    # The DataLoader's SIGCHLD handler: torch's worker-status check (_error_if_any_worker_fails, torch/csrc/DataLoader.cpp)
+    # raises only when a worker process died ("DataLoader worker (pid N) exited unexpectedly with exit code C. ...", "... is
+    # killed by signal: <strsignal>"). Where a copy cuts the message ("RuntimeError: DataLoader wor"), the frame still says
+    # which failure it is. Last of the trace rules: a message an earlier rule reads (dataloader_killed: killed by signal
+    # Killed, host_oom) keeps its category. Samples: dev 640 (elchun/contact_graspnet_pytorch#10, cut in the message),
+    # dbolya/yolact#103 (cut at "DataLoader worker (pid 1"), dbolya/yolact#147 ("exited unexpectedly with exit code 1"),
+    # cvlab-kaist/GaussianTalker#42 ("is killed by signal: Killed.", read by dataloader_killed first).
+    TraceRule("dataloader_worker_check", "dataloader_error", "pytorch/pytorch torch/utils/data/_utils/signal_handling.py handler (the SIGCHLD "
+              "handler set by _set_SIGCHLD_handler: _error_if_any_worker_fails(), then the previous handler); torch/csrc/DataLoader.cpp "
+              "errorIfAnyWorkerFails (\"DataLoader worker (pid %d) exited unexpectedly with exit code %d. Details are lost due to "
+              "multiprocessing. ...\", \"DataLoader worker (pid %d) is killed by signal: %s. \")",
+              type=_r(r"^RuntimeError$"),
+              frame=_r(r"torch/utils/data/_utils/signal_handling\.py:handler$")),
 )
 
 
