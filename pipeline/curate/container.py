@@ -294,22 +294,37 @@ class ContainerCurator:
         first_ts = None
         run = 0
         done = reached = False
-        steps = 0
+        steps = 0  # the lines looked at, as one at a time from `pos` back (SEQ_LOOKBACK_LINES bounds them)
         marker = b" " + stream + b" F"  # between the time and the text of a complete line
-        find, rfind, startswith = block.find, block.rfind, block.startswith
+        find, rfind = block.find, block.rfind
         # times compared as the text _logical gets (bytes that are not UTF-8 replaced: two such
         # times can be one text, as on the line-by-line path)
         want = None if time is None else time.decode("utf-8", "replace")
+        # The lines of other streams (and partial chunks) say nothing: from one line of this stream
+        # back to the one before it in one search for `marker`, not line by line (a block of one
+        # stream's lines made this walk every line of the other: ~1.7k instructions a line). A line found
+        # counts where `marker` follows its first space; `steps` counts the lines passed over.
+        lo = rfind(b"\n", 0, skipped_from) + 1 if skipped_from > 0 else 0  # the first line looked at starts here
         while steps < SEQ_LOOKBACK_LINES:
             if p < skipped_from:
                 reached = True  # back where the state stands
                 break
-            start = rfind(b"\n", 0, p) + 1
-            space = find(b" ", start, p)
-            end, p = p, start - 1
-            steps += 1
-            if space < 0 or not startswith(marker, space, end):  # not a complete line of this stream
-                continue
+            at = rfind(marker, lo, p)
+            if at < 0:  # no line of this stream left: the lines from `lo` to `p` are passed over
+                if steps + newlines(block, lo, p) + 1 < SEQ_LOOKBACK_LINES:
+                    reached = True
+                break
+            start = rfind(b"\n", 0, at) + 1
+            end = find(b"\n", at, p)
+            if end < 0:
+                end = p
+            passed = newlines(block, end, p) + 1  # the lines from the one ending at `p` to this one
+            if steps + passed > SEQ_LOOKBACK_LINES:
+                break  # the walk ends before this line
+            steps += passed
+            p = start - 1
+            if at != (space := find(b" ", start, end)) and (space < 0 or not block.startswith(marker, space, end)):
+                continue  # the marker is in the text of a line of another stream, or of a partial chunk
             ts = block[start:space].decode("utf-8", "replace")
             if first_ts is None:
                 first_ts = ts
