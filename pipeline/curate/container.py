@@ -24,7 +24,7 @@ from gangscope.pipeline.isolation import failures_of
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
 from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.curate.substream import LINE_PARSERS, RuleFailed, SubStream, NO_TIME, STREAMS
-from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, may_continue, newlines, skipped_from,
+from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, newlines, prefix_may_continue, skipped_from,
                                                    time_and_stream_of, combined_prefilter, scanner_for, text_hints_for)
 from gangscope.pipeline.curate.trace_errors import error_of_trace
 from gangscope.pipeline.curate.scan import exact_block_databases
@@ -134,7 +134,8 @@ class ContainerCurator:
 
     def _scan_cri_lines(self, block: bytes, stats: CurationStats) -> list[Record]:
         exact_from = None
-        if not block.isascii():
+        ascii_block = block.isascii()
+        if not ascii_block:
             _lines, invalid = decode_block(block)
             stats.invalid_utf8_lines += invalid
             hints = self.scanner.candidates(block)
@@ -161,8 +162,8 @@ class ContainerCurator:
                 if i == n_starts:
                     break
                 if starts[i] != pos:
-                    if len(stale) != 2:
-                        stale = skipped_from(stale, pos)
+                    if len(stale) != 2:  # (block_lines.skipped_from)
+                        stale = {b"stdout": stale.get(b"stdout", pos), b"stderr": stale.get(b"stderr", pos)}
                     pos = starts[i]
             end = block.find(b"\n", pos)
             if end < 0:
@@ -171,20 +172,36 @@ class ContainerCurator:
             # The CRI header read in bytes, as _cri_line splits it: the time, the stream, the tag.
             first = block.find(b" ", pos, end)
             time = None
+            second = block.find(b" ", first + 1, end) if first >= 0 else -1
             if open_now is not None:
-                if self.deadline is not None:  # (no deadline, nothing to expire: the time is not cut)
-                    time = block[pos : first if first >= 0 else end].decode("utf-8", "replace")
-                    if self._expire_due(time, out):
+                deadline = self.deadline
+                if deadline is not None:  # (no deadline, nothing to expire: the time is not cut)
+                    head = first if first >= 0 else end
+                    if ascii_block:  # _expire_due in bytes: an ASCII time's first characters are its first bytes
+                        expired = bool(self.open_keys) and block[pos : min(head, pos + DEADLINE_CHARS)] > deadline
+                        if expired:
+                            time = block[pos:head].decode("ascii")
+                            self._expire(time, out)
+                    else:
+                        time = block[pos:head].decode("utf-8", "replace")
+                        expired = self._expire_due(time, out)
+                    if expired:
                         if not (self.open_keys or self.partial):
                             open_now = None
                             continue
                         open_now = self._open_streams()
-                if (i == n_starts or starts[i] != pos) and not may_continue(block, pos, end, open_now):
-                    if len(stale) != 2:
-                        stale = skipped_from(stale, pos)
-                    pos = end + 1
-                    continue
-            second = block.find(b" ", first + 1, end) if first >= 0 else -1
+                # block_lines.may_continue, on the offsets found: a line no open record of its stream
+                # can take costs three searches and a slice (no copy of its text, no split)
+                if i == n_starts or starts[i] != pos:
+                    third = block.find(b" ", second + 1, end) if second >= 0 else -1
+                    if third >= 0:  # (fewer than 3 spaces: not plain CRI, the line reader judges it)
+                        stream = block[first + 1 : second]
+                        if stream not in open_now[0] and (stream not in open_now[1] or not prefix_may_continue(
+                                block[third + 1 : end], stream, open_now[2])):
+                            if len(stale) != 2:
+                                stale = {b"stdout": stale.get(b"stdout", pos), b"stderr": stale.get(b"stderr", pos)}
+                            pos = end + 1
+                            continue
             stream = block[first + 1 : second] if second >= 0 else None
             # a complete line of a stream with no partial pending goes straight to _logical
             plain = stream in STREAM_NAMES and block[second + 1 : second + 3] == b"F "
@@ -214,7 +231,11 @@ class ContainerCurator:
                             and feed_step_line(self, time, STREAM_NAMES[stream], text, at, out)):
                         self._logical(time, STREAM_NAMES[stream], text, out, hints=hinted, exact_from=at)
             pos = end + 1
-            open_now = self._open_streams() if (self.open_keys or self.partial) else None
+            if self.open_keys or self.partial:
+                cached = self._open_cache  # _open_streams' answer stands while no partial is pending
+                open_now = cached[1] if (cached is not None and not cached[0] and not self.partial) else self._open_streams()
+            else:
+                open_now = None
         if pos <= size:
             stale = skipped_from(stale, pos)
         for stream, first_stale in stale.items():
