@@ -523,8 +523,14 @@ class ContainerCurator:
         prefixes end there or before, `hints` is re's answer for the parsers of `exact_mask`."""
         if self.trainer_logs.bar_due is not None:
             self._bar_wait_ends(out)
-        if seq is None:
-            seq = self.next_seq(stream, time if seq_time is None else seq_time)
+        if seq is None:  # (next_seq, inline: once per line)
+            stamp = time if seq_time is None else seq_time
+            if self.last_time.get(stream, NO_TIME) == stamp:
+                seq = self.last_seq[stream] + 1
+            else:
+                seq = 0
+                self.last_time[stream] = stamp
+            self.last_seq[stream] = seq
         # A rank prefix starts with one of a few characters or is torch's "[rankN]:" after a head
         # (parsers/lines.may_be_prefixed, inlined): most lines have none and skip the two calls.
         first = text[:1]
