@@ -332,7 +332,8 @@ class ContainerCurator:
                 break
             at = rfind(marker, lo, p)
             if at < 0:  # no line of this stream left: the lines from `lo` to `p` are passed over
-                if steps + newlines(block, lo, p) + 1 < SEQ_LOOKBACK_LINES:
+                # (at most p - lo + 1 of them: counted only where that many could reach the bound)
+                if steps + p - lo + 1 < SEQ_LOOKBACK_LINES or steps + newlines(block, lo, p) + 1 < SEQ_LOOKBACK_LINES:
                     reached = True
                 break
             start = rfind(b"\n", 0, at) + 1
