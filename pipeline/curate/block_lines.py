@@ -83,7 +83,12 @@ def may_continue(block: bytes, pos: int, end: int, open_now: tuple[frozenset, fr
         return True
     if stream not in prefixed:
         return False
-    text = parts[3]
+    return prefix_may_continue(parts[3], stream, ranked)
+
+
+def prefix_may_continue(text: bytes, stream: bytes, ranked: frozenset) -> bool:
+    """`may_continue` for the text of a line of a stream whose open records are all rank-prefixed:
+    whether it carries a prefix that may be theirs."""
     if text[:5] == b"[rank":
         m = _RANK_HEAD(text)
         if m is not None and text[m.end() : m.end() + 1] != b"[":

@@ -24,7 +24,7 @@ from gangscope.pipeline.isolation import failures_of
 from gangscope.pipeline.sources.files import PodIdentity, decode_block
 from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.curate.substream import LINE_PARSERS, RuleFailed, SubStream, NO_TIME, STREAMS
-from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, may_continue, newlines, skipped_from,
+from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, newlines, prefix_may_continue, skipped_from,
                                                    time_and_stream_of, combined_prefilter, scanner_for, text_hints_for)
 from gangscope.pipeline.curate.trace_errors import error_of_trace
 from gangscope.pipeline.curate.scan import exact_block_databases
@@ -134,7 +134,8 @@ class ContainerCurator:
 
     def _scan_cri_lines(self, block: bytes, stats: CurationStats) -> list[Record]:
         exact_from = None
-        if not block.isascii():
+        ascii_block = block.isascii()
+        if not ascii_block:
             _lines, invalid = decode_block(block)
             stats.invalid_utf8_lines += invalid
             hints = self.scanner.candidates(block)
@@ -161,8 +162,8 @@ class ContainerCurator:
                 if i == n_starts:
                     break
                 if starts[i] != pos:
-                    if len(stale) != 2:
-                        stale = skipped_from(stale, pos)
+                    if len(stale) != 2:  # (block_lines.skipped_from)
+                        stale = {b"stdout": stale.get(b"stdout", pos), b"stderr": stale.get(b"stderr", pos)}
                     pos = starts[i]
             end = block.find(b"\n", pos)
             if end < 0:
@@ -171,20 +172,36 @@ class ContainerCurator:
             # The CRI header read in bytes, as _cri_line splits it: the time, the stream, the tag.
             first = block.find(b" ", pos, end)
             time = None
+            second = block.find(b" ", first + 1, end) if first >= 0 else -1
             if open_now is not None:
-                if self.deadline is not None:  # (no deadline, nothing to expire: the time is not cut)
-                    time = block[pos : first if first >= 0 else end].decode("utf-8", "replace")
-                    if self._expire_due(time, out):
+                deadline = self.deadline
+                if deadline is not None:  # (no deadline, nothing to expire: the time is not cut)
+                    head = first if first >= 0 else end
+                    if ascii_block:  # _expire_due in bytes: an ASCII time's first characters are its first bytes
+                        expired = bool(self.open_keys) and block[pos : min(head, pos + DEADLINE_CHARS)] > deadline
+                        if expired:
+                            time = block[pos:head].decode("ascii")
+                            self._expire(time, out)
+                    else:
+                        time = block[pos:head].decode("utf-8", "replace")
+                        expired = self._expire_due(time, out)
+                    if expired:
                         if not (self.open_keys or self.partial):
                             open_now = None
                             continue
                         open_now = self._open_streams()
-                if (i == n_starts or starts[i] != pos) and not may_continue(block, pos, end, open_now):
-                    if len(stale) != 2:
-                        stale = skipped_from(stale, pos)
-                    pos = end + 1
-                    continue
-            second = block.find(b" ", first + 1, end) if first >= 0 else -1
+                # block_lines.may_continue, on the offsets found: a line no open record of its stream
+                # can take costs three searches and a slice (no copy of its text, no split)
+                if i == n_starts or starts[i] != pos:
+                    third = block.find(b" ", second + 1, end) if second >= 0 else -1
+                    if third >= 0:  # (fewer than 3 spaces: not plain CRI, the line reader judges it)
+                        stream = block[first + 1 : second]
+                        if stream not in open_now[0] and (stream not in open_now[1] or not prefix_may_continue(
+                                block[third + 1 : end], stream, open_now[2])):
+                            if len(stale) != 2:
+                                stale = {b"stdout": stale.get(b"stdout", pos), b"stderr": stale.get(b"stderr", pos)}
+                            pos = end + 1
+                            continue
             stream = block[first + 1 : second] if second >= 0 else None
             # a complete line of a stream with no partial pending goes straight to _logical
             plain = stream in STREAM_NAMES and block[second + 1 : second + 3] == b"F "
@@ -214,7 +231,11 @@ class ContainerCurator:
                             and feed_step_line(self, time, STREAM_NAMES[stream], text, at, out)):
                         self._logical(time, STREAM_NAMES[stream], text, out, hints=hinted, exact_from=at)
             pos = end + 1
-            open_now = self._open_streams() if (self.open_keys or self.partial) else None
+            if self.open_keys or self.partial:
+                cached = self._open_cache  # _open_streams' answer stands while no partial is pending
+                open_now = cached[1] if (cached is not None and not cached[0] and not self.partial) else self._open_streams()
+            else:
+                open_now = None
         if pos <= size:
             stale = skipped_from(stale, pos)
         for stream, first_stale in stale.items():
@@ -294,22 +315,38 @@ class ContainerCurator:
         first_ts = None
         run = 0
         done = reached = False
-        steps = 0
+        steps = 0  # the lines looked at, as one at a time from `pos` back (SEQ_LOOKBACK_LINES bounds them)
         marker = b" " + stream + b" F"  # between the time and the text of a complete line
-        find, rfind, startswith = block.find, block.rfind, block.startswith
+        find, rfind = block.find, block.rfind
         # times compared as the text _logical gets (bytes that are not UTF-8 replaced: two such
         # times can be one text, as on the line-by-line path)
         want = None if time is None else time.decode("utf-8", "replace")
+        # The lines of other streams (and partial chunks) say nothing: from one line of this stream
+        # back to the one before it in one search for `marker`, not line by line (a block of one
+        # stream's lines made this walk every line of the other: ~1.7k instructions a line). A line found
+        # counts where `marker` follows its first space; `steps` counts the lines passed over.
+        lo = rfind(b"\n", 0, skipped_from) + 1 if skipped_from > 0 else 0  # the first line looked at starts here
         while steps < SEQ_LOOKBACK_LINES:
             if p < skipped_from:
                 reached = True  # back where the state stands
                 break
-            start = rfind(b"\n", 0, p) + 1
-            space = find(b" ", start, p)
-            end, p = p, start - 1
-            steps += 1
-            if space < 0 or not startswith(marker, space, end):  # not a complete line of this stream
-                continue
+            at = rfind(marker, lo, p)
+            if at < 0:  # no line of this stream left: the lines from `lo` to `p` are passed over
+                # (at most p - lo + 1 of them: counted only where that many could reach the bound)
+                if steps + p - lo + 1 < SEQ_LOOKBACK_LINES or steps + newlines(block, lo, p) + 1 < SEQ_LOOKBACK_LINES:
+                    reached = True
+                break
+            start = rfind(b"\n", 0, at) + 1
+            end = find(b"\n", at, p)
+            if end < 0:
+                end = p
+            passed = newlines(block, end, p) + 1  # the lines from the one ending at `p` to this one
+            if steps + passed > SEQ_LOOKBACK_LINES:
+                break  # the walk ends before this line
+            steps += passed
+            p = start - 1
+            if at != (space := find(b" ", start, end)) and (space < 0 or not block.startswith(marker, space, end)):
+                continue  # the marker is in the text of a line of another stream, or of a partial chunk
             ts = block[start:space].decode("utf-8", "replace")
             if first_ts is None:
                 first_ts = ts
@@ -487,8 +524,14 @@ class ContainerCurator:
         prefixes end there or before, `hints` is re's answer for the parsers of `exact_mask`."""
         if self.trainer_logs.bar_due is not None:
             self._bar_wait_ends(out)
-        if seq is None:
-            seq = self.next_seq(stream, time if seq_time is None else seq_time)
+        if seq is None:  # (next_seq, inline: once per line)
+            stamp = time if seq_time is None else seq_time
+            if self.last_time.get(stream, NO_TIME) == stamp:
+                seq = self.last_seq[stream] + 1
+            else:
+                seq = 0
+                self.last_time[stream] = stamp
+            self.last_seq[stream] = seq
         # A rank prefix starts with one of a few characters or is torch's "[rankN]:" after a head
         # (parsers/lines.may_be_prefixed, inlined): most lines have none and skip the two calls.
         first = text[:1]

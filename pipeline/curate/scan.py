@@ -326,24 +326,28 @@ def _exact_by_line(block: bytes, found: list[tuple[int, int, int]], unsafe: int,
                    ) -> tuple[dict[int, int], dict[int, int]]:
     """exact_lines' answer from the exact database's matches (`found`: (end, pattern id, leftmost start))
     and the lines the other patterns hit (`lines`, added to in place)."""
-    latest: dict[tuple[int, int], int] = {}  # (line start, pattern id) -> latest start of its matches
+    # (line start << 16 | pattern id) -> latest start of its matches (ids stay below 1 << 16: see
+    # EXACT_ID_BASE); an int key, not a tuple: no tuple made and hashed per match
+    latest: dict[int, int] = {}
     rfind = block.rfind
+    get = latest.get
     for end, pattern_id, start in found:
         if end and block[end - 1] == 10:  # the match holds the newline: the line is left to its text's scan
             line = rfind(b"\n", 0, end - 1) + 1
-            latest[(line, unsafe)] = -1
+            latest[line << 16 | unsafe] = -1
         else:
             line = rfind(b"\n", 0, end) + 1
             if pattern_id == unsafe:
-                latest[(line, unsafe)] = -1
+                latest[line << 16 | unsafe] = -1
                 continue
-            key = (line, pattern_id)
-            if latest.get(key, -1) < start:
+            key = line << 16 | pattern_id
+            if get(key, -1) < start:
                 latest[key] = start
         if pattern_id != unsafe:
             lines[line] = lines.get(line, 0) | 1 << pattern_id
     exact_from: dict[int, int] = {}
-    for (line, _pattern_id), start in latest.items():
+    for key, start in latest.items():
+        line = key >> 16
         offset = start - line if start >= 0 else -1
         if offset < exact_from.get(line, offset + 1):
             exact_from[line] = offset
