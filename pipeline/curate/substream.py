@@ -54,6 +54,11 @@ def _prefilters_of(parser_classes: tuple[type, ...]) -> tuple[list, object]:
     return made
 
 
+def _bits_of(parsers: list) -> tuple:
+    """(bit, parser) of the parsers whose records can go idle (an `expire`), bit i for parser i."""
+    return tuple((1 << i, p) for i, p in enumerate(parsers) if hasattr(p, "expire"))
+
+
 class SubStream:
     """The parsers of one stream of one rank, and whether any of them holds an open record.
 
@@ -61,12 +66,13 @@ class SubStream:
     only when it is fed, expired or closed, so it is read back only then. A parser that raises
     is one unit of work failing: it skips the line, is reset, and the others go on (RuleFailed)."""
 
-    __slots__ = ("parsers", "prefilters", "exact", "expiring", "open_bits", "opened_at", "last_time", "_seconds")
+    __slots__ = ("parsers", "prefilters", "exact", "expiring", "open_bits", "opened_at", "last_time", "_seconds", "_expiring_bits")
 
     def __init__(self, parser_classes: tuple[type, ...]):
         self.parsers = [cls() for cls in parser_classes]
         self.prefilters, self.exact = _prefilters_of(parser_classes)
         self.expiring = [p for p in self.parsers if hasattr(p, "expire")]  # parsers whose records can go idle
+        self._expiring_bits = _bits_of(self.parsers)  # (bit in open_bits, parser) of those
         self.open_bits = 0
         self.opened_at = None  # the source position of the line that opened the current record
         self.last_time = None  # the time of the last line fed
@@ -89,13 +95,21 @@ class SubStream:
         """When (seconds) the earliest open record of this stream may be over if no line comes."""
         if not self.last_time:
             return None
-        quiet = [p.quiet_s for p in self.expiring if p.open]
-        if not quiet:
+        # the open ones as open_bits has them (read back whenever a parser is fed, expired or
+        # closed, as due's callers do first): no `open` asked of every parser on every line
+        bits = self.open_bits
+        quiet = None
+        for bit, parser in self._expiring_bits:
+            if bits & bit:
+                q = parser.quiet_s
+                if quiet is None or q < quiet:
+                    quiet = q
+        if quiet is None:
             return None
         if self._seconds[0] != self.last_time:
             self._seconds = (self.last_time, times.seconds(self.last_time))
         last = self._seconds[1]
-        return None if last is None else last + min(quiet)
+        return None if last is None else last + quiet
 
     def expire(self, now: str) -> list[Record]:
         """Records of parsers whose open record has been idle since before `now`."""
@@ -168,6 +182,7 @@ class SubStream:
         i = next(i for i, p in enumerate(self.parsers) if p is parser)
         self.parsers[i] = type(parser)()
         self.expiring = [p for p in self.parsers if hasattr(p, "expire")]
+        self._expiring_bits = _bits_of(self.parsers)
         return (failed or []) + [(parser, exc)]
 
     def snapshot(self, key) -> SubState:
