@@ -436,18 +436,40 @@ def _read_frames(items: list[Any], i: int, link: _Link) -> int:
     code: list[str] = []
     while i < n and isinstance(items[i], str) and indented(items[i]):
         t = items[i]
-        m = FRAME.match(t) or SYNTAX_FRAME.match(t)
-        if m:
+        where = _FRAME_OF.get(t, _UNSEEN)
+        if where is _UNSEEN:
+            where = _frame_of(t)
+        if where is not None:
             _set_code(link, code)
             code = []
-            func = m.groupdict().get("func")
-            func = func.strip() if func else None
-            link.frames.append(Frame(m.group("file"), _num(m.group("line")), func))
+            link.frames.append(Frame(*where))
         elif not CARET.match(t) and not REPEAT.match(t) and link.frames:
             code.append(t.strip())
         i += 1
     _set_code(link, code)
     return i
+
+
+# A frame's line as (file, line, function), None for a line that is no File line, per line
+# text: the same frame lines come in every rank's trace (bounded: at most this many, this long).
+_FRAME_OF: dict[str, tuple[str, int | None, str | None] | None] = {}
+_FRAME_LINES = 4096
+_FRAME_LINE_CHARS = 512
+_UNSEEN = object()
+
+
+def _frame_of(t: str) -> tuple[str, int | None, str | None] | None:
+    m = FRAME.match(t) or SYNTAX_FRAME.match(t)
+    if m is None:
+        where = None
+    else:
+        func = m.groupdict().get("func")
+        where = (m.group("file"), _num(m.group("line")), func.strip() if func else None)
+    if len(t) <= _FRAME_LINE_CHARS:
+        if len(_FRAME_OF) >= _FRAME_LINES:
+            _FRAME_OF.clear()
+        _FRAME_OF[t] = where
+    return where
 
 
 def _set_code(link: _Link, code: list[str]) -> None:
