@@ -2051,6 +2051,21 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "multiprocessing. ...\", \"DataLoader worker (pid %d) is killed by signal: %s. \")",
               type=_r(r"^RuntimeError$"),
               frame=_r(r"torch/utils/data/_utils/signal_handling\.py:handler$")),
+    # --- h20f (issue 16, session 20; fixtures/eval README "Batch h20f"): torch's DistBackendError by its class alone, where
+    # its message is not on the line (Ray's wrapper names only the class: `RayTaskError(DistBackendError): ray::Actor.method`,
+    # its own traceback cut). c10d raises it for the communication backend's failures: every NCCL error (C10D_NCCL_CHECK,
+    # "NCCL error in: ..."), an aborted communicator, the NCCL work that timed out; gloo's device set-up. Last: a message an
+    # earlier rule reads (a watchdog timeout's words: nccl_timeout; a store's: rendezvous_error) keeps its category.
+    # Samples: dev 717 (OpenRLHF/OpenRLHF#1064, NCCL P2P access not supported, the wrapper's line cut in the actor's name);
+    # the DistBackendError lines of dev and ../shared/eval/diagnosis-dev that carry their message all read "NCCL error in: ..."
+    # (dev 048, 079, 234, 254, 272 labeled nccl_error; dev 029 and shared 015 hold one after a cause read before it: a
+    # watchdog timeout, a NaN); none of them is read by this rule (their message decides).
+    TraceRule("dist_backend_error_class", "nccl_error", "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.hpp C10D_NCCL_CHECK "
+              "(C10_THROW_ERROR(DistBackendError, \"NCCL error in: \" ...)); ProcessGroupNCCL.cpp WorkNCCL::checkTimeout and "
+              "ProcessGroupNCCL::abort paths (C10_THROW_ERROR(DistBackendError, errorMsg)); ProcessGroupGloo.cpp createDeviceForHostname "
+              "(C10_THROW_ERROR(DistBackendError, std::strerror(errno))); torch/distributed/__init__.py exports it as "
+              "torch.distributed.DistBackendError",
+              type=_r(r"(?:^|\.)DistBackendError$")),
 )
 
 
