@@ -1447,6 +1447,23 @@ LINE_RULES: tuple[LineRule, ...] = (
              "heartbeats due to slow network or busy workload.\"; 1.x \" and ip: \", older gcs_node_manager.cc / node_manager \"The node "
              "with node id \" ...), published to the drivers and printed by python/ray/_private/worker.py's error listener "
              "(\"WARNING worker.py:N -- \")"),
+    # --- h20e (issue 16, session 20; fixtures/eval README "Batch h20e-20"): the classes of batch h20e-20's misses (dev
+    # 680-687, a second blind draw of the lifecycle, storage and data slice shaped like ../shared/eval/diagnosis-dev).
+    # llama-recipes' (meta-llama/llama-cookbook) finetuning.py, once train() returned, prints the run's results dict on rank 0,
+    # one "Key: <k>, Value: <v>" line each, avg_train_prep first (train_utils.py train: results["avg_train_prep"] = ...,
+    # "avg_train_loss", "avg_eval_prep", "avg_eval_loss", "avg_epoch_time", "avg_checkpoint_time"): the script's own end of
+    # run, after the last epoch or after "max training steps reached, stopping training" (END, like hf_training_completed).
+    # Samples: dev 681 (meta-llama/llama-cookbook#428, max_train_step reached), and finished llama-recipes runs pasted in
+    # public notes and READMEs (find_string "Key: avg_train_prep, Value:": a 3-epoch PEFT run then `ls -lh
+    # ./PEFT_Model_Outputs`, a single-node multi-GPU benchmark note, an FSDP run indented in a markdown list, a 10-epoch LoRA
+    # run without eval keys, a torchrun run with extra keys after the six). Key "Key: avg_train_prep, Value: " matches
+    # none of bench/.corpus/realistic-300000.
+    LineRule("llama_recipes_results", "success", "Key: avg_train_prep, Value: ",
+             _r(r"^\s*Key: avg_train_prep, Value: \S"),
+             "meta-llama/llama-cookbook (llama-recipes) src/llama_recipes/finetuning.py main (results = train(...); if not "
+             "train_config.enable_fsdp or rank==0: [print(f'Key: {k}, Value: {v}') for k, v in results.items()]); "
+             "src/llama_recipes/utils/train_utils.py train (results['avg_train_prep'] = avg_train_prep, first key of the dict)",
+             END),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
