@@ -1453,7 +1453,7 @@ LINE_RULES: tuple[LineRule, ...] = (
     # "<file>.cu:<line>: <kernel>: block: [x,y,z], thread: [x,y,z] Assertion" is the device runtime's own and says which
     # failure it is without the condition. Where the line is whole, device_assert (earlier in the table) reads it first.
     # Samples: dev 665 (hpcaitech/ColossalAI#5039, the title "... indexSelectLargeIndex: block: [545,0,0], thread: [96,0,0]
-    # Assertion `src"); the whole form in dev 384, shared 041/042-era copies (device_assert).
+    # Assertion `src"); the whole form in dev 041, 042, 384 (device_assert).
     LineRule("device_assert_cut", "cuda_error", "Assertion ",
              _r(r"\.cu:\d+: .*block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion\b ?`?(?P<what>[^`\n]*)$"),
              "the device runtime's __assert_fail as ATen kernels print it (aten/src/ATen/native/cuda/Indexing.cu indexSelectLargeIndex "
