@@ -1464,6 +1464,32 @@ LINE_RULES: tuple[LineRule, ...] = (
              "train_config.enable_fsdp or rank==0: [print(f'Key: {k}, Value: {v}') for k, v in results.items()]); "
              "src/llama_recipes/utils/train_utils.py train (results['avg_train_prep'] = avg_train_prep, first key of the dict)",
              END),
+    # --- h20d (issue 16, session 20; fixtures/eval README "Batch h20d"): the classes of batch h20d's misses (dev 660-670,
+    # a second blind draw of the communication and start-up slice), each with the source that prints the line.
+    # A CUDA device-side assert whose line a copy cut before "failed." (a GitHub title, a paste cut mid-line): the prefix
+    # "<file>.cu:<line>: <kernel>: block: [x,y,z], thread: [x,y,z] Assertion" is the device runtime's own and says which
+    # failure it is without the condition. Where the line is whole, device_assert (earlier in the table) reads it first.
+    # Samples: dev 665 (hpcaitech/ColossalAI#5039, the title "... indexSelectLargeIndex: block: [545,0,0], thread: [96,0,0]
+    # Assertion `src"); the whole form in dev 041, 042, 384 (device_assert).
+    LineRule("device_assert_cut", "cuda_error", "Assertion ",
+             _r(r"\.cu:\d+: .*block: \[\d+,\d+,\d+\], thread: \[\d+,\d+,\d+\] Assertion\b ?`?(?P<what>[^`\n]*)$"),
+             "the device runtime's __assert_fail as ATen kernels print it (aten/src/ATen/native/cuda/Indexing.cu indexSelectLargeIndex "
+             "CUDA_KERNEL_ASSERT(srcIndex < srcSelectDimSize)): \"%s:%d: %s: block: [%d,%d,%d], thread: [%d,%d,%d] Assertion `%s` failed.\", "
+             "cut by the copy"),
+    # NCCL's socket connect retry: ECONNREFUSED / ETIMEDOUT on the bootstrap or proxy socket make NCCL retry and log
+    # INFO "Call to connect returned <strerror>, retrying" (every attempt before 2.12, every 1000th after), then WARN
+    # "Connect to <addr> failed : <strerror>" / "socketStartConnect: exceeded retries" and ncclSystemError / ncclRemoteError
+    # when it gives up. Retries a connection then follows are nothing; a log that ends in them (nothing read after) is a
+    # job whose peer never answered: a warning, so that only endings.warnings_at_the_end makes it the answer. Samples: dev
+    # 666 (facebookresearch/fairseq#1096, a 2-node run on Kubernetes, the worker terminated), pytorch/pytorch#38702 (4 nodes,
+    # the retries then "NCCL WARN Connect to ... failed : Connection refused"), wenet-e2e/wenet#959 ("nccl always retry"),
+    # huggingface/transformers#10282 (a CI run's retries). Key "Call to connect returned": 0 lines of realistic-300000.
+    LineRule("nccl_connect_retry", "nccl_error", "Call to connect returned",
+             _r(r"\bCall to connect returned (?P<what>Connection refused|Connection timed out), retrying"),
+             "NVIDIA/nccl src/include/socket.h connectAddress (<= 2.11: INFO(NCCL_ALL,\"Call to connect returned %s, retrying\", "
+             "strerror(errno)) on ECONNREFUSED/ETIMEDOUT, then WARN(\"Connect to %s failed : %s\") and ncclSystemError), src/misc/socket.cc "
+             "socketStartConnect (2.12+: every 1000th retry, then WARN(\"socketStartConnect: exceeded retries (%d)\") and ncclRemoteError)",
+             WARNING),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -2083,6 +2109,18 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "(C10_THROW_ERROR(DistBackendError, std::strerror(errno))); torch/distributed/__init__.py exports it as "
               "torch.distributed.DistBackendError",
               type=_r(r"(?:^|\.)DistBackendError$")),
+    # --- h20d (issue 16, session 20; fixtures/eval README "Batch h20d"): torch's NCCL result line read as the exception
+    # line of a traceback the copy cut (the "RuntimeError: NCCL error in: ..." / "DistBackendError" line between them lost):
+    # its "type" is NCCL's result name, its message torch's sentence for it. The line rule nccl_result_detail reads the
+    # line alone; the trace was taken for a Python exception of that name. Samples: dev 664 (NVIDIA/nccl#833, cut in the
+    # first frame, the title "ncclInternalError: Internal check failed. ..."), shared 012 ("ncclSystemError: System call
+    # ..."), shared 049 ("ncclRemoteError: A call failed possibly due to a network error ..."), vllm-project/vllm#798
+    # ("ncclInternalError: Internal check failed." under "Last error:").
+    TraceRule("nccl_result_type", "nccl_error", "pytorch/pytorch torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr "
+              "(\"ncclUnhandledCudaError: Call to CUDA function failed.\", \"ncclSystemError: System call ...\", \"ncclInternalError: "
+              "Internal check failed.\", \"ncclInvalidArgument: ...\", \"ncclInvalidUsage: ...\", \"ncclRemoteError: ...\"); NVIDIA/nccl "
+              "src/nccl.h.in ncclResult_t",
+              type=_r(r"^(?:ncclSystemError|ncclRemoteError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument)$")),
 )
 
 
