@@ -12,7 +12,7 @@ from __future__ import annotations
 import pytest
 
 from diagnose_in_process import the_diagnosis
-from parsers.errors import exception_category
+from gangscope.parsers.errors import exception_category
 from rule_reference import category_of
 
 
