@@ -48,7 +48,7 @@ def _old_due(sub):
     from gangscope.parsers import times
     if not sub.last_time:
         return None
-    quiet = [p.quiet_s for p in sub.expiring if p.open]
+    quiet = [p.quiet_s for _bit, p in sub.expiring if p.open]
     if not quiet:
         return None
     last = times.seconds(sub.last_time)

@@ -66,13 +66,12 @@ class SubStream:
     only when it is fed, expired or closed, so it is read back only then. A parser that raises
     is one unit of work failing: it skips the line, is reset, and the others go on (RuleFailed)."""
 
-    __slots__ = ("parsers", "prefilters", "exact", "expiring", "open_bits", "opened_at", "last_time", "_seconds", "_expiring_bits")
+    __slots__ = ("parsers", "prefilters", "exact", "expiring", "open_bits", "opened_at", "last_time", "_seconds")
 
     def __init__(self, parser_classes: tuple[type, ...]):
         self.parsers = [cls() for cls in parser_classes]
         self.prefilters, self.exact = _prefilters_of(parser_classes)
-        self.expiring = [p for p in self.parsers if hasattr(p, "expire")]  # parsers whose records can go idle
-        self._expiring_bits = _bits_of(self.parsers)  # (bit in open_bits, parser) of those
+        self.expiring = _bits_of(self.parsers)  # (bit in open_bits, parser) of the parsers whose records can go idle
         self.open_bits = 0
         self.opened_at = None  # the source position of the line that opened the current record
         self.last_time = None  # the time of the last line fed
@@ -99,7 +98,7 @@ class SubStream:
         # closed, as due's callers do first): no `open` asked of every parser on every line
         bits = self.open_bits
         quiet = None
-        for bit, parser in self._expiring_bits:
+        for bit, parser in self.expiring:
             if bits & bit:
                 q = parser.quiet_s
                 if quiet is None or q < quiet:
@@ -115,7 +114,7 @@ class SubStream:
         """Records of parsers whose open record has been idle since before `now`."""
         out: list[Record] = []
         failed = None
-        for parser in self.expiring:
+        for _bit, parser in self.expiring:
             if parser.open:
                 try:
                     out.extend(parser.expire(now))
@@ -181,8 +180,7 @@ class SubStream:
         """Replace a parser that raised by a fresh one; the failures so far, this one added."""
         i = next(i for i, p in enumerate(self.parsers) if p is parser)
         self.parsers[i] = type(parser)()
-        self.expiring = [p for p in self.parsers if hasattr(p, "expire")]
-        self._expiring_bits = _bits_of(self.parsers)
+        self.expiring = _bits_of(self.parsers)
         return (failed or []) + [(parser, exc)]
 
     def snapshot(self, key) -> SubState:

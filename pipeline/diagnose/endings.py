@@ -19,7 +19,7 @@ from gangscope.pipeline.diagnose.rules import (
     BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, EVENT_VERDICTS, EXCERPT_SOURCES,
     PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END, LAST_WORD_WARNINGS,
 )
-from gangscope.pipeline.diagnose.summary import _cut, ranks_text, readable_message, who
+from gangscope.pipeline.diagnose.summary import cut_message, ranks_text, readable_message, who
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -204,7 +204,7 @@ def diverged(view: AttemptView, overflows: list[ErrorRecord], nonfinite: list[St
         first = {"pod": anchor.pod, "rank": anchor.rank, "node": anchor.node, "time": anchor.time}
         overflows = [first_printed, *(e for e in overflows if e is not first_printed)]
         summary = (f"the training loss was printed as {groups_of(first_printed).get('value', 'nan')} {len(printed)} "
-                   f"times ({who(first)}), first: {_cut(' '.join((first_printed.line or '').split()))}")  # h20b: at a word, '...'
+                   f"times ({who(first)}), first: {cut_message(' '.join((first_printed.line or '').split()))}")  # h20b: at a word, '...'
     else:
         summary = f"the fp16 loss scale overflowed {len(overflows)} times (skipped steps): training diverged"
     evidence = [error_evidence(e) for e in overflows[:2]]

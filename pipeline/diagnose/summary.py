@@ -128,7 +128,7 @@ def _clean(text: str) -> str:
     return text
 
 
-def _cut(text: str, limit: int = MESSAGE_LIMIT) -> str:
+def cut_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     """`text` cut to about `limit` characters at a word boundary, "..." where it was cut."""
     if len(text) <= limit:
         return text
@@ -171,7 +171,7 @@ def readable_message(error: ErrorRecord, view: AttemptView | None = None) -> str
         rest = _clean(_continuation(view, error))
         if rest:
             message = f"{message}: {rest}" if message else rest
-    return _cut(message)
+    return cut_message(message)
 
 
 def _detail(error: ErrorRecord, view: AttemptView | None = None) -> str:
