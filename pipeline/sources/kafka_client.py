@@ -104,13 +104,13 @@ def confluent_config(cfg, options: dict[str, Any]) -> dict[str, Any]:
 # CHANGELOG.md): its broker thread fetches until the consumer queue holds queued.max.messages.kbytes
 # (64 MB by default), then waits fetch.queue.backoff.ms (1 s by default) before it looks again. Each
 # fetch lands in pages the thread touches for the first time: with the defaults the realistic
-# corpus's 300k messages (157 MB) cost that thread ~50k page faults and 0.5-0.6 s of CPU, 0.4 s of it
-# in the kernel, ~10 % of the consumer's (/proc/PID/task/TID/stat of `consume` under
+# corpus's 300k messages (157 MB) cost that thread ~50k page faults and 0.23-0.6 s of CPU, most of it
+# in the kernel, 4-10 % of the consumer's (/proc/PID/task/TID/stat of `consume` under
 # bench.kafka_consume --only throughput, load ~10). A queue of 16 MB (~30k such messages, 0.6 s at
 # 50k lines/s) in 1 MB fetches per partition reuses its memory: 13-20k faults and 0.16-0.17 s,
 # polled at 15k or 50k messages/s or as fast as it goes (bench/kafka_prefetch.py). The backoff
 # is then 100 ms: at 1 s a consumer that drained 16 MB waited for the next fetch (300k messages
-# read in 8.8 s instead of 2.2 s).
+# read in 5.9 s instead of 2.2 s).
 PARTITION_FETCH_BYTES = 1 << 20
 QUEUED_KBYTES = 16 * 1024
 FETCH_QUEUE_BACKOFF_MS = 100
