@@ -100,6 +100,77 @@ def test_the_number_of_attempts_on_the_page_is_bounded_oldest_first():
     assert of(found, "gangscope_job_attempts_dropped_total") >= 130
 
 
+class _RecordByRecord(JobMetrics):
+    """The job metrics read one record at a time, each looking its attempt's series up anew (what
+    `observe` did before it looked a series up once per run of one attempt's records)."""
+
+    def observe(self, records):
+        with self._lock:
+            for r in records:
+                job = getattr(r, "job", None)
+                if not job:
+                    continue
+                attempt = int(getattr(r, "attempt", None) or 1)
+                if r.kind == "diagnosis":
+                    self._diagnosis(job, attempt, r)
+                elif r.kind == "signal" and (job, attempt) in self._ended:
+                    self._signal(self._ended[(job, attempt)], r)
+                elif r.kind in ("step", "error", "signal") and (job, attempt) not in self._ended:
+                    self._attempts[job] = max(self._attempts.get(job, 0), attempt)
+                    series = self._series(job, attempt)
+                    if r.kind == "step":
+                        self._step(series, r)
+                    elif r.kind == "error":
+                        series.errors[r.category] = series.errors.get(r.category, 0) + 1
+                    else:
+                        self._signal(series, r)
+
+
+def _mixed_stream(rng, n: int) -> list:
+    """Records of a few jobs and attempts in runs of one attempt's, broken by the others', with
+    diagnoses (running and ended), signals, records without a job, late and timeless steps."""
+    out = []
+    while len(out) < n:
+        job = rng.choice([JOB, "team-b/bert", "team-c/vit", None])
+        attempt = rng.choice([1, 1, 2, 3, None, 0])
+        for _ in range(rng.randint(1, 12)):
+            what = rng.random()
+            t = rng.randint(0, 3599)
+            if what < 0.5:
+                out.append(StepRecord(job=job, attempt=attempt, rank=0, step=rng.randint(0, 500),
+                                      time=rng.choice([f"2026-11-30T04:{t // 60:02d}:{t % 60:02d}.{t:04d}Z", None]),
+                                      loss=rng.choice([None, rng.random()]), step_time_s=rng.choice([None, 0.5]),
+                                      throughput=rng.choice([None, 100.0]), throughput_unit="samples/s"))
+            elif what < 0.8:
+                out.append(ErrorRecord(job=job, attempt=attempt, category=rng.choice(["nccl_timeout", "cuda_oom"])))
+            elif what < 0.9:
+                out.append(SignalRecord(job=job, attempt=attempt, signal=rng.choice(["straggler", "stall"]),
+                                        pod="w-1", rank=rng.randint(0, 3)))
+            else:
+                out.append(DiagnosisRecord(job=job, attempt=attempt,
+                                           outcome=rng.choice(["running", "failed", "evicted", "succeeded"]),
+                                           category=rng.choice(["running", "cuda_oom", "preempted"])))
+    return out
+
+
+def test_a_series_looked_up_once_per_run_gives_the_page_of_one_lookup_per_record():
+    import random
+
+    for seed in range(40):
+        rng = random.Random(seed)
+        limits = rng.choice([(1000, 1000), (2, 1), (1, 1), (0, 0), (0, 2)])
+        fast, slow = JobMetrics(*limits), _RecordByRecord(*limits)
+        for _ in range(rng.randint(1, 6)):
+            batch = _mixed_stream(rng, rng.randint(1, 120))
+            fast.observe(batch)
+            slow.observe(batch)
+        got, want = samples(fast), samples(slow)
+        for key in [k for k in want if k[0] == "gangscope_job_seconds_since_progress"]:
+            got.pop(key, None), want.pop(key)  # read at each scrape's own time
+        assert got == want, seed
+        assert fast.dropped == slow.dropped and fast._attempts == slow._attempts, seed
+
+
 def test_consume_exposes_the_job_metrics_of_the_straggler_capture(
         kafka_bootstrap, opensearch_url, kafka_topic, index_prefix, tmp_path):
     """The real service on the real Kafka and OpenSearch: fixtures/runs/straggler (rank 3 slow at

@@ -86,27 +86,53 @@ class JobMetrics:
         self.dropped = 0
 
     def observe(self, records: Iterable[Any]) -> None:
-        """Take what OpenSearch acknowledged (records of every kind; other kinds are ignored)."""
+        """Take what OpenSearch acknowledged (records of every kind; other kinds are ignored).
+
+        A bulk holds each partition's records in order, so the step and error records of one attempt
+        come in runs: its series is found (made, moved to the newest end, its attempt number noted)
+        once a run, not once a record. The same as once a record: nothing else touches the series
+        within a run (a diagnosis or a signal ends the run). (The realistic corpus's 67k records of
+        a replay, in bulks of 5,000: 0.17-0.22 -> 0.09-0.10 s CPU; it was ~3 % of the consumer's CPU
+        in the throughput bench. tests/test_job_metrics.py: the same page as record by record.)"""
         with self._lock:
+            run, series = None, None  # the attempt of the run and its series
+            # with max_live 0 a new series is dropped as soon as it is made: no run then
+            runs = self.max_live >= 1
+            ended, step = self._ended, self._step
             for r in records:
+                kind = r.kind
+                if kind == "step" or kind == "error":
+                    job = getattr(r, "job", None)
+                    if not job:
+                        continue
+                    key = (job, int(getattr(r, "attempt", None) or 1))
+                    if key != run:
+                        if key in ended:
+                            continue
+                        attempt = key[1]
+                        self._attempts[job] = max(self._attempts.get(job, 0), attempt)
+                        series = self._series(job, attempt)
+                        run = key if runs else None
+                    if kind == "step":
+                        step(series, r)
+                    else:
+                        errors = series.errors
+                        errors[r.category] = errors.get(r.category, 0) + 1
+                    continue
+                if kind != "diagnosis" and kind != "signal":
+                    continue
                 job = getattr(r, "job", None)
                 if not job:
                     continue
+                run = None  # a diagnosis moves or retires series, a signal may make one
                 attempt = int(getattr(r, "attempt", None) or 1)
-                kind = r.kind
                 if kind == "diagnosis":
                     self._diagnosis(job, attempt, r)
-                elif kind == "signal" and (job, attempt) in self._ended:  # found at the attempt's end
-                    self._signal(self._ended[(job, attempt)], r)
-                elif kind in ("step", "error", "signal") and (job, attempt) not in self._ended:
+                elif (job, attempt) in ended:  # a signal found at the attempt's end
+                    self._signal(ended[(job, attempt)], r)
+                else:
                     self._attempts[job] = max(self._attempts.get(job, 0), attempt)
-                    series = self._series(job, attempt)
-                    if kind == "step":
-                        self._step(series, r)
-                    elif kind == "error":
-                        series.errors[r.category] = series.errors.get(r.category, 0) + 1
-                    else:
-                        self._signal(series, r)
+                    self._signal(self._series(job, attempt), r)
 
     @staticmethod
     def _signal(into: AttemptSeries | EndedAttempt, r: Any) -> None:
