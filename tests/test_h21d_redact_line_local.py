@@ -105,7 +105,8 @@ def test_records_mask_as_field_by_field(items):
         for record in (trace, error):
             fresh._clean.clear()
             fresh._plain_names.clear()
-            assert shared.record(record) == reference_record(fresh, copy.deepcopy(record))
+            expected = reference_record(fresh, copy.deepcopy(record))
+            assert shared.record(record) == expected
 
 
 def test_the_lines_of_a_clean_trace_are_known_clean_and_are():
