@@ -21,6 +21,7 @@ Anything the walk does not know is taken to cross lines: the answer is never a w
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 try:  # Python 3.11+
     from re import _constants as C, _parser as P
@@ -49,6 +50,11 @@ def line_local(pattern: re.Pattern[str] | str, flags: int = 0) -> bool:
     it between newlines (or at either end); False when that is not proven."""
     if isinstance(pattern, re.Pattern):
         pattern, flags = pattern.pattern, pattern.flags
+    return _parsed_line_local(pattern, flags)
+
+
+@lru_cache(maxsize=512)
+def _parsed_line_local(pattern: str, flags: int) -> bool:
     try:
         parsed = P.parse(pattern, flags)
     except Exception:  # noqa: BLE001 - not a pattern this walk knows: not proven

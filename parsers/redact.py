@@ -122,8 +122,9 @@ class Redactor:
         # (parsers/line_local.py) search the joined text once instead of each text; a rule whose
         # gate (`after_hint`) stays within a line and is shut on the joined text finds nothing in
         # any of them; any other rule still looks at each text.
-        self._line_local = tuple(line_local(rule.pattern) for rule in self.rules)
-        self._gate_local = tuple(rule.after_hint is not None and line_local(rule.after_hint) for rule in self.rules)
+        # (line-local pattern, line-local gate) per rule, worked out when first asked: parsing a
+        # pattern costs about a million instructions, and most rules are never asked about
+        self._locality: dict[int, tuple[bool, bool]] = {}
         self.counts: dict[str, int] = {}
         self._clean: set[str] = set()  # short texts `text` returns unchanged (see CLEAN_TEXTS)
         self._plain_names: set[str] = set()  # dict keys clean as text and not secret names
@@ -363,12 +364,16 @@ class Redactor:
             look.update(rules_of_hint[h])
         rules = self.rules
         lines_clean = True
+        locality = self._locality
         for i in look:
             rule = rules[i]
-            if self._line_local[i]:
+            local = locality.get(i)
+            if local is None:
+                local = locality[i] = (line_local(rule.pattern), rule.after_hint is not None and line_local(rule.after_hint))
+            if local[0]:
                 if rule.spans_of(text, lower, held):
                     return None
-            elif self._gate_local[i] and not rule.hint_followed(text, lower, held):
+            elif local[1] and not rule.hint_followed(text, lower, held):
                 continue
             elif any(rule.spans_of(t) for t in new):
                 return None
