@@ -65,13 +65,31 @@ def normalize_message(message: str | None) -> str:
     return first
 
 
+# A frame's file as (in-app, module), per file text: the same files come in every rank's trace
+# (bounded: at most this many, this long).
+_FILE_OF: dict[str, tuple[bool, str]] = {}
+_FILES = 4096
+_FILE_CHARS = 512
+
+
+def _file_of(file: str) -> tuple[bool, str]:
+    known = _FILE_OF.get(file)
+    if known is None:
+        known = (is_in_app(file), module_of(file))
+        if len(file) <= _FILE_CHARS:
+            if len(_FILE_OF) >= _FILES:
+                _FILE_OF.clear()
+            _FILE_OF[file] = known
+    return known
+
+
 def frame_keys(frames: Sequence[Frame]) -> list[str]:
     """`module:function` of the in-app frames (of all frames when none is in-app),
     with recursion collapsed so that the depth of a recursion does not matter."""
-    chosen = [f for f in frames if is_in_app(f.file)] or list(frames)
+    chosen = [f for f in frames if _file_of(f.file)[0]] or list(frames)
     keys: list[str] = []
     for f in chosen:
-        key = f"{module_of(f.file)}:{f.function or ''}"
+        key = f"{_file_of(f.file)[1]}:{f.function or ''}"
         if key not in keys[-3:]:  # a repeated cycle of up to 3 frames is the same recursion
             keys.append(key)
     return keys

@@ -21,6 +21,7 @@ from typing import Any, Callable, Iterable
 
 import msgspec
 
+from gangscope.parsers.line_local import line_local
 from gangscope.parsers.records import Record
 from gangscope.parsers.redact_fields import NOT_TEXT, known_clean_check, text_fields
 from gangscope.parsers.redact_rules import (MASK, RULES, RedactionRule, Span, name_strength, placeholder,
@@ -117,6 +118,13 @@ class Redactor:
         # a look at each finds: no hint spans a newline, and no pattern without hints (it may be
         # anchored, or span the join).
         self._one_look = self._unhinted is None and not any("\n" in h for h in self._hints)
+        # Where a record's joined texts hold hints, the rules whose matches stay within a line
+        # (parsers/line_local.py) search the joined text once instead of each text; a rule whose
+        # gate (`after_hint`) stays within a line and is shut on the joined text finds nothing in
+        # any of them; any other rule still looks at each text.
+        # (line-local pattern, line-local gate) per rule, worked out when first asked: parsing a
+        # pattern costs about a million instructions, and most rules are never asked about
+        self._locality: dict[int, tuple[bool, bool]] = {}
         self.counts: dict[str, int] = {}
         self._clean: set[str] = set()  # short texts `text` returns unchanged (see CLEAN_TEXTS)
         self._plain_names: set[str] = set()  # dict keys clean as text and not secret names
@@ -310,18 +318,68 @@ class Redactor:
                     walked.add(name)
         if not new:
             return ()
+        lines_clean = False
         if self._one_look:
+            if len(new) > 1:
+                new = list(dict.fromkeys(new))  # a text twice (a trace's message in its chain) is looked at once
             text = new[0] if len(new) == 1 else "\n".join(new)
-            if self._may_hold_secret(text):
+            answer = self._one_look_answer(text, new)
+            if answer is None:
                 return self._holding(obj, fields, walked)
+            lines_clean = answer and "\n" in text
         elif any(self._may_hold_secret(text) for text in new):
             return self._holding(obj, fields, walked)
         self._remember_clean(new)
+        if lines_clean:
+            # each line of the join is clean too (see _one_look_answer): the line of a trace its
+            # error record repeats is then known clean
+            self._remember_clean(text.split("\n"))
         if names:
             if len(self._plain_names) >= CLEAN_TEXTS:
                 self._plain_names.clear()
             self._plain_names.update(names)
         return ()
+
+    def _one_look_answer(self, text: str, new: list[str]) -> bool | None:
+        """Whether any rule may find a span in the texts `new`, told from `text`, their join by
+        newlines: None when one may (or it cannot be told: the caller looks at each text), else
+        whether each LINE of `text` is known clean too (True) or only the texts (False).
+        An ASCII join is looked at by the rules its hints let look: a rule that stays within a
+        line (line_local) searches the join once, as its matches in a text, or in a line of the
+        join, are its matches in the join; a rule whose gate (`after_hint`) stays within a line
+        and is shut on the join finds nothing in any of them; any other rule searches each text
+        (and the join's lines are not answered for). A join of other characters: its hints only."""
+        if self._hints_in is None or not text.isascii():
+            return None if self._may_hold_secret(text) else False
+        present = self._hints_in(text)
+        if present is None:
+            return None if self._may_hold_secret(text) else False
+        if not present:
+            return True
+        lower = text.lower()
+        held = set(map(self._hints.__getitem__, present))
+        look: set[int] = set()
+        rules_of_hint = self._rules_of_hint
+        for h in present:
+            look.update(rules_of_hint[h])
+        rules = self.rules
+        lines_clean = True
+        locality = self._locality
+        for i in look:
+            rule = rules[i]
+            local = locality.get(i)
+            if local is None:
+                local = locality[i] = (line_local(rule.pattern), rule.after_hint is not None and line_local(rule.after_hint))
+            if local[0]:
+                if rule.spans_of(text, lower, held):
+                    return None
+            elif local[1] and not rule.hint_followed(text, lower, held):
+                continue
+            elif any(rule.spans_of(t) for t in new):
+                return None
+            else:
+                lines_clean = False
+        return lines_clean
 
     def _holding(self, obj: msgspec.Struct, fields: tuple[tuple[str, bool], ...], walked: set[str] | None) -> tuple[tuple[str, bool], ...]:
         """The fields of `obj` that gave `_needs_mask` a text not known clean: a plain text not in

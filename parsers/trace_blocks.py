@@ -131,7 +131,9 @@ def parse_block(lines: list[str], text: str | None = None, failures: dict[str, A
     if FATAL.match(clean[0]) or DUMP_THREAD.match(clean[0]) or DUMP_TIMEOUT.match(clean[0]):
         record = _read_dump(clean)
     else:
-        links = _read_chain(_unbox(clean))
+        # a box's head line holds EG_HEAD's words: a block without them has no box (one search of the block)
+        boxed = "+ Exception Group Traceback (most recent call" in "\n".join(clean)
+        links = _read_chain(_unbox(clean) if boxed else clean)
         if not links:
             return None
         if failures is not None and links[-1].failures is not None:
@@ -443,8 +445,12 @@ def _read_frames(items: list[Any], i: int, link: _Link) -> int:
             _set_code(link, code)
             code = []
             link.frames.append(Frame(*where))
-        elif not CARET.match(t) and not REPEAT.match(t) and link.frames:
-            code.append(t.strip())
+        elif link.frames:
+            # CARET's and REPEAT's lines start (past their blanks) with `~`/`^` and `[`: other code lines need neither search
+            stripped = t.strip()
+            c = stripped[:1]
+            if not ((c == "~" or c == "^") and CARET.match(t)) and not (c == "[" and REPEAT.match(t)):
+                code.append(stripped)
         i += 1
     _set_code(link, code)
     return i
