@@ -612,6 +612,22 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("ray_oom_summary", "host_oom", "Workers (tasks / actors) killed due to memory pressure (OOM)",
              _r(r"\b(?P<count>[1-9]\d*) Workers \(tasks / actors\) killed due to memory pressure \(OOM\)"),
              "ray-project/ray src/ray/raylet/node_manager.cc (the memory monitor's kill summary: \"N Workers (tasks / actors) killed due to memory pressure (OOM), M Workers crashed due to other reasons at node (ID: ..., IP: ...) over the last time period.\"; doc/source/ray-core/scheduling/ray-oom-prevention.rst shows it from node_manager.cc:3040-3096)"),
+    # --- h21c (issue 16, session 21; fixtures/eval README "Batch h21c"): the detail line of the same kill, on its own line
+    # after "Task was killed due to the node running low on memory." (or the exception's text, or a gcs_server "Reporting
+    # worker exit ... exit_detail = ..." record) and often the only part a copy keeps: "Memory on the node (IP: <ip>, ID:
+    # <hex>) where the task (task ID: ..., name=..., pid=..., memory used=...GB) was running was A / B (f), which exceeds
+    # the memory usage threshold of t. Ray killed this worker ...". Ray 2.2-2.3 "where the task was running was", 2.40+
+    # "where the lease (lease ID: ...", the newer killing policy "N worker(s) were killed due to the node running low on
+    # memory. Memory on the node (IP: <ip>, ID: <hex>) was A / B". Samples: dev 748 (hiyouga/LlamaFactory#9258, cut after
+    # "memory used"), verl / OpenRLHF / Ray Data logs and Ray's own docs (find_string "which exceeds the memory usage
+    # threshold of"). Key "Memory on the node " matches none of bench/.corpus/realistic-300000.
+    LineRule("ray_oom_node_memory", "host_oom", "Memory on the node ",
+             _r(r"\bMemory on the node (?:\(IP: [^)\n]*\) )?(?:where the (?:task|lease|actor)\b|was \d)"),
+             "ray-project/ray src/ray/raylet/node_manager.cc NodeManager::CreateOomKillMessageDetails (declared in "
+             "node_manager.h: \"Memory on the node (IP: \" << ip << \", ID: \" << node_id << \") where the task (\" ... \") was "
+             "running was \" used / total (fraction) \", which exceeds the memory usage threshold of \" ...; the memory monitor "
+             "kills the worker); doc/source/ray-core/scheduling/ray-oom-prevention.rst (the same text under "
+             "ray.exceptions.OutOfMemoryError)"),
     # The shell's word that the program it ran died of a signal (GNU bash jobs.c notify_of_job_status): a
     # script's job note "<script>: line N: <pid> <strsignal> <command>" (pretty_print_job, the command after
     # padding, " (core dumped)" before it), or, for an interactive shell's foreground job, the signal's text
@@ -1110,6 +1126,18 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("k8s_unschedulable", "pods_ready_timeout", "FailedScheduling",
              _r(r"\bFailedScheduling\b\s+.*\b\d+/\d+ nodes are available"),
              "kubernetes/kubernetes pkg/scheduler/framework (event reason FailedScheduling, \"0/%d nodes are available: ...\")"),
+    # h21c (issue 16, session 21): the same event from the schedulers before "0/%d nodes are available" (Kubernetes 1.10),
+    # as `kubectl describe` prints its row: FitError.Error() is NoNodeAvailableMsg + ": %v." with NoNodeAvailableMsg "No nodes
+    # are available that match all of the following predicates:" (1.6-1.8, hence the "::" every copy shows) and "No nodes are
+    # available that match all of the predicates" (1.9), the reasons a histogram ("Insufficient cpu (3)"). Samples: dev 747
+    # (PaddlePaddle/PaddleCloud#258, a gang of GPU trainers never scheduled: Insufficient alpha.kubernetes.io/nvidia-gpu),
+    # the Kubernetes docs' resource tasks (memory-default, cpu-resource: "Insufficient memory (3)."), a kubernetes-incubator
+    # scratch-space note. Key "No nodes are available that match all of the" matches none of bench/.corpus/realistic-300000.
+    LineRule("k8s_unschedulable_predicates", "pods_ready_timeout", "No nodes are available that match all of the",
+             _r(r"\bFailedScheduling\b\s+.*\bNo nodes are available that match all of the (?:following )?predicates:"),
+             "kubernetes/kubernetes plugin/pkg/scheduler/core/generic_scheduler.go (1.7-1.9: const NoNodeAvailableMsg = \"No nodes "
+             "are available that match all of the following predicates:\", later \"... all of the predicates\"; FitError.Error: "
+             "fmt.Sprintf(NoNodeAvailableMsg+\": %v.\", strings.Join(reasons, \", \")), recorded as event reason FailedScheduling)"),
     LineRule("k8s_node_unreachable", "node_failure", "",
              _r(r"node\.kubernetes\.io/unreachable:No(?:Execute|Schedule)"),
              "kubernetes/kubernetes pkg/controller/nodelifecycle (taint node.kubernetes.io/unreachable when the kubelet stops posting status)"),
@@ -1376,6 +1404,19 @@ LINE_RULES: tuple[LineRule, ...] = (
              "Paddle 2.0: \"FatalError: A serious error (%s) is detected by the operating system. (at .../init.cc:303)\"); real "
              "samples: dev 563 (PaddleSeg#2506), Paddle#43411, PaddleDetection#4158, PaddleOCR#16402, PaddlePaddle/models#5131",
              SUMMARY, classify=lambda m: {"Killed": "host_oom", "Terminated": "preempted"}.get(m["what"] or m["old"] or "", "unknown")),
+    # h21c (issue 16, session 21): PaddlePaddle's legacy CUDA layer (paddle/cuda, v0.9-0.14) checks every runtime call with
+    # glog's CHECK_EQ and appends "Cuda Error: " + cudaGetErrorString, so its fatal line reads "Check failed: cudaSuccess ==
+    # cudaStat (0 vs. 77) Cuda Error: an illegal memory access was encountered"; glog_fatal below reads the line, but the
+    # capitalised "Cuda Error:" is no "CUDA error:" and its category was lost (unknown). The text after it is the CUDA
+    # runtime's, so it is categorised as c10's (out of memory -> cuda_oom, ECC -> gpu_hardware, else cuda_error). Samples:
+    # dev 749 (PaddlePaddle/Paddle#346), Paddle#1032 and Paddle#182 (the same line from hl_cuda_device.cc:646 / :661). Key
+    # "Cuda Error: " matches none of bench/.corpus/realistic-300000.
+    LineRule("paddle_hl_cuda_check", "cuda_error", "Cuda Error: ",
+             _r(r"Check failed: cudaSuccess == cudaStat \(0 vs\. \d+\) Cuda Error: (?P<what>\S.*?)\s*$"),
+             "PaddlePaddle/Paddle paddle/cuda/src/hl_cuda_device.cc (#define CHECK_CUDA(cudaFunc): cudaError_t cudaStat = cudaFunc; "
+             "CHECK_EQ(cudaSuccess, cudaStat) << \"Cuda Error: \" << cudaGetErrorString(cudaStat); the HIP port of the same file "
+             "keeps the words); google/glog CHECK_EQ (\"Check failed: a == b (x vs. y) \" + the streamed message, then abort)",
+             classify=lambda m: _message_category("CUDA error: " + m["what"])),
     # (No key: glog's and TSL's headers hold no fixed text; `_EXTRA_PATTERNS` holds their heads.)
     LineRule("glog_fatal", "unknown", "",
              _r(r"(?:(?:^|\s)F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ |\d: F )[\w/.<>-]+:\d+\] ?(?P<message>.*)$"),
