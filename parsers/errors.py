@@ -642,6 +642,14 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s\")",
              SUMMARY),
+    # torch 1.9 / 1.10's other box: the agent's warning, framed by `*` rules, for a worker that failed without an
+    # error file. Its "local_rank" is the number the failures are keyed by, the global rank.
+    LineRule("agent_no_error_file", "unknown", "Child process ",
+             _r(r"Child process (?P<pid>\d+) \(local_rank (?P<rank>\d+)\) FAILED \(exitcode (?P<exitcode>-?\d+)\)"),
+             "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py (1.9, 1.10: _no_error_file_warning_msg(rank, "
+             "failure): f\"Child process {failure.pid} (local_rank {rank}) FAILED (exitcode {failure.exitcode})\", called with the global "
+             "rank of ChildFailedError.failures)",
+             SUMMARY, classify=_exit_code_category),
     # A box entry whose fields a log viewer joined on one line (CloudWatch: "[2]: time : ... host : ...
     # rank : 10 (local_rank: 2) exitcode : -6 (pid: 211) ... traceback : Signal 6 ...") names its rank.
     LineRule("box_signal", "unknown", "SIG",

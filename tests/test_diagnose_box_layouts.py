@@ -78,3 +78,20 @@ def test_a_line_that_is_no_box_field_has_no_box_shape(line):
 def test_the_rank_shape_reads_every_layout_of_the_field(line, rank, local):
     m = BOX_RANK_SHAPE.search(line)
     assert (int(m["rank"]), int(m["local_rank"])) == (rank, local)
+
+
+def test_torch_1_9s_warning_for_a_worker_without_error_file_names_its_rank(tmp_path):
+    stars = "*" * 50
+    warning = (f"{stars}\n{'CHILD PROCESS FAILED WITH NO ERROR_FILE'.center(50)}\n{stars}\n"
+               "CHILD PROCESS FAILED WITH NO ERROR_FILE\n"
+               "Child process 8080 (local_rank 6) FAILED (exitcode 1)\n"
+               "Error msg: Process failed with exitcode 1\n"
+               "Without writing an error file to <N/A>.\n" + stars + "\n")
+    d = the_diagnosis(tmp_path, warning)
+    assert d.rank == 6
+    assert d.category == "unknown"
+
+
+def test_the_warnings_exit_code_decides_its_category(tmp_path):
+    d = the_diagnosis(tmp_path, "Child process 8080 (local_rank 2) FAILED (exitcode -9)\n")
+    assert (d.category, d.rank) == ("host_oom", 2)
