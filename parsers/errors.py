@@ -40,7 +40,7 @@ from gangscope.parsers import rule_literals
 from gangscope.parsers.lines import Line
 from gangscope.parsers.records import ErrorRecord, Record, TraceRecord
 from gangscope.parsers.rule_literals import RuleFilter
-from gangscope.parsers.trace_shapes import ANSI
+from gangscope.parsers.trace_shapes import ANSI, BOX_EXITCODE_SHAPE, BOX_RANK_SHAPE
 
 CATEGORIES = (
     "success", "running", "cuda_oom", "host_oom", "nccl_timeout", "nccl_error", "cuda_error",
@@ -658,6 +658,14 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"failed \(exitcode: (?P<exitcode>-?\d+)\) local_rank: (?P<local_rank>\d+) \(pid: (?P<pid>\d+)\)"),
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (\"failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s\")",
              SUMMARY),
+    # torch 1.9 / 1.10's other box: the agent's warning, framed by `*` rules, for a worker that failed without an
+    # error file. Its "local_rank" is the number the failures are keyed by, the global rank.
+    LineRule("agent_no_error_file", "unknown", "Child process ",
+             _r(r"Child process (?P<pid>\d+) \(local_rank (?P<rank>\d+)\) FAILED \(exitcode (?P<exitcode>-?\d+)\)"),
+             "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py (1.9, 1.10: _no_error_file_warning_msg(rank, "
+             "failure): f\"Child process {failure.pid} (local_rank {rank}) FAILED (exitcode {failure.exitcode})\", called with the global "
+             "rank of ChildFailedError.failures)",
+             SUMMARY, classify=_exit_code_category),
     # A box entry whose fields a log viewer joined on one line (CloudWatch: "[2]: time : ... host : ...
     # rank : 10 (local_rank: 2) exitcode : -6 (pid: 211) ... traceback : Signal 6 ...") names its rank.
     LineRule("box_signal", "unknown", "SIG",
@@ -2682,8 +2690,9 @@ def child_failures(trace: TraceRecord) -> list[dict[str, Any]]:
 
 
 _BOX_ENTRY = re.compile(r"^\[(?P<index>\d+)\]:\s*$")
-_BOX_FIELD = re.compile(r"^\s+(?P<key>time|host|rank|exitcode|error_file|traceback)\s*: ?(?P<value>.*?)\s*$")
-_BOX_RANK = re.compile(r"^(?P<rank>-?\d+) \((?:local_rank: (?P<local_rank>-?\d+)\))?")  # cut inside: see trace_blocks._RANK
+# indent and keys as trace_blocks._FIELD reads them (a copy may have lost the indent; `msg` is torch 1.9's)
+_BOX_FIELD = re.compile(r"^\s*(?P<key>time|host|rank|exitcode|error_file|traceback|msg)\s*: ?(?P<value>.*?)\s*$")
+_BOX_RANK = re.compile(r"^(?P<rank>-?\d+) \((?:local[_ ]rank: (?P<local_rank>-?\d+)\))?")  # cut inside: see trace_blocks._RANK
 _BOX_EXIT = re.compile(r"^(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)")
 
 
@@ -2704,6 +2713,11 @@ def _failures_from_text(text: str) -> list[dict[str, Any]]:
             failures.append(current)
             if entry:
                 continue
+        if current is not None and not current.get("message"):  # a copy's layout (see BOX_RANK_SHAPE)
+            if current["rank"] is None and (m := BOX_RANK_SHAPE.search(line)):
+                current["rank"], current["local_rank"] = int(m["rank"]), int(m["local_rank"])
+            if current["exitcode"] is None and (m := BOX_EXITCODE_SHAPE.search(line)):
+                current["exitcode"], current["pid"] = int(m["code"]), int(m["pid"])
         if field and current is not None:
             key, value = field["key"], field["value"]
             if key == "rank" and (m := _BOX_RANK.match(value)):
@@ -2712,7 +2726,7 @@ def _failures_from_text(text: str) -> list[dict[str, Any]]:
                 current["exitcode"], current["pid"] = int(m["code"]), int(m["pid"])
             elif key in ("time", "host"):
                 current[key] = value
-            elif key == "traceback":
+            elif key in ("traceback", "msg"):
                 current["message"] = value
         elif current is not None and current.get("message") and line.strip() and not set(line.strip()) <= set("=-"):
             current["message"] += "\n" + line.strip()

@@ -23,6 +23,8 @@ from gangscope.parsers.records import ChainLink, Frame, TraceRecord
 from gangscope.parsers.trace_shapes import (
     ANSI,
     BORDER,
+    BOX_EXITCODE_SHAPE,
+    BOX_RANK_SHAPE,
     CARET,
     DUMP_FRAME,
     DUMP_THREAD,
@@ -564,10 +566,12 @@ def _set_remote(link: _Link, lines: list[str]) -> None:
 # -- torchrun's ChildFailedError box
 
 _ENTRY = re.compile(r"^\[(?P<index>\d+)\]:\s*$")
-_FIELD = re.compile(r"^  (?P<key>time|host|rank|exitcode|error_file|traceback)\s*: ?(?P<value>.*)$")
+# A field at the template's indent of 2, or at none where a copy lost it; `msg` is torch 1.9's
+# `traceback` (its template: "  msg: \"${message}\"").
+_FIELD = re.compile(r"^(?:  )?(?P<key>time|host|rank|exitcode|error_file|traceback|msg)\s*: ?(?P<value>.*)$")
 # The rank is whole once " (" follows it: an excerpt cut inside the field ("0 (local_rank: 0", "3 (local_r")
 # keeps the rank; the local rank only with its closing parenthesis (a cut number may have lost digits).
-_RANK = re.compile(r"^(?P<rank>-?\d+) \((?:local_rank: (?P<local_rank>-?\d+)\))?")
+_RANK = re.compile(r"^(?P<rank>-?\d+) \((?:local[_ ]rank: (?P<local_rank>-?\d+)\))?")
 _EXITCODE = re.compile(r"^(?P<code>-?\d+) \(pid: (?P<pid>\d+)\)(?:\s*\((?P<signal>SIG\w+)\))?")
 _SIGNAL = re.compile(r"Signal (?P<num>\d+) \((?P<name>SIG\w+)\) received by PID (?P<pid>\d+)")
 _SECTION = re.compile(r"^-+\s*$")
@@ -611,9 +615,11 @@ class FailureBox:
         if self._current is None:
             return
         f = _FIELD.match(t) if self._message is None else None
+        if self._message is None:
+            _set_shaped_fields(self._current, t)
         if f:
             key, value = f.group("key"), f.group("value").strip()
-            if key == "traceback":
+            if key in ("traceback", "msg"):
                 self._message = [value]
             else:
                 _set_field(self._current, key, value)
@@ -670,13 +676,26 @@ def _read_failures(box: list[str]) -> dict[str, Any]:
     return reader.result()
 
 
+def _set_shaped_fields(entry: dict[str, Any], t: str) -> None:
+    """The rank and exit code of a line that holds them in a copy's layout (see BOX_RANK_SHAPE),
+    where the template's own field line did not give them."""
+    if entry.get("rank") is None and (m := BOX_RANK_SHAPE.search(t)):
+        entry["rank"], entry["local_rank"] = _num(m.group("rank")), _num(m.group("local_rank"))
+    if entry.get("exitcode") is None and (m := BOX_EXITCODE_SHAPE.search(t)):
+        entry["exitcode"], entry["pid"] = _num(m.group("code")), _num(m.group("pid"))
+
+
 def _set_field(entry: dict[str, Any], key: str, value: str) -> None:
     if key == "rank":
         m = _RANK.match(value)
+        if m is None and entry.get("rank") is not None:  # read from its shape (_set_shaped_fields)
+            return
         entry["rank"] = _num(m.group("rank")) if m else None
         entry["local_rank"] = _num(m.group("local_rank")) if m and m.group("local_rank") else None
     elif key == "exitcode":
         m = _EXITCODE.match(value)
+        if m is None and entry.get("exitcode") is not None:
+            return
         entry["exitcode"] = _num(m.group("code")) if m else None
         entry["pid"] = _num(m.group("pid")) if m else None
         if m and m.group("signal"):

@@ -52,9 +52,21 @@ CHILD_FAILED_HEAD = re.compile(r"^(?:[\w.]+\.)?ChildFailedError:\s*$")
 # the title being f"{name} FAILED").
 BOX_TITLE = re.compile(r"^\S.{0,400} FAILED\s*$")
 # ... or from its "Root Cause (first observed failure):" section, where the excerpt starts below
-# the title (the same template: "Root Cause (first observed failure):\n{root_failure}").
-BOX_ROOT_CAUSE = re.compile(r"^Root Cause \(first observed failure\):\s*$")
+# the title (the same template: "Root Cause (first observed failure):\n{root_failure}"; torch 1.9's
+# put "Root Cause:" first, between `=` rules: "{boarder}\n{title}\n{section}\nRoot Cause:\n...";
+# a copy may have set a space before the colon).
+BOX_ROOT_CAUSE = re.compile(r"^Root Cause(?: \(first observed failure\))? ?:\s*$")
 CHILD_FAILED_TYPE = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+# A box entry's rank and exit code found by their values' shape, where a copy of the box joined
+# its fields on one line, lost the `:` after a key, the `_` of `local_rank` / `error_file`, or put
+# the fields in a table (`| rank | ... |`) or a list (`- rank: ...`). The values are the format
+# strings' (torch/distributed/elastic/multiprocessing/errors/__init__.py _FAILURE_FORMAT_TEMPLATE,
+# torch 1.9: "rank: ${rank} (local_rank: ${local_rank})", "exitcode: ${exitcode} (pid: ${pid})";
+# 1.10 on: "rank      : ..." / "exitcode  : ... (pid: ${pid})"): whole, with their parentheses,
+# so that a launcher line ("failed (exitcode: -9) local_rank: 4 (pid: N)", elastic/multiprocessing/
+# api.py) is neither.
+BOX_RANK_SHAPE = re.compile(r"\brank\s*[:|]?\s*(?P<rank>-?\d+)\s*\(local[ _]?rank\s*:\s*(?P<local_rank>-?\d+)\)")
+BOX_EXITCODE_SHAPE = re.compile(r"\bexitcode\s*[:|]?\s*(?P<code>-?\d+)\s*\(pid\s*:\s*(?P<pid>\d+)\)")
 SPAWN_INTRO = re.compile(r"^-- Process (?P<index>\d+) terminated with the following error:\s*$")
 ORIGINAL_TB = re.compile(r"^Original Traceback \(most recent call last\):\s*$")
 BORDER = re.compile(r"^=+\s*$")

@@ -276,6 +276,7 @@ RULES: dict[str, list[Rule]] = {
     ],
     "child_failed_open": [
         (BORDER.match, TAKE, "child_failed_box"),
+        (BOX_TITLE.match, TAKE, "child_failed_box"),  # a copy that lost the border: the title follows
         (anything, GOTO, "message"),
     ],
     "child_failed_box": [
