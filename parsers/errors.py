@@ -2518,35 +2518,28 @@ class TraceRuleIndex:
 
     def _type(self, exc_type: str) -> int:
         """The rules whose `type` finds `exc_type`."""
-        bits = self.type_bits.get(exc_type) if isinstance(exc_type, str) else None
-        if bits is None:
-            bits = 0
-            for bit, pattern in self.typed:
-                if pattern.search(exc_type):
-                    bits |= bit
-            if isinstance(exc_type, str):
-                if len(self.type_bits) >= self.CACHE:
-                    self.type_bits.clear()
-                self.type_bits[exc_type] = bits
-        return bits
+        return self._bits(self.type_bits, self.typed, exc_type)
 
     def _frames(self, frames: Any) -> int:
         """The frame rules whose `frame` finds one of the frames."""
-        known = self.frame_bits
         found = 0
         for frame in frames:
-            bits = known.get(frame) if isinstance(frame, str) else None
-            if bits is None:
-                bits = 0
-                for bit, pattern in self.framed:
-                    if pattern.search(frame):
-                        bits |= bit
-                if isinstance(frame, str):
-                    if len(known) >= self.CACHE:
-                        known.clear()
-                    known[frame] = bits
-            found |= bits
+            found |= self._bits(self.frame_bits, self.framed, frame)
         return found
+
+    def _bits(self, known: dict[str, int], patterns: list[tuple[int, re.Pattern[str]]], text: Any) -> int:
+        """The bits of the patterns that find `text`, remembered per string in `known` (bounded by CACHE)."""
+        bits = known.get(text) if isinstance(text, str) else None
+        if bits is None:
+            bits = 0
+            for bit, pattern in patterns:
+                if pattern.search(text):
+                    bits |= bit
+            if isinstance(text, str):
+                if len(known) >= self.CACHE:
+                    known.clear()
+                known[text] = bits
+        return bits
 
     def _message(self, message: str) -> tuple[int, int]:
         """(the rules whose `message` may find `message`: each is searched before it is taken; those that surely do:
