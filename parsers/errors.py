@@ -106,6 +106,15 @@ def _exit_code_category(m: re.Match[str]) -> str | None:
     code = int(m["exitcode"])
     return None if code == 0 else EXITCODE_CATEGORY.get(code, "unknown")
 
+_AGE_PART = re.compile(r"(\d+)([ydhms])")
+_AGE_MINUTES = {"y": 525600, "d": 1440, "h": 60, "m": 1, "s": 1 / 60}
+
+
+def _age_minutes(age: str) -> float:
+    """kubectl's AGE column (apimachinery duration.HumanDuration: "7m3s", "14h", "3d4h") in minutes; 0 when empty."""
+    return sum(int(n) * _AGE_MINUTES[unit] for n, unit in _AGE_PART.findall(age or ""))
+
+
 # --- h16r (issue 16, session 19): what a message alone names, for the lines of a native or logger report whose own words
 # are the failure's (glog_fatal, cxx_terminate_what, logger_error): the trace rules that need no type or frames
 # (`exception_category` of an untyped message), `unknown` where they name nothing (a bare message is no Python exception).
@@ -1131,6 +1140,23 @@ LINE_RULES: tuple[LineRule, ...] = (
              "is a waiting container's State.Waiting.Reason, \"Init:\" + it for an init container; RESTARTS \"%d (%s ago)\" since 1.22); "
              "pkg/kubelet/container/sync_result.go (ErrCrashLoopBackOff = errors.New(\"CrashLoopBackOff\"), the waiting reason while "
              "the kubelet backs off restarting a failed container)", SUMMARY),
+    # h22a (issue 16, session 22): `kubectl get pods` printing a pod still Pending (never scheduled, or its containers never
+    # created) for longer than Kueue's default waitForPodsReady timeout (5 minutes): a gang that did not become ready in
+    # time. AGE is apimachinery's duration.HumanDuration ("95s", "7m3s", "42m", "5h12m", "14h", "3d4h", "2y17d"; before 1.12
+    # ShortHumanDuration: "42m", "14h", "3d"); a younger Pending pod is no failure yet (`classify` gives None). Samples: dev
+    # 779 (open-edge-platform/geti_v2#532, a training pod 0/3 Pending for 14h), kubeflow/kubeflow#794 (0/1 Pending 15m),
+    # ../shared/eval/diagnosis-dev 047 (a PyTorchJob's master and worker Pending 34m) and 043 (`-o wide`: IP, NODE, NOMINATED
+    # NODE and READINESS GATES after AGE; 5m4s), both read before by their FailedScheduling / describe lines.
+    # A summary, as k8s_pod_crash_loop: a worker's own error printed in the same log (a pod re-created Pending after it)
+    # is the cause where there is one.
+    LineRule("k8s_pod_pending_row", "pods_ready_timeout", "Pending",
+             _r(r"^\s*(?P<pod>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+0/\d+\s+Pending\s+\d+(?:\s+\([^)\n]*\))?\s+"
+                r"(?P<age>(?:\d+y)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?)(?:(?:\s+\S+){4})?\s*$"),
+             "kubernetes/kubernetes pkg/printers/internalversion/printers.go printPod (columns NAME READY STATUS RESTARTS AGE; "
+             "STATUS is pod.Status.Phase, Pending until every container runs); staging/src/k8s.io/apimachinery/pkg/util/duration/"
+             "duration.go HumanDuration, ShortHumanDuration (AGE); kubernetes-sigs/kueue apis/config/v1beta1/defaults.go "
+             "(defaultPodsReadyTimeout = 5 * time.Minute)",
+             SUMMARY, classify=lambda m: "pods_ready_timeout" if _age_minutes(m["age"]) >= 5 else None),
     LineRule("k8s_unschedulable", "pods_ready_timeout", "FailedScheduling",
              _r(r"\bFailedScheduling\b\s+.*\b\d+/\d+ nodes are available"),
              "kubernetes/kubernetes pkg/scheduler/framework (event reason FailedScheduling, \"0/%d nodes are available: ...\")"),
@@ -2170,6 +2196,19 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "Internal check failed.\", \"ncclInvalidArgument: ...\", \"ncclInvalidUsage: ...\", \"ncclRemoteError: ...\"); NVIDIA/nccl "
               "src/nccl.h.in ncclResult_t",
               type=_r(r"^(?:ncclSystemError|ncclRemoteError|ncclInternalError|ncclUnhandledCudaError|ncclInvalidUsage|ncclInvalidArgument)$")),
+    # --- h22a (issue 16, session 22; fixtures/eval README "Batch h22a"): the deepspeed launcher's passwordless-ssh probe of the
+    # hostfile's first host, before it starts any worker: the probe's CalledProcessError (the command as a string with
+    # shell=True before shlex, as a list after), then the RuntimeError raised from it. The nodes were never brought together:
+    # a start-up failure of the job's rendezvous, whatever ssh's reason (keys, host name, port). Samples: dev 778
+    # (deepspeedai/DeepSpeed#4907), hpcac/2023-APAC-HPC-AI#1 (both exceptions, deepspeed 0.7.3).
+    TraceRule("deepspeed_ssh_probe", "rendezvous_error", "deepspeedai/DeepSpeed deepspeed/launcher/runner.py main (\"validate that "
+              "passwordless-ssh is workly properly with this hostfile\": subprocess.check_call(f'ssh -o PasswordAuthentication=no "
+              "{first_host} hostname', shell=True), later ssh_check_cmd = \"ssh -o PasswordAuthentication=no \" [+ f\"-p {args.ssh_port} "
+              "\"] + f\"{first_host} hostname\" through shlex.split; except subprocess.CalledProcessError: raise RuntimeError(f\"Using "
+              "hostfile at {args.hostfile} but host={first_host} was not reachable via ssh. If you are running with a single node "
+              "please remove {args.hostfile} or setup passwordless ssh.\")); python/cpython Lib/subprocess.py CalledProcessError.__str__",
+              message=_r(r"^\s*Command '(?:ssh -o PasswordAuthentication=no |\['ssh', '-o', 'PasswordAuthentication=no', )"
+                         r".*' returned non-zero exit status \d+\.|^\s*Using hostfile at .+ but host=\S+ was not reachable via ssh\.")),
 )
 
 
