@@ -695,7 +695,8 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"(?:--local_rank=(?P<local_rank>\d+).*)?\] exits with return code = (?P<exitcode>-?\d+)"),
              "deepspeedai/DeepSpeed deepspeed/launcher/launch.py sigkill_handler (logger.error(f\"{cmd} exits with return code = {return_code}\"))",
              SUMMARY),
-    LineRule("composer_launcher", "unknown", "Rank ",
+    # no key: "Rank " is in every DeepSpeed log_dist line ("[Rank 0] step=..."); its prefilter entry is in _EXTRA_PATTERNS
+    LineRule("composer_launcher", "unknown", "",
              _r(r"\bRank (?P<rank>\d+) crashed with exit code (?P<exitcode>-?\d+)"),
              "mosaicml/composer composer/cli/launcher.py (logger composer.cli.launcher: f\"Rank {global_rank} crashed with exit code {returncode}.\")",
              SUMMARY),
@@ -1612,7 +1613,7 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Training finished", "Training complete", "Training done",
                "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",
                "ERROR", "CRITICAL", "[NeMo E ",  # logger_error (h16r)
-               "[Rank ", "Exception (either an error or timeout)", "[PG ",
+               "Exception (either an error or timeout)",  # watchdog_detected; its "failure" form below
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
                "NAN |", "INF |",
@@ -1632,6 +1633,13 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # 300,942 texts hold one of the two words) into the rule table
                    r"Waiting \d+ seconds for other agents",
                    r"Process \d+ exits successfully",
+                   # not the keys "Rank ", "[Rank " and "[PG ", which let every DeepSpeed log_dist line ("[Rank 0] step=...",
+                   # deepspeed/utils/logging.py) into the rule table: composer_launcher's line; watchdog_detected's
+                   # "<logPrefix>failure detected by watchdog at work" (c10d's logPrefix() ends "Rank N] " in each form);
+                   # deepspeed_skipped's log_dist line when a step was skipped (its classify needs more than half skipped)
+                   r"Rank \d+ crashed with exit code",
+                   r"Rank \d+\] +failure detected by watchdog",
+                   r"=\d+, skipped=[1-9]",
                    # glog_fatal (h16r): glog's / absl's "F0912 03:14:22.525183  8845 " and TSL's ": F file:N] "
                    r"F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": F [\w/.<>-]+:\d+\] ")
 PREFILTER = "|".join(
