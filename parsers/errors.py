@@ -1452,6 +1452,21 @@ LINE_RULES: tuple[LineRule, ...] = (
              "CHECK_EQ(cudaSuccess, cudaStat) << \"Cuda Error: \" << cudaGetErrorString(cudaStat); the HIP port of the same file "
              "keeps the words); google/glog CHECK_EQ (\"Check failed: a == b (x vs. y) \" + the streamed message, then abort)",
              classify=lambda m: _message_category("CUDA error: " + m["what"])),
+    # h22c (issue 16, session 22; fixtures/eval README "Batch h22c"): the deformable-convolution and multi-scale
+    # deformable-attention ops (mmcv, Deformable-DETR and the many detectors that vendor its ops/ folder, DCNv2) check
+    # cudaGetLastError() after each kernel launch and only printf "error in <launcher>: <cudaGetErrorString>", then go on:
+    # the next synchronising call raises, often as a traceback cut before its line (dev 804). The text after the colon is
+    # the CUDA runtime's, categorised as c10's (out of memory -> cuda_oom, else cuda_error). No key: the line is lower
+    # case; the prefilter takes it by the CUDA runtime's texts after ": " (`_EXTRA_KEYS`, "deformable_op_cuda_error"), the
+    # rule table by the pattern's literals. Those keys and the pattern: 0 lines of bench/.corpus/realistic-300000.
+    LineRule("deformable_op_cuda_error", "cuda_error", "",
+             _r(r"(?:^|\s)[Ee]rror in (?P<op>(?:ms_|modulated_)?deformable_(?:im2col|col2im)\w*): (?P<what>\S.*?)\s*$"),
+             "open-mmlab/mmcv mmcv/ops/csrc/pytorch/cuda/ms_deform_attn_cuda.cu (printf(\"error in ms_deformable_im2col_cuda: "
+             "%s\\n\", cudaGetErrorString(err)), the same for ms_deformable_col2im_cuda); fundamentalvision/Deformable-DETR "
+             "models/ops/src/cuda/ms_deform_im2col_cuda.cuh (the same two; some vendored copies print \"Error in ...\"); "
+             "mmcv's and mmdetection v1's deform_conv_cuda.cu (\"error in deformable_im2col: %s\\n\", deformable_col2im, "
+             "deformable_col2im_coord) and DCNv2's modulated_deformable_im2col_cuda / _col2im_cuda / _col2im_coord_cuda",
+             classify=lambda m: _message_category("CUDA error: " + m["what"])),
     # (No key: glog's and TSL's headers hold no fixed text; `_EXTRA_PATTERNS` holds their heads.)
     LineRule("glog_fatal", "unknown", "",
              _r(r"(?:(?:^|\s)F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ |\d: F )[\w/.<>-]+:\d+\] ?(?P<message>.*)$"),
@@ -1606,6 +1621,11 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Thread is unstuck! ", "This thread is unstuck ",  # xla_rendezvous_unstuck
                "Current loss scale already at minimum", "Minimum loss scale reached",
                "Loss is ", "LOSS is ", "Loss = ", "Loss became ",
+               # deformable_op_cuda_error (h22c): cudaGetErrorString's texts for a failed kernel launch, after the op's ": "
+               ": an illegal memory access was encountered", ": an illegal instruction was encountered", ": out of memory",
+               ": invalid configuration argument", ": too many resources requested for launch", ": invalid device function",
+               ": no kernel image is available for execution on the device", ": unspecified launch failure",
+               ": misaligned address", ": device-side assert triggered",
                "Job was active longer", "PodGroup", "Unschedulable", "FailedScheduling", "NoExecute", "NoSchedule",
                "ErrImagePull", "ImagePullBackOff", "Back-off pulling image", "Error from server",
                "OCI runtime create failed",  # container_task_not_created

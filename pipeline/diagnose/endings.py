@@ -16,8 +16,8 @@ from gangscope.pipeline.diagnose.evidence import error_evidence, record_evidence
 from gangscope.pipeline.diagnose.gang_verdict import diagnosis_record, scheduler_verdict
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (
-    BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, EVENT_VERDICTS, EXCERPT_SOURCES,
-    PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END, LAST_WORD_WARNINGS,
+    BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, CUT_TRACEBACK_FRAMES,
+    EVENT_VERDICTS, EXCERPT_SOURCES, PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END, LAST_WORD_WARNINGS,
 )
 from gangscope.pipeline.diagnose.summary import cut_message, ranks_text, readable_message, who
 from gangscope.pipeline.diagnose.views import AttemptView
@@ -301,14 +301,17 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         first = cut[0]
         who_ = _first_failure(first)
         named = announced_by(view, first)  # [h20a] the warning just before it that says which exception it is
-        return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True), category=named.category if named else "unknown",
+        inside = None if named else raised_inside(first)  # [h22c] else the operation its frames show it was raised in
+        return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True),
+                               category=named.category if named else (inside[1] if inside else "unknown"),
                                first_failure=who_, time=first.time, confidence=CONFIDENCE["cut_traceback"],
                                evidence=([error_evidence(named)] if named else [])
                                + [record_evidence(t, _head_lines(t.text)) if t.kind == "trace" else error_evidence(t)
                                   for t in cut[:4]],
                                summary=f"the log ends inside a Python traceback cut before its exception line ({who(who_)}): "
                                        + (f"the line before it names the failure ({named.category}): {named.message or named.line}"
-                                          if named else "an exception was raised, the text does not say which"))  # fmt: skip
+                                          if named else f"an exception was raised inside {inside[0]} ({inside[1]}), the text does not "
+                                          f"say which: {inside[2]}" if inside else "an exception was raised, the text does not say which"))  # fmt: skip
     teardown = teardown_at_the_end(view)
     if teardown:
         first = teardown[0]
@@ -490,6 +493,34 @@ def announced_by(view: AttemptView, trace: Any) -> ErrorRecord | None:
     last = max(before, key=_position)
     words = ANNOUNCES_THE_TRACEBACK.get(last.pattern) if last.kind == "error" else None
     return last if words and words in (last.line or "") and last.category != "unknown" else None
+
+
+#: An IPython frame location line (rule ultratb_location): its path and the function after ", in " (args dropped).
+_ULTRATB_FRAME = re.compile(r"^File \[?(?P<file>[^\n\]]*?):\d+(?:\]\([^)\s]*\))?, in (?P<function>[\w.<>]+)")
+
+
+_BACKSLASH = "\\"
+
+
+def _slashed(path: Any) -> str:
+    """A frame's path with Windows' separators as "/" (as parsers/errors._frame_key writes it)."""
+    return str(path or "").replace(_BACKSLASH, "/")
+
+
+def raised_inside(cut: Any) -> tuple[str, str, str] | None:
+    """[h22c] (what failed, category, frame) for a traceback cut before its exception line: the first of its frames,
+    innermost first (or an IPython location line's one frame), that rules.CUT_TRACEBACK_FRAMES names an operation of.
+    None when no frame shown is one."""
+    if getattr(cut, "kind", None) == "trace":
+        keys = [f"{_slashed(f.file)}:{f.function or ''}" for f in reversed(cut.frames or [])]
+    else:
+        m = _ULTRATB_FRAME.search(cut.line or "")
+        keys = [f"{_slashed(m['file'])}:{m['function']}"] if m else []
+    for key in keys:
+        for _name, category, what, frame, _source in CUT_TRACEBACK_FRAMES:
+            if frame.search(key):
+                return what, category, key
+    return None
 
 
 def _head_lines(text: str | None, count: int = 3) -> str:

@@ -142,6 +142,32 @@ CUT_TRACEBACK_FORMS = frozenset({"traceback"})
 #: whose last record is one of them was cut inside a failure (endings.cut_traceback_at_the_end: unknown).
 RENDERED_TRACEBACK_LINES = frozenset({"ultratb_header", "ultratb_location", "rich_traceback"})
 
+#: [h22c] Where a traceback cut before its exception line was raised, by the frames it shows (innermost first, each
+#: `path:function` as parsers/errors._frame_key writes a frame; an IPython location line's path and function alike): the
+#: operation that failed, when it is one the taxonomy names. The exception's class and message are not in the text, but
+#: CPython prints the frames from where the exception propagated, so the innermost frame of one of these operations is
+#: inside the operation that raised (endings.raised_inside). (name, category, what failed, frame pattern, source).
+#: Saves only: a load cut the same way is as often the start-up read of a file that is missing, a download or a version
+#: mismatch, which only the exception line tells apart (the load side was tried: it turned one held-out answer wrong, its
+#: text not opened; fixtures/eval README "Batch h22c"). Samples: dev 806
+#: (huggingface/diffusers#7229, cut in safetensors' save_file under accelerate's save_state), dev 794
+#: (dlwpt-code#61, cut in DataLoader._next_data), dev 795 (mmsegmentation#3615, IPython's frame of __next__).
+CUT_TRACEBACK_FRAMES: tuple[tuple[str, str, str, re.Pattern[str], str], ...] = (
+    ("checkpoint_save", "checkpoint_error", "a checkpoint's save",
+     re.compile(r"torch/serialization\.py:(?:save|_save|_legacy_save|_open_zipfile_writer)$|"
+                r"safetensors/torch\.py:(?:save_file|save_model)$|accelerate/accelerator\.py:(?:\w+\.)?save_state$|"
+                r"accelerate/checkpointing\.py:save|torch/distributed/checkpoint/.*save"),
+     "pytorch/pytorch torch/serialization.py (save and its zip-file writer); huggingface/safetensors bindings/python/py_src/"
+     "safetensors/torch.py (save_file, save_model); huggingface/accelerate src/accelerate/accelerator.py (Accelerator.save_state), "
+     "checkpointing.py (save_accelerator_state); torch/distributed/checkpoint (save, save_state_dict)"),
+    ("dataloader_iteration", "dataloader_error", "the DataLoader's iteration",
+     re.compile(r"torch/utils/data/dataloader\.py:(?:\w+\.)?(?:__next__|_next_data|_process_data|_get_data|_try_get_data|_process_next_batch)$|"
+                r"torch/utils/data/_utils/(?:fetch|worker|signal_handling)\.py:|torch/_utils\.py:reraise$"),
+     "pytorch/pytorch torch/utils/data/dataloader.py (_BaseDataLoaderIter.__next__ -> _next_data -> _process_data -> "
+     "ExceptionWrapper.reraise for a worker's exception; _get_data/_try_get_data for a worker that died), "
+     "torch/utils/data/_utils/fetch.py (the dataset's __getitem__ / __iter__ with num_workers=0), worker.py, signal_handling.py"),
+)
+
 #: Line rules (parsers/errors.py) that read an exception line behind a renderer's marker (pytest's "E   " and its short
 #: summary's "FAILED <nodeid> - ", a notebook's JSON error output): their `type` group is the exception's class (summary.exception_type_of).
 MARKED_EXCEPTION_LINES = frozenset({"pytest_exception", "pytest_failed_summary", "jupyter_error_output"})
