@@ -1318,13 +1318,13 @@ LINE_RULES: tuple[LineRule, ...] = (
              "SIGTERM.'), print_datetime(f'exiting program after {train_time} minutes'), print_datetime(f'exiting program at iteration "
              "{iteration}'); print_datetime: print_rank_0(f'[{string}] datetime: {time_str} ')) at d98e8a64dd (2026-08-22)",
              classify=lambda m: "preempted" if m["sigterm"] else ("time_limit" if m["minutes"] else None)),
-    LineRule("megatron_missing_checkpoint", "checkpoint_error", "",  # key: _EXTRA_PATTERNS
-             _r(r">> '--exit-on-missing-checkpoint' (?:set \.\.\. exiting\.|is set but no checkpoint was found under load directory"
-                r" '(?P<dir>[^']*)')"),
+    # The 2023 wording (megatron/checkpointing.py at 17a6044ded: print_rank_0(">> '--exit-on-missing-checkpoint' set ...
+    # exiting. <<")) holds no capital or rare sign for PREFILTER's first-character skip: left (README, h22b).
+    LineRule("megatron_missing_checkpoint", "checkpoint_error", "Exiting with a non-zero status",
+             _r(r">> '--exit-on-missing-checkpoint' is set but no checkpoint was found under load directory '(?P<dir>[^']*)'"),
              "NVIDIA/Megatron-LM megatron/training/checkpointing.py load_checkpoint (d98e8a64dd, 2026: print_rank_0(\">> "
              "'--exit-on-missing-checkpoint' is set but no checkpoint was found under load directory '{load_dir}' (missing "
-             "metadata/tracker file '{tracker_filename}'). Exiting with a non-zero status. <<\"); megatron/checkpointing.py at "
-             "17a6044ded (2023): print_rank_0(\">> '--exit-on-missing-checkpoint' set ... exiting. <<\"))"),
+             "metadata/tracker file '{tracker_filename}'). Exiting with a non-zero status. <<\"))"),
     LineRule("megatron_done", "success", "[after training is done]",
              _r(r"\[after training is done\] datetime: "),
              "NVIDIA/Megatron-LM megatron/training/training.py (print_datetime('after training is done'))",
@@ -1674,8 +1674,7 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    r"Waiting \d+ seconds for other agents",
                    r"Process \d+ exits successfully",
                    # glog_fatal (h16r): glog's / absl's "F0912 03:14:22.525183  8845 " and TSL's ": F file:N] "
-                   r"F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": F [\w/.<>-]+:\d+\] ",
-                   r">> '--exit-on-missing-checkpoint' ")  # megatron_missing_checkpoint (h22b)
+                   r"F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": F [\w/.<>-]+:\d+\] ")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
