@@ -386,9 +386,9 @@ LINE_RULES: tuple[LineRule, ...] = (
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp HeartbeatMonitor::runLoop (LOG(ERROR) << logPrefix() << "
              "\"Observed flight recorder dump signal from another rank via TCPStore.\"; getNCCLWatchdogTimeoutErrorMsg: logPrefix(), "
              "\"Received a dump signal due to a collective timeout from \", extraMsg (\"this local rank\" or \" rank N\"), \" and we will "
-             "try our best to dump the debug info. \", \"Last enqueued NCCL work: \", ...; torch 2.3-2.4: \"Received a dump signal from "
-             "this local rank and will start to dump the debug info.\"); read in the stored index (ProcessGroupNCCL.cpp, "
-             "ProcessGroupInterface HeartbeatMonitor)"),
+             "try our best to dump the debug info. \", \"Last enqueued NCCL work: \", ...); the earlier \"Received a dump signal from "
+             "this local rank and will start to dump the debug info.\" seen only in a ProcessGroupHCCL.cpp copied from it (torch_npu); "
+             "read in the stored index (ProcessGroupNCCL.cpp, ProcessGroupInterface HeartbeatMonitor)"),
     LineRule("gloo_timeout", "nccl_timeout", "Timed out waiting ",
              _r(r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>recv|send) operation to complete"),
              "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc (\"Timed out waiting \", timeout, \"ms for recv operation to complete\")"),
