@@ -2177,13 +2177,15 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "not found: ...\"), RuntimeError(f\"Expert checkpoint file is corrupt: ...\")), _load_zero_checkpoint "
               "(ZeRORuntimeException(\"The checkpoint being loaded used a DP world size of ...\")); huggingface/transformers "
               "src/transformers/modeling_utils.py (OSError(\"Unable to load weights from pytorch checkpoint file for '...' at '...'\"), "
+              "3.x-4.x's \"Unable to load weights from pytorch checkpoint file. If you tried to load a PyTorch model from a TF 2.0 "
+              "checkpoint, please set from_tf=True. \" (stored index), "
               "ValueError(f\"Can't find a checkpoint index ({index_file}) in {folder}.\"), OSError(\"Error no file named ... found in "
               "directory ...\")); Lightning-AI/pytorch-lightning src/lightning/pytorch/trainer/connectors/checkpoint_connector.py "
               "_parse_ckpt_path at 7f0c3436cd (ValueError('`.{fn}(ckpt_path=\"hpc\")` is set but no HPC checkpoint was found. ...'), "
               "ValueError(f\"`.{fn}()` found no path for the best weights: ...\"))",
               message=_r(r"Invalid for universal checkpoint: \S+ does not exist|Expert checkpoint file (?:not found|is corrupt): "
                          r"|The checkpoint being loaded used a DP world size of \d+|Unable to load weights from (?:pytorch|safetensors|flax|tf) "
-                         r"checkpoint file for |Can't find a checkpoint index \(|^Error no file named .+ found in directory "
+                         r"checkpoint file(?: for |\. )|Can't find a checkpoint index \(|^Error no file named .+ found in directory "
                          r"|is set but no HPC checkpoint was found|found no path for the best weights")),
     TraceRule("checkpoint_frame", "checkpoint_error", "torch/serialization.py save/load; safetensors/torch.py; torch/distributed/checkpoint",
               type=_r(r"(?:^|\.)(?:OSError|IOError|PermissionError|FileNotFoundError|IsADirectoryError|NotADirectoryError|"

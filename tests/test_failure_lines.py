@@ -64,3 +64,11 @@ def test_the_still_wrong_list_names_entries_of_the_table():
 )  # fmt: skip
 def test_a_failure_line_gets_the_category_it_names(tmp_path, entry):
     assert category_of_text(tmp_path, entry) == entry["category"]
+
+
+def test_transformers_older_unable_to_load_weights_wording_is_a_checkpoint_error(tmp_path):
+    # transformers 3.x-4.x: "Unable to load weights from pytorch checkpoint file. If you tried ..." (no "for '<name>'")
+    text = ('Traceback (most recent call last):\n  File "/workspace/train.py", line 40, in <module>\n    main()\n'
+            "OSError: Unable to load weights from pytorch checkpoint file. If you tried to load a PyTorch model from a TF 2.0 "
+            "checkpoint, please set from_tf=True. ")  # fmt: skip
+    assert category_of_text(tmp_path, {"id": "older_hf", "text": text}) == "checkpoint_error"
