@@ -385,6 +385,19 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Timeout at NCCL work: (?P<seq>\d+)(?:, last enqueued NCCL work: (?P<enqueued>-?\d+))?"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp watchdogHandler (logPrefix(), \"Timeout at NCCL work: \", work.seq_, "
              "\", last enqueued NCCL work: \", ..., \", last completed NCCL work: \", ...)"),
+    # --- h22b (issue 16, session 22): the flight recorder's dump on a collective timeout, as ProcessGroupNCCL's heartbeat
+    # monitor logs it on every rank: the rank whose watchdog saw the timeout ("from this local rank") and the ranks that
+    # read the dump signal another rank wrote to the store ("from rank N", "Observed ... via TCPStore"). Either says a
+    # collective timed out somewhere in the job; a cause seen earlier (an OOM on the rank that stopped) still comes first.
+    LineRule("flight_recorder_dump", "nccl_timeout", "",  # keys: _EXTRA_KEYS
+             _r(r"(?:Observed flight recorder dump signal from another rank via TCPStore"
+                r"|Received a dump signal (?:due to a collective timeout )?from (?:this local rank|\s*rank \d+))"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp HeartbeatMonitor::runLoop (LOG(ERROR) << logPrefix() << "
+             "\"Observed flight recorder dump signal from another rank via TCPStore.\"; getNCCLWatchdogTimeoutErrorMsg: logPrefix(), "
+             "\"Received a dump signal due to a collective timeout from \", extraMsg (\"this local rank\" or \" rank N\"), \" and we will "
+             "try our best to dump the debug info. \", \"Last enqueued NCCL work: \", ...); the earlier \"Received a dump signal from "
+             "this local rank and will start to dump the debug info.\" seen only in a ProcessGroupHCCL.cpp copied from it (torch_npu); "
+             "read in the stored index (ProcessGroupNCCL.cpp, ProcessGroupInterface HeartbeatMonitor)"),
     LineRule("gloo_timeout", "nccl_timeout", "Timed out waiting ",
              _r(r"Timed out waiting (?P<timeout_ms>\d+)ms for (?P<op>recv|send) operation to complete"),
              "pytorch/gloo gloo/transport/tcp/unbound_buffer.cc (\"Timed out waiting \", timeout, \"ms for recv operation to complete\")"),
@@ -1035,10 +1048,19 @@ LINE_RULES: tuple[LineRule, ...] = (
              "killed immediately\")", WARNING),
     LineRule("slurm_cancelled", "preempted", "CANCELLED AT",
              _r(r"\*\*\* (?:JOB|STEP) (?P<id>\S+) (?:ON (?P<node>\S+) )?CANCELLED AT (?P<at>\S+)(?: DUE TO "
-                r"(?P<why>TIME LIMIT|PREEMPTION|NODE FAILURE|JOB REQUEUE)| \*\*\*)"),
+                r"(?P<why>TIME LIMIT|PREEMPTION|NODE FAILURE|JOB REQUEUE)| DUE to SIGNAL (?P<signal>[A-Z][a-z]+)| \*\*\*)"),
              "SchedMD/slurm src/slurmd/slurmstepd/req.c (error(\"*** %s ON %s CANCELLED AT %s DUE TO TIME LIMIT ***\"), ... PREEMPTION, NODE FAILURE; JOB REQUEUE from scontrol requeue; "
-             "\"*** %s ON %s CANCELLED AT %s ***\" with no reason: scancel, a stop from outside)",
+             "\"*** %s ON %s CANCELLED AT %s ***\" with no reason: scancel, a stop from outside; h22b, at 284c3b95f0 (2026-08-20): "
+             "\"*** %s ON %s CANCELLED AT %s DUE to SIGNAL %s ***\" with strsignal(SIGTERM or SIGKILL), scancel's signal)",
              classify=lambda m: {"TIME LIMIT": "time_limit", "NODE FAILURE": "node_failure"}.get(m["why"], "preempted")),
+    # h22b: the same function's words for a step stopped by its own failure: a task failed (--kill-on-bad-exit) or the step
+    # failed; the cause is elsewhere in the log.
+    LineRule("slurm_step_failed", "unknown", "",  # keys: _EXTRA_KEYS
+             _r(r"\*\*\* (?:JOB|STEP) (?P<id>\S+) ON (?P<node>\S+) (?:CANCELLED AT (?P<at>\S+) DUE TO TASK FAILURE"
+                r"|FAILED \(non-zero exit code or other failure mode\)) \*\*\*"),
+             "SchedMD/slurm src/slurmd/slurmstepd/req.c _handle_signal_container (error(\"*** %s ON %s CANCELLED AT %s DUE TO TASK "
+             "FAILURE ***\") for SIG_TERM_KILL, error(\"*** %s ON %s FAILED (non-zero exit code or other failure mode) ***\") for "
+             "SIG_FAILURE) at 284c3b95f0 (2026-08-20)", SUMMARY),
     LineRule("submitit_signal", "preempted", "Caught signal ",
              _r(r"Caught signal (?P<name>SIG\w+) on (?P<host>\S+): this job is (?P<case>timed-out|preempted)"),
              "facebookincubator/submitit submitit/core/job_environment.py SignalHandler.checkpoint_and_try_requeue (f\"Caught signal {name} on {host}: this job is {case}.\")",
@@ -1049,6 +1071,20 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("lightning_requeue", "time_limit", "Handling auto-requeue signal: ",
              _r(r"Handling auto-requeue signal: (?P<signal>\d+)"),
              "Lightning-AI/pytorch-lightning src/lightning/pytorch/trainer/connectors/signal_connector.py _slurm_sigusr_handler_fn (SLURM's --signal before the time limit)"),
+    # h22b: what the same SLURM signal handler logs after the requeue signal (the requeue itself, or its failure): the
+    # time limit came all the same.
+    LineRule("lightning_requeued", "time_limit", "",  # keys: _EXTRA_KEYS
+             _r(r"(?:Requeued SLURM job: (?P<job>\S+)|Requeuing SLURM job (?P<failed>\S+) failed with error code (?P<code>-?\d+))"),
+             "Lightning-AI/pytorch-lightning src/lightning/pytorch/trainer/connectors/signal_connector.py _slurm_sigusr_handler_fn "
+             "(log.info(f\"Requeued SLURM job: {job_id}\"), log.warning(f\"Requeuing SLURM job {job_id} failed with error code {result}\")) "
+             "at 7f0c3436cd (2026-07-20)"),
+    # h22b: Lightning's catch of a KeyboardInterrupt (the SIGINT of Ctrl-C or of a launcher) before its graceful shutdown:
+    # the interrupt itself is trace rule keyboard_interrupt's category; Lightning prints this line instead of the traceback.
+    LineRule("lightning_interrupted", "preempted", "Detected KeyboardInterrupt, attempting graceful shutdown",
+             _r(r"Detected KeyboardInterrupt, attempting graceful shutdown ?\.\.\."),
+             "Lightning-AI/pytorch-lightning src/lightning/pytorch/trainer/call.py _call_and_handle_interrupt (rank_zero_info(\"\\n"
+             "Detected KeyboardInterrupt, attempting graceful shutdown ...\"); 1.x: rank_zero_warn(\"Detected KeyboardInterrupt, "
+             "attempting graceful shutdown...\")) at 7f0c3436cd (2026-07-20)"),
     LineRule("k8s_deadline", "time_limit", "DeadlineExceeded",
              _r(r"\bDeadlineExceeded\b.*|Job was active longer than specified deadline"),
              "kubernetes/kubernetes pkg/controller/job/job_controller.go (reason \"DeadlineExceeded\", message \"Job was active longer than specified deadline\")"),
@@ -1176,6 +1212,18 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("k8s_node_unreachable", "node_failure", "",
              _r(r"node\.kubernetes\.io/unreachable:No(?:Execute|Schedule)"),
              "kubernetes/kubernetes pkg/controller/nodelifecycle (taint node.kubernetes.io/unreachable when the kubelet stops posting status)"),
+    # h22b: the evictions that follow a node's failure: Kueue's (TopologyAwareScheduling found no replacement for the
+    # node, eviction reason NodeFailures) and the taint-eviction controller's (a pod on a node tainted NoExecute:
+    # unreachable or not-ready).
+    LineRule("kueue_node_failures", "node_failure", "Workload was evicted as there was no replacement",
+             _r(r"Workload was evicted as there was no replacement for unhealthy node\(s\): (?P<nodes>\S+)"),
+             "kubernetes-sigs/kueue pkg/scheduler/scheduler.go (fmt.Sprintf(\"Workload was evicted as there was no replacement for "
+             "unhealthy node(s): %s\", unhealthyNodesCsv), reason WorkloadEvictedDueToNodeFailures \"NodeFailures\") at ff69552e79 (2026-08-22)"),
+    LineRule("k8s_taint_eviction", "node_failure", "Marking for deletion Pod ",
+             _r(r"Marking for deletion Pod (?P<pod>\S+?)(?: from Node (?P<node>\S+))?\s*$"),
+             "kubernetes/kubernetes pkg/controller/tainteviction/taint_eviction.go (recorder.Eventf(..., \"TaintManagerEviction\", "
+             "\"Marking for deletion Pod %s\", ...)); older pkg/controller/node/nodecontroller.go and pkg/controller/util/node "
+             "(\"NodeControllerEviction\", \"Marking for deletion Pod %s from Node %s\"); read in the stored index"),
     LineRule("k8s_node_not_ready", "node_failure", "NotReady",
              _r(r"\bNodeNotReady\b|^\S+\s+NotReady\s+"),
              "kubernetes/kubernetes pkg/controller/nodelifecycle (event NodeNotReady); kubectl get nodes STATUS column"),
@@ -1288,6 +1336,22 @@ LINE_RULES: tuple[LineRule, ...] = (
              "metrics[\"train_loss\"] = train_loss; self.log(metrics)); trainer_utils.py speed_metrics (f\"{split}_runtime\", "
              "f\"{split}_samples_per_second\", ...); trainer_callback.py ProgressCallback.on_log (self.training_bar.write(str(logs)))",
              END),
+    # --- h22b: Megatron's own exits through print_datetime (\"[<what>] datetime: <time> \"): after the SIGTERM its
+    # --exit-signal-handler caught (the scheduler's stop: preempted), after --exit-duration-in-mins (the wall-clock budget a
+    # run keeps below its allocation's limit: time_limit); \"at iteration N\" (--exit-interval) is a planned stop, no failure.
+    LineRule("megatron_exit_program", "time_limit", "[exiting program ",
+             _r(r"\[exiting program (?:(?P<sigterm>after receiving SIGTERM)\.|after (?P<minutes>[\d.]+) minutes|at iteration (?P<iteration>\d+))\] datetime: "),
+             "NVIDIA/Megatron-LM megatron/training/training.py train / print_datetime (print_datetime('exiting program after receiving "
+             "SIGTERM.'), print_datetime(f'exiting program after {train_time} minutes'), print_datetime(f'exiting program at iteration "
+             "{iteration}'); print_datetime: print_rank_0(f'[{string}] datetime: {time_str} ')) at d98e8a64dd (2026-08-22)",
+             classify=lambda m: "preempted" if m["sigterm"] else ("time_limit" if m["minutes"] else None)),
+    # The 2023 wording (megatron/checkpointing.py at 17a6044ded: print_rank_0(">> '--exit-on-missing-checkpoint' set ...
+    # exiting. <<")) holds no capital or rare sign for PREFILTER's first-character skip: left (README, h22b).
+    LineRule("megatron_missing_checkpoint", "checkpoint_error", "Exiting with a non-zero status",
+             _r(r">> '--exit-on-missing-checkpoint' is set but no checkpoint was found under load directory '(?P<dir>[^']*)'"),
+             "NVIDIA/Megatron-LM megatron/training/checkpointing.py load_checkpoint (d98e8a64dd, 2026: print_rank_0(\">> "
+             "'--exit-on-missing-checkpoint' is set but no checkpoint was found under load directory '{load_dir}' (missing "
+             "metadata/tracker file '{tracker_filename}'). Exiting with a non-zero status. <<\"))"),
     LineRule("megatron_done", "success", "[after training is done]",
              _r(r"\[after training is done\] datetime: "),
              "NVIDIA/Megatron-LM megatron/training/training.py (print_datetime('after training is done'))",
@@ -1633,6 +1697,9 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Training finished", "Training complete", "Training done",
                "Error", "Exception", "Interrupt", "NOTE: overflow detected", "WARNING: overflow detected",
                "ERROR", "CRITICAL", "[NeMo E ",  # logger_error (h16r)
+               "Observed flight recorder dump signal", "Received a dump signal",  # flight_recorder_dump (h22b)
+               "Requeued SLURM job: ", "Requeuing SLURM job ",  # lightning_requeued (h22b)
+               "DUE TO TASK FAILURE", "FAILED (non-zero exit code or other failure mode)",  # slurm_step_failed (h22b)
                "Exception (either an error or timeout)",  # watchdog_detected; its "failure" form below
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
@@ -2059,6 +2126,15 @@ TRACE_RULES: tuple[TraceRule, ...] = (
                          r"|^\s*connect\(\) timed out\b|retrieving ncclUniqueId from \[\d+\] via c10d key-value store")),
     TraceRule("signal_exception", "preempted", "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (SignalException)",
               type=_r(r"(?:^|\.)SignalException$")),
+    # h22b: submitit's report of a job that left no result names the SLURM state the job ended in (sacct's JobState):
+    # the state is the cause where it names one.
+    *(TraceRule(f"submitit_state_{state.lower()}", category, "facebookincubator/submitit submitit/core/core.py Job.results "
+                "(UncompletedJobError(f\"Job {job_id} (task: {task_id}) with path {result_pickle}\" \"\\n\" f\"has not produced any "
+                "output (state: {self.state})\")) at e49d5e7 (2025-12-17); states: SchedMD/slurm src/common/slurm_protocol_defs.c "
+                "job_state_string",
+                type=_r(r"(?:^|\.)UncompletedJobError$"), message=_r(rf"has not produced any output \(state: {state}\b"))
+      for state, category in (("NODE_FAIL", "node_failure"), ("TIMEOUT", "time_limit"), ("OUT_OF_MEMORY", "host_oom"),
+                              ("PREEMPTED", "preempted"), ("DEADLINE", "time_limit"))),
     TraceRule("keyboard_interrupt", "preempted", "python/cpython Modules/signalmodule.c (SIGINT's default handler raises KeyboardInterrupt: Ctrl-C, or a launcher's SIGINT)",
               type=_r(r"^KeyboardInterrupt$")),
     # The old DataLoader re-raised the worker's exception as its own type with the worker's
@@ -2131,7 +2207,10 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("remote_fetch", "storage_io", "urllib3/urllib3 src/urllib3/exceptions.py; psf/requests src/requests/exceptions.py; huggingface/huggingface_hub errors.py; huggingface/datasets load.py",
               type=_r(r"(?:^|\.)(?:ConnectTimeoutError|ReadTimeoutError|MaxRetryError|NewConnectionError|ConnectTimeout|ReadTimeout|"
                       r"LocalEntryNotFoundError|HfHubHTTPError|OfflineModeIsEnabled)$"),
-              message=_r(r"Couldn't reach '[^']+' on the Hub|We couldn't connect to '[^']+' to load")),
+              message=_r(r"Couldn't reach '[^']+' on the Hub|We couldn't connect to '[^']+' to load"
+                         # h22b: huggingface_hub file_download.py http_get at ee0a4510f (2026-08-20): a download cut short
+                         # ("Consistency check failed: file should be of size {expected} but has size {actual} ({name}).")
+                         r"|Consistency check failed: file should be of size \d+ but has size")),
     TraceRule("remote_fetch_frame", "storage_io", "urllib3/urllib3 src/urllib3/connection.py, util/connection.py (create_connection); psf/requests adapters.py",
               type=_r(r"(?:^|\.)(?:timeout|TimeoutError|ConnectionError|ConnectionRefusedError|ConnectionResetError|SSLError|gaierror)$"),
               frame=_r(r"/urllib3/|/requests/(?:adapters|sessions)\.py:|/huggingface_hub/")),
@@ -2144,6 +2223,24 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               message=_r(r"PytorchStream(?:Writer|Reader) failed|Parent directory \S+ does not exist|"
                          r"Error\(s\) in loading state_dict|Weights only load failed|unexpected pos \d+|"
                          r"Error while (?:de)?serializing")),
+    # h22b: the frameworks' own words for a checkpoint they could not find or read back (raised as ValueError, OSError,
+    # FileNotFoundError, RuntimeError, ...), each wording from its source.
+    TraceRule("framework_checkpoint_load", "checkpoint_error",
+              "deepspeedai/DeepSpeed deepspeed/runtime/engine.py at edaa72212 (2026-08-22): load_checkpoint (ValueError(f'Invalid for "
+              "universal checkpoint: {latest_path} does not exist')), load_moe_state_dict (FileNotFoundError(f\"Expert checkpoint file "
+              "not found: ...\"), RuntimeError(f\"Expert checkpoint file is corrupt: ...\")), _load_zero_checkpoint "
+              "(ZeRORuntimeException(\"The checkpoint being loaded used a DP world size of ...\")); huggingface/transformers "
+              "src/transformers/modeling_utils.py (OSError(\"Unable to load weights from pytorch checkpoint file for '...' at '...'\"), "
+              "3.x-4.x's \"Unable to load weights from pytorch checkpoint file. If you tried to load a PyTorch model from a TF 2.0 "
+              "checkpoint, please set from_tf=True. \" (stored index), "
+              "ValueError(f\"Can't find a checkpoint index ({index_file}) in {folder}.\"), OSError(\"Error no file named ... found in "
+              "directory ...\")); Lightning-AI/pytorch-lightning src/lightning/pytorch/trainer/connectors/checkpoint_connector.py "
+              "_parse_ckpt_path at 7f0c3436cd (ValueError('`.{fn}(ckpt_path=\"hpc\")` is set but no HPC checkpoint was found. ...'), "
+              "ValueError(f\"`.{fn}()` found no path for the best weights: ...\"))",
+              message=_r(r"Invalid for universal checkpoint: \S+ does not exist|Expert checkpoint file (?:not found|is corrupt): "
+                         r"|The checkpoint being loaded used a DP world size of \d+|Unable to load weights from (?:pytorch|safetensors|flax|tf) "
+                         r"checkpoint file(?: for |\. )|Can't find a checkpoint index \(|^Error no file named .+ found in directory "
+                         r"|is set but no HPC checkpoint was found|found no path for the best weights")),
     TraceRule("checkpoint_frame", "checkpoint_error", "torch/serialization.py save/load; safetensors/torch.py; torch/distributed/checkpoint",
               type=_r(r"(?:^|\.)(?:OSError|IOError|PermissionError|FileNotFoundError|IsADirectoryError|NotADirectoryError|"
                       r"EOFError|RuntimeError|KeyError|ValueError)$"),
