@@ -2552,13 +2552,13 @@ def spawned_process(text: str) -> int | None:
 _BACKSLASH = "\\"
 
 
-def _frame_key(file: Any, function: Any) -> str:
+def frame_key(file: Any, function: Any) -> str:
     """A frame as TRACE_RULES' `frames` patterns read it: `path/with/slashes:function`."""
     return f"{str(file or '').replace(_BACKSLASH, '/')}:{function or ''}"
 
 
 def _links(trace: TraceRecord) -> list[tuple[str, str, list[str]]]:
-    def frame_keys(frames) -> list[str]:  # _frame_key of each, inline (a trace's frames, every trace)
+    def frame_keys(frames) -> list[str]:  # frame_key of each, inline (a trace's frames, every trace)
         return [f"{str(f.file or '').replace(_BACKSLASH, '/')}:{f.function or ''}" for f in frames]
 
     if trace.chain:
@@ -2581,7 +2581,7 @@ def _sub_exceptions(trace: TraceRecord) -> list[tuple[list[tuple[str, str, list[
         for sub in subs:
             if not isinstance(sub, dict):
                 continue
-            frames = [_frame_key(f.get("file"), f.get("function")) for f in sub.get("frames") or [] if isinstance(f, dict)]
+            frames = [frame_key(f.get("file"), f.get("function")) for f in sub.get("frames") or [] if isinstance(f, dict)]
             chain = [c for c in sub.get("chain") or [] if isinstance(c, dict)] or [sub]
             links = [(str(c.get("exception_type") or ""), str(c.get("message") or ""), []) for c in chain]
             links[-1] = (*links[-1][:2], frames)

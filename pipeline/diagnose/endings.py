@@ -8,7 +8,7 @@ import re
 from typing import Any
 
 from gangscope.parsers import times
-from gangscope.parsers.errors import ANNOUNCES_THE_TRACEBACK, END, LAST_WORD_FAILURES, WARNING, groups_of, rule_role
+from gangscope.parsers.errors import ANNOUNCES_THE_TRACEBACK, END, LAST_WORD_FAILURES, WARNING, frame_key, groups_of, rule_role
 from gangscope.parsers.records import DiagnosisRecord, ErrorRecord, StepRecord, stable_id
 from gangscope.pipeline.correlate.job_ends import FAILED_END_REASONS
 from gangscope.pipeline.correlate.signals import classify
@@ -499,23 +499,15 @@ def announced_by(view: AttemptView, trace: Any) -> ErrorRecord | None:
 _ULTRATB_FRAME = re.compile(r"^File \[?(?P<file>[^\n\]]*?):\d+(?:\]\([^)\s]*\))?, in (?P<function>[\w.<>]+)")
 
 
-_BACKSLASH = "\\"
-
-
-def _slashed(path: Any) -> str:
-    """A frame's path with Windows' separators as "/" (as parsers/errors._frame_key writes it)."""
-    return str(path or "").replace(_BACKSLASH, "/")
-
-
 def raised_inside(cut: Any) -> tuple[str, str, str] | None:
     """[h22c] (what failed, category, frame) for a traceback cut before its exception line: the first of its frames,
     innermost first (or an IPython location line's one frame), that rules.CUT_TRACEBACK_FRAMES names an operation of.
     None when no frame shown is one."""
     if getattr(cut, "kind", None) == "trace":
-        keys = [f"{_slashed(f.file)}:{f.function or ''}" for f in reversed(cut.frames or [])]
+        keys = [frame_key(f.file, f.function) for f in reversed(cut.frames or [])]
     else:
         m = _ULTRATB_FRAME.search(cut.line or "")
-        keys = [f"{_slashed(m['file'])}:{m['function']}"] if m else []
+        keys = [frame_key(m["file"], m["function"])] if m else []
     for key in keys:
         for _name, category, what, frame, _source in CUT_TRACEBACK_FRAMES:
             if frame.search(key):

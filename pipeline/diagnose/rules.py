@@ -143,7 +143,7 @@ CUT_TRACEBACK_FORMS = frozenset({"traceback"})
 RENDERED_TRACEBACK_LINES = frozenset({"ultratb_header", "ultratb_location", "rich_traceback"})
 
 #: [h22c] Where a traceback cut before its exception line was raised, by the frames it shows (innermost first, each
-#: `path:function` as parsers/errors._frame_key writes a frame; an IPython location line's path and function alike): the
+#: `path:function` as parsers/errors.frame_key writes a frame; an IPython location line's path and function alike): the
 #: operation that failed, when it is one the taxonomy names. The exception's class and message are not in the text, but
 #: CPython prints the frames from where the exception propagated, so the innermost frame of one of these operations is
 #: inside the operation that raised (endings.raised_inside). (name, category, what failed, frame pattern, source).
