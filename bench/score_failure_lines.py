@@ -3,6 +3,7 @@
     python -m bench.score_failure_lines            # the table: category right per family and half
     python -m bench.score_failure_lines --misses   # and every entry whose category is wrong
     python -m bench.score_failure_lines --json     # per-entry answers and the totals as JSON
+    python -m bench.score_failure_lines --batch h24b   # one batch alone (entries with "batch": NAME; h22b's have none)
 
 Each entry's `text` (a line in its printer's prefix, or an exception inside its traceback) is diagnosed as
 a user would diagnose a pasted log: `replay` of one plain text file, in process. The answer is the category
@@ -24,6 +25,7 @@ from gangscope.pipeline.run import replay
 ROOT = Path(__file__).resolve().parent.parent
 TABLE = ROOT / "fixtures" / "formats" / "failure_lines.json"
 HALVES = ("build", "measure")
+FIRST_BATCH = "h22b"  # the batch whose entries carry no `batch` field
 
 
 def answer(text: str, folder: Path, name: str) -> str | None:
@@ -36,6 +38,13 @@ def answer(text: str, folder: Path, name: str) -> str | None:
         return None
     chosen = next((d for d in diagnoses if d.category not in ("success", "running")), diagnoses[0])
     return chosen.category
+
+
+def in_batch(entries: list[dict], batch: str | None) -> list[dict]:
+    """The entries of one batch (None: all). The first batch (h22b) wrote no `batch` field: its name stands for them."""
+    if batch is None:
+        return entries
+    return [e for e in entries if e.get("batch", FIRST_BATCH) == batch]
 
 
 def score(entries: list[dict]) -> list[dict]:
@@ -72,8 +81,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--table", type=Path, default=TABLE)
     parser.add_argument("--misses", action="store_true", help="list the entries whose category is wrong")
     parser.add_argument("--json", action="store_true", help="per-entry answers and totals as JSON")
+    parser.add_argument("--batch", default=None, help="score only the entries of this batch (h22b: the entries without a batch field)")
     args = parser.parse_args(argv)
-    rows = score(json.loads(args.table.read_text()))
+    rows = score(in_batch(json.loads(args.table.read_text()), args.batch))
     if args.json:
         print(json.dumps({"entries": [{k: r[k] for k in ("id", "family", "half", "category", "got")} for r in rows],
                           "totals": table(rows)}, indent=1))  # fmt: skip

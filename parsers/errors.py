@@ -143,7 +143,9 @@ LAST_WORD_FAILURES = frozenset({"logger_error"})
 # 4.15): SM exception, MMU fault, GPU stopped processing, preemptive cleanup.
 XID_APPLICATION = frozenset({13, 31, 43, 45})
 
-_ERRNO_STORAGE = r"\[Errno (?P<errno>5|28|30|116|122)\] (?P<what>[^:\n]+)"
+# h24b: 121 (EREMOTEIO, "Remote I/O error": a FUSE / network file system's remote end failing; s3fs maps S3's InternalError
+# to it) beside the storage errnos; glibc string/_strerror.c + sysdeps/gnu/errlist (EREMOTEIO 121 "Remote I/O error").
+_ERRNO_STORAGE = r"\[Errno (?P<errno>5|28|30|116|121|122)\] (?P<what>[^:\n]+)"
 
 # Ordered: the first rule that matches a line wins, so specific rules come first.
 LINE_RULES: tuple[LineRule, ...] = (
@@ -277,6 +279,29 @@ LINE_RULES: tuple[LineRule, ...] = (
              "NVIDIA CUDA runtime cudaGetErrorString(cudaErrorNvlinkUncorrectable) / driver cuGetErrorString(CUDA_ERROR_NVLINK_UNCORRECTABLE) "
              "= \"uncorrectable NVLink error detected during the execution\" (driver_types.h, cuda.h: \"an uncorrectable NVLink error was "
              "detected during the execution\"); pytorch/pytorch c10/cuda/CUDAException.cpp (\"CUDA error: \" + cudaGetErrorString)"),
+    # --- h24b (issue 16, session 24): the GPU's own state as the runtime and the node's tools report it (before cuda_error).
+    # cudaErrorSystemNotReady (802, "system not yet initialized"): the fabric manager of an NVSwitch node is not running or
+    # failed, so no GPU can be used: the node's GPU system, not the program.
+    LineRule("cuda_system_not_ready", "gpu_hardware", "",  # keys: _EXTRA_KEYS
+             _r(r"(?:CUDA error: |CUDA_ERROR_SYSTEM_NOT_READY\b\W*)system not yet initialized"),
+             "NVIDIA CUDA runtime driver_types.h cudaErrorSystemNotReady = 802 (cudaGetErrorString: \"system not yet initialized\"; driver "
+             "cuda.h CUDA_ERROR_SYSTEM_NOT_READY); pytorch/pytorch c10/cuda/CUDAException.cpp (\"CUDA error: \" + cudaGetErrorString)"),
+    # nvidia-smi when the kernel module does not answer (the driver lost the GPU, or is not loaded after a crash).
+    LineRule("nvsmi_driver_unreachable", "gpu_hardware", "NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver",
+             _r(r"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver"),
+             "nvidia-smi (driver 450-570: \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that "
+             "the latest NVIDIA driver is installed and running.\" [+ \" This can also be happening if non-NVIDIA GPU is running as "
+             "primary display, and NVIDIA GPU is in WDDM mode.\"])"),
+    # DCGM's diagnostics and health checks for a GPU's memory that failed (its DCGM_FR_* messages, dcgmi diag / health).
+    LineRule("dcgm_memory_failure", "gpu_hardware", "",  # keys: _EXTRA_KEYS
+             _r(r"GPU \d+ had uncorrectable memory errors and (?:row remapping failed|\d+ rows were remapped)"
+                r"|Pending page retirements together with a DBE were detected on GPU \d+|GPU had an uncontained error \(XID 95\)"
+                r"|Detected \d+ volatile double-bit ECC error\(s\) in GPU \d+"),
+             "NVIDIA/DCGM dcgmlib/dcgm_errors.h (DCGM_FR_ROW_REMAP_FAILURE_MSG \"GPU %u had uncorrectable memory errors and row remapping "
+             "failed.\", DCGM_FR_UNCORRECTABLE_ROW_REMAP_MSG \"GPU %u had uncorrectable memory errors and %u rows were remapped\", "
+             "DCGM_FR_DBE_PENDING_PAGE_RETIREMENTS_MSG \"Pending page retirements together with a DBE were detected on GPU %u.\", "
+             "DCGM_FR_UNCONTAINED_ERROR_MSG \"GPU had an uncontained error (XID 95)\", DCGM_FR_VOLATILE_DBE_DETECTED_MSG \"Detected %d "
+             "volatile double-bit ECC error(s) in GPU %u.\"); read in the stored index"),
     # kubelet's event when a container's image cannot be pulled (reason Failed, then ErrImagePull / ImagePullBackOff):
     # the pod never starts, so the gang never becomes ready. As `kubectl describe`'s event row, `kubectl get events`, or
     # the message pasted alone. Samples: dev 583 (kubeflow/pytorch-operator#319), kubeflow/kubeflow#348 (a TFJob's
@@ -452,6 +477,15 @@ LINE_RULES: tuple[LineRule, ...] = (
              SUMMARY),
     # The heartbeat monitor's first word of the same stall (torch 2.3+), printed before it dumps debug
     # info and then terminates with "watchdog got stuck" (below): the rank's earliest report of it.
+    # --- h24b: TensorFlow's collective executor aborting all collectives after one failed (its glog E line): the status it
+    # aborts with says why. OUT_OF_RANGE is the input's end of sequence, logged the same way at every epoch's end: no failure.
+    LineRule("tf_collective_abort", "nccl_error", "BaseCollectiveExecutor::StartAbort ",
+             _r(r"BaseCollectiveExecutor::StartAbort (?P<code>[A-Z][A-Za-z_ ]*?): (?P<what>[^\n]*)"),
+             "tensorflow/tensorflow tensorflow/core/common_runtime/base_collective_executor.cc StartAbort (LOG(ERROR) << "
+             "\"BaseCollectiveExecutor::StartAbort \" << s; status text \"UNAVAILABLE: ...\", before TF 2.10 \"Unavailable: ...\"; then "
+             "\"Collective ops is aborted by: \" + the message); read in the stored index",
+             classify=lambda m: (None if m["code"].replace("_", " ").lower() == "out of range"
+                                 else "nccl_timeout" if m["code"].replace("_", " ").lower() == "deadline exceeded" else "nccl_error")),
     LineRule("heartbeat_timed_out", "hang", "Heartbeat monitor timed out",
              _r(r"Heartbeat monitor timed out! Process will be terminated after dumping debug info"),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp HeartbeatMonitor (errorMsg = c10::str(logPrefix(), \"Heartbeat monitor timed out! "
@@ -560,6 +594,13 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"\bCall to posix_fallocate failed ?: ?(?P<what>[^\n]*)"),
              "NVIDIA/nccl src/include/shm.h shmSetup (SYSCHECK(shm_allocate(*fd, shmsize), \"posix_fallocate\")), src/include/checks.h "
              "SYSCHECKVAL (WARN(\"Call to \" name \" failed : %s\", strerror(errno)); return ncclSystemError)"),
+    # --- h24b: NCCL's own failed device allocation (the cudaMalloc/cuMem under ncclCudaCalloc failed: GPU memory ran out),
+    # as its WARN, or as torch repeats it under "Last error:" (ncclGetLastError); the cause of the ncclUnhandledCudaError.
+    LineRule("nccl_cuda_calloc_failed", "cuda_oom", "Failed to CUDA calloc",
+             _r(r"(?:\bNCCL WARN |^)Failed to CUDA calloc(?: async)? (?P<bytes>\d+) bytes"),
+             "NVIDIA/nccl src/include/alloc.h ncclCudaCallocDebug (WARN(\"Failed to CUDA calloc %ld bytes\", nelem*sizeof(T))), "
+             "ncclCudaCallocAsyncDebug 2.19+ (WARN(\"Failed to CUDA calloc async %ld bytes\", ...)); pytorch/pytorch "
+             "torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr (\"\\nLast error:\\n\" + ncclGetLastError)"),
     LineRule("nccl_warn", "nccl_error", "NCCL WARN",
              _r(r"\bNCCL WARN (?P<what>.*)"),
              "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),
@@ -918,6 +959,16 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("dataloader_caught", "dataloader_error", "DataLoader worker process",
              _r(r"Caught (?P<what>\w+) in DataLoader worker process (?P<worker>\d+)"),
              "pytorch/pytorch torch/_utils.py ExceptionWrapper (f\"Caught {exc_type.__name__} {where}\")"),
+    # --- h24b: the DataLoader's tensors shared through file descriptors (the default file_descriptor strategy) running
+    # out of them: the worker queue can no longer pass batches (EMFILE at the queue's recv, or at the shared-memory open).
+    LineRule("dataloader_fd_exhausted", "dataloader_error", "",  # keys: _EXTRA_KEYS
+             _r(r"Too many open files\. Communication with the workers is no longer possible"
+                r"|unable to open shared memory object <[^>\n]*> in read-write mode: Too many open files(?: in system)? \(2[34]\)"),
+             "pytorch/pytorch torch/utils/data/dataloader.py _MultiProcessingDataLoaderIter._try_get_data (raise RuntimeError(\"Too many "
+             "open files. Communication with the workers is no longer possible. Please increase the limit using `ulimit -n` in the shell "
+             "or change the sharing strategy by calling `torch.multiprocessing.set_sharing_strategy('file_system')` at the beginning of "
+             "your code\") from None, 1.x-2.x); aten/src/ATen/MapAllocator.cpp (TORCH_CHECK(false, \"unable to open shared memory object "
+             "<\", filename_, \"> in read-write mode: \", strerror(errno), \" (\", errno, \")\"): EMFILE 24, ENFILE 23)"),
     # --- storage
     # Batch h16z (fixtures/eval dev 513): a TFRecord dataset whose record fails its CRC or ends early, as TF's record
     # reader reports it (a DataLoss status, raised as DataLossError by the input pipeline's iterator): the dataset's
@@ -1085,6 +1136,67 @@ LINE_RULES: tuple[LineRule, ...] = (
              "Lightning-AI/pytorch-lightning src/lightning/pytorch/trainer/call.py _call_and_handle_interrupt (rank_zero_info(\"\\n"
              "Detected KeyboardInterrupt, attempting graceful shutdown ...\"); 1.x: rank_zero_warn(\"Detected KeyboardInterrupt, "
              "attempting graceful shutdown...\")) at 7f0c3436cd (2026-07-20)"),
+    # --- h24b: submitit's own refusal to requeue after the time-limit signal (logged, then raised as UncompletedJobError):
+    # the job ended at the time limit. Its third reason, "checkpoint function returned None", does not say which signal
+    # came (preemption or time-out): not read.
+    LineRule("submitit_not_requeued", "time_limit", "Job not requeued because: ",
+             _r(r"Job not requeued because: (?P<why>timed-out and not checkpointable|timed-out too many times)"),
+             "facebookincubator/submitit submitit/core/job_environment.py SignalHandler.checkpoint_and_try_requeue (no_requeue_reason = "
+             "\"timed-out and not checkpointable\" | \"timed-out too many times\" | _checkpoint's \"checkpoint function returned None\"; "
+             "message = f\"Job not requeued because: {no_requeue_reason}.\"; self._logger.info(message); raise "
+             "utils.UncompletedJobError(message)); read in the stored index"),
+    # Kueue's deactivation of a workload (spec.active set false by Kueue itself), the reason in the message: requeued too
+    # often after waitForPodsReady evictions (requeuingBackoffLimitCount: the gang never became ready), or run past its
+    # maximumExecutionTimeSeconds (the workload's wall-clock limit). Other deactivations (a rejected AdmissionCheck, a user's
+    # spec.active=false) are not read.
+    LineRule("kueue_deactivated", "pods_ready_timeout", "The workload is deactivated due to exceeding the maximum ",
+             _r(r"The workload is deactivated due to exceeding the maximum (?P<what>number of re-queuing retries|execution time)"),
+             "kubernetes-sigs/kueue pkg/controller/core/workload_controller.go (workload.SetDeactivationTarget(wl, "
+             "kueue.WorkloadRequeuingLimitExceeded, \"exceeding the maximum number of re-queuing retries\"), SetDeactivationTarget(wl, "
+             "kueue.WorkloadMaximumExecutionTimeExceeded, \"exceeding the maximum execution time\"); the Evicted / Requeued / "
+             "QuotaReserved conditions' message \"The workload is deactivated due to \" + it, reasons InactiveWorkloadRequeuingLimitExceeded "
+             "/ DeactivatedDueToRequeuingLimitExceeded, DeactivatedDueToMaximumExecutionTimeExceeded); read in the stored index",
+             classify=lambda m: "time_limit" if m["what"] == "execution time" else "pods_ready_timeout"),
+    # The kubelet's eviction manager: a node short of memory or disk evicts pods (memory: host memory, host_oom; the node's
+    # disk, a pod's or container's ephemeral-storage limit, an emptyDir's sizeLimit: storage_io).
+    LineRule("kubelet_eviction", "host_oom", "",  # keys: _EXTRA_KEYS, _EXTRA_PATTERNS
+             _r(r"The node was low on resource: (?P<resource>memory|ephemeral-storage|inodes)\."
+                r"|(?P<storage>Pod ephemeral local storage usage exceeds the total limit of containers \S+"
+                r"|Container \S+ exceeded its local ephemeral storage limit \S+|Usage of EmptyDir volume \S+ exceeds the limit \S+)"),
+             "kubernetes/kubernetes pkg/kubelet/eviction/helpers.go (nodeLowMessageFmt = \"The node was low on resource: %v. \", then "
+             "thresholdMetMessageFmt \"Threshold quantity: %v, available: %v. \" and containerMessageFmt \"Container %s was using %s, "
+             "request is %s, has larger consumption of %v. \"), pkg/kubelet/eviction/eviction_manager.go (podEphemeralStorageMessageFmt "
+             "\"Pod ephemeral local storage usage exceeds the total limit of containers %s. \", containerEphemeralStorageMessageFmt "
+             "\"Container %s exceeded its local ephemeral storage limit %q. \", emptyDirMessageFmt \"Usage of EmptyDir volume %q exceeds "
+             "the limit %q. \"); read in the stored index",
+             classify=lambda m: "host_oom" if m["resource"] == "memory" else "storage_io"),
+    # kube-scheduler's event on a victim of preemption (a higher-priority pod took its node): stopped from outside.
+    LineRule("k8s_scheduler_preempted", "preempted", "Preempted by ",
+             _r(r"\bPreempted by (?:pod (?P<uid>[0-9a-f-]{36})|(?P<pod>[\w.-]+/[\w.-]+)) on node (?P<node>\S+)"),
+             "kubernetes/kubernetes pkg/scheduler/scheduler.go (1.11-1.18) and pkg/scheduler/framework/plugins/defaultpreemption, "
+             "framework/preemption/preemption.go (Eventf(victim, preemptor, v1.EventTypeNormal, \"Preempted\", \"Preempting\", "
+             "\"Preempted by %v/%v on node %v\", ns, name, node); 1.28+: \"Preempted by pod %v on node %v\", preemptor.UID); read in "
+             "the stored index"),
+    # The taint-eviction controller's DisruptionTarget condition on a pod it deletes from a NoExecute-tainted node (the node
+    # controller's unreachable / not-ready taints): the pod's node failed under it, as k8s_taint_eviction's event. Not
+    # "Device Taint manager: ..." (a DRA device's taint).
+    LineRule("k8s_taint_disruption", "node_failure", "Taint manager: deleting due to NoExecute taint",
+             _r(r"(?<!Device )Taint manager: deleting due to NoExecute taint"),
+             "kubernetes/kubernetes pkg/controller/tainteviction/taint_eviction.go addConditionAndDeletePod (v1.DisruptionTarget, Reason "
+             "\"DeletionByTaintManager\", Message \"Taint manager: deleting due to NoExecute taint\"); 1.26-1.28 "
+             "pkg/controller/nodelifecycle/scheduler/taint_manager.go, the same; read in the stored index"),
+    # The Job controller: a summary (the pods' own failures say why) when the backoff limit is reached; with a
+    # podFailurePolicy, the rule's verdict names the container's exit code, read as launchers' exit codes are.
+    LineRule("k8s_job_backoff_limit", "unknown", "Job has reached the specified backoff limit",
+             _r(r"Job has reached the specified backoff limit"),
+             "kubernetes/kubernetes pkg/controller/job/job_controller.go (reason \"BackoffLimitExceeded\", message \"Job has reached the "
+             "specified backoff limit\"); read in the stored index", SUMMARY),
+    LineRule("k8s_pod_failure_policy", "unknown", "",  # keys: _EXTRA_PATTERNS
+             _r(r"Container (?P<container>\S+) for pod (?P<pod>\S+) failed with exit code (?P<exitcode>\d+) matching "
+                r"(?P<action>FailJob|FailIndex|Count) rule at index \d+"),
+             "kubernetes/kubernetes pkg/controller/job/pod_failure_policy.go matchPodFailurePolicy (fmt.Sprintf(\"Container %s for pod "
+             "%s/%s failed with exit code %v matching %v rule at index %d\", ...)), the Job's Failed condition (reason PodFailurePolicy); "
+             "read in the stored index", SUMMARY, classify=_exit_code_category),
     LineRule("k8s_deadline", "time_limit", "DeadlineExceeded",
              _r(r"\bDeadlineExceeded\b.*|Job was active longer than specified deadline"),
              "kubernetes/kubernetes pkg/controller/job/job_controller.go (reason \"DeadlineExceeded\", message \"Job was active longer than specified deadline\")"),
@@ -1700,6 +1812,10 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Observed flight recorder dump signal", "Received a dump signal",  # flight_recorder_dump (h22b)
                "Requeued SLURM job: ", "Requeuing SLURM job ",  # lightning_requeued (h22b)
                "DUE TO TASK FAILURE", "FAILED (non-zero exit code or other failure mode)",  # slurm_step_failed (h22b)
+               "CUDA error: system not yet initialized", "CUDA_ERROR_SYSTEM_NOT_READY",  # cuda_system_not_ready (h24b)
+               "Pending page retirements together with a DBE", "GPU had an uncontained error (XID 95)",  # dcgm_memory_failure (h24b)
+               "Too many open files",  # dataloader_fd_exhausted (h24b)
+               "The node was low on resource: ", "Pod ephemeral local storage usage exceeds", "Usage of EmptyDir volume ",  # kubelet_eviction (h24b)
                "Exception (either an error or timeout)",  # watchdog_detected; its "failure" form below
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
@@ -1728,7 +1844,11 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    r"Rank \d+\] +failure detected by watchdog",
                    r"=\d+, skipped=[1-9]",
                    # glog_fatal (h16r): glog's / absl's "F0912 03:14:22.525183  8845 " and TSL's ": F file:N] "
-                   r"F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": F [\w/.<>-]+:\d+\] ")
+                   r"F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": F [\w/.<>-]+:\d+\] ",
+                   # h24b: dcgm_memory_failure's "GPU %u had ..." and "Detected %d volatile ...", kubelet_eviction's container limit,
+                   # k8s_pod_failure_policy's verdict (not the keys "GPU ", "Detected ", "Container ", common in healthy logs)
+                   r"GPU \d+ had uncorrectable memory errors and ", r"Detected \d+ volatile double-bit ECC",
+                   r"Container \S+ exceeded its local ephemeral storage limit ", r"Container \S+ for pod \S+ failed with exit code ")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
@@ -1900,6 +2020,11 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               message=_r(r"CU(?:BLAS|DNN)_STATUS_ALLOC_FAILED|RESOURCE_EXHAUSTED: .*?(?:Out of memory while trying to allocate \d+ bytes"
                          r"|Attempting to (?:allocate|reserve) \S+(?: at the bottom of memory)?\. That was not possible"
                          r"|Ran out of memory in memory space hbm|Hbm usage: .*?exceeding available bytes)")),
+    # h24b: NCCL's failed device allocation as torch repeats it under "Last error:" in the DistBackendError's message (line
+    # rule nccl_cuda_calloc_failed gives the source): GPU memory ran out; before nccl_error, which takes "NCCL error in:".
+    TraceRule("nccl_cuda_calloc", "cuda_oom", "NVIDIA/nccl src/include/alloc.h ncclCudaCallocDebug / ncclCudaCallocAsyncDebug (line rule "
+              "nccl_cuda_calloc_failed); pytorch/pytorch NCCLUtils.cpp getNcclErrorDetailStr (\"Last error:\\n\" + ncclGetLastError)",
+              message=_r(r"Failed to CUDA calloc(?: async)? \d+ bytes")),
     TraceRule("dataloader_killed", "host_oom", "pytorch/pytorch torch/csrc/DataLoader.cpp; PaddlePaddle/Paddle paddle/fluid/imperative/data_loader.cc",
               message=_r(r"DataLoader worker \(pid \d+\) is killed by signal: Killed\.|DataLoader process \(pid \d+\) exited is killed by signal: Killed\.")),
     TraceRule("memory_error", "host_oom", "python/cpython Objects/exceptions.c (MemoryError)",
@@ -1922,6 +2047,10 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("gpu_nvlink", "gpu_hardware", "cudaGetErrorString(cudaErrorNvlinkUncorrectable) via c10/cuda/CUDAException.cpp "
               "(line rule cuda_nvlink_uncorrectable)",
               message=_r(r"uncorrectable NVLink error detected during the execution")),
+    # h24b: the fabric manager's GPU system not ready (line rule cuda_system_not_ready), before cuda_error.
+    TraceRule("gpu_system_not_ready", "gpu_hardware", "NVIDIA CUDA runtime cudaErrorSystemNotReady (802, \"system not yet initialized\") "
+              "via c10/cuda/CUDAException.cpp (line rule cuda_system_not_ready)",
+              message=_r(r"CUDA error: system not yet initialized|CUDA_ERROR_SYSTEM_NOT_READY")),
     # Whatever the c10d rendezvous backend's store call raises is re-raised as RendezvousConnectionError ("The connection to
     # the C10d store has failed. See inner exception for details.") from it: the inner exception (often the only one left
     # in a copy) is a socket's "Broken pipe" / "Connection reset by peer" that nccl_error would otherwise read as a
@@ -2128,6 +2257,12 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               type=_r(r"(?:^|\.)SignalException$")),
     # h22b: submitit's report of a job that left no result names the SLURM state the job ended in (sacct's JobState):
     # the state is the cause where it names one.
+    # h24b: submitit's refusal to requeue after the time-limit signal, raised as UncompletedJobError (line rule
+    # submitit_not_requeued gives the source). By its message only, and before submitit_state_*: a rule with a `type`
+    # matches every exception of that type (_rule_matches), so those take any UncompletedJobError.
+    TraceRule("submitit_not_requeued", "time_limit", "facebookincubator/submitit submitit/core/job_environment.py "
+              "checkpoint_and_try_requeue (line rule submitit_not_requeued)",
+              message=_r(r"^Job not requeued because: timed-out (?:and not checkpointable|too many times)")),
     *(TraceRule(f"submitit_state_{state.lower()}", category, "facebookincubator/submitit submitit/core/core.py Job.results "
                 "(UncompletedJobError(f\"Job {job_id} (task: {task_id}) with path {result_pickle}\" \"\\n\" f\"has not produced any "
                 "output (state: {self.state})\")) at e49d5e7 (2025-12-17); states: SchedMD/slurm src/common/slurm_protocol_defs.c "
@@ -2195,6 +2330,12 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "ray#58638 NODE_DIED (\"Task failed because the node it was running on is dead or unavailable.\")",
               message=_r(r"The actor is dead because its node has died\.(?![\s\S]*node was preempted)"
                          r"|Task failed because the node it was running on is dead or unavailable")),
+    # h24b: an actor dead because the worker that owned it died with its node (Ray's death cause "Owner's node has crashed."):
+    # the node failed under the job, as ray_node_died; before ray_worker_died, which would take the ActorDiedError alone.
+    TraceRule("ray_owner_node_died", "node_failure", "ray-project/ray src/ray/gcs/gcs_server/gcs_actor_manager.cc (the actor's death "
+              "cause for a dead owner: \"The actor is dead because its owner has died. Owner Id: %s Owner Ip address: %s Owner worker exit "
+              "type: %s Worker exit detail: %s\", the detail \"Owner's node has crashed.\" when the owner's node died); read in the stored index",
+              message=_r(r"The actor is dead because its owner has died\.[^\n]*Worker exit detail: Owner's node has crashed")),
     # Ray's word that an actor's or task's worker process died: a crash whose cause Ray does not know.
     TraceRule("ray_worker_died", "unknown", "ray-project/ray python/ray/exceptions.py (ActorDiedError: \"The actor died unexpectedly before finishing this task.\", WorkerCrashedError; "
               "before 2.x RayActorError itself: \"The actor died unexpectedly before finishing this task.\", RayWorkerError: \"The worker died "
@@ -2334,6 +2475,47 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "please remove {args.hostfile} or setup passwordless ssh.\")); python/cpython Lib/subprocess.py CalledProcessError.__str__",
               message=_r(r"^\s*Command '(?:ssh -o PasswordAuthentication=no |\['ssh', '-o', 'PasswordAuthentication=no', )"
                          r".*' returned non-zero exit status \d+\.|^\s*Using hostfile at .+ but host=\S+ was not reachable via ssh\.")),
+)
+
+
+TRACE_RULES += (
+    # --- h24b (issue 16, session 24): the frameworks' own failure messages raised as exceptions (fixtures/formats/
+    # failure_lines.json, batch h24b), each from its source.
+    # The DataLoader's file-descriptor exhaustion (line rule dataloader_fd_exhausted gives the sources).
+    TraceRule("dataloader_fd_exhausted", "dataloader_error", "pytorch/pytorch torch/utils/data/dataloader.py _try_get_data; "
+              "aten/src/ATen/MapAllocator.cpp (line rule dataloader_fd_exhausted)",
+              message=_r(r"Too many open files\. Communication with the workers is no longer possible"
+                         r"|unable to open shared memory object <[^>\n]*> in read-write mode: Too many open files(?: in system)? \(2[34]\)")),
+    # The frameworks' NaN/Inf checks that stop training: Megatron's loss check in loss_func (the assert of 2024, then the
+    # rerun state machine's validate_result, whose RuntimeError quotes the message), its grad-norm check with Inf, and
+    # Lightning's detect_nan_parameters.
+    TraceRule("framework_nan_check", "nan_loss", "NVIDIA/Megatron-LM pretrain_gpt.py loss_func (2024: assert not loss.isnan().any(), "
+              "f\"Rank {global_rank}: found NaN in local forward loss calculation. Device: ..., node: ...\", the same with isinf / \"found "
+              "Inf\"; 2025+: rerun_state_machine.validate_result(..., message=\"found NaN in local forward loss calculation\" | \"found Inf "
+              "in local forward loss calculation\") -> megatron/core/rerun_state_machine.py RuntimeError(\"Rank N, node N, device N, "
+              "iteration N: Unexpected result R (message='M')\")), megatron/core/distributed/param_and_grad_buffer.py (\"found NaN in local "
+              "grad norm ...\", nan_loss above); Lightning-AI/pytorch-lightning src/lightning/pytorch/utilities/finite_checks.py "
+              "detect_nan_parameters (ValueError(f\"Detected nan and/or inf values in `{name}`. Check your forward pass for numerically "
+              "unstable operations.\"), 1.x trainer/training_tricks.py the same); read in the stored index",
+              message=_r(r"found (?:NaN|Inf) in local (?:forward loss calculation|grad norm)|Detected nan and/or inf values in `")),
+    # gcsfs's HTTP error from Google Cloud Storage (the JSON error's message and code), a remote read or write failing.
+    TraceRule("gcsfs_http_error", "storage_io", "fsspec/gcsfs gcsfs/retry.py HttpError (validate_response: raise HttpError(error) "
+              "with the response's error message and code; before 2021.x gcsfs/utils.py HttpError); read in the stored index",
+              type=_r(r"^gcsfs\.(?:retry|utils)\.HttpError$")),
+    # JAX's multi-host start-up: the coordination service's connect barrier (every process's client must connect) timed
+    # out: the processes never came together, a rendezvous failure at start-up.
+    TraceRule("jax_connect_barrier", "rendezvous_error", "openxla/xla xla/tsl/distributed_runtime/coordination/coordination_service.cc "
+              "(errors::DeadlineExceeded(absl::StrCat(\"Barrier timed out. Barrier_id: \", barrier_id)) for the connect barrier of "
+              "xla/pjrt/distributed/client.cc, id \"PjRT_Client_Connect\"); read in the stored index",
+              message=_r(r"Barrier timed out\. Barrier_id: PjRT_Client_Connect\b")),
+    # vLLM's KV-cache check at engine start: the GPU memory left after the weights holds no cache block (or too few for
+    # one request of max_model_len): GPU memory ran out (an RL trainer's rollout engine, a vLLM actor).
+    TraceRule("vllm_kv_cache_memory", "cuda_oom", "vllm-project/vllm vllm/worker/worker.py raise_if_cache_size_invalid (ValueError(\"No "
+              "available memory for the cache blocks. Try increasing `gpu_memory_utilization` when initializing the engine.\")); "
+              "vllm/v1/core/kv_cache_utils.py check_enough_kv_cache_memory (the same when available_memory <= 0; else ValueError(f\"To "
+              "serve at least one request with the models's max seq len ({max_model_len}), ({needed} GiB KV cache is needed, which is "
+              "larger than the available KV cache memory ({available} GiB). ...\")); read in the stored index",
+              message=_r(r"No available memory for the cache blocks|KV cache is needed, which is larger than the available KV cache memory")),
 )
 
 
