@@ -81,6 +81,14 @@ SIGNAL_CATEGORY = {9: "host_oom", 15: "preempted"}
 # notes and srun's task reports print for a death by signal.
 _STRSIGNAL = ("Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
               "|Trace/breakpoint trap")
+# [h24c] glibc 2.36's translations of strsignal(SIGKILL) ("Killed"), po/<lang>.po as installed in libc.mo (Debian libc-l10n
+# 2.36-9+deb12u14), those that differ from the English: be bg ca cs da de el eo es fi fr gl hr hu id it ja ko lt nb nl pl
+# pt pt_BR ru sk sl sr sv tr uk vi zh_CN zh_TW (rule shell_job_signal_l10n).
+_STRSIGNAL_KILLED_L10N = ("Забіты", "Безусловно прекъснат", "Matat", "Zabit (SIGKILL)", "Dræbt", "Getötet", "Σκοτώθηκε",
+                          "Buĉita", "Terminado (killed)", "Tapettu", "Processus arrêté", "Matado", "Ubijen", "Kilőve",
+                          "Terbunuh", "Ucciso", "強制終了", "죽었음", "Nutraukta (killed)", "Drept", "Geëlimineerd",
+                          "Unicestwiony", "Morto", "Убито", "Zabitý", "Pobit", "Убијен", "Dödad", "Süreç durduruldu",
+                          "Вбито", "Bị buộc kết thúc", "已杀死", "強制結束")
 EXITCODE_CATEGORY = {-9: "host_oom", 137: "host_oom", -15: "preempted", 143: "preempted"}
 
 
@@ -1645,6 +1653,21 @@ LINE_RULES: tuple[LineRule, ...] = (
              "strerror(errno)) on ECONNREFUSED/ETIMEDOUT, then WARN(\"Connect to %s failed : %s\") and ncclSystemError), src/misc/socket.cc "
              "socketStartConnect (2.12+: every 1000th retry, then WARN(\"socketStartConnect: exceeded retries (%d)\") and ncclRemoteError)",
              WARNING),
+    # --- h24c (issue 16, session 24; fixtures/eval README "Session 24, helper h24c"): the shell's word that its foreground
+    # job died of SIGKILL, in the language of the user's locale. bash prints strsignal(termsig) (jobs.c notify_of_job_status,
+    # j_strsignal), and glibc's strsignal translates it through the libc catalogue of LC_MESSAGES (string/strsignal.c:
+    # _(__sys_siglist[signum]); po/<lang>.po msgid "Killed"). The texts below are glibc 2.36's catalogues (Debian libc-l10n
+    # 2.36-9+deb12u14, /usr/share/locale/<lang>/LC_MESSAGES/libc.mo), every one whose text differs from "Killed"; the
+    # English text is shell_job_signal's. Alone on its line, or after a tqdm bar's closing "]" (the bar's last refresh
+    # leaves no newline), as shell_job_signal reads "Killed": SIGKILL -> host_oom. Samples: dev 584 (danijar/dreamerv3#203,
+    # "已杀死" after the metrics lines), crownpku/Somiao-Pinyin#10 and tranleanh/edn-gtm#2 (training, then "已杀死" alone).
+    # SIGTERM's and SIGHUP's translations are not read: they are the languages' ordinary words for finished or closed
+    # ("Beendet", "Complété", "Terminado", "已终止"), which a script prints for itself. Keys: `_EXTRA_PATTERNS`.
+    LineRule("shell_job_signal_l10n", "host_oom", "",
+             _r(r"(?:^|\| *\d+/\d+ \[[^\]\n]*\])(?P<what>" + "|".join(map(re.escape, _STRSIGNAL_KILLED_L10N)) + r")\s*$"),
+             "GNU bash jobs.c notify_of_job_status (a foreground job: fprintf(stderr, \"%s\", j_strsignal(termsig))); glibc "
+             "string/strsignal.c (_(...) through libc's catalogue) and po/*.po msgid \"Killed\", as in glibc 2.36's libc.mo",
+             SUMMARY),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -1728,7 +1751,9 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    r"Rank \d+\] +failure detected by watchdog",
                    r"=\d+, skipped=[1-9]",
                    # glog_fatal (h16r): glog's / absl's "F0912 03:14:22.525183  8845 " and TSL's ": F file:N] "
-                   r"F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": F [\w/.<>-]+:\d+\] ")
+                   r"F\d{4} \d\d:\d\d:\d\d\.\d+ +\d+ ", r": F [\w/.<>-]+:\d+\] ",
+                   # shell_job_signal_l10n (h24c): the translations of "Killed" (their first characters are not all capitals)
+                   *(re.escape(t) for t in _STRSIGNAL_KILLED_L10N))
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
