@@ -2359,6 +2359,20 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "please remove {args.hostfile} or setup passwordless ssh.\")); python/cpython Lib/subprocess.py CalledProcessError.__str__",
               message=_r(r"^\s*Command '(?:ssh -o PasswordAuthentication=no |\['ssh', '-o', 'PasswordAuthentication=no', )"
                          r".*' returned non-zero exit status \d+\.|^\s*Using hostfile at .+ but host=\S+ was not reachable via ssh\.")),
+    # --- h24c (issue 16, session 24; fixtures/eval README "Session 24, helper h24c"): mosaicml streaming's download of an
+    # index or shard from remote storage (s3://, gs://, oci://, hf://, ...) failed on every try: the RuntimeError it raises
+    # after its retries, the tries' own exceptions (botocore's ClientError, timeouts, connection errors) in its message. A
+    # file the store says does not exist is raised as FileNotFoundError instead (not this rule). Two wordings: "Failed to
+    # download {remote} -> {local}. Got errors:\n{errors}" (streaming/base/storage/download.py download_file, and
+    # Stream._download_file before 0.7), "... Tried {1 + self.download_retry} times, got errors:" (Stream._download_file
+    # since; composer/datasets/streaming/download.py, its 2022 home, the first). Samples: dev 683 (mosaicml/streaming#310,
+    # llm-foundry under composer: index.json from S3, three ClientErrors), mosaicml/composer#1229 (a test's compression.txt
+    # from S3: three ClientError 404s from HeadObject).
+    TraceRule("streaming_download_failed", "storage_io", "mosaicml/streaming streaming/base/storage/download.py download_file "
+              "(raise RuntimeError(f'Failed to download {remote} -> {local}. Got errors:\\n{errors}') from errors[-1]); "
+              "streaming/base/stream.py Stream._download_file (the same, later f'Failed to download {remote} -> {local}. Tried "
+              "{1 + self.download_retry} ' f'times, got errors:\\n{errors}')",
+              type=None, message=_r(r"^\s*Failed to download \S+ -> \S+\. (?:Got errors:|Tried \d+ times, got errors:)")),
 )
 
 
