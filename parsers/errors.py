@@ -1668,6 +1668,19 @@ LINE_RULES: tuple[LineRule, ...] = (
              "GNU bash jobs.c notify_of_job_status (a foreground job: fprintf(stderr, \"%s\", j_strsignal(termsig))); glibc "
              "string/strsignal.c (_(...) through libc's catalogue) and po/*.po msgid \"Killed\", as in glibc 2.36's libc.mo",
              SUMMARY),
+    # --- h24c: a command line that click rejected (argparse_error's sibling for the CLIs built on click: torchtune's `tune`,
+    # composer's, many projects' main.py). click's UsageError.show prints the usage, "Try '<prog> --help' for help.", a
+    # blank line, then "Error: <message>", and exits 2; the messages below are click's own. A configuration error, as
+    # argparse's. Samples: dev 643 (meta-pytorch/torchtune#2001, "Error: No such command 'run'."), autonise/CRAFT-Remade#48
+    # ("Error: No such command 'train_synth'."), odahu/odahu-flow#161 ("Error: Missing option '--id' or '--file' / '-f'.").
+    LineRule("click_usage_error", "python_exception", "Error: ",
+             _r(r"^Error: (?P<what>No such command '[^'\n]*'\.|No such option: \S+|Missing (?:argument|option|parameter)\b.*"
+                r"|Invalid value for .+?: .+|Got unexpected extra arguments? \(.*\)|Option '[^'\n]+' requires (?:an argument|\d+ arguments)\.)"),
+             "pallets/click src/click/exceptions.py (UsageError.show: _(\"Try '{command} {option}' for help.\"), _(\"Error: {message}\"); "
+             "NoSuchOption _(\"No such option: {name}\"); MissingParameter _(\"Missing {param_type}\") + the parameter's hint; BadParameter "
+             "_(\"Invalid value for {param_hint}: {message}\")), core.py (Group.resolve_command _(\"No such command {name!r}.\"); "
+             "Command.parse_args \"Got unexpected extra argument ({args})\" / \"... arguments ({args})\"), parser.py (BadOptionUsage "
+             "\"Option {name!r} requires an argument.\" / \"... requires {nargs} arguments.\")"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
