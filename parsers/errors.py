@@ -81,6 +81,14 @@ SIGNAL_CATEGORY = {9: "host_oom", 15: "preempted"}
 # notes and srun's task reports print for a death by signal.
 _STRSIGNAL = ("Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
               "|Trace/breakpoint trap")
+# [h24c] glibc 2.36's translations of strsignal(SIGKILL) ("Killed"), po/<lang>.po as installed in libc.mo (Debian libc-l10n
+# 2.36-9+deb12u14), those that differ from the English: be bg ca cs da de el eo es fi fr gl hr hu id it ja ko lt nb nl pl
+# pt pt_BR ru sk sl sr sv tr uk vi zh_CN zh_TW (rule shell_job_signal_l10n).
+_STRSIGNAL_KILLED_L10N = ("Забіты", "Безусловно прекъснат", "Matat", "Zabit (SIGKILL)", "Dræbt", "Getötet", "Σκοτώθηκε",
+                          "Buĉita", "Terminado (killed)", "Tapettu", "Processus arrêté", "Matado", "Ubijen", "Kilőve",
+                          "Terbunuh", "Ucciso", "強制終了", "죽었음", "Nutraukta (killed)", "Drept", "Geëlimineerd",
+                          "Unicestwiony", "Morto", "Убито", "Zabitý", "Pobit", "Убијен", "Dödad", "Süreç durduruldu",
+                          "Вбито", "Bị buộc kết thúc", "已杀死", "強制結束")
 EXITCODE_CATEGORY = {-9: "host_oom", 137: "host_oom", -15: "preempted", 143: "preempted"}
 
 
@@ -1757,6 +1765,34 @@ LINE_RULES: tuple[LineRule, ...] = (
              "strerror(errno)) on ECONNREFUSED/ETIMEDOUT, then WARN(\"Connect to %s failed : %s\") and ncclSystemError), src/misc/socket.cc "
              "socketStartConnect (2.12+: every 1000th retry, then WARN(\"socketStartConnect: exceeded retries (%d)\") and ncclRemoteError)",
              WARNING),
+    # --- h24c (issue 16, session 24; fixtures/eval README "Session 24, helper h24c"): the shell's word that its foreground
+    # job died of SIGKILL, in the language of the user's locale. bash prints strsignal(termsig) (jobs.c notify_of_job_status,
+    # j_strsignal), and glibc's strsignal translates it through the libc catalogue of LC_MESSAGES (string/strsignal.c:
+    # _(__sys_siglist[signum]); po/<lang>.po msgid "Killed"). The texts below are glibc 2.36's catalogues (Debian libc-l10n
+    # 2.36-9+deb12u14, /usr/share/locale/<lang>/LC_MESSAGES/libc.mo), every one whose text differs from "Killed"; the
+    # English text is shell_job_signal's. Alone on its line, or after a tqdm bar's closing "]" (the bar's last refresh
+    # leaves no newline), as shell_job_signal reads "Killed": SIGKILL -> host_oom. Samples: dev 584 (danijar/dreamerv3#203,
+    # "已杀死" after the metrics lines), crownpku/Somiao-Pinyin#10 and tranleanh/edn-gtm#2 (training, then "已杀死" alone).
+    # SIGTERM's and SIGHUP's translations are not read: they are the languages' ordinary words for finished or closed
+    # ("Beendet", "Complété", "Terminado", "已终止"), which a script prints for itself. Keys: `_EXTRA_PATTERNS`.
+    LineRule("shell_job_signal_l10n", "host_oom", "",
+             _r(r"(?:^|\| *\d+/\d+ \[[^\]\n]*\])(?P<what>" + "|".join(map(re.escape, _STRSIGNAL_KILLED_L10N)) + r")\s*$"),
+             "GNU bash jobs.c notify_of_job_status (a foreground job: fprintf(stderr, \"%s\", j_strsignal(termsig))); glibc "
+             "string/strsignal.c (_(...) through libc's catalogue) and po/*.po msgid \"Killed\", as in glibc 2.36's libc.mo",
+             SUMMARY),
+    # --- h24c: a command line that click rejected (argparse_error's sibling for the CLIs built on click: torchtune's `tune`,
+    # composer's, many projects' main.py). click's UsageError.show prints the usage, "Try '<prog> --help' for help.", a
+    # blank line, then "Error: <message>", and exits 2; the messages below are click's own. A configuration error, as
+    # argparse's. Samples: dev 643 (meta-pytorch/torchtune#2001, "Error: No such command 'run'."), autonise/CRAFT-Remade#48
+    # ("Error: No such command 'train_synth'."), odahu/odahu-flow#161 ("Error: Missing option '--id' or '--file' / '-f'.").
+    LineRule("click_usage_error", "python_exception", "Error: ",
+             _r(r"^Error: (?P<what>No such command '[^'\n]*'\.|No such option: \S+|Missing (?:argument|option|parameter)\b.*"
+                r"|Invalid value for .+?: .+|Got unexpected extra arguments? \(.*\)|Option '[^'\n]+' requires (?:an argument|\d+ arguments)\.)"),
+             "pallets/click src/click/exceptions.py (UsageError.show: _(\"Try '{command} {option}' for help.\"), _(\"Error: {message}\"); "
+             "NoSuchOption _(\"No such option: {name}\"); MissingParameter _(\"Missing {param_type}\") + the parameter's hint; BadParameter "
+             "_(\"Invalid value for {param_hint}: {message}\")), core.py (Group.resolve_command _(\"No such command {name!r}.\"); "
+             "Command.parse_args \"Got unexpected extra argument ({args})\" / \"... arguments ({args})\"), parser.py (BadOptionUsage "
+             "\"Option {name!r} requires an argument.\" / \"... requires {nargs} arguments.\")"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -1848,7 +1884,9 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # h24b: dcgm_memory_failure's "GPU %u had ..." and "Detected %d volatile ...", kubelet_eviction's container limit,
                    # k8s_pod_failure_policy's verdict (not the keys "GPU ", "Detected ", "Container ", common in healthy logs)
                    r"GPU \d+ had uncorrectable memory errors and ", r"Detected \d+ volatile double-bit ECC",
-                   r"Container \S+ exceeded its local ephemeral storage limit ", r"Container \S+ for pod \S+ failed with exit code ")
+                   r"Container \S+ exceeded its local ephemeral storage limit ", r"Container \S+ for pod \S+ failed with exit code ",
+                   # shell_job_signal_l10n (h24c): the translations of "Killed" (their first characters are not all capitals)
+                   *(re.escape(t) for t in _STRSIGNAL_KILLED_L10N))
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
@@ -2475,6 +2513,20 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "please remove {args.hostfile} or setup passwordless ssh.\")); python/cpython Lib/subprocess.py CalledProcessError.__str__",
               message=_r(r"^\s*Command '(?:ssh -o PasswordAuthentication=no |\['ssh', '-o', 'PasswordAuthentication=no', )"
                          r".*' returned non-zero exit status \d+\.|^\s*Using hostfile at .+ but host=\S+ was not reachable via ssh\.")),
+    # --- h24c (issue 16, session 24; fixtures/eval README "Session 24, helper h24c"): mosaicml streaming's download of an
+    # index or shard from remote storage (s3://, gs://, oci://, hf://, ...) failed on every try: the RuntimeError it raises
+    # after its retries, the tries' own exceptions (botocore's ClientError, timeouts, connection errors) in its message. A
+    # file the store says does not exist is raised as FileNotFoundError instead (not this rule). Two wordings: "Failed to
+    # download {remote} -> {local}. Got errors:\n{errors}" (streaming/base/storage/download.py download_file, and
+    # Stream._download_file before 0.7), "... Tried {1 + self.download_retry} times, got errors:" (Stream._download_file
+    # since; composer/datasets/streaming/download.py, its 2022 home, the first). Samples: dev 683 (mosaicml/streaming#310,
+    # llm-foundry under composer: index.json from S3, three ClientErrors), mosaicml/composer#1229 (a test's compression.txt
+    # from S3: three ClientError 404s from HeadObject).
+    TraceRule("streaming_download_failed", "storage_io", "mosaicml/streaming streaming/base/storage/download.py download_file "
+              "(raise RuntimeError(f'Failed to download {remote} -> {local}. Got errors:\\n{errors}') from errors[-1]); "
+              "streaming/base/stream.py Stream._download_file (the same, later f'Failed to download {remote} -> {local}. Tried "
+              "{1 + self.download_retry} ' f'times, got errors:\\n{errors}')",
+              type=None, message=_r(r"^\s*Failed to download \S+ -> \S+\. (?:Got errors:|Tried \d+ times, got errors:)")),
 )
 
 

@@ -160,6 +160,24 @@ CUT_TRACEBACK_FRAMES: tuple[tuple[str, str, str, re.Pattern[str], str], ...] = (
      "pytorch/pytorch torch/serialization.py (save and its zip-file writer); huggingface/safetensors bindings/python/py_src/"
      "safetensors/torch.py (save_file, save_model); huggingface/accelerate src/accelerate/accelerator.py (Accelerator.save_state), "
      "checkpointing.py (save_accelerator_state); torch/distributed/checkpoint (save, save_state_dict)"),
+    # --- h24c (issue 16, session 24; fixtures/eval README "Session 24, helper h24c"): the frameworks' own saves, whose frames
+    # a cut traceback shows above (or instead of) torch.save's: the same reading, a save that raised is the checkpoint
+    # failing. Saves only, as above (a load cut before its line looks alike for a missing file, a download, a mismatch).
+    ("framework_checkpoint_save", "checkpoint_error", "a checkpoint's save",
+     re.compile(r"deepspeed/runtime/engine\.py:(?:\w+\.)?(?:save_checkpoint|_save_checkpoint|_save_zero_checkpoint|_save_moe_checkpoint|"
+                r"save_16bit_model|save_fp16_model)$|"
+                r"(?:lightning/pytorch|pytorch_lightning)/callbacks/model_checkpoint\.py:(?:\w+\.)?(?:on_train_batch_end|"
+                r"on_train_epoch_end|on_validation_end|on_train_end|_save_\w+)$|"
+                r"(?:lightning/pytorch|pytorch_lightning)/trainer/trainer\.py:(?:\w+\.)?save_checkpoint$|"
+                r"transformers/trainer\.py:(?:\w+\.)?(?:_save_checkpoint|save_model)$|"
+                r"megatron/(?:training/)?checkpointing\.py:(?:\w+\.)?save_checkpoint$"),
+     "deepspeedai/DeepSpeed deepspeed/runtime/engine.py (DeepSpeedEngine.save_checkpoint -> _save_checkpoint, "
+     "_save_zero_checkpoint, _save_moe_checkpoint; save_16bit_model, its old name save_fp16_model); Lightning-AI/pytorch-lightning "
+     "src/lightning/pytorch/callbacks/model_checkpoint.py (ModelCheckpoint: its hooks on_train_batch_end, on_train_epoch_end, "
+     "on_validation_end, on_train_end exist to save: _save_topk_checkpoint, _save_last_checkpoint, _save_checkpoint -> "
+     "trainer.save_checkpoint; not __init__, whose MisconfigurationException is the configuration's), "
+     "trainer/trainer.py (Trainer.save_checkpoint); huggingface/transformers src/transformers/trainer.py (Trainer._save_checkpoint, "
+     "save_model); NVIDIA/Megatron-LM megatron/training/checkpointing.py (save_checkpoint; megatron/checkpointing.py before 2024)"),
     ("dataloader_iteration", "dataloader_error", "the DataLoader's iteration",
      re.compile(r"torch/utils/data/dataloader\.py:(?:\w+\.)?(?:__next__|_next_data|_process_data|_get_data|_try_get_data|_process_next_batch)$|"
                 r"torch/utils/data/_utils/(?:fetch|worker|signal_handling)\.py:|torch/_utils\.py:reraise$"),
