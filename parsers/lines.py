@@ -96,6 +96,17 @@ _INNER = re.compile(r"\[rank(\d{1,9})\]: ?")
 _RAY = re.compile(r"(?:\x1b?\[[0-9;]*m)*\((?:(?:[\w.:<>-]+ )?pid=\d{1,9}|raylet|autoscaler \+[\dhms]+)(?:, ip=[\w.:-]+)?\)"
                   r"(?:\x1b?\[[0-9;]*m)* ?")
 _INNER_REACH = INNER_REACH = 512  # how far into a line such a prefix is looked for
+# [h24d] docker compose's prefix on every line of a service's container ("web-1  | Traceback ...", "algo-1-x7k2_1 | ..."):
+# compose v2 pads the container's name to the widest name + 1, then " |", then " " and the line (docker/compose
+# cmd/formatter/logs.go presenter.setPrefix: fmt.Sprintf("%-"+strconv.Itoa(width)+"s |", p.name), computeWidth: width+1;
+# logConsumer.Log: fmt.Fprintf(l.writer, "%s %s\n", p.prefix, line)), docker-compose 1.x pads to the widest name, then
+# " | " (compose/cli/log_printer.py build_log_prefix: container.name_without_project.ljust(prefix_width) + ' | ').
+# The name is the container's without its project, or v2's "<project>-<service>-<index>": it ends in its replica index
+# ("_1", "-1"). Coloured on a tty (the prefix wrapped in SGR codes; a copy from a terminal keeps them without ESC).
+# It names a container, not a rank: it is taken off so that the container's traceback and errors read as its own.
+# Batch h24d, dev 832 (mosaicml/composer#1438).
+_COMPOSE = re.compile(r"(?:\x1b?\[[0-9;]*m)*[A-Za-z0-9][\w.-]{0,62}[-_]\d{1,4} +\|(?:\x1b?\[[0-9;]*m)*(?: |$)")
+COMPOSE_BAR, COMPOSE_REACH = " |", 80  # the cheap test for it: " |" within this many characters of a line's start
 # The first characters of a line that may start a rank prefix (besides a digit: srun's task id).
 PREFIX_FIRST = "[ (\x1br"
 
@@ -137,7 +148,8 @@ def may_be_prefixed(text: str) -> bool:
     """Whether a line can carry a rank prefix (a cheap test before `strip_rank_prefixes`)."""
     first = text[:1]
     return (first != "" and (first in PREFIX_FIRST or first.isdigit()) or text.find("[rank", 1, _INNER_REACH) > 0
-            or text[24:25] == "[")  # Horovod's prefix led by time.asctime() (24 characters)
+            or text[24:25] == "["  # Horovod's prefix led by time.asctime() (24 characters)
+            or text.find(COMPOSE_BAR, 1, COMPOSE_REACH) > 0)  # [h24d] docker compose's "<container> | "
 
 
 def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
@@ -161,6 +173,8 @@ def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
     if m is not None:
         rest, rank, local_rank = strip_rank_prefixes(text[m.end():]) if text[m.end():m.end() + 1] == "[" else (text[m.end():], None, None)
         return rest, (rank if rank is not None or m.group(1) is None else int(m.group(1))), local_rank
+    if text.find(COMPOSE_BAR, 1, COMPOSE_REACH) > 0 and (compose := _COMPOSE.match(text)) is not None:  # [h24d]
+        return strip_rank_prefixes(text[compose.end():]) if compose.end() < len(text) else ("", None, None)
     at = text.find("[rank", 1, _INNER_REACH)
     if at > 0 and text[at - 1] in " \t]>:" and (m := _INNER.match(text, at)) is not None:
         rest, rank, local_rank = strip_rank_prefixes(text[m.end():])

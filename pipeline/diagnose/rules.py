@@ -184,6 +184,18 @@ CUT_TRACEBACK_FRAMES: tuple[tuple[str, str, str, re.Pattern[str], str], ...] = (
      "pytorch/pytorch torch/utils/data/dataloader.py (_BaseDataLoaderIter.__next__ -> _next_data -> _process_data -> "
      "ExceptionWrapper.reraise for a worker's exception; _get_data/_try_get_data for a worker that died), "
      "torch/utils/data/_utils/fetch.py (the dataset's __getitem__ / __iter__ with num_workers=0), worker.py, signal_handling.py"),
+    # [h24d] An object store's transfer: s3transfer is boto3's S3 transfer manager and nothing else (its upload.py and
+    # download.py read and write the object's parts, tasks.py and futures.py run and wait on them), boto3/s3 the
+    # client methods that hand a file to it (inject.py upload_file / upload_fileobj / download_file / download_fileobj,
+    # transfer.py S3Transfer). A traceback cut inside them was raised by the transfer: the object store's upload or
+    # download failed (SPEC rev. 2 storage_io: object store errors, a remote fetch that fails). Sample: dev 832
+    # (mosaicml/composer#1438, a checkpoint's upload to an S3-compatible store, cut in s3transfer/upload.py).
+    ("object_store_transfer", "storage_io", "an object store's transfer",
+     re.compile(r"s3transfer/(?:upload|download|tasks|futures|manager|utils)\.py:|"
+                r"boto3/s3/(?:inject\.py:(?:\w+\.)?(?:upload|download)_file(?:obj)?|transfer\.py:(?:\w+\.)?(?:upload|download)_file)$"),
+     "boto/s3transfer s3transfer/upload.py, download.py, tasks.py, futures.py, manager.py, utils.py (the transfer manager's "
+     "parts and futures); boto/boto3 boto3/s3/inject.py (upload_file, upload_fileobj, download_file, download_fileobj), "
+     "boto3/s3/transfer.py (S3Transfer.upload_file, download_file)"),
 )
 
 #: Line rules (parsers/errors.py) that read an exception line behind a renderer's marker (pytest's "E   " and its short
