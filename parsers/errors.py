@@ -2294,7 +2294,8 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("signal_exception", "preempted", "pytorch/pytorch torch/distributed/elastic/multiprocessing/api.py (SignalException)",
               type=_r(r"(?:^|\.)SignalException$")),
     # h22b: submitit's report of a job that left no result names the SLURM state the job ended in (sacct's JobState):
-    # the state is the cause where it names one.
+    # the state is the cause where it names one. By the message only (session 24): with a `type` too, _rule_matches takes
+    # every UncompletedJobError for the first state's rule (type or message), so a FAILED job read as node_failure.
     # h24b: submitit's refusal to requeue after the time-limit signal, raised as UncompletedJobError (line rule
     # submitit_not_requeued gives the source). By its message only, and before submitit_state_*: a rule with a `type`
     # matches every exception of that type (_rule_matches), so those take any UncompletedJobError.
@@ -2305,7 +2306,7 @@ TRACE_RULES: tuple[TraceRule, ...] = (
                 "(UncompletedJobError(f\"Job {job_id} (task: {task_id}) with path {result_pickle}\" \"\\n\" f\"has not produced any "
                 "output (state: {self.state})\")) at e49d5e7 (2025-12-17); states: SchedMD/slurm src/common/slurm_protocol_defs.c "
                 "job_state_string",
-                type=_r(r"(?:^|\.)UncompletedJobError$"), message=_r(rf"has not produced any output \(state: {state}\b"))
+                message=_r(rf"has not produced any output \(state: {state}\b"))
       for state, category in (("NODE_FAIL", "node_failure"), ("TIMEOUT", "time_limit"), ("OUT_OF_MEMORY", "host_oom"),
                               ("PREEMPTED", "preempted"), ("DEADLINE", "time_limit"))),
     TraceRule("keyboard_interrupt", "preempted", "python/cpython Modules/signalmodule.c (SIGINT's default handler raises KeyboardInterrupt: Ctrl-C, or a launcher's SIGINT)",

@@ -227,3 +227,18 @@ def test_h24b_trace_near_misses(exc_type, message):
     assert found is None or found.name not in {"nccl_cuda_calloc", "gpu_system_not_ready", "ray_owner_node_died",
                                                "dataloader_fd_exhausted", "framework_nan_check", "submitit_not_requeued",
                                                "jax_connect_barrier", "vllm_kv_cache_memory"}
+
+
+@pytest.mark.parametrize(
+    "state, rule",
+    [("NODE_FAIL", "submitit_state_node_fail"), ("TIMEOUT", "submitit_state_timeout"),
+     ("OUT_OF_MEMORY", "submitit_state_out_of_memory"), ("PREEMPTED", "submitit_state_preempted"),
+     ("DEADLINE", "submitit_state_deadline"),
+     # near misses: states that name no cause; the exception's type alone decides nothing
+     ("FAILED", None), ("CANCELLED", None), ("COMPLETED", None)],
+)  # fmt: skip
+def test_submitit_s_uncompleted_job_is_read_by_the_state_it_names(state, rule):
+    # submitit/core/core.py Job.results: f"Job {job_id} (task: {task_id}) with path {result_pickle}\nhas not produced any output (state: {self.state})"
+    message = f"Job 51807 (task: 3) with path /scratch/runs/exp7/51807_3_result.pkl\nhas not produced any output (state: {state})"
+    found = first_trace_rule("submitit.core.utils.UncompletedJobError", message)
+    assert (found.name if found else None) == rule
