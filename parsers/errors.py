@@ -1668,9 +1668,9 @@ LINE_RULES: tuple[LineRule, ...] = (
     # capitals and NODE "N/A" until the pod has a host. A pod still PENDING when the job is 5 minutes old (Kueue's default
     # waitForPodsReady timeout, as k8s_pod_pending_row) is a gang that did not become ready in time; a younger one is no
     # failure yet (`classify` gives None). Samples: dev 815 (kubeflow/arena#98, both MPIJob workers PENDING at 16m while
-    # `arena list` says RUNNING), arena's docs (a TFJob's PENDING ps/worker rows while images pull), kubeflow/arena#226
-    # (a PyTorchJob's master PENDING, N/A). A summary, as k8s_pod_pending_row: a pod's own error is the cause where the log
-    # has one. `arena list`'s rows (NAME STATUS TRAINER AGE NODE: no instance column) are the job's state, not a pod's.
+    # `arena list` says RUNNING), arena's user guide (a gang-scheduled TFJob short of resources: every instance PENDING on
+    # N/A at 0s; a node-selector TFJob's worker PENDING on its node at 24s: both young, no failure yet). A summary, as
+    # k8s_pod_pending_row: a pod's own error is the cause where the log has one. `arena list`'s rows (NAME STATUS TRAINER AGE NODE: no instance column) are the job's state, not a pod's.
     LineRule("arena_instance_pending_row", "pods_ready_timeout", "PENDING",
              _r(r"^\s*(?P<job>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+PENDING\s+(?P<trainer>[A-Z][A-Z0-9-]*)\s+"
                 r"(?P<age>(?:\d+y)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?)\s+(?P<pod>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+(?P<node>N/A|[\d.]+)\s*$"),
