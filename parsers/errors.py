@@ -1793,6 +1793,41 @@ LINE_RULES: tuple[LineRule, ...] = (
              "_(\"Invalid value for {param_hint}: {message}\")), core.py (Group.resolve_command _(\"No such command {name!r}.\"); "
              "Command.parse_args \"Got unexpected extra argument ({args})\" / \"... arguments ({args})\"), parser.py (BadOptionUsage "
              "\"Option {name!r} requires an argument.\" / \"... requires {nargs} arguments.\")"),
+    # --- h24a (issue 16, session 24; fixtures/eval README "Batch h24a"): the classes of batch h24a's misses (dev 810-817, a
+    # blind draw of the communication, start-up, hardware and lifecycle slice), each from several real samples and the source
+    # that prints the line.
+    # mpirun's (orterun, prterun) box when the head node's daemon (the HNP) loses its channel to a remote node's daemon: the
+    # job is terminated ("We cannot recover from this failure"). Open MPI <= 3 names the node alone ("... with its daemon
+    # located on node:\n\n  hostname:  <node>"); Open MPI 4 and PRRTE (Open MPI 5) "... with a remote daemon.", then the HNP
+    # and the remote daemon with their nodes. The node (or the network to it) was lost under the job: node_failure, as
+    # srun_node_failure; a kill or OOM reported before it is earlier and wins. Samples: dev 814 (garyexplains/examples#13, an
+    # mpiexec job over two machines), open-mpi/ompi#6618 (an MPIJob launcher whose worker pod was lost), open-mpi/ompi#11830
+    # (4.1.5 on EC2), aws/aws-parallelcluster#301 (the old form, a compute node's instance gone), NVIDIA nccl-tests under
+    # prterun ("PRTE has lost communication with a remote daemon" after ssh to the worker failed).
+    LineRule("mpirun_daemon_lost", "node_failure", "RTE has lost communication with",
+             _r(r"\b(?P<runtime>ORTE|PRTE) has lost communication with (?:a remote daemon\.|its daemon located on node:)"),
+             "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt [node-died] (\"ORTE has lost communication with its daemon "
+             "located on node:\\n\\n  hostname:  %s\\n\\nThis is usually due to either a failure of the TCP network\\nconnection to the "
+             "node, or possibly an internal failure of\\nthe daemon itself. We cannot recover from this failure, and\\ntherefore will "
+             "terminate the job.\"); v4.x the same topic \"ORTE has lost communication with a remote daemon.\\n\\n  HNP daemon   : %s on "
+             "node %s\\n  Remote daemon: %s on node %s ...\"; openpmix/prrte src/mca/errmgr/base/help-errmgr-base.txt [node-died] "
+             "(\"PRTE has lost communication with a remote daemon.\\n\\n  HNP daemon   : %s on node %s\\n  Remote daemon: %s on node %s\")"),
+    # Kubeflow Arena's `arena get <job>`: one row per pod, NAME STATUS TRAINER AGE INSTANCE NODE, STATUS the pod's phase in
+    # capitals and NODE "N/A" until the pod has a host. A pod still PENDING when the job is 5 minutes old (Kueue's default
+    # waitForPodsReady timeout, as k8s_pod_pending_row) is a gang that did not become ready in time; a younger one is no
+    # failure yet (`classify` gives None). Samples: dev 815 (kubeflow/arena#98, both MPIJob workers PENDING at 16m while
+    # `arena list` says RUNNING), arena's user guide (a gang-scheduled TFJob short of resources: every instance PENDING on
+    # N/A at 0s; a node-selector TFJob's worker PENDING on its node at 24s: both young, no failure yet). A summary, as
+    # k8s_pod_pending_row: a pod's own error is the cause where the log has one. `arena list`'s rows (NAME STATUS TRAINER AGE NODE: no instance column) are the job's state, not a pod's.
+    LineRule("arena_instance_pending_row", "pods_ready_timeout", "PENDING",
+             _r(r"^\s*(?P<job>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+PENDING\s+(?P<trainer>[A-Z][A-Z0-9-]*)\s+"
+                r"(?P<age>(?:\d+y)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?)\s+(?P<pod>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+(?P<node>N/A|[\d.]+)\s*$"),
+             "kubeflow/arena cmd/arena/commands/get.go printSingleJobHelper (fmt.Fprintf(w, \"NAME\\tSTATUS\\tTRAINER\\tAGE\\tINSTANCE"
+             "\\tNODE\\n\"); per pod fmt.Fprintf(w, \"%s\\t%s\\t%s\\t%s\\t%s\\t%s\\n\", job.Name(), strings.ToUpper(string("
+             "pod.Status.Phase)), strings.ToUpper(job.Trainer()), util.ShortHumanDuration(job.Age()), pod.Name, hostIP) with hostIP "
+             "\"N/A\" while the pod has none); kubernetes-sigs/kueue apis/config/v1beta1/defaults.go (defaultPodsReadyTimeout = 5 * "
+             "time.Minute)",
+             SUMMARY, classify=lambda m: "pods_ready_timeout" if _age_minutes(m["age"]) >= 5 else None),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
