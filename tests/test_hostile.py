@@ -16,6 +16,7 @@ import gzip
 import io
 import json
 import os
+import shutil
 import signal
 import sys
 import tempfile
@@ -61,9 +62,20 @@ def deadline(seconds: int):
         signal.signal(signal.SIGALRM, old)
 
 
+_OUTS: list[Path] = []  # each replay's --out folder, removed when the module's tests end
+
+
+@pytest.fixture(autouse=True, scope="module")
+def _remove_outs():
+    yield
+    while _OUTS:
+        shutil.rmtree(_OUTS.pop(), ignore_errors=True)
+
+
 def replay(paths: list[str], *more: str, events: list[str] | None = None, seconds: int = 20) -> tuple[int, Path]:
     """`gangscope replay` in this process (an exception here is the traceback a user would see)."""
     out = Path(tempfile.mkdtemp(prefix="hostile-out-"))
+    _OUTS.append(out)
     argv = ["replay", *paths, "--out", str(out), *more]
     if events:
         argv += ["--events", *events]
