@@ -124,3 +124,33 @@ def test_a_long_message_is_cut_at_a_word_and_marked():
 
 def test_control_characters_and_runs_of_spaces_become_one_space():
     assert readable_message(_error("Primary job  terminated\tnormally\x1b[0m, but")) == "Primary job terminated normally [0m, but"
+
+
+def test_a_leading_colon_left_by_a_cut_printer_name_is_taken_off():
+    # slurmstepd's "slurmstepd: error: Job 5 exceeded memory limit ..." read after its printer's name
+    assert readable_message(_error(": error: Job 5 exceeded memory limit")) == "error: Job 5 exceeded memory limit"
+
+
+# Categories whose summary named the cause in the taxonomy's words only, before the line proving it was
+# quoted for every category (issue 16: "the cause, the rank and the proof in one sentence").
+_GENERIC_WORDS = ("preempted", "host_oom", "time_limit", "node_failure", "pods_ready_timeout", "nccl_timeout", "hang")
+_PROOF_LOGS = {
+    "preempted": "WARNING:torch.distributed.elastic.agent.server.api:Received 15 death signal, shutting down workers\n",
+    "host_oom": "[2026-03-01 10:00:00] slurmstepd: error: Detected 1 oom_kill event in StepId=5.0. "
+                "Some of the step tasks have been OOM Killed.\n",
+    "time_limit": "slurmstepd: error: *** STEP 51.0 ON gpu-7 CANCELLED AT 2026-03-01T10:00:00 DUE TO TIME LIMIT ***\n",
+}
+
+
+@pytest.mark.parametrize("category", sorted(_PROOF_LOGS))
+def test_the_summary_quotes_the_line_that_proves_the_cause(tmp_path, category):
+    log = tmp_path / "job.log"
+    log.write_text("epoch 1 step 10 loss 0.5\n" + _PROOF_LOGS[category])
+    result = replay.run(replay.ReplayOptions(paths=[str(log)], fmt="text"), lambda batch: None)
+    [d] = result.diagnoses
+    assert d.category == category
+    proof = d.evidence[0]["text"] if isinstance(d.evidence[0], dict) else d.evidence[0].text
+    assert category in _GENERIC_WORDS
+    # the summary carries words of the proving line beyond the taxonomy's wording of the category
+    distinctive = [w for w in re.findall(r"[A-Za-z_]{5,}", proof) if w.lower() not in d.summary.lower().split(": ")[0]]
+    assert any(w in d.summary for w in distinctive), (d.summary, proof)

@@ -123,6 +123,7 @@ def _clean(text: str) -> str:
             text = text[:m.start()].rstrip()
         text = _TRACEBACK_TAIL.sub("", text)
         text = re.sub(r"(?:\s*:)+$", "", text).rstrip()
+        text = re.sub(r"^(?::\s*)+", "", text)  # the rest of a line cut after its printer's name
         if text == before:
             break
     return text
@@ -178,11 +179,10 @@ def _detail(error: ErrorRecord, view: AttemptView | None = None) -> str:
     m = _ALLOC.search(error.message or "") or _ALLOC.search(error.line or "")
     if m:
         return f" (tried to allocate {m.group(1)})"
-    if error.category in ("python_exception", "checkpoint_error", "storage_io", "dataloader_error", "cuda_error",
-                          "nan_loss", "gpu_hardware", "rendezvous_error", "nccl_error", "unknown"):  # fmt: skip
-        message = readable_message(error, view)
-        return f": {message}" if message else ""
-    return ""
+    # every category quotes the line that proves it (issue 16: "the cause, the rank and the proof in
+    # one sentence"): the exception's message, the launcher's signal line, the kernel's kill line
+    message = readable_message(error, view)
+    return f": {message}" if message else ""
 
 
 def ranks_text(ranks: list[int]) -> str:
