@@ -2189,6 +2189,7 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     # "received 0 items of ancdata" when the fd limit is reached) is the DataLoader's IPC failing, not the network.
     TraceRule("dataloader_fd_passing", "dataloader_error", "pytorch/pytorch torch/multiprocessing/reductions.py rebuild_storage_fd "
               "(fd = df.detach()); python/cpython Lib/multiprocessing/resource_sharer.py DupFd.detach / _ResourceSharer.get_connection",
+              type=_r(r"Error$"),  # an error (not a KeyboardInterrupt / SystemExit passing through)
               frame=_r(r"torch/multiprocessing/reductions\.py:rebuild_storage_fd$|multiprocessing/resource_sharer\.py:(?:detach|get_connection)$")),
     TraceRule("dataloader_ancdata", "dataloader_error", "python/cpython Lib/multiprocessing/reduction.py recvfds (raise RuntimeError("
               "'received %d items of ancdata' % len(ancdata))), reached from the DataLoader's queue (rebuild_storage_fd)",

@@ -131,6 +131,7 @@ def test_h25b_trace_rules(exc_type, message, frames, rule):
         # a socket refused outside the DataLoader's fd passing (a store, a download): not this rule
         ("ConnectionRefusedError", "[Errno 111] Connection refused",
          ["/opt/conda/lib/python3.10/site-packages/torch/distributed/rendezvous.py:_create_c10d_store"]),
+        ("KeyboardInterrupt", "", ["/usr/lib/python3.11/multiprocessing/resource_sharer.py:detach"]),  # Ctrl-C during fd passing
         ("RuntimeError", "received 3 items of data", []),
         ("pynvml.nvml.NVMLError_DriverNotLoaded", "Driver Not Loaded", []),
         ("pynvml.nvml.NVMLError_NotSupported", "Not Supported", []),
