@@ -300,6 +300,17 @@ LINE_RULES: tuple[LineRule, ...] = (
              "nvidia-smi (driver 450-570: \"NVIDIA-SMI has failed because it couldn't communicate with the NVIDIA driver. Make sure that "
              "the latest NVIDIA driver is installed and running.\" [+ \" This can also be happening if non-NVIDIA GPU is running as "
              "primary display, and NVIDIA GPU is in WDDM mode.\"])"),
+    # h25b: NVML that cannot start because the driver and the library disagree, or the GPU is gone (a program's "Failed to
+    # initialize NVML: <nvmlErrorString>"): the node's GPU stack, not the job. Not "Driver Not Loaded" / "Insufficient
+    # Permissions" / "Function Not Found" (a container without the driver mounted: configuration).
+    LineRule("nvml_init_failed", "gpu_hardware", "Failed to initialize NVML: ",
+             _r(r"Failed to initialize NVML: (?P<what>Driver/library version mismatch|RM has detected an NVML/RM version mismatch|"
+                r"ERROR_LIB_RM_VERSION_MISMATCH|GPU is lost|ERROR_GPU_IS_LOST|GPU requires restart|ERROR_RESET_REQUIRED)"),
+             "SchedMD/slurm src/plugins/gpu/nvml/gpu_nvml.c _nvml_init (error(\"Failed to initialize NVML: %s\", nvmlErrorString(nvml_rc))); "
+             "NVIDIA/k8s-device-plugin (\"Failed to initialize NVML: %v.\", go-nvml Return names ERROR_LIB_RM_VERSION_MISMATCH ...); "
+             "nvmlErrorString: NVML_ERROR_LIB_RM_VERSION_MISMATCH \"Driver/library version mismatch\" (nvidia-smi) / pynvml's table \"RM has "
+             "detected an NVML/RM version mismatch.\", NVML_ERROR_GPU_IS_LOST \"GPU is lost\", NVML_ERROR_RESET_REQUIRED \"GPU requires "
+             "restart\"; read in the stored index"),
     # DCGM's diagnostics and health checks for a GPU's memory that failed (its DCGM_FR_* messages, dcgmi diag / health).
     LineRule("dcgm_memory_failure", "gpu_hardware", "",  # keys: _EXTRA_KEYS
              _r(r"GPU \d+ had uncorrectable memory errors and (?:row remapping failed|\d+ rows were remapped)"
@@ -609,6 +620,27 @@ LINE_RULES: tuple[LineRule, ...] = (
              "NVIDIA/nccl src/include/alloc.h ncclCudaCallocDebug (WARN(\"Failed to CUDA calloc %ld bytes\", nelem*sizeof(T))), "
              "ncclCudaCallocAsyncDebug 2.19+ (WARN(\"Failed to CUDA calloc async %ld bytes\", ...)); pytorch/pytorch "
              "torch/csrc/distributed/c10d/NCCLUtils.cpp getNcclErrorDetailStr (\"\\nLast error:\\n\" + ncclGetLastError)"),
+    # --- h25b (issue 16, session 25; fixtures/formats/failure_lines.json batch h25b): NCCL's host allocation that failed
+    # (ncclCalloc / ncclRealloc: malloc returned NULL, then ncclSystemError): host memory ran out under NCCL, host_oom.
+    # Only the WARN form: "Failed to malloc N bytes" alone is a common sentence of other programs.
+    LineRule("nccl_host_malloc_failed", "host_oom", "Failed to malloc ",
+             _r(r"\bNCCL WARN Failed to malloc (?P<bytes>\d+) bytes\s*$"),
+             "NVIDIA/nccl src/include/alloc.h ncclCalloc (2.7-2.11) / ncclCallocDebug (2.12+) and ncclRealloc (WARN(\"Failed to malloc %ld "
+             "bytes\", nelem*sizeof(T)); return ncclSystemError); read in the stored index"),
+    # h25b: NCCL's CUDACHECK / CUCHECK WARN when the CUDA call failed because a kernel faulted (the context's sticky errors,
+    # cudaGetErrorString of 700 and 702, 710, 714-719) or the GPU failed (214 ECC, 220 NVLink: gpu_hardware): the cause of
+    # the "unhandled cuda error" that follows. Other CUDA failures ('initialization error': dev 254/255) stay nccl_warn's
+    # and 'out of memory' nccl_cuda_oom's. Both wordings: "Cuda failure '%s'" (<= 2.18) and "Cuda failure %d '%s'" (2.19+).
+    LineRule("nccl_cuda_kernel_fault", "cuda_error", "Cuda failure ",
+             _r(r"\bNCCL WARN Cuda failure (?:(?P<code>\d+) )?'(?P<what>an illegal memory access was encountered|the launch timed out and "
+                r"was terminated|device-side assert triggered|hardware stack error|an illegal instruction was encountered|misaligned "
+                r"address|operation not supported on global/shared address space|invalid program counter|unspecified launch failure|"
+                r"(?P<gpu>uncorrectable ECC error encountered|uncorrectable NVLink error detected during the execution))'"),
+             "NVIDIA/nccl src/include/checks.h (CUDACHECK / CUDACHECKGOTO: WARN(\"Cuda failure '%s'\", cudaGetErrorString(err)) <= 2.18, "
+             "WARN(\"Cuda failure %d '%s'\", err, cudaGetErrorString(err)) 2.19+; CUCHECK with cuGetErrorString); CUDA driver_types.h "
+             "cudaErrorIllegalAddress 700, LaunchTimeout 702, Assert 710, HardwareStackError 714, IllegalInstruction 715, "
+             "MisalignedAddress 716, InvalidAddressSpace 717, InvalidPc 718, LaunchFailure 719, ECCUncorrectable 214, NvlinkUncorrectable 220",
+             classify=lambda m: "gpu_hardware" if m["gpu"] else "cuda_error"),
     LineRule("nccl_warn", "nccl_error", "NCCL WARN",
              _r(r"\bNCCL WARN (?P<what>.*)"),
              "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),
@@ -1193,6 +1225,31 @@ LINE_RULES: tuple[LineRule, ...] = (
              "kubernetes/kubernetes pkg/controller/tainteviction/taint_eviction.go addConditionAndDeletePod (v1.DisruptionTarget, Reason "
              "\"DeletionByTaintManager\", Message \"Taint manager: deleting due to NoExecute taint\"); 1.26-1.28 "
              "pkg/controller/nodelifecycle/scheduler/taint_manager.go, the same; read in the stored index"),
+    # h25b: the scheduler's DisruptionTarget condition on a victim of preemption ("<schedulerName>: preempting to accommodate
+    # a higher priority pod", 1.27+; "... pod group" / "podgroup" / "workload" with gang scheduling; 1.26's
+    # PreemptionByKubeScheduler "Kube-scheduler: preempting"): stopped from outside, as k8s_scheduler_preempted's event.
+    LineRule("k8s_scheduler_disruption", "preempted", ": preempting to accommodate a higher priority ",
+             _r(r"(?P<scheduler>[\w.-]+): preempting to accommodate a higher priority (?:pod group|podgroup|pod|workload)\b"),
+             "kubernetes/kubernetes pkg/scheduler/framework/preemption/preemption.go prepareCandidate (v1.DisruptionTarget, Reason "
+             "v1.PodReasonPreemptionByScheduler, Message fmt.Sprintf(\"%s: preempting to accommodate a higher priority pod\", "
+             "SchedulerName); \"... pod group\" / \"... workload\" for a preemptor group); read in the stored index"),
+    LineRule("k8s_scheduler_disruption_126", "preempted", "Kube-scheduler: preempting",
+             _r(r"\bKube-scheduler: preempting\b"),
+             "kubernetes/kubernetes pkg/scheduler/framework/preemption/preemption.go 1.26 (v1.AlphaNoCompatGuaranteeDisruptionTarget, "
+             "Reason \"PreemptionByKubeScheduler\", Message \"Kube-scheduler: preempting\"); read in the stored index"),
+    # h25b: the kubelet's SystemOOM event: the kernel's OOM killer ran on the node outside any container limit (cAdvisor's
+    # oom parser): host memory, host_oom. With the victim (1.19+) or without (older kubelets, or no process name).
+    LineRule("kubelet_system_oom", "host_oom", "System OOM encountered",
+             _r(r"\bSystem OOM encountered(?:, victim process: (?P<comm>[^,\n]+), pid: (?P<pid>\d+))?"),
+             "kubernetes/kubernetes pkg/kubelet/oom/oom_watcher_linux.go (systemOOMEvent = \"SystemOOM\"; eventMsg := \"System OOM "
+             "encountered\"; if event.ProcessName != \"\" && event.Pid != 0 { eventMsg = fmt.Sprintf(\"%s, victim process: %s, pid: %d\", "
+             "...) }); <= 1.18 pkg/kubelet/oom_watcher.go (\"System OOM encountered\"); read in the stored index"),
+    # h25b: JobSet's failed condition / event: a summary (a child Job failed; its pods say why), as the Job's backoff limit.
+    LineRule("jobset_failed", "unknown", "",  # keys: _EXTRA_KEYS
+             _r(r"\bjobset failed due to (?:one or more job failures|reaching max number of restarts)(?: \(first failed job: [\w.-]+\))?"),
+             "kubernetes-sigs/jobset pkg/constants/constants.go (FailedJobsMessage = \"jobset failed due to one or more job failures\", "
+             "ReachedMaxRestartsMessage = \"jobset failed due to reaching max number of restarts\"), pkg/controllers (0.9+: "
+             "messageWithFirstFailedJob: \"%s (first failed job: %s)\"); read in the stored index", SUMMARY),
     # The Job controller: a summary (the pods' own failures say why) when the backoff limit is reached; with a
     # podFailurePolicy, the rule's verdict names the container's exit code, read as launchers' exit codes are.
     LineRule("k8s_job_backoff_limit", "unknown", "Job has reached the specified backoff limit",
@@ -1887,6 +1944,7 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Pending page retirements together with a DBE", "GPU had an uncontained error (XID 95)",  # dcgm_memory_failure (h24b)
                "Too many open files",  # dataloader_fd_exhausted (h24b)
                "The node was low on resource: ", "Pod ephemeral local storage usage exceeds", "Usage of EmptyDir volume ",  # kubelet_eviction (h24b)
+               ": jobset failed due to ", "FailedJobs ", "ReachedMaxRestarts ",  # jobset_failed (h25b)
                "Exception (either an error or timeout)",  # watchdog_detected; its "failure" form below
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
@@ -2124,6 +2182,52 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("gpu_system_not_ready", "gpu_hardware", "NVIDIA CUDA runtime cudaErrorSystemNotReady (802, \"system not yet initialized\") "
               "via c10/cuda/CUDAException.cpp (line rule cuda_system_not_ready)",
               message=_r(r"CUDA error: system not yet initialized|CUDA_ERROR_SYSTEM_NOT_READY")),
+    # --- h25b (issue 16, session 25): the frameworks' failures raised as exceptions (failure_lines.json batch h25b), before
+    # rendezvous_store_call, cuda_error and nccl_error (which take a socket's reset and any "CUDA error: ").
+    # The DataLoader's tensors passed as file descriptors (the file_descriptor sharing strategy): an exception raised while
+    # the receiving side rebuilds a storage from a worker's fd (resource_sharer's connection refused or reset, recvfds'
+    # "received 0 items of ancdata" when the fd limit is reached) is the DataLoader's IPC failing, not the network.
+    TraceRule("dataloader_fd_passing", "dataloader_error", "pytorch/pytorch torch/multiprocessing/reductions.py rebuild_storage_fd "
+              "(fd = df.detach()); python/cpython Lib/multiprocessing/resource_sharer.py DupFd.detach / _ResourceSharer.get_connection",
+              type=_r(r"Error$"),  # an error (not a KeyboardInterrupt / SystemExit passing through)
+              frame=_r(r"torch/multiprocessing/reductions\.py:rebuild_storage_fd$|multiprocessing/resource_sharer\.py:(?:detach|get_connection)$")),
+    TraceRule("dataloader_ancdata", "dataloader_error", "python/cpython Lib/multiprocessing/reduction.py recvfds (raise RuntimeError("
+              "'received %d items of ancdata' % len(ancdata))), reached from the DataLoader's queue (rebuild_storage_fd)",
+              message=_r(r"^received \d+ items of ancdata$")),
+    # pynvml's NVMLError subclasses for a lost GPU and a driver/library mismatch (line rule nvml_init_failed gives the texts).
+    TraceRule("nvml_gpu_state", "gpu_hardware", "gpuopenanalytics/pynvml pynvml/nvml.py (NVMLError subclasses by code: "
+              "NVML_ERROR_GPU_IS_LOST -> NVMLError_GpuIsLost \"GPU is lost\", NVML_ERROR_LIB_RM_VERSION_MISMATCH -> "
+              "NVMLError_LibRmVersionMismatch, NVML_ERROR_RESET_REQUIRED -> NVMLError_ResetRequired)",
+              type=_r(r"(?:^|\.)NVMLError_(?:GpuIsLost|LibRmVersionMismatch|ResetRequired)$"),
+              message=_r(r"Failed to initialize NVML: (?:Driver/library version mismatch|RM has detected an NVML/RM version mismatch|GPU is lost)")),
+    # botocore's errors while reading an object's body (the connection broke mid-download: urllib3's ProtocolError, a reset,
+    # a short read): the object store, storage_io.
+    TraceRule("botocore_stream", "storage_io", "boto/botocore botocore/exceptions.py (ResponseStreamingError fmt = 'An error occurred "
+              "while reading from response stream: {error}' (1.31+), IncompleteReadError fmt = '{actual_bytes} read, but total bytes "
+              "expected is {expected_bytes}.'), botocore/response.py StreamingBody.read / _verify_content_length",
+              type=_r(r"^botocore\.exceptions\.(?:ResponseStreamingError|IncompleteReadError)$"),
+              message=_r(r"^An error occurred while reading from response stream: |^\d+ read, but total bytes expected is \d+\.$")),
+    # ENOTCONN on a path: the FUSE / network file system behind it is gone ("Transport endpoint is not connected", strerror
+    # of errno 107 in cpython's OSError "[Errno 107] ...: '<path>'"), storage_io even under torch.save (not the save's fault).
+    TraceRule("enotconn_path", "storage_io", "python/cpython Objects/exceptions.c OSError_str (\"[Errno %S] %S: %R\") with glibc "
+              "strerror(ENOTCONN) \"Transport endpoint is not connected\"",
+              message=_r(r"\[Errno 107\] Transport endpoint is not connected: ['\"]?/")),
+    # torch <= 1.4's THC cuBLAS check ("cublas runtime error : <text> at <file>:<line>"): resource allocation failed is
+    # CUBLAS_STATUS_ALLOC_FAILED (device memory, cuda_oom as device_alloc_failed); the other texts cuda_error.
+    TraceRule("thc_cublas_alloc_failed", "cuda_oom", "pytorch/pytorch aten/src/THC/THCGeneral.cpp __THCublasCheck (CUBLAS_STATUS_ALLOC_FAILED: "
+              "errmsg = \"resource allocation failed\"; _THError(file, line, \"cublas runtime error : %s\", errmsg)), torch 0.4-1.4",
+              message=_r(r"^cublas runtime error : resource allocation failed\b")),
+    TraceRule("thc_cublas_error", "cuda_error", "pytorch/pytorch aten/src/THC/THCGeneral.cpp __THCublasCheck (\"library not initialized\", "
+              "\"an invalid numeric value was used as an argument\", \"an absent device architectural feature is required\", \"an access "
+              "to GPU memory space failed\", \"the GPU program failed to execute\", \"an internal operation failed\", \"unknown error\")",
+              message=_r(r"^cublas runtime error : ")),
+    # Ray's GCS death cause for an actor whose node died, in its 2.2x wording ("The actor died because its node has died.
+    # Node Id: ..." then "\tthe actor's node was terminated [un]expectedly: <reason>"), as ray_node_died reads the older
+    # "The actor is dead because ..."; not a node Ray says was preempted.
+    TraceRule("ray_node_died_gcs", "node_failure", "ray-project/ray src/ray/gcs/gcs_server/gcs_actor_manager.cc (oss << \"The actor died "
+              "because its node has died. Node Id: \" << node_id << \"\\n\"; \"\\tthe actor's node was terminated expectedly: \" / "
+              "\"unexpectedly: \" / \"preempted: \" << reason_message); read in the stored index",
+              message=_r(r"The actor died because its node has died\.(?![\s\S]*node was preempted)")),
     # Whatever the c10d rendezvous backend's store call raises is re-raised as RendezvousConnectionError ("The connection to
     # the C10d store has failed. See inner exception for details.") from it: the inner exception (often the only one left
     # in a copy) is a socket's "Broken pipe" / "Connection reset by peer" that nccl_error would otherwise read as a

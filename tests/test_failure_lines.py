@@ -18,7 +18,7 @@ from diagnose_in_process import diagnoses_of
 TABLE = Path(__file__).resolve().parent.parent / "fixtures" / "formats" / "failure_lines.json"
 ENTRIES = json.loads(TABLE.read_text())
 FIELDS = {"id", "family", "source_repo", "path", "version", "format", "text", "category", "half"}
-BATCHES = {"h22b", "h24b"}  # h22b's entries carry no `batch` field (bench/score_failure_lines.py FIRST_BATCH)
+BATCHES = {"h22b", "h24b", "h25b"}  # h22b's entries carry no `batch` field (bench/score_failure_lines.py FIRST_BATCH)
 
 # Left wrong on purpose, with the reason (README "Failure lines from the frameworks' source (h22b)").
 STILL_WRONG = {
@@ -26,22 +26,15 @@ STILL_WRONG = {
                          "is the rendezvous, mid-run the store's host died; the line alone does not say which",
     "mg_missing_ckpt_old": "Megatron's 2023 '--exit-on-missing-checkpoint' line holds no capital or rare sign for the "
                            "line prefilter's first-character skip (tests/test_errors.py); only the 2026 wording is read",
-    "nccl_cuda_failure_illegal": "NCCL's CUCHECK WARN is read by the nccl_warn family (nccl_error); measure half, no rule",
     "pl_sigterm_exception": "Lightning's SIGTERMException (a SystemExit, no message) has no rule; measure half",
-    "errno107_fuse": "ENOTCONN (a dead FUSE mount) is not among the storage errnos; measure half",
     # h24b's measure half: no rule written for these (they were not in the build half)
-    "nccl_host_malloc_warn": "NCCL's host ncclCalloc WARN ('Failed to malloc N bytes') is read by the nccl_warn family "
-                             "(nccl_error); measure half, no rule",
-    "nccl_cuda_failure_launch": "NCCL's CUDACHECK WARN with a launch failure is read by the nccl_warn family (nccl_error); "
-                                "measure half, no rule",
-    "dl_ancdata": "cpython's 'received 0 items of ancdata' under the DataLoader's queue has no rule (python_exception); measure half",
-    "kubelet_system_oom": "the kubelet's SystemOOM event ('System OOM encountered, victim process: ...') has no rule; measure half",
-    "sched_disruption_preemption": "the scheduler's DisruptionTarget condition ('<scheduler>: preempting to accommodate a higher "
-                                   "priority pod') has no rule; measure half",
-    "nvml_version_mismatch": "nvidia-smi's 'Failed to initialize NVML: Driver/library version mismatch' has no rule; measure half",
     "errno107_ls_line": "strerror(ENOTCONN) on a tool's line ('Transport endpoint is not connected') is not among the storage "
                         "texts; measure half",
-    "botocore_response_streaming": "botocore's ResponseStreamingError is not among the storage exception types; measure half",
+    # h25b's measure half: no rule written for these (they were not in the build half)
+    "nccl_last_error_malloc": "NCCL's host 'Failed to malloc N bytes' repeated under 'Last error:' in a DistBackendError's message is "
+                              "read by nccl_error (the line rule nccl_host_malloc_failed reads only the NCCL WARN line); measure half",
+    "enotconn_coreutils": "strerror(ENOTCONN) on a tool's line ('cannot access ...: Transport endpoint is not connected') has no line "
+                          "rule (enotconn_path reads cpython's '[Errno 107] ...: <path>'); measure half",
 }
 
 
