@@ -1840,8 +1840,8 @@ LINE_RULES: tuple[LineRule, ...] = (
     # report alone is a slow peer, not a stall; a count equal to the world size is the barrier met (classify: None).
     # Samples: dev 836 (ultralytics/yolov5#4574, eight reports at worker_count=8 for world_size=4, the training never
     # starts); dev 687 (the same count at 2x the world size, ending in the timeout: rendezvous_error, the trace rule's);
-    # yolov5#4400 (the same reports every 10 s at timeout=0:01:00); uzh-rpg/RVT#18 (worker_count=1 of world_size=2 for a
-    # minute, a second node never joined); AlibabaResearch/efficientteacher#85 (world_size=2, worker_count=4, repeating).
+    # yolov5#4400 (the same reports every 10 s at timeout=0:01:00); uzh-rpg/RVT#18 (worker_count=1 of world_size=2, every
+    # 10 s for a minute); AlibabaResearch/efficientteacher#85 (world_size=2, worker_count=4, repeating).
     LineRule("store_barrier_wait", "hang", "Waiting in store based barrier",
              _r(r"Waiting in store based barrier to initialize process ?group for (?:[\d.]+ seconds ?)?rank: ?(?P<waiting>\d+), "
                 r"key: ?(?P<key>\S+) \(world_size=(?P<world>\d+), (?:worker_count|num_workers_joined)=(?P<joined>\d+)"),
