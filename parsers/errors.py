@@ -1885,6 +1885,35 @@ LINE_RULES: tuple[LineRule, ...] = (
              "\"N/A\" while the pod has none); kubernetes-sigs/kueue apis/config/v1beta1/defaults.go (defaultPodsReadyTimeout = 5 * "
              "time.Minute)",
              SUMMARY, classify=lambda m: "pods_ready_timeout" if _age_minutes(m["age"]) >= 5 else None),
+    # --- h25a (issue 16, session 25; fixtures/eval README "Batch h25a"): the class of batch h25a's miss (dev 835-838, a blind
+    # draw of the thin classes searched by their failure lines).
+    # c10d's store-based barrier at the end of init_process_group: each rank adds itself to the key
+    # store_based_barrier_key:N and waits until the count equals the world size, logging the line below every 10 s while it
+    # differs (torch 1.8-1.13 `worker_count=`, 2.0-2.2 `num_workers_joined=`, 2.3+ at debug level with the seconds waited),
+    # then "Rank R: Completed store-based barrier ..." (store_barrier_completed); at `timeout` it raises "Timed out
+    # initializing process group in store based barrier" (TraceRule store_based_barrier_timeout, rendezvous_error). A wait
+    # report is a stall report (role warning): with no failure in the log, a wait repeated (rules.STALL_REPEATS) with no step
+    # and no completion after it is a start-up that stopped (the silent-stop rule 1 of fixtures/eval/README names it). One
+    # report alone is a slow peer, not a stall; a count equal to the world size is the barrier met (classify: None).
+    # Samples: dev 836 (ultralytics/yolov5#4574, eight reports at worker_count=8 for world_size=4, the training never
+    # starts); dev 687 (the same count at 2x the world size, ending in the timeout: rendezvous_error, the trace rule's);
+    # yolov5#4400 (the same reports every 10 s at timeout=0:01:00); uzh-rpg/RVT#18 (worker_count=1 of world_size=2, every
+    # 10 s for a minute); AlibabaResearch/efficientteacher#85 (world_size=2, worker_count=4, repeating).
+    LineRule("store_barrier_wait", "hang", "Waiting in store based barrier",
+             _r(r"Waiting in store based barrier to initialize process ?group for (?:[\d.]+ seconds ?)?rank: ?(?P<waiting>\d+), "
+                r"key: ?(?P<key>\S+) \(world_size=(?P<world>\d+), (?:worker_count|num_workers_joined)=(?P<joined>\d+)"),
+             "pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier (1.8-1.13: logger.info(\"Waiting in store "
+             "based barrier to initialize process group for rank: {}, key: {} (world_size={}, worker_count={}, timeout={})\") every "
+             "10 s while worker_count != world_size; 2.0-2.2: \"... rank: %s, key: %s (world_size=%s, num_workers_joined=%s, "
+             "timeout=%s)\" after each store.wait of logging_interval; 2.3+: logger.debug(\"Waiting in store based barrier to "
+             "initialize process group for %s seconds\" \"rank: %s, key: %s (world_size=%s, num_workers_joined=%s, timeout=%s "
+             "error=%s)\"); a vendored copy in an elastic DDP controller read in the stored index logs it with \"process\" "
+             "\"group\" joined without a space",
+             WARNING, classify=lambda m: None if m["joined"] == m["world"] else "hang"),
+    LineRule("store_barrier_completed", "hang", "Completed store-based barrier",
+             _r(r"Rank \d+: Completed store-based barrier for key: ?\S+ with \d+ nodes"),
+             "pytorch/pytorch torch/distributed/distributed_c10d.py _store_based_barrier (logger.info(\"Rank %s: Completed "
+             "store-based barrier for key:%s with %s nodes.\", rank, store_key, world_size) once the count is met)", WARNING),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"

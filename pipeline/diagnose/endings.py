@@ -19,6 +19,7 @@ from gangscope.pipeline.diagnose.rules import (
     BARS_NEEDING_PROGRESS, COLLAPSED_LOSS_SCALE, COLLAPSED_OVERFLOWS, CONFIDENCE, CUT_TRACEBACK_FORMS, CUT_TRACEBACK_FRAMES,
     EVENT_VERDICTS, EXCERPT_SOURCES, PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END, LAST_WORD_WARNINGS,
 )
+from gangscope.pipeline.diagnose.rules import STALL_REPEATS  # h25a
 from gangscope.pipeline.diagnose.summary import cut_message, ranks_text, readable_message, who
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -411,8 +412,15 @@ def stall_reports(view: AttemptView) -> list[ErrorRecord]:
     for e in found:  # a library's word that the stall is over (rules.STALL_RESOLVED) is progress, as a step is
         if e.pattern in STALL_RESOLVED and (e.pod not in last or _position(e) > last[e.pod]):
             last[e.pod] = _position(e)
-    return sorted((e for e in found if e.pattern not in STALL_RESOLVED and not (e.pod in last and last[e.pod] > _position(e))),
-                  key=_position)
+    found = sorted((e for e in found if e.pattern not in STALL_RESOLVED and not (e.pod in last and last[e.pod] > _position(e))),
+                   key=_position)
+    # h25a: a report printed again every interval while the library waits (rules.STALL_REPEATS) is a stall only when its pod
+    # printed it that many times with no progress after them (one or two are a late peer)
+    repeats: dict[tuple[str, str | None], int] = {}
+    for e in found:
+        if e.pattern in STALL_REPEATS:
+            repeats[(e.pattern, e.pod)] = repeats.get((e.pattern, e.pod), 0) + 1
+    return [e for e in found if e.pattern not in STALL_REPEATS or repeats[(e.pattern, e.pod)] >= STALL_REPEATS[e.pattern]]
 
 
 def _reported_stall(view: AttemptView, reports: list[ErrorRecord], base: dict, end_reason: str) -> DiagnosisRecord:

@@ -35,6 +35,15 @@ BARS_NEEDING_PROGRESS = frozenset({"tqdm"})
 #: endings.stall_reports such a line is progress, as a step is: a stall it follows resumed.
 STALL_RESOLVED = frozenset({"xla_rendezvous_unstuck"})
 
+# --- h25a (issue 16, session 25): c10d's store-based barrier (parsers/errors.py store_barrier_wait, store_barrier_completed).
+#: Its completion line is progress past the barrier: the waits before it resumed.
+STALL_RESOLVED = STALL_RESOLVED | {"store_barrier_completed"}
+#: Stall reports a library prints again every interval while it waits, with how many reports of one pod make a stall:
+#: c10d logs the barrier's wait every 10 s (torch/distributed/distributed_c10d.py _store_based_barrier), and one or two
+#: reports are peers arriving late (a node's launcher started a few seconds after another's); three are 30 s and more of a
+#: world that did not fill.
+STALL_REPEATS: dict[str, int] = {"store_barrier_wait": 3}
+
 #: Stops a launcher's own kill explains (rule names, parsers/errors.py): slurmstepd prints the same
 #: "*** STEP|JOB ... CANCELLED AT ... ***" (no reason) for scancel and for the step srun terminates
 #: itself after a task's bad exit (SchedMD/slurm src/srun/launch.c _task_finish -> _step_signal
