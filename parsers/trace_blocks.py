@@ -26,6 +26,7 @@ from gangscope.parsers.trace_shapes import (
     BOX_EXITCODE_SHAPE,
     BOX_RANK_SHAPE,
     CARET,
+    CUT_TYPE,
     DUMP_FRAME,
     DUMP_THREAD,
     DUMP_TIMEOUT,
@@ -38,11 +39,13 @@ from gangscope.parsers.trace_shapes import (
     IPY_FRAME,
     IPY_HEAD,
     LOGURU_FRAME,
+    LOWER_CASE_TYPES,
     ORIGINAL_TB,
     PE_FRAME,
     PE_INFIX,
     PE_RULE,
     PE_TYPE,
+    RAISED,
     REPEAT,
     RICH_CODE,
     RICH_FRAME,
@@ -85,6 +88,7 @@ class _Link:
     remote: dict[str, Any] | None = None  # a traceback carried in the message (other process)
     remote_links: list[_Link] | None = None
     failures: dict[str, Any] | None = None  # ChildFailedError box
+    cut: bool = False  # h25c: its exception line was cut mid-name (read as no type; the trace is cut short)
 
     @property
     def message(self) -> str:
@@ -141,6 +145,7 @@ def parse_block(lines: list[str], text: str | None = None, failures: dict[str, A
         if failures is not None and links[-1].failures is not None:
             links[-1].failures = failures
         record = _record_of(links)
+        record.truncated = record.truncated or any(link.cut for link in links)  # h25c: read as a trace cut before its exception line
     record.text = text
     return record
 
@@ -426,6 +431,9 @@ def _read_exception(items: list[Any], i: int) -> tuple[_Link | None, int]:
     m = EXCEPTION.match(items[i])
     if m is None:
         return (link if has_header else None), i
+    if m.group("msg") is None and _skip_blanks(items, i + 1) >= n and _cut_type(m.group("type"), link):
+        link.cut = True  # h25c: the exception line was cut mid-name where the block ends: a trace with no type
+        return link, n
     link.type = m.group("type")
     link.message_lines = [m.group("msg") or ""]
     i = _read_message(items, i + 1, link)
@@ -433,6 +441,16 @@ def _read_exception(items: list[Any], i: int) -> tuple[_Link | None, int]:
         link.group = [_sub_exception(node) for node in items[i]]
         i += 1
     return link, i
+
+
+def _cut_type(kind: str, link: _Link) -> bool:
+    """h25c: whether a bare exception line that ends its block is a name cut short (trace_shapes CUT_TYPE, RAISED)."""
+    if CUT_TYPE.match(kind) and kind not in LOWER_CASE_TYPES:
+        return True
+    code = link.frames[-1].code if link.frames else None
+    raised = RAISED.match(code.splitlines()[-1].strip()) if code else None
+    last = kind.rsplit(".", 1)[-1]
+    return bool(raised) and raised.group("name") != last and raised.group("name").startswith(last)
 
 
 def _read_frames(items: list[Any], i: int, link: _Link) -> int:

@@ -57,6 +57,17 @@ BOX_TITLE = re.compile(r"^\S.{0,400} FAILED\s*$")
 # a copy may have set a space before the colon).
 BOX_ROOT_CAUSE = re.compile(r"^Root Cause(?: \(first observed failure\))? ?:\s*$")
 CHILD_FAILED_TYPE = "torch.distributed.elastic.multiprocessing.errors.ChildFailedError"
+# --- h25c (issue 16, session 25): an exception line cut mid-name where a paste or an excerpt ends.
+# Python prints the type as `module.QualName` (cpython Lib/traceback.py TracebackException.format_exception_only:
+# stype = exc_type.__qualname__, prefixed by exc_type.__module__ unless it is "__main__" or "builtins"), and a class
+# name is a CapWords word: a dotted name whose last part starts in lower case, with no colon, is a module path cut
+# short (`torch.distribu` of torch.distributed.elastic.multiprocessing.errors.ChildFailedError), not a type. The few
+# stdlib exception classes with lower-case names are kept as types.
+CUT_TYPE = re.compile(r"^[A-Za-z_]\w*(?:\.\w+)*\.[a-z_]\w*$")
+LOWER_CASE_TYPES = frozenset({"socket.timeout", "socket.error", "socket.herror", "socket.gaierror", "select.error"})
+# ... or cut inside the class name the last frame raises (`raise ChildFailedError(` then `ChildFa`): the statement's
+# name, read from the frame's code line.
+RAISED = re.compile(r"^raise\s+(?:[\w.]+\.)?(?P<name>[A-Za-z_]\w*)\s*(?:\(|$)")
 # A box entry's rank and exit code found by their values' shape, where a copy of the box joined
 # its fields on one line, lost the `:` after a key, the `_` of `local_rank` / `error_file`, or put
 # the fields in a table (`| rank | ... |`) or a list (`- rank: ...`). The values are the format

@@ -659,7 +659,7 @@ class TraceParser:
         record.time, record.seq, record.rank, record.local_rank = first.time, first.seq, first.rank, first.local_rank
         record.line_count = block.count
         # cut short: over its bounds, or it stopped (stream end, idle, a foreign line) where more was due
-        record.truncated = block.truncated or state not in TERMINAL
+        record.truncated = record.truncated or block.truncated or state not in TERMINAL  # (h25c: or its type was cut)
         return [record]
 
 
