@@ -107,8 +107,26 @@ _INNER_REACH = INNER_REACH = 512  # how far into a line such a prefix is looked 
 # Batch h24d, dev 832 (mosaicml/composer#1438).
 _COMPOSE = re.compile(r"(?:\x1b?\[[0-9;]*m)*[A-Za-z0-9][\w.-]{0,62}[-_]\d{1,4} +\|(?:\x1b?\[[0-9;]*m)*(?: |$)")
 COMPOSE_BAR, COMPOSE_REACH = " |", 80  # the cheap test for it: " |" within this many characters of a line's start
+# [h25d] torchx's and NeMo-Run's log printers put "<role>/<replica id> " before every line of a replica (pytorch/torchx
+# torchx/util/log_tee_helpers.py _print_log_lines_for_role_replica: prefix = f"{color_begin}{which_role}/{which_replica}{color_end} "
+# through _prefix_line; torchx/cli/cmd_log.py print_log_lines: f"{GREEN}{role_name}/{replica_id}{ENDC} "; NVIDIA/NeMo-Run
+# src/nemo_run/run/logs.py print_log_lines, the same, its role named after the task, e.g. "nemo.collections.llm.api.pretrain").
+# Green on a tty (a copy from a terminal keeps the codes without ESC). It names a role's replica, not a rank, and is read only
+# where torchrun's own prefix follows it ("i.pretrain/0 [default1]:Traceback ..."): that one gives the local rank. A bare
+# "<word>/<digits> " is too common a start of a line (a fraction, a path) to be taken off alone.
+# Batch h25d, dev 869 (NVIDIA-NeMo/Speech#12473); dev 715 (#12203) has "[rank0]:" after it, which _INNER reads already.
+_TORCHX = re.compile(r"(?:\x1b?\[[0-9;]*m)*[A-Za-z_][\w.-]{0,127}/\d{1,6}(?:\x1b?\[[0-9;]*m)* (?=\[)")
+TORCHX_MARK, TORCHX_REACH = "]:", 160  # the cheap test for it: the end of torchrun's prefix within this many characters
+# [h25d] A log viewer's table pasted into a GitHub comment: GitHub's paste handler turns an HTML table into a Markdown one,
+# each row its cells' text joined by " | ", an empty cell written as a no-break space (github/paste-markdown
+# src/paste-markdown-table.ts tableMarkdown: `.map(columnText).join(' | ')`; columnText: textContent trimmed, "|" escaped as
+# "\\|", a newline as " ", `text || noBreakSpace`). A viewer's row is its icon columns (empty), its time, then the log line:
+# "\u00a0 | \u00a0 | \u00a0 | 2021-11-17 12:30:37 | File ...". Read only with one empty cell or more first and a time cell
+# before the line (loguru's own "2023-07-26 04:37:11.717 | INFO     | ..." starts with its time, no empty cell, and is left
+# as it is); the line's leading blanks were trimmed by the paste. Batch h25d, dev 865 (tensorflow/tensorflow#53098).
+_PASTED_TABLE_ROW = re.compile(r"(?:[ \u00a0]+\|)+ (?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)?) \|(?: |$)")
 # The first characters of a line that may start a rank prefix (besides a digit: srun's task id).
-PREFIX_FIRST = "[ (\x1br"
+PREFIX_FIRST = "[ (\x1br\u00a0"  # [h25d] the no-break space of a pasted table's empty cell
 
 
 def strip_rank_prefixes(text: str) -> tuple[str, int | None, int | None]:
@@ -149,7 +167,8 @@ def may_be_prefixed(text: str) -> bool:
     first = text[:1]
     return (first != "" and (first in PREFIX_FIRST or first.isdigit()) or text.find("[rank", 1, _INNER_REACH) > 0
             or text[24:25] == "["  # Horovod's prefix led by time.asctime() (24 characters)
-            or text.find(COMPOSE_BAR, 1, COMPOSE_REACH) > 0)  # [h24d] docker compose's "<container> | "
+            or text.find(COMPOSE_BAR, 1, COMPOSE_REACH) > 0  # [h24d] docker compose's "<container> | "
+            or text.find(TORCHX_MARK, 1, TORCHX_REACH) > 0)  # [h25d] torchx's "<role>/<replica> " before torchrun's prefix
 
 
 def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
@@ -175,6 +194,13 @@ def _other_prefixes(text: str) -> tuple[str, int | None, int | None]:
         return rest, (rank if rank is not None or m.group(1) is None else int(m.group(1))), local_rank
     if text.find(COMPOSE_BAR, 1, COMPOSE_REACH) > 0 and (compose := _COMPOSE.match(text)) is not None:  # [h24d]
         return strip_rank_prefixes(text[compose.end():]) if compose.end() < len(text) else ("", None, None)
+    if (first == " " or first == "\u00a0") and (row := _PASTED_TABLE_ROW.match(text)) is not None:  # [h25d]
+        return strip_rank_prefixes(text[row.end():]) if row.end() < len(text) else ("", None, None)
+    if text.find(TORCHX_MARK, 4, TORCHX_REACH) > 0 and (torchx := _TORCHX.match(text)) is not None:  # [h25d]
+        rest = text[torchx.end():]
+        stripped = strip_rank_prefixes(rest)
+        if len(stripped[0]) < len(rest):  # torchrun's prefix followed it
+            return stripped
     at = text.find("[rank", 1, _INNER_REACH)
     if at > 0 and text[at - 1] in " \t]>:" and (m := _INNER.match(text, at)) is not None:
         rest, rank, local_rank = strip_rank_prefixes(text[m.end():])

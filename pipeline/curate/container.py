@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import Callable, Iterable
 
 from gangscope.parsers import envelopes, times
-from gangscope.parsers.lines import COMPOSE_BAR, COMPOSE_REACH, INNER_REACH, PREFIX_FIRST, Line, may_be_prefixed, strip_rank_prefixes
+from gangscope.parsers.lines import COMPOSE_BAR, COMPOSE_REACH, INNER_REACH, PREFIX_FIRST, TORCHX_MARK, TORCHX_REACH, Line, may_be_prefixed, strip_rank_prefixes
 from gangscope.parsers.wraps import join_wrapped
 from gangscope.parsers.redact import redact_record
 from gangscope.parsers.records import Record, TraceRecord
@@ -536,7 +536,8 @@ class ContainerCurator:
         # (parsers/lines.may_be_prefixed, inlined): most lines have none and skip the two calls.
         first = text[:1]
         if (first in PREFIX_FIRST or first.isdigit() or text.find("[rank", 1, INNER_REACH) > 0 or text[24:25] == "["
-            or text.find(COMPOSE_BAR, 1, COMPOSE_REACH) > 0):  # [h24d] docker compose's prefix (parsers/lines.py)
+            or text.find(COMPOSE_BAR, 1, COMPOSE_REACH) > 0  # [h24d] docker compose's prefix (parsers/lines.py)
+            or text.find(TORCHX_MARK, 1, TORCHX_REACH) > 0):  # [h25d] torchx's role/replica prefix (parsers/lines.py)
             size = len(text)
             text, rank, local_rank = strip_rank_prefixes(text)
             key = (stream, rank, local_rank) if (rank is not None or local_rank is not None) else stream

@@ -16,7 +16,7 @@ record, `_emit` (Trainer folder, redaction, stamp and id) and the block scan, wh
 
 from __future__ import annotations
 
-from gangscope.parsers.lines import COMPOSE_BAR, COMPOSE_REACH, INNER_REACH, PREFIX_FIRST, Line, strip_rank_prefixes
+from gangscope.parsers.lines import COMPOSE_BAR, COMPOSE_REACH, INNER_REACH, PREFIX_FIRST, TORCHX_MARK, TORCHX_REACH, Line, strip_rank_prefixes
 from gangscope.parsers.steps import NOT_WHOLE, StepParser
 from gangscope.pipeline.curate.substream import LINE_PARSERS, RuleFailed
 
@@ -32,7 +32,8 @@ def feed_step_line(c, time: str, stream: str, text: str, exact_from: int, out: l
     whose exact mask holds STEP_BIT (the caller's test)."""
     first = text[:1]
     if (first in PREFIX_FIRST or first.isdigit() or text.find("[rank", 1, INNER_REACH) > 0 or text[24:25] == "["
-            or text.find(COMPOSE_BAR, 1, COMPOSE_REACH) > 0):  # [h24d] docker compose's prefix (parsers/lines.py)
+            or text.find(COMPOSE_BAR, 1, COMPOSE_REACH) > 0  # [h24d] docker compose's prefix (parsers/lines.py)
+            or text.find(TORCHX_MARK, 1, TORCHX_REACH) > 0):  # [h25d] torchx's role/replica prefix (parsers/lines.py)
         size = len(text)
         body, rank, local_rank = strip_rank_prefixes(text)
         if exact_from < size - len(body):  # the hints are not exact on the stripped text
