@@ -575,7 +575,7 @@ class ContainerCurator:
             records = self._rule_failed(failed, key, time, seq)
         else:
             if records and raw is not None and not was_open and not sub.open_bits:
-                REPEATED_ERRORS.note(raw, text, stream, self.parser_classes, sub.prefilters, hints, known, key, records)
+                REPEATED_ERRORS.note(raw, text, stream, self.parser_classes, sub.fed, hints, known, key, records)
         if sub.open_bits:
             if not was_open or records:  # a record (re)started on this line
                 sub.opened_at = self.position

@@ -8,13 +8,12 @@ text alone where its sub-stream holds nothing open.
 
 What is remembered, per text (rank prefixes included), is kept only where the answer is the text's
 alone: the line came with the block scan's hints (`hints` != -1), its sub-stream held no open record
-before nor after it, it made exactly one record, an `ErrorRecord`, and no parser of the table but the
-`ErrorDetector` wants the text (its prefilter): then `SubStream.feed` fed that parser alone (a parser is
-fed where it is open or its prefilter holds on the text, see substream.py), and `ErrorDetector` keeps no
-state, so its record is a function of the text, its rank prefixes, and the line's time and seq. A later
-line of the same stream and text, parser table, hints and exact bits, whose sub-stream is there and holds
-nothing open, gets a copy of that record with its own time and seq (`hit`): what `_logical` would have
-made. tests/test_h25e_repeats.py holds the two paths' records equal and the bound.
+before nor after it, `SubStream.feed` fed it to the `ErrorDetector` alone (`SubStream.fed`), and it made
+exactly one record, an `ErrorRecord`. Which parsers a closed sub-stream feeds is a function of the text,
+the hints and the exact bits (substream.py), and `ErrorDetector` keeps no state, so its record is a
+function of the text, its rank prefixes, and the line's time and seq. A later line of the same stream and
+text, parser table, hints and exact bits, whose sub-stream is there and holds nothing open, gets a copy
+of that record with its own time and seq (`record`): what `_logical` would have made. tests/test_h25e_repeats.py holds the two paths' records equal and the bound.
 
 Bounded: `MAX_ENTRIES` texts of at most `MAX_TEXT` characters, the oldest dropped first (counted in
 `evicted`). One table per process: what it holds names no container (the stamp comes after).
@@ -42,21 +41,19 @@ class RepeatedErrors:
         self.max_text = max_text
         self.entries: dict[tuple[str, str], tuple] = {}
         self.evicted = 0  # entries dropped to keep the bound
-        self._only_errors: dict[tuple, tuple] = {}  # parser table -> (ErrorDetector's index, the others' prefilters)
+        self._error_bit: dict[tuple, int] = {}  # parser table -> ErrorDetector's bit in it (-1: none)
 
-    def note(self, text: str, body: str, stream: str, parsers: tuple, prefilters: list, hints: int, known: int,
+    def note(self, text: str, body: str, stream: str, parsers: tuple, fed: int, hints: int, known: int,
              key, records: list) -> None:
         """The general path's answer for a line of `text` (`body`: without its rank prefixes, as the parsers
-        read it; its sub-stream `key` closed before and after it): kept where it is the text's alone (module
-        doc)."""
+        read it; its sub-stream `key` closed before and after it; `fed`: the bits of the parsers
+        `SubStream.feed` fed it to): kept where it is the text's alone (module doc)."""
         if len(records) != 1 or type(records[0]) is not ErrorRecord or len(text) > self.max_text or self.max_entries <= 0:
             return
-        table = self._only_errors.get(parsers)
-        if table is None:
-            index = next((i for i, cls in enumerate(parsers) if cls is ErrorDetector), -1)
-            table = self._only_errors[parsers] = (index, [w for i, w in enumerate(prefilters) if i != index])
-        index, others = table
-        if index < 0 or any(wants(body) or wants(text) for wants in others):
+        bit = self._error_bit.get(parsers)
+        if bit is None:
+            bit = self._error_bit[parsers] = next((1 << i for i, cls in enumerate(parsers) if cls is ErrorDetector), -1)
+        if fed != bit:
             return
         entries = self.entries
         where = (stream, text)
