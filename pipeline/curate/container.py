@@ -29,6 +29,7 @@ from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text
 from gangscope.pipeline.curate.trace_errors import error_of_trace
 from gangscope.pipeline.curate.scan import exact_block_databases
 from gangscope.pipeline.curate.step_lines import STEP_BIT, feed_step_line
+from gangscope.pipeline.curate.repeats import REPEATED_ERRORS, RepeatedErrors
 
 
 # How far back a line looks for earlier lines of its stream with the same time.
@@ -532,6 +533,17 @@ class ContainerCurator:
                 seq = 0
                 self.last_time[stream] = stamp
             self.last_seq[stream] = seq
+        raw = text if hints != -1 else None  # (the block scan's hints: see repeats.py)
+        if raw is not None:
+            # an error line whose text was seen, answered as it was then (repeats.py)
+            entry = REPEATED_ERRORS.entries.get((stream, text))
+            if (entry is not None and entry[0] is self.parser_classes and entry[1] == hints
+                    and entry[2] == (self.exact_mask if exact_from >= entry[5] else 0)):
+                sub = self.subs.get(entry[3])
+                if sub is not None and not sub.open_bits:
+                    sub.last_time = time
+                    self._emit([RepeatedErrors.record(entry, time, seq)], stream, out)
+                    return
         # A rank prefix starts with one of a few characters or is torch's "[rankN]:" after a head
         # (parsers/lines.may_be_prefixed, inlined): most lines have none and skip the two calls.
         first = text[:1]
@@ -562,6 +574,9 @@ class ContainerCurator:
             records = sub.feed(_new_line(Line, (time, seq, text, rank, local_rank)), hints, known)
         except RuleFailed as failed:
             records = self._rule_failed(failed, key, time, seq)
+        else:
+            if records and raw is not None and not was_open and not sub.open_bits:
+                REPEATED_ERRORS.note(raw, text, stream, self.parser_classes, sub.fed, hints, known, key, records)
         if sub.open_bits:
             if not was_open or records:  # a record (re)started on this line
                 sub.opened_at = self.position

@@ -66,7 +66,7 @@ class SubStream:
     only when it is fed, expired or closed, so it is read back only then. A parser that raises
     is one unit of work failing: it skips the line, is reset, and the others go on (RuleFailed)."""
 
-    __slots__ = ("parsers", "prefilters", "exact", "expiring", "open_bits", "opened_at", "last_time", "_seconds")
+    __slots__ = ("parsers", "prefilters", "exact", "expiring", "open_bits", "opened_at", "last_time", "_seconds", "fed")
 
     def __init__(self, parser_classes: tuple[type, ...]):
         self.parsers = [cls() for cls in parser_classes]
@@ -76,6 +76,7 @@ class SubStream:
         self.opened_at = None  # the source position of the line that opened the current record
         self.last_time = None  # the time of the last line fed
         self._seconds = (None, None)  # last_time in seconds, as last worked out
+        self.fed = 0  # the bits of the parsers the last `feed` fed (curate/repeats.py reads it)
 
     @property
     def open(self) -> bool:
@@ -140,8 +141,10 @@ class SubStream:
                 hints &= ~wanted | found
         bit = 1
         failed = None
+        fed = 0
         for parser, wants in zip(self.parsers, self.prefilters):
             if open_bits & bit or (hints & bit and (exact & bit or wants(text))):
+                fed |= bit
                 try:
                     consumed, records = parser.feed(line)
                 except Exception as exc:
@@ -159,6 +162,7 @@ class SubStream:
                     break
             bit <<= 1
         self.open_bits = open_bits
+        self.fed = fed
         if failed is not None:
             raise RuleFailed(out, failed)
         return out
