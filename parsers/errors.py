@@ -1226,13 +1226,16 @@ LINE_RULES: tuple[LineRule, ...] = (
              "\"DeletionByTaintManager\", Message \"Taint manager: deleting due to NoExecute taint\"); 1.26-1.28 "
              "pkg/controller/nodelifecycle/scheduler/taint_manager.go, the same; read in the stored index"),
     # h25b: the scheduler's DisruptionTarget condition on a victim of preemption ("<schedulerName>: preempting to accommodate
-    # a higher priority pod", 1.27+; "... pod group" / "podgroup" / "workload" with gang scheduling; 1.26's
-    # PreemptionByKubeScheduler "Kube-scheduler: preempting"): stopped from outside, as k8s_scheduler_preempted's event.
+    # a higher priority pod", 1.27+; "... podgroup" when the preemptor is a pod group (gang scheduling; h25f: the real word,
+    # not "pod group" / "workload"); 1.26's PreemptionByKubeScheduler "Kube-scheduler: preempting"): stopped from outside,
+    # as k8s_scheduler_preempted's event.
     LineRule("k8s_scheduler_disruption", "preempted", ": preempting to accommodate a higher priority ",
-             _r(r"(?P<scheduler>[\w.-]+): preempting to accommodate a higher priority (?:pod group|podgroup|pod|workload)\b"),
+             _r(r"(?P<scheduler>[\w.-]+): preempting to accommodate a higher priority (?:podgroup|pod)\b"),
              "kubernetes/kubernetes pkg/scheduler/framework/preemption/preemption.go prepareCandidate (v1.DisruptionTarget, Reason "
              "v1.PodReasonPreemptionByScheduler, Message fmt.Sprintf(\"%s: preempting to accommodate a higher priority pod\", "
-             "SchedulerName); \"... pod group\" / \"... workload\" for a preemptor group); read in the stored index"),
+             "SchedulerName)); 1.35+ pkg/scheduler/framework/preemption/executor.go (fmt.Sprintf(\"%s: preempting to accommodate a higher "
+             "priority %s\", preemptor.SchedulerName(), preemptor.Type()), podExecutorPreemptor.Type() \"pod\", "
+             "podGroupExecutorPreemptor.Type() \"podgroup\"; executor_test.go podGroupCondition); read in the stored index (h25f)"),
     LineRule("k8s_scheduler_disruption_126", "preempted", "Kube-scheduler: preempting",
              _r(r"\bKube-scheduler: preempting\b"),
              "kubernetes/kubernetes pkg/scheduler/framework/preemption/preemption.go 1.26 (v1.AlphaNoCompatGuaranteeDisruptionTarget, "
