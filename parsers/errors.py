@@ -2260,6 +2260,14 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "because its node has died. Node Id: \" << node_id << \"\\n\"; \"\\tthe actor's node was terminated expectedly: \" / "
               "\"unexpectedly: \" / \"preempted: \" << reason_message); read in the stored index",
               message=_r(r"The actor died because its node has died\.(?![\s\S]*node was preempted)")),
+    # Ray's word that the actor's node was drained by the autoscaler for preemption (NodeDeathInfo AUTOSCALER_DRAIN_PREEMPTED: a
+    # spot / preemptible node taken back): the job was stopped from outside while healthy. The two node-death rules above
+    # leave it to this one.
+    TraceRule("ray_node_preempted", "preempted", "ray-project/ray src/ray/gcs/gcs_server/gcs_actor_manager.cc (case "
+              "rpc::NodeDeathInfo::AUTOSCALER_DRAIN_PREEMPTED: oss << \"\\tthe actor's node was preempted: \" << reason_message, after "
+              "\"The actor died because its node has died. Node Id: \"); python/ray/tests/test_draining.py (ActorDiedError.preempted, "
+              "\"the actor's node was preempted: \" + drain_reason_message); read in the stored index",
+              message=_r(r"The actor (?:died|is dead) because its node has died\.[\s\S]*the actor's node was preempted: ")),
     # Whatever the c10d rendezvous backend's store call raises is re-raised as RendezvousConnectionError ("The connection to
     # the C10d store has failed. See inner exception for details.") from it: the inner exception (often the only one left
     # in a copy) is a socket's "Broken pipe" / "Connection reset by peer" that nccl_error would otherwise read as a
