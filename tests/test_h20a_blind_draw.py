@@ -37,7 +37,7 @@ from gangscope.parsers.lines import strip_rank_prefixes
         ("ray.exceptions.RayActorError", "The actor died unexpectedly before finishing this task.\n\tclass_name: RayTrainWorker\n"
          "The actor is dead because its worker process has died. Worker exit type: SYSTEM_ERROR", "unknown"),
         ("ray.exceptions.ActorDiedError", "The actor died unexpectedly before finishing this task.\nThe actor is dead because its node "
-         "has died. Node Id: 9c1e\n\tthe actor's node was preempted: spot reclaim", "unknown"),
+         "has died. Node Id: 9c1e\n\tthe actor's node was preempted: spot reclaim", "preempted"),  # not node_failure: rule ray_node_preempted
         ("RuntimeError", "NCCL Error count: 0", "python_exception"),
     ],
 )  # fmt: skip
