@@ -8,10 +8,9 @@ carry other tags or bytes that are not UTF-8, and where a block ends anywhere be
 
 from __future__ import annotations
 
-from blocks import cut
+from blocks import curate_blocks, cut
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gangscope.parsers.records import encode
 from gangscope.pipeline.curate.container import ContainerCurator
 from gangscope.pipeline.curate.stats import CurationStats
 from gangscope.pipeline.sources.files import PodIdentity
@@ -35,12 +34,7 @@ TEXTS = [b"noise line", b"[rank0]:noise", b"[rank1]: NCCL INFO ring", b"epoch 1/
 def curated(blocks: list[bytes], block_scan: bool) -> list[bytes]:
     stats = CurationStats()
     cur = ContainerCurator(POD, "cri", stats, block_scan=block_scan)
-    out = []
-    for block in blocks:
-        out.extend(cur.feed_block(block))
-    out.extend(cur.close())
-    assert stats.failures.summary() == []
-    return [encode(r) for r in out]
+    return curate_blocks(cur, stats, blocks)[0]
 
 
 @SETTINGS

@@ -10,10 +10,9 @@ from __future__ import annotations
 
 import re
 
-from blocks import cut
+from blocks import curate_blocks, cut
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gangscope.parsers.records import encode
 from gangscope.parsers.steps import StepParser
 from gangscope.pipeline.curate import container as container_module
 from gangscope.pipeline.curate.container import ContainerCurator
@@ -58,13 +57,7 @@ def curated(blocks: list[bytes], fast: bool = True, block_scan: bool = True) -> 
     cur = ContainerCurator(POD, "cri", stats, block_scan=block_scan)
     if not fast:
         cur.step_only = -1
-    out = []
-    for block in blocks:
-        out.extend(cur.feed_block(block))
-    out.extend(cur.close())
-    assert stats.failures.summary() == []
-    counts = {k: v for k, v in vars(stats).items() if isinstance(v, int)}
-    return [encode(r) for r in out], counts
+    return curate_blocks(cur, stats, blocks)
 
 
 line = st.tuples(

@@ -7,10 +7,9 @@ they hold the table to its bound."""
 
 from __future__ import annotations
 
-from blocks import cut
+from blocks import curate_blocks, cut
 from hypothesis import HealthCheck, given, settings, strategies as st
 
-from gangscope.parsers.records import encode
 from gangscope.pipeline.curate import container as container_module
 from gangscope.pipeline.curate.container import ContainerCurator
 from gangscope.pipeline.curate.repeats import RepeatedErrors
@@ -44,13 +43,7 @@ def curated(blocks: list[bytes], table: RepeatedErrors | None, monkeypatch, bloc
     monkeypatch.setattr(container_module, "REPEATED_ERRORS", table if table is not None else RepeatedErrors(max_entries=0))
     stats = CurationStats()
     cur = ContainerCurator(POD, "cri", stats, block_scan=block_scan)
-    out = []
-    for block in blocks:
-        out.extend(cur.feed_block(block))
-    out.extend(cur.close())
-    assert stats.failures.summary() == []
-    counts = {k: v for k, v in vars(stats).items() if isinstance(v, int)}
-    return [encode(r) for r in out], counts
+    return curate_blocks(cur, stats, blocks)
 
 
 line = st.tuples(
