@@ -23,8 +23,11 @@ decoding only the objects whose heads the reader keeps (each job's step series, 
 
 from __future__ import annotations
 
+import hashlib
 import os
 import pickle
+import re
+import socket
 import tempfile
 from array import array
 from typing import Any, Callable, Iterable, Iterator
@@ -32,6 +35,62 @@ from typing import Any, Callable, Iterable, Iterator
 import msgspec
 
 CHUNK = 256  # objects pickled together
+
+# A spill folder is named after the machine and the process that made it, "<prefix><host>.<pid>-<random>"
+# (host: 8 hex of the hostname's hash), so that a later run can tell one that a process left behind when
+# it was killed (SIGKILL: a TemporaryDirectory's finalizer never runs) from one a live process still uses.
+# Spill *files* need none of this: tempfile.TemporaryFile has no name on disk once open.
+_HOST = hashlib.blake2b(socket.gethostname().encode(errors="replace"), digest_size=4).hexdigest()
+_ORPHAN = re.compile(r"gangscope-[a-z]+(?:-[a-z]+)*-([0-9a-f]{8})\.(\d{1,10})-[A-Za-z0-9_]+")
+
+
+def private_directory(prefix: str) -> tempfile.TemporaryDirectory:
+    """A temporary folder for one process's spill (`prefix` like "gangscope-series-"), named so that
+    `sweep_orphans` can remove it once the process is gone."""
+    return tempfile.TemporaryDirectory(prefix=f"{prefix}{_HOST}.{os.getpid()}-")
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except (ProcessLookupError, OverflowError):  # gone; a pid out of range is nobody's
+        return False
+    except PermissionError:  # another user's live process
+        return True
+    return True
+
+
+def sweep_orphans(folder: str | None = None) -> int:
+    """Remove the spill folders this machine's processes left in `folder` (the temporary folder by
+    default) and that no live process owns any more; how many were removed. Folders of another host
+    (a temporary folder shared between machines), of another user, of a live pid, or named otherwise are
+    left. Never raises: a folder that cannot be read or removed is left as it is."""
+    import shutil
+
+    folder = folder or tempfile.gettempdir()
+    removed = 0
+    try:
+        entries = list(os.scandir(folder))
+    except OSError:
+        return 0
+    uid = os.getuid() if hasattr(os, "getuid") else None
+    for entry in entries:
+        match = _ORPHAN.fullmatch(entry.name)
+        if match is None or match.group(1) != _HOST:
+            continue
+        pid = int(match.group(2))
+        if pid == os.getpid() or _alive(pid):
+            continue
+        try:
+            if not entry.is_dir(follow_symlinks=False):
+                continue
+            if uid is not None and entry.stat(follow_symlinks=False).st_uid != uid:
+                continue
+            shutil.rmtree(entry.path)
+            removed += 1
+        except OSError:
+            continue
+    return removed
 
 
 class SpilledRuns:
@@ -119,7 +178,7 @@ class KeyedWords:
 
     def _spill(self) -> None:
         if self._dir is None:
-            self._dir = tempfile.TemporaryDirectory(prefix=self._prefix)
+            self._dir = private_directory(self._prefix)
         width, count = self._width, self.PARTITIONS
         parts = [array("Q") for _ in range(count)]
         pending = self._pending
@@ -188,7 +247,7 @@ class PartitionedRecords:
 
     def _spill(self) -> None:
         if self._dir is None:
-            self._dir = tempfile.TemporaryDirectory(prefix=self._prefix)
+            self._dir = private_directory(self._prefix)
         keep = self._keep
         for n, held in enumerate(self._held):
             if keep is not None:

@@ -20,6 +20,8 @@ import tempfile
 import zlib
 from typing import Any, Hashable, Iterator
 
+from gangscope.pipeline.spill import private_directory
+
 PARTITIONS = 64
 _BUFFER = 1 << 12  # keys held before a spill (~3 MB of step records)
 
@@ -66,7 +68,7 @@ class RankSpool:
 
     def _spill(self) -> None:
         if self._dir is None:
-            self._dir = tempfile.TemporaryDirectory(prefix="gangscope-ranks-")
+            self._dir = private_directory("gangscope-ranks-")
         parts: list[list[tuple]] = [[] for _ in range(PARTITIONS)]
         for key, (first, last, job, record, tag) in self._held.items():
             parts[partition_of(job)].append((key, first, last, record, tag))

@@ -227,10 +227,12 @@ def _check_paths(args) -> None:
 def cmd_replay(args, err: Console) -> int:
     from gangscope.pipeline.run import replay as replay_mod
     from gangscope.pipeline.sinks.local import LocalFolderSink
+    from gangscope.pipeline.spill import sweep_orphans
 
     if bool(args.paths) == bool(args.from_kafka):
         raise UsageError("replay: give PATH... or --from-kafka TOPIC (one of the two)")
     options = _options(args)
+    sweep_orphans()  # spill folders of earlier runs killed with SIGKILL
     if args.reindex and not args.opensearch:
         raise UsageError("--reindex goes with --opensearch")
     if args.out is not None and opensearch_cli.url_from_environment(args):
@@ -307,8 +309,10 @@ def _output_format(args) -> str:
 
 def cmd_diagnose(args, err: Console) -> int:
     from gangscope.pipeline.run import replay as replay_mod
+    from gangscope.pipeline.spill import sweep_orphans
 
     output = _output_format(args)
+    sweep_orphans()  # spill folders of earlier runs killed with SIGKILL
     progress = _progress_bar(err, "diagnose", args)
     with progress:
         task = progress.add_task("diagnose", total=replay_mod.total_bytes(args.paths))

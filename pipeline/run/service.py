@@ -951,8 +951,12 @@ def main(cfg) -> int:
     """Run the service until SIGTERM/SIGINT; the exit code."""
     from gangscope.pipeline.run import log_redaction
     from gangscope.pipeline.run.config import process_list_warnings
+    from gangscope.pipeline.spill import sweep_orphans
 
     log_redaction.configure(cfg.log_level)  # every line through the redactor, ours and the libraries'
     for warning in process_list_warnings(cfg):
         log.warning(warning)
+    swept = sweep_orphans()  # what an earlier consumer killed with SIGKILL left in the temporary folder
+    if swept:
+        log.info("orphan_spill_folders_removed", count=swept)
     return Service(cfg, own_process=True).run()

@@ -23,6 +23,8 @@ import tempfile
 import zlib
 from typing import IO, Iterator
 
+from gangscope.pipeline.spill import private_directory
+
 _PARTITIONS = 64
 _BUFFER = 1 << 13  # ids held before a spill (~3 MB of encoded epoch records)
 _MAX_BYTES = 2 << 20  # documents held before a spill, in bytes (~1,900 diagnoses)
@@ -56,7 +58,7 @@ class NewestById:
 
     def _spill(self) -> None:
         if self._dir is None:
-            self._dir = tempfile.TemporaryDirectory(prefix="gangscope-newest-")
+            self._dir = private_directory("gangscope-newest-")
         parts: list[list[tuple[bytes, list]]] = [[] for _ in range(_PARTITIONS)]
         for record_id, entry in self._held.items():
             key = record_id.encode()

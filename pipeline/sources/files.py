@@ -26,6 +26,7 @@ from typing import BinaryIO, Iterator
 
 from gangscope.pipeline.errors import InputError
 from gangscope.pipeline.isolation import StageFailures, failures_of
+from gangscope.pipeline.spill import private_directory
 
 _POD_DIR = re.compile(r"^(?P<namespace>[^_/]+)_(?P<pod>[^_/]+)_(?P<uid>[0-9a-fA-F-]{8,})$")
 _RESTART_FILE = re.compile(r"^(?P<restart>\d+)\.log(?:\.(?P<rotated>\d{8}-\d{6}(?:\.\d+)?))?(?P<gz>\.gz)?$")
@@ -219,7 +220,7 @@ class _Discovered:
     BUFFER = 1 << 13  # files held before a spill
 
     def __init__(self) -> None:
-        self._dir = tempfile.TemporaryDirectory(prefix="gangscope-discovery-")
+        self._dir = private_directory("gangscope-discovery-")
         self._held: list[list[tuple]] = [[] for _ in range(self.PARTITIONS)]
         self._count = 0
 
