@@ -14,6 +14,7 @@ from typing import Callable, Iterable
 from gangscope.parsers import envelopes, times
 from gangscope.parsers.lines import COMPOSE_BAR, COMPOSE_REACH, INNER_REACH, PREFIX_FIRST, TORCHX_MARK, TORCHX_REACH, Line, may_be_prefixed, strip_rank_prefixes
 from gangscope.parsers.wraps import join_wrapped
+from gangscope.parsers.json_logs import WORTH_DECODING as JSON_TRACE, expand as expand_json_log
 from gangscope.parsers.redact import redact_record
 from gangscope.parsers.records import Record, TraceRecord
 from gangscope.parsers.rendezvous import RankMap
@@ -505,6 +506,12 @@ class ContainerCurator:
             if len(text) > self.limits.max_partial_bytes:
                 text = text[: self.limits.max_partial_bytes]
                 self.stats.partial_lines_cut += 1
+        if "\n" in text:
+            # A record of several lines: Fluent Bit's multiline parsers (`multiline.parser python`, the
+            # multiline filter) join a traceback into one record's `log`; each line is read as its own.
+            for piece in text.split("\n"):
+                self._logical(time, stream, piece[:-1] if piece.endswith("\r") else piece, out, seq_time=env.time)
+            return
         # The hints of a joined line's last chunk say nothing of its earlier chunks.
         self._logical(time, stream, text, out, seq_time=env.time, hints=-1 if pending is not None else hints,
                       exact_from=-1 if pending is not None else exact_from)
@@ -523,6 +530,14 @@ class ContainerCurator:
         """A complete logical line: seq, rank prefixes, then the parsers that want it. `exact_from`
         (-1: none): where in `text` the block scan's exact bits start to hold; when the rank
         prefixes end there or before, `hints` is re's answer for the parsers of `exact_mask`."""
+        if text[:1] == "{" and JSON_TRACE.search(text) is not None:
+            lines = expand_json_log(text)  # a JSON log line with its traceback in a field (parsers/json_logs.py)
+            if lines is not None:
+                for n, line in enumerate(lines):
+                    if seq is not None and n:  # plain text numbers its lines itself
+                        self.text_seq += 1
+                    self._logical(time, stream, line, out, seq=None if seq is None else seq + n, seq_time=seq_time)
+                return
         if self.trainer_logs.bar_due is not None:
             self._bar_wait_ends(out)
         if seq is None:  # (next_seq, inline: once per line)
