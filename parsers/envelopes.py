@@ -166,23 +166,20 @@ def read_record(obj: dict[str, Any]) -> Envelope | Rejected | None:
     no log text. The one reading of the record's fields."""
     text = obj.get("log")
     if not isinstance(text, str):
-        text = obj.get("message")
-        if not isinstance(text, str):
-            # no log text, but an application's traceback (structlog's `event` and `exception`, loguru's
-            # `text`, lifted into the record by Fluent Bit's Merge_Log with Keep_Log Off)
-            text = json_logs.failure_text(obj)
-            if text is None:
+        # No `log`: an application's JSON log line is the record (a file of such lines, or Fluent Bit's
+        # Merge_Log with Keep_Log Off lifting its fields into the record). A traceback it carries in a field
+        # of its own (python-json-logger's `exc_info`, structlog's `exception`, ...) follows its message
+        # (parsers/json_logs.py). With `log` kept, the JSON line itself is the text and is read there.
+        text = json_logs.failure_text(obj)
+        if text is None:
+            text = obj.get("message")
+            if not isinstance(text, str):
                 return None
     partial = obj.get("_p") == "P"
     if text.endswith("\n"):
         text = text[:-1]
         if text.endswith("\r"):
             text = text[:-1]
-    # An application's JSON log line as the record (a JSON file read as records, or Fluent Bit's Merge_Log
-    # lifting its fields into the record): its traceback is in a field of its own (parsers/json_logs.py).
-    for trace in json_logs.traces_of(obj):
-        if trace not in text:
-            text = f"{text}\n{trace.rstrip()}"
     ts = obj.get("time")
     if not isinstance(ts, str):
         ts = epoch_to_rfc3339(obj.get("@timestamp", obj.get("date")))

@@ -129,3 +129,52 @@ def test_a_fluent_bit_multiline_record_is_read_line_by_line(tmp_path):
     path.write_text("".join(json.dumps(r) + "\n" for r in records))
     d = _diagnosis(path)
     assert (d.category, d.exception_type) == ("python_exception", "ValueError"), d.summary
+
+
+def _fluent_bit_merged_keep_log(lines: list[str]) -> list[str]:
+    """Merge_Log On with Keep_Log On (Fluent Bit's default): the fields lifted and the line kept in `log`."""
+    return [json.dumps({"@timestamp": 1777629600 + n, "log": line + "\n", "stream": "stdout", **json.loads(line),
+                        "kubernetes": KUBE}) for n, line in enumerate(lines)]
+
+
+def _records_of(values: list[bytes], scanner):
+    from gangscope.pipeline.correlate.event_book import AttemptOf, EventBook
+    from gangscope.pipeline.curate import partition
+    from gangscope.pipeline.sources import kafka as ksrc
+
+    items = []
+    for i, value in enumerate(values):
+        try:
+            items.append((i, ksrc.decode_log(value)))
+        except ksrc.Undecodable:  # merged structlog / loguru step lines: no text field (the consumer counts them)
+            pass
+    state = partition.LogPartition(AttemptOf(EventBook()))
+    out: list = []
+    state.feed_batch(items, out, scanner)
+    state.close_all(out)
+    return out
+
+
+@pytest.mark.parametrize("wrap", [_fluent_bit_keep_log, _fluent_bit_merged, _fluent_bit_merged_keep_log],
+                         ids=["log", "merged", "merged-and-log"])
+@pytest.mark.parametrize("log", LOGS, ids=lambda p: p.stem)
+def test_the_consumer_reads_one_trace_from_each_shape_of_record(log, wrap, tmp_path):
+    """What the consumer curates from Kafka (sources/kafka.decode_log, whose fast path reads `log` alone, then
+    a partition's curation, with and without the batch scan) holds the one traceback, as a replay of the
+    same records as a file does: a record with both the line in `log` and its fields merged gives one trace,
+    not two."""
+    from gangscope.parsers.records import TraceRecord, encode
+    from gangscope.pipeline.curate import partition
+
+    values = [v.encode() for v in wrap(log.read_text().splitlines())]
+    plain = _records_of(values, None)
+    traces = [r for r in plain if type(r) is TraceRecord]
+    assert [t.exception_type for t in traces] == ["ValueError"]
+    scanner = partition.text_scanner()
+    if scanner is not None:
+        assert [encode(r) for r in _records_of(values, scanner)] == [encode(r) for r in plain]
+    path = tmp_path / "records.ndjson"
+    path.write_bytes(b"\n".join(values) + b"\n")
+    replayed: list = []
+    replay.run(replay.ReplayOptions(paths=[str(path)]), replayed.extend)
+    assert [r.exception_type for r in replayed if type(r) is TraceRecord] == ["ValueError"]
