@@ -14,7 +14,7 @@ from typing import Callable, Iterable
 from gangscope.parsers import envelopes, times
 from gangscope.parsers.lines import COMPOSE_BAR, COMPOSE_REACH, INNER_REACH, PREFIX_FIRST, TORCHX_MARK, TORCHX_REACH, Line, may_be_prefixed, strip_rank_prefixes
 from gangscope.parsers.wraps import join_wrapped
-from gangscope.parsers.json_logs import WORTH_DECODING as JSON_TRACE, expand as expand_json_log
+from gangscope.parsers.json_logs import ECS_MARK, MARK as TRACE_MARK, expand as expand_json_log
 from gangscope.parsers.redact import redact_record
 from gangscope.parsers.records import Record, TraceRecord
 from gangscope.parsers.rendezvous import RankMap
@@ -530,7 +530,7 @@ class ContainerCurator:
         """A complete logical line: seq, rank prefixes, then the parsers that want it. `exact_from`
         (-1: none): where in `text` the block scan's exact bits start to hold; when the rank
         prefixes end there or before, `hints` is re's answer for the parsers of `exact_mask`."""
-        if text[:1] == "{" and JSON_TRACE.search(text) is not None:
+        if text[:1] == "{" and (TRACE_MARK in text or ECS_MARK in text):
             lines = expand_json_log(text)  # a JSON log line with its traceback in a field (parsers/json_logs.py)
             if lines is not None:
                 for n, line in enumerate(lines):
