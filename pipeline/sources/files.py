@@ -12,6 +12,7 @@ from __future__ import annotations
 import fcntl
 import gzip
 import heapq
+import io
 import os
 import pickle
 import re
@@ -301,14 +302,41 @@ def open_binary(path: str) -> BinaryIO:
         except OSError as exc:
             raise InputError(f"{path}: {exc.strerror or exc}") from None
     try:
-        head = raw.peek(2)[:2] if hasattr(raw, "peek") else b""
+        head = raw.peek(3)[:3] if hasattr(raw, "peek") else b""
     except BaseException:
         if path != "-":
             raw.close()
         raise
-    if head == b"\x1f\x8b":
+    if head[:2] == b"\x1f\x8b":
         return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+    if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
+        return Utf16AsUtf8(raw)  # type: ignore[return-value]
+    if head == b"\xef\xbb\xbf":
+        raw.read(3)  # a UTF-8 byte order mark (Notepad, PowerShell's utf8BOM) is no part of the first line
     return raw
+
+
+class Utf16AsUtf8(io.RawIOBase):
+    """A UTF-16 file (its byte order mark first) read as UTF-8 bytes, a block at a time. Windows
+    PowerShell 5.1 writes what `>` or `Out-File` redirects as UTF-16LE with a BOM ("Unicode", its
+    default encoding), so a training log captured there is UTF-16 throughout; read as bytes, every line
+    would be noise. Odd bytes become U+FFFD, as invalid UTF-8 does elsewhere."""
+
+    def __init__(self, raw: BinaryIO):
+        self._raw = raw
+        self._text = io.TextIOWrapper(raw, encoding="utf-16", errors="replace", newline="")  # type: ignore[arg-type]
+
+    def readable(self) -> bool:
+        return True
+
+    def read(self, size: int = -1) -> bytes:  # type: ignore[override]
+        return self._text.read(size // 2 if size and size > 1 else -1 if size < 0 else 1).encode("utf-8", "surrogatepass")
+
+    def close(self) -> None:
+        if not self.closed:
+            self._text.detach()
+            self._raw.close()
+        super().close()
 
 
 @dataclass
