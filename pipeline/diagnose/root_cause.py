@@ -40,6 +40,7 @@ from gangscope.pipeline.diagnose.rules import (
     BARE_STACK_CRASHES, CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS,
     INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL,
 )
+from gangscope.pipeline.diagnose.rules import WATCHDOG_TEARDOWN_ABORT  # h26b
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -146,6 +147,7 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
         root = _sharpen(root, causes + sorted((f for f in effects if f.error.pattern in SHARPENING_FRAMES), key=_earliest))
         root = _crash_explained_by_earlier(root, effects)
         root = _stack_of_its_own_timeout(root, effects)  # [h20a]
+        root = _abort_of_its_own_watchdog(root, effects)  # [h26b]
         root = _first_named_by_launcher(root, failures)
         return root, ("rank_report" if root.tier == 0 else "launcher")
     if first_effect is not None:
@@ -224,6 +226,21 @@ def _stack_of_its_own_timeout(root: Failure, effects: list[Failure]) -> Failure:
         return root
     own = [f for f in effects if f.category == "nccl_timeout" and f.rank == root.rank and f.error.pod == root.error.pod
            and EXPLAINING_TIMEOUT.search(f.error.line or f.error.message or "")
+           and (_near(f, root) or not (math.isfinite(f.t) and math.isfinite(root.t)))]
+    return min(own, key=_earliest) if own else root
+
+
+def _abort_of_its_own_watchdog(root: Failure, effects: list[Failure]) -> Failure:
+    """[h26b] A crash that is only an abort (rules.WATCHDOG_TEARDOWN_ABORT) after which the same process's collective timeout
+    (rules.EXPLAINING_TIMEOUT, same pod, the same rank where both name one) was reported before it: the watchdog took the
+    process down, so the earliest such timeout is what happened; else the crash."""
+    if root.category != "unknown" or root.tier != 0:
+        return root
+    if not (WATCHDOG_TEARDOWN_ABORT.search(root.error.message or "") or WATCHDOG_TEARDOWN_ABORT.search(root.error.line or "")):
+        return root
+    own = [f for f in effects if f.category == "nccl_timeout" and f.error.pod == root.error.pod
+           and (f.rank is None or root.rank is None or f.rank == root.rank)
+           and EXPLAINING_TIMEOUT.search(f.error.line or f.error.message or "") and _comes_before(f, root)
            and (_near(f, root) or not (math.isfinite(f.t) and math.isfinite(root.t)))]
     return min(own, key=_earliest) if own else root
 

@@ -286,3 +286,17 @@ EVENT_VERDICTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
     (re.compile(r"Preempt|InClusterQueue|InCohort", re.I), "preempted", "evicted"),
     (re.compile(r"OOMKill", re.I), "host_oom", "failed"),
 )
+
+# --- h26b (issue 16, session 26; fixtures/eval README "Batch h26b"): the abort that ProcessGroupNCCL's watchdog itself causes.
+#: [h26b] A crash that says only that the process aborted, faulthandler's dump for SIGABRT ("Fatal Python error: Aborted" and
+#: the threads' stacks: python/cpython Modules/faulthandler.c, faulthandler_handlers {SIGABRT, 0, "Aborted", 0}), is the
+#: watchdog's own teardown when the same process reported its collective timeout (EXPLAINING_TIMEOUT) before it: on a timed-out
+#: work ProcessGroupNCCL logs "Some NCCL operations have failed or timed out. ..." and "To avoid data inconsistency, we are
+#: taking the entire process down." and rethrows the timeout on the watchdog thread (pytorch/pytorch torch/csrc/distributed/
+#: c10d/ProcessGroupNCCL.cpp WorkNCCL::handleException: LOG(ERROR) << tearDownMsg; std::rethrow_exception(exception_)), which
+#: ends in std::terminate ("terminate called after throwing an instance of 'std::runtime_error'", "  what():  " + the timeout,
+#: gcc-mirror/gcc libstdc++-v3/libsupc++/vterminate.cc) and abort(). Only an abort: a segfault or another fatal signal after
+#: a timeout is not the teardown's. The timeout must come first (by time, or by order in the same stream without times) and
+#: from the same pod and rank where both name one. Sample: dev 910 (discuss.pytorch.org "Can't understand NCCL error", FSDP,
+#: torch 2.0.1: both ranks' watchdog lines, the teardown pair, what(), then "Fatal Python error: Aborted" with no rank).
+WATCHDOG_TEARDOWN_ABORT = re.compile(r"^Fatal Python error: Aborted\b")
