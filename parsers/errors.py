@@ -403,6 +403,88 @@ LINE_RULES: tuple[LineRule, ...] = (
              "tensorflow/tensorflow tensorflow/core/common_runtime/gpu/gpu_util.cc GPUUtil::Sync / SyncAll (if (!dev_info->stream->"
              "parent()->SynchronizeAllActivity() || !dev_info->stream->ok()) return errors::Internal(\"GPU sync failed\")); "
              "gpu_util.cc:370 F-level in TF 0.x"),
+    # --- h26d (issue 16, session 26; fixtures/formats/failure_lines.json batch h26d): other accelerators' own failure lines,
+    # written from the build half's misses. PyTorch's ROCm builds print c10's CUDA texts hipified ("HIP error: " +
+    # hipGetErrorString, "HIP out of memory. Tried to allocate ..."): read as their CUDA twins are (out of memory cuda_oom,
+    # uncorrectable ECC gpu_hardware, "no error" none, the rest cuda_error). Not hipMemGetInfo's or rocm-smi's prints.
+    LineRule("hip_error", "cuda_error", "HIP error: ",
+             _r(r"\bHIP error: (?P<what>[^\n]+?)\s*$"),
+             "pytorch/pytorch c10/cuda/CUDAException.h C10_CUDA_CHECK (\"CUDA error: \" + cudaGetErrorString) and c10/cuda/"
+             "CUDAMiscFunctions.cpp get_cuda_check_suffix, hipified in ROCm builds (\"HIP error: \", \"HIP kernel errors might be "
+             "asynchronously reported ...\", HIP_LAUNCH_BLOCKING=1 in 2.0-2.2, AMD_SERIALIZE_KERNEL=3 from 2.3); the texts are ROCm/clr "
+             "hipamd/src/hip_error.cpp ihipGetErrorString (hipErrorOutOfMemory \"out of memory\", hipErrorECCNotCorrectable "
+             "\"uncorrectable ECC error encountered\", hipSuccess \"no error\", ...)",
+             classify=lambda m: None if m["what"].strip() == "no error" else _message_category("CUDA error: " + m["what"])),
+    LineRule("hip_oom", "cuda_oom", "HIP out of memory",
+             _r(r"\bHIP out of memory\.(?: Tried to allocate (?P<size>[\d.]+ [KMGTP]?i?B))?"),
+             "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp (\"CUDA out of memory. Tried to allocate \" ...) hipified in ROCm builds: "
+             "\"HIP out of memory. Tried to allocate %s (GPU %d; %s total capacity; ...)\" in 1.x, \"... GPU %d has a total capacity of "
+             "%s of which %s is free. ...\" in 2.x (RuntimeError, torch.cuda.OutOfMemoryError, torch.OutOfMemoryError)"),
+    # Apple's MPS allocator (MPSHeapAllocatorImpl::alloc_buffer_block): the device's memory (or the high watermark) exhausted.
+    LineRule("mps_oom", "cuda_oom", "MPS backend out of memory",
+             _r(r"\bMPS backend out of memory \(MPS allocated: (?P<allocated>[^,)\n]+), other allocations: [^,)\n]+"
+                r"(?:, max allowed: (?P<limit>[^)\n]+))?\)\. Tried to allocate (?P<size>\S+ \w+) on (?:shared|private) pool"),
+             "pytorch/pytorch aten/src/ATen/mps/MPSAllocator.mm alloc_buffer_block (TORCH_CHECK(false, \"MPS backend out of memory (MPS "
+             "allocated: \", ..., \", other allocations: \", ..., [\", max allowed: \", ... when the high watermark is set,] \"). Tried "
+             "to allocate \", ..., \" on \", \"shared\" | \"private\", \" pool.\" [\" Use PYTORCH_MPS_HIGH_WATERMARK_RATIO=0.0 ...\"]))"),
+    # ROCr's VM fault handler (no custom handler registered): the GPU faulted on an address. The reason is KFD's fault bits:
+    # a DRAM / SRAM ECC failure or the hang recovery is the hardware (gpu_hardware); a page not present, a write to a
+    # read-only page, NX, host-only or unknown is the kernel's bad access, as CUDA's illegal address (cuda_error). The same
+    # format and reasons from ROCm 3.9 to 6.2 (src/core/runtime/runtime.cpp, later runtime/hsa-runtime/core/runtime/).
+    LineRule("rocr_vm_fault", "cuda_error", "Memory access fault by GPU node-",
+             _r(r"Memory access fault by GPU node-(?P<node>\d+) \(Agent handle: (?:0x[0-9a-fA-F]+|\(nil\))\) on address "
+                r"(?:0x[0-9a-fA-F]+|\(nil\))(?:\(may not be exact address\))?\. Reason: (?P<reason>[^\n]*?)\.?\s*$"),
+             "ROCm/ROCR-Runtime runtime/hsa-runtime/core/runtime/runtime.cpp Runtime::VMFaultHandler (fprintf(stderr, \"Memory access "
+             "fault by GPU node-%u (Agent handle: %p) on address %p%s. Reason: %s.\\n\", ..., Imprecise ? \"(may not be exact address)\" "
+             ": \"\", reason): \"Page not present or supervisor privilege\", \"Write access to a read-only page\", \"Execute access to a "
+             "page marked NX\", \"Host access only\", \"DRAM ECC failure\", \"SRAM ECC failure\", \"Generic hang recovery\", \"Unknown\"; "
+             "tags rocm-3.9.0, rocm-4.5.0, rocm-5.4.1 and rocm-6.2 the same",
+             classify=lambda m: "gpu_hardware" if ("ECC" in m["reason"] or "hang recovery" in m["reason"]) else "cuda_error"),
+    # ROCr's HW exception handler: KFD reset the GPU for an ECC error or a hang (no custom handler): the device failed.
+    LineRule("rocr_hw_exception", "gpu_hardware", "HW Exception by GPU node-",
+             _r(r"HW Exception by GPU node-(?P<node>\d+) \(Agent handle: (?:0x[0-9a-fA-F]+|\(nil\))\) reason ?:(?P<reason>ECC|GPU Hang)"),
+             "ROCm/ROCR-Runtime runtime/hsa-runtime/core/runtime/runtime.cpp Runtime::HwExceptionHandler (fprintf(stderr, \"HW Exception "
+             "by GPU node-%u (Agent handle: %p) reason :%s\\n\", ..., ResetCause == HSA_EVENTID_HW_EXCEPTION_ECC ? \"ECC\" : \"GPU Hang\"))"),
+    # ROCclr's queue callback: an HSA queue error aborts the process. HSA_STATUS_ERROR_OUT_OF_RESOURCES is printed with the
+    # free device memory (the queue's scratch could not be allocated): cuda_oom; the other statuses (memory aperture
+    # violation, memory fault, exception) are the kernel's fault: cuda_error.
+    LineRule("rocclr_queue_abort", "cuda_error", "",
+             _r(r"(?:Callback: Queue (?:0x[0-9a-fA-F]+|\(nil\))|Device::callbackQueue) [Aa]borting with error : (?P<status>HSA_STATUS_\w+)"),
+             "ROCm/clr rocclr/device/rocm/rocdevice.cpp Device::callbackQueue (ClPrint(amd::LOG_NONE, amd::LOG_ALWAYS, \"Callback: Queue %p "
+             "aborting with error : %s code: 0x%x\", ...), for HSA_STATUS_ERROR_OUT_OF_RESOURCES \"Callback: Queue %p Aborting with error : "
+             "%s Code: 0x%x Available Free mem : %zu MB\"; rocm-5.6 to 6.2); ROCm-Developer-Tools/ROCclr before it (\"Device::callbackQueue "
+             "aborting with error : %s code: 0x%x\", read in the stored index); the status text is ROCR's hsa_status_string",
+             classify=lambda m: "cuda_oom" if m["status"] == "HSA_STATUS_ERROR_OUT_OF_RESOURCES" else "cuda_error"),
+    # The amdgpu kernel driver (dmesg): RAS found uncorrectable errors in a block of the GPU (umc: its memory), in the
+    # wordings of linux 5.x-6.6 ("%ld uncorrectable hardware errors detected in %s block"), 6.7+ ("socket: %d, die: %d, %lld new
+    # uncorrectable ...", "... in total in %s block") and the ras_core of 6.16+ ("{%llu} socket: ..."). Not the correctable counts.
+    LineRule("amdgpu_ras_uncorrectable", "gpu_hardware", "",
+             _r(r"(?:\{\d+\} )?(?:socket: \d+, die: \d+, )?(?:Total )?(?P<count>\d+) (?:new )?uncorrectable hardware errors detected "
+                r"(?:in total )?in (?P<block>\w+) block"),
+             "torvalds/linux drivers/gpu/drm/amd/amdgpu/amdgpu_ras.c amdgpu_ras_error_print_error_data (dev_info(adev->dev, \"%ld "
+             "uncorrectable hardware errors detected in %s block\\n\", ...); 6.7+ \"socket: %d, die: %d, %lld new uncorrectable hardware "
+             "errors detected in %s block\\n\" and \"... %lld uncorrectable hardware errors detected in total in %s block\\n\"), "
+             "nbio_v7_4.c (the same), drivers/gpu/drm/amd/ras (RAS_DEV_INFO \"{%llu} socket: %d, die: %d, %u new uncorrectable hardware "
+             "errors detected in %s block\\n\"); read in the stored index",
+             classify=lambda m: None if m["count"] == "0" else "gpu_hardware"),
+    # The amdgpu driver's GPU VM fault (gmc_v9_0.c / gmc_v10_0.c / gmc_v11_0.c): a process's kernel touched an unmapped page,
+    # CUDA's illegal address (cuda_error). "[%s] %s page fault" (v9: retry / no-retry), "[%s] page fault" (v10+), with the
+    # process in the same line before 6.9 and on the next line after.
+    LineRule("amdgpu_vm_page_fault", "cuda_error", "(src_id:",
+             _r(r"\[(?P<hub>(?:gfx|mm)hub\d*)\] (?:(?:no-)?retry )?page fault \(src_id:\d+ ring:\d+ vmid:\d+ pasid:\d+"
+                r"(?:, for process (?P<process>\S+) pid (?P<pid>\d+))?"),
+             "torvalds/linux drivers/gpu/drm/amd/amdgpu/gmc_v9_0.c gmc_v9_0_process_interrupt (dev_err(adev->dev, \"[%s] %s page fault "
+             "(src_id:%u ring:%u vmid:%u pasid:%u, for process %s pid %d thread %s pid %d)\\n\", hub_name, retry_fault ? \"retry\" : "
+             "\"no-retry\", ...)), gmc_v10_0.c (\"[%s] page fault (src_id:%u ring:%u vmid:%u pasid:%u, for process ...)\"; 6.9+ "
+             "\"[%s] page fault (src_id:%u ring:%u vmid:%u pasid:%u)\\n\"); read in the stored index"),
+    # bitsandbytes' CUDA_CHECK_RETURN: a failed CUDA (or HIP) call printed then exit(1), no exception: "Error <cudaGetErrorString>
+    # at line N in file <source>". Read as c10's "CUDA error: " text is (out of memory cuda_oom, ECC gpu_hardware, else cuda_error).
+    LineRule("bnb_cuda_check", "cuda_error", "",
+             _r(r"^Error (?P<what>[a-z][\w ,'/-]*?) at line \d+ in file (?P<file>\S+\.(?:cu|cuh|cpp|cc|hip|c))\s*$"),
+             "bitsandbytes-foundation/bitsandbytes csrc/ops.cuh CUDA_CHECK_RETURN (fprintf(stderr, \"Error %s at line %d in file %s\\n\", "
+             "cudaGetErrorString(_m_cudaStat), __LINE__, __FILE__); exit(1); 0.3x-0.43), csrc/compat.cuh BNB_CHECK_RETURN (the same format "
+             "with BNB_GET_ERROR_STRING: cudaGetErrorString or hipGetErrorString; 0.44+)",
+             classify=lambda m: _message_category("CUDA error: " + m["what"])),
     # --- collectives
     # The opening words suffice: excerpts cut mid-line keep them ("Watchdog caught collective operati").
     LineRule("nccl_watchdog", "nccl_timeout", "Watchdog caught collective",
@@ -641,6 +723,49 @@ LINE_RULES: tuple[LineRule, ...] = (
              "cudaErrorIllegalAddress 700, LaunchTimeout 702, Assert 710, HardwareStackError 714, IllegalInstruction 715, "
              "MisalignedAddress 716, InvalidAddressSpace 717, InvalidPc 718, LaunchFailure 719, ECCUncorrectable 214, NvlinkUncorrectable 220",
              classify=lambda m: "gpu_hardware" if m["gpu"] else "cuda_error"),
+    # --- h26d (issue 16, session 26; failure_lines.json batch h26d): the transports under NCCL / MPI reporting a failed
+    # completion or a fatal endpoint error: the network between the ranks failed (nccl_error).
+    # UCX's mlx5 completion with error (UCX 1.8+; the "%s on %s:%d/%s (synd ...)" of 1.8-1.12 and "%s on " UCT_IB_IFACE_FMT
+    # " (synd ...)" of 1.13+ print the same): every syndrome's text (retry count exceeded, remote access, local protection,
+    # local length, remote side aborted, flushed, ...) names a dead queue pair on a device:port.
+    LineRule("ucx_ib_completion_error", "nccl_error", "(synd 0x",
+             _r(r"\bUCX {1,2}(?:ERROR|WARN) +(?P<what>[A-Z][\w -]*?) on (?P<dev>[\w.-]+:\d+)/\w+ \(synd 0x[0-9a-f]+ vend 0x[0-9a-f]+ "
+                r"hw_synd \d+/\d+\)"),
+             "openucx/ucx src/uct/ib/mlx5/ib_mlx5_log.c uct_ib_mlx5_completion_with_err (snprintf(err_info, ..., \"Transport retry count "
+             "exceeded\" | \"Remote access error\" | \"Local protection error\" | \"Local length error\" | \"Receive-no-ready retry count "
+             "exceeded\" | \"Remote side aborted\" | ...); ucs_log(level, \"%s on \" UCT_IB_IFACE_FMT \" (synd 0x%x vend 0x%x hw_synd %d/%d)"
+             "\\n%s QP 0x%x wqe[%d]: %s %s\", ...)); src/ucs/debug/log.c UCS_LOG_FMT (\"[%lu.%06lu] [%s:%-5d:%s] %17s:%-4u %-4s %-5s "
+             "%*s%s\"); tags v1.8.0, v1.10.0, v1.13.0 and 1.19 read"),
+    # libfabric's EFA provider when an endpoint error cannot be delivered (no EQ bound): it logs the error, prints the box
+    # and aborts; with an EQ the first line alone. The EFA errno text names the failed peer or completion.
+    LineRule("efa_endpoint_error", "nccl_error", "",
+             _r(r"Libfabric EFA provider has encountered an internal error|^\s*Libfabric error: \(-?\d+\) .*$|^\s*EFA internal error: "
+                r"\(-?\d+\) |\bWriting error to EQ: err: .+? \(-?\d+\) prov_errno: "),
+             "ofiwg/libfabric prov/efa/src/efa_base_ep.c efa_base_ep_write_eq_error (EFA_WARN(FI_LOG_EQ, \"Writing error to EQ: err: %s "
+             "(%zd) prov_errno: %s (%zd)\\n\", ...); without an EQ fprintf(stderr, \"Libfabric EFA provider has encountered an internal "
+             "error:\\n\\nLibfabric error: (%zd) %s\\nEFA internal error: (%zd) %s\\n\\nYour application will now abort().\\n\", ...); "
+             "abort()), libfabric 1.19+ read in the fetched snapshot"),
+    # libfabric's EFA RDM endpoint failing an internal rx / tx entry (a handshake, a read, a receive the application did not post).
+    LineRule("efa_internal_ope_failure", "nccl_error", "EFA provider internal ",
+             _r(r"EFA provider internal (?P<ope>[rt]xe) failure err: (?P<err>-?\d+), message: "),
+             "ofiwg/libfabric prov/efa/src/rdm/efa_rdm_ope.c efa_rdm_rxe_handle_error / efa_rdm_txe_handle_error (EFA_WARN(FI_LOG_CQ, "
+             "\"EFA provider internal rxe failure err: %d, message: %s (%d)\\n\", ...), \"EFA provider internal txe failure err: %d, "
+             "message: %s (%d)\\n\")"),
+    # Open MPI's openib BTL (handle_wc, 1.x-4.1) when a completion failed with IBV_WC_RETRY_EXC_ERR or IBV_WC_RNR_RETRY_EXC_ERR
+    # (help topics [pp retry exceeded], [pp rnr retry exceeded], [srq rnr retry exceeded]) or the device reported an error
+    # event ([of error event], "your job may end up failing": a warning).
+    LineRule("ompi_openib_retry_exceeded", "nccl_error", "",
+             _r(r"^\s*The (?:InfiniBand retry count between two MPI processes has been|OpenFabrics \"receiver not ready\" "
+                r"retry count on a (?:per-peer|shared receive))"),
+             "open-mpi/ompi opal/mca/btl/openib/help-mpi-btl-openib.txt ([pp retry exceeded] \"The InfiniBand retry count between two MPI "
+             "processes has been\\nexceeded.  ...\", [pp rnr retry exceeded] \"The OpenFabrics \\\"receiver not ready\\\" retry count on a "
+             "per-peer\\nconnection ...\", [srq rnr retry exceeded] \"... retry count on a shared receive\\nqueue ...\", [of error event] "
+             "\"The OpenFabrics stack has reported a network error event.  Open MPI\\nwill try to continue, but your job may end up "
+             "failing.\"); read in the stored index"),
+    LineRule("ompi_openib_error_event", "nccl_error", "",
+             _r(r"^\s*The OpenFabrics stack has reported a network error event\."),
+             "open-mpi/ompi opal/mca/btl/openib/help-mpi-btl-openib.txt [of error event] (a warning: Open MPI tries to continue)",
+             WARNING),
     LineRule("nccl_warn", "nccl_error", "NCCL WARN",
              _r(r"\bNCCL WARN (?P<what>.*)"),
              "NVIDIA/nccl src/debug.cc (\"[%d] %s:%d NCCL WARN %s\")", WARNING),
@@ -1293,6 +1418,12 @@ LINE_RULES: tuple[LineRule, ...] = (
              "tensorflow/tensorflow tensorflow/python/tpu/session_support.py GracefulShutdownHook.after_run (lame_workers = "
              "self._workers.lame_workers(): workers whose ping_response.health_status != event_pb2.OK; logging.info(\"ShutdownHook: "
              "lame workers found: %s\", lame_workers), a WorkerHeartbeatManager whose repr is \"HeartbeatManager(%s)\" of its devices)"),
+    # h26d: XLA's preemption notifier (jax / TF distributed on TPU and GPU VMs): SIGTERM, the notice a preemptible or
+    # maintained VM gets from outside, caught and reported to the registered listeners (the preemption sync manager, orbax).
+    LineRule("xla_sigterm_notice", "preempted", "SIGTERM caught at ",
+             _r(r"SIGTERM caught at (?P<time>\d{4}-\d\d-\d\dT[\d:.]+\S*)"),
+             "openxla/xla xla/tsl/distributed_runtime/preemption/preemption_notifier.cc SigtermNotifier::StartListenerThread "
+             "(LOG(WARNING) << \"SIGTERM caught at \" << death_time, absl::Time's RFC 3339 form)"),
     # --- the gang never became ready (kubectl describe / kubectl logs output pasted as text)
     LineRule("kueue_pods_ready", "pods_ready_timeout", "Exceeded the PodsReady timeout",
              _r(r"Exceeded the PodsReady timeout (?P<workload>\S+)"),
@@ -1977,6 +2108,9 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Too many open files",  # dataloader_fd_exhausted (h24b)
                "The node was low on resource: ", "Pod ephemeral local storage usage exceeds", "Usage of EmptyDir volume ",  # kubelet_eviction (h24b)
                ": jobset failed due to ", "FailedJobs ", "ReachedMaxRestarts ",  # jobset_failed (h25b)
+               "Callback: Queue ", "Device::callbackQueue ",  # rocclr_queue_abort (h26d)
+               "Libfabric EFA provider", "Libfabric error: (", "EFA internal error: (", "Writing error to EQ: ",  # efa_endpoint_error (h26d)
+               "The InfiniBand retry count", "The OpenFabrics ",  # ompi_openib_fabric_error (h26d)
                "Exception (either an error or timeout)",  # watchdog_detected; its "failure" form below
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
@@ -2009,6 +2143,8 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # h24b: dcgm_memory_failure's "GPU %u had ..." and "Detected %d volatile ...", kubelet_eviction's container limit,
                    # k8s_pod_failure_policy's verdict (not the keys "GPU ", "Detected ", "Container ", common in healthy logs)
                    r"GPU \d+ had uncorrectable memory errors and ", r"Detected \d+ volatile double-bit ECC",
+                   # amdgpu_ras_uncorrectable (h26d): dev_info's ": " before the count (not the lower-case words)
+                   r": (?:\{\d+\} )?(?:socket: \d+, die: \d+, )?(?:Total )?\d+ (?:new )?uncorrectable hardware errors detected",
                    r"Container \S+ exceeded its local ephemeral storage limit ", r"Container \S+ for pod \S+ failed with exit code ",
                    # shell_job_signal_l10n (h24c): the translations of "Killed" (their first characters are not all capitals)
                    *(re.escape(t) for t in _STRSIGNAL_KILLED_L10N))
@@ -2278,6 +2414,15 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "RendezvousConnectionError(\"The connection to the C10d store has failed. See inner exception for details.\") from exc)",
               type=_r(r"^(?:ValueError|RuntimeError|TimeoutError)$"),
               frame=_r(r"torch/distributed/elastic/rendezvous/c10d_rendezvous_backend\.py:_call_store$")),
+    # --- h26d (issue 16, session 26): PyTorch's ROCm and MPS texts raised as RuntimeError / OutOfMemoryError / AcceleratorError
+    # (line rules hip_oom, mps_oom and hip_error give the sources); after gpu_ecc, which takes an uncorrectable ECC text.
+    TraceRule("hip_mps_oom", "cuda_oom", "pytorch/pytorch c10/cuda/CUDACachingAllocator.cpp hipified (\"HIP out of memory. Tried to "
+              "allocate \"), c10/cuda/CUDAException.h hipified (\"HIP error: \" + hipGetErrorString(hipErrorOutOfMemory)), "
+              "aten/src/ATen/mps/MPSAllocator.mm (\"MPS backend out of memory (\")",
+              message=_r(r"\bHIP out of memory\.|\bMPS backend out of memory \(|\bHIP error: out of memory\b")),
+    TraceRule("hip_error", "cuda_error", "pytorch/pytorch c10/cuda/CUDAException.h C10_CUDA_CHECK hipified (\"HIP error: \" + "
+              "hipGetErrorString); ROCm/clr hipamd/src/hip_error.cpp",
+              message=_r(r"\bHIP error: (?!no error\b)")),
     TraceRule("cuda_error", "cuda_error", "pytorch/pytorch c10/cuda/CUDAException.cpp, aten/src/ATen/cuda/CUDABlas.cpp, aten/src/ATen/cudnn/Exceptions.h",
               type=_r(r"(?:^|\.)AcceleratorError$"),
               message=_r(r"CUDA error: |CUBLAS_STATUS_[A-Z_]+|cuDNN error: CUDNN_STATUS|CUDA driver error: |device-side assert")),

@@ -18,7 +18,7 @@ from diagnose_in_process import diagnoses_of
 TABLE = Path(__file__).resolve().parent.parent / "fixtures" / "formats" / "failure_lines.json"
 ENTRIES = json.loads(TABLE.read_text())
 FIELDS = {"id", "family", "source_repo", "path", "version", "format", "text", "category", "half"}
-BATCHES = {"h22b", "h24b", "h25b"}  # h22b's entries carry no `batch` field (bench/score_failure_lines.py FIRST_BATCH)
+BATCHES = {"h22b", "h24b", "h25b", "h26d"}  # h22b's entries carry no `batch` field (bench/score_failure_lines.py FIRST_BATCH)
 
 # Left wrong on purpose, with the reason (README "Failure lines from the frameworks' source (h22b)").
 STILL_WRONG = {
@@ -35,6 +35,13 @@ STILL_WRONG = {
                               "read by nccl_error (the line rule nccl_host_malloc_failed reads only the NCCL WARN line); measure half",
     "enotconn_coreutils": "strerror(ENOTCONN) on a tool's line ('cannot access ...: Transport endpoint is not connected') has no line "
                           "rule (enotconn_path reads cpython's '[Errno 107] ...: <path>'); measure half",
+    # h26d's measure half: no rule written for these (they were not in the build half)
+    "clr_no_binary_for_gpu": "ROCclr's LogPrintfError 'hipErrorNoBinaryForGpu: Unable to find code object for all current devices!' "
+                             "(a build for other GPUs) has no rule; hip_error reads torch's 'HIP error: ' texts only; measure half",
+    "rocr_memory_critical_in_use": "ROCr's 'Memory critical error by agent node-N ... Reason: Memory in use.' is another fprintf than "
+                                   "the VM fault's (rocr_vm_fault reads 'Memory access fault by GPU node-'); measure half",
+    "apex_overflow_skip_update": "apex's old amp API 'Gradient overflow, skipping update' (opt.py) is not the scaler's 'Gradient "
+                                 "overflow.  Skipping step' that overflow_apex reads; measure half",
 }
 
 
