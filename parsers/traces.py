@@ -451,6 +451,11 @@ class TraceParser:
             if text[:1] != MARGIN:  # out of the box (its bottom border, a line of its own)
                 return self._restart(line, text)
             line, text = line._replace(text=unmargin(line.text)), unmargin(text)
+        elif self._head is None and self._state in ("frames", "tb_head"):
+            if text[:1] not in (" ", "\t", ""):
+                line, text = self._reindent(line, text)
+            else:
+                self._after_frame = False
         now = times.leading_seconds(line.time) if line.time else None
         gap = now - self._last_s if now is not None and self._last_s is not None else 0.0
         if gap > self.idle_s:
@@ -630,6 +635,23 @@ class TraceParser:
         self._after_frame = FRAME.match(bare) is not None
         line = line._replace(text=bare)
         return line, (ANSI.sub("", bare) if "\x1b" in bare else bare)
+
+    def _reindent(self, line: Line, text: str) -> tuple[Line, str]:
+        """[h26a] A CPython traceback whose lines lost their indents with no head before them (a paste outside a
+        code fence: GitHub's Markdown keeps the text but a copy from the rendered page drops the leading blanks; a
+        collector that strips lines and writes no head): CPython prints every frame as '  File "<path>", line N, in
+        <name>' and its source line under it with four blanks (Lib/traceback.py StackSummary.format_frame_summary), so
+        a 'File "..."' line at the margin after the header is a frame, and the line right after it its source line
+        (the `_without_head` rule for a head's lines, without the head). The exception line comes after a source
+        line, at the margin, and is read as before; a frame printed with no source line (a frozen module's) before
+        the exception line makes that line read as source: the trace reads as cut, never as another exception."""
+        if text.startswith('File "') and FRAME.match("  " + text):
+            self._after_frame = True
+            return line._replace(text="  " + line.text), "  " + text
+        if self._after_frame:
+            self._after_frame = False
+            return line._replace(text="    " + line.text), "    " + text
+        return line, text
 
     def _restart(self, line: Line, text: str) -> tuple[bool, list[Record]]:
         records = self._finish()
