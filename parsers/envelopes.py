@@ -378,9 +378,9 @@ def _kube_head_of(raw: str) -> tuple[str, tuple] | None:
 def detect_kube_head(sample: list[str]) -> str:
     """The tool's head most of a text file's first lines carry ("text" when none does): from its first
     line with one on, over `DETECT_WINDOW` non-empty lines, at least half of them. Stern's head (two
-    lower-case names) is the weakest: it is taken only when its lines name few containers (at most a
-    quarter as many as its lines), as a stern log of a gang does and a log whose lines begin with two
-    lower-case words does not."""
+    lower-case names) is the weakest: it is taken only from two lines on, when they name one container or
+    few (at most a quarter as many as its lines), as a stern log of a gang does and a log whose lines
+    begin with two lower-case words does not."""
     votes = {fmt: 0 for fmt in KUBE_HEAD_FORMATS}
     heads: set[tuple] = set()
     nonempty = 0
@@ -402,7 +402,7 @@ def detect_kube_head(sample: list[str]) -> str:
     best = max(votes, key=votes.__getitem__)
     if not votes[best] or votes[best] * 2 < nonempty:
         return "text"
-    if best == "stern" and (votes[best] < 4 or len(heads) * 4 > votes[best]):
+    if best == "stern" and (votes[best] < 2 or (len(heads) > 1 and len(heads) * 4 > votes[best])):
         return "text"
     return best
 
