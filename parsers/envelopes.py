@@ -378,9 +378,9 @@ def _kube_head_of(raw: str) -> tuple[str, tuple] | None:
 def detect_kube_head(sample: list[str]) -> str:
     """The tool's head most of a text file's first lines carry ("text" when none does): from its first
     line with one on, over `DETECT_WINDOW` non-empty lines, at least half of them. Stern's head (two
-    lower-case names) is the weakest: it is taken only from two lines on, when they name one container or
-    few (at most a quarter as many as its lines), as a stern log of a gang does and a log whose lines
-    begin with two lower-case words does not."""
+    lower-case names) is the weakest: it is taken only from two lines on, when they name one container
+    name or few (at most a quarter as many as its lines; the pods may be many), as a stern log of a gang
+    does (its pods run the same containers) and a log whose lines begin with two lower-case words does not."""
     votes = {fmt: 0 for fmt in KUBE_HEAD_FORMATS}
     heads: set[tuple] = set()
     nonempty = 0
@@ -396,7 +396,7 @@ def detect_kube_head(sample: list[str]) -> str:
         if head is not None:
             votes[head[0]] += 1
             if head[0] == "stern":
-                heads.add(head[1])
+                heads.add(head[1][1])  # the container's name
         if nonempty >= DETECT_WINDOW:
             break
     best = max(votes, key=votes.__getitem__)
