@@ -381,6 +381,7 @@ def detect_kube_head(sample: list[str]) -> str:
     lower-case names) is the weakest: it is taken only from two lines on, when they name one container
     name or few (at most a quarter as many as its lines; the pods may be many), as a stern log of a gang
     does (its pods run the same containers) and a log whose lines begin with two lower-case words does not."""
+    sample = join_wrapped_heads(sample)  # the rows of a terminal's copy vote as the lines they were
     votes = {fmt: 0 for fmt in KUBE_HEAD_FORMATS}
     heads: set[tuple] = set()
     nonempty = 0
@@ -459,3 +460,78 @@ def log_store_entry(obj: dict[str, Any]) -> Envelope | None:
         if text.endswith("\r"):
             text = text[:-1]
     return Envelope(ts if isinstance(ts, str) else None, stream, False, text, kube)
+
+
+# [h26c] logcli trims every line (`line = strings.TrimSpace(line)`, pkg/logcli/output/default.go): a Python traceback
+# loses the indentation CPython gives it (traceback.py: '  File "{}", line {}, in {}' then the source line indented
+# by four, 3.11's carets under it), and without it the frames read as text of the exception's message. `LokiReader`
+# gives it back, per stream: two spaces before a frame's line, four before the line that follows a frame (its source)
+# unless that line is one a traceback goes on with instead (another frame, an exception's header, the chain's
+# connectors), four before a line of carets under a source line.
+_PY_FRAME = re.compile(r'File "[^"]*", line \d+')
+_NOT_SOURCE = re.compile(r"Traceback \(most recent call last\)|During handling of|The above exception"
+                         r"|[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b|\[Previous line repeated")
+_CARETS = re.compile(r"[~^]+\Z")
+
+
+class LokiReader:
+    """logcli's default output, a line at a time (`decode_loki`), a traceback's indentation given back."""
+
+    def __init__(self) -> None:
+        self._last: dict[Any, int] = {}  # stream -> 1 after a frame's line, 2 after a source line
+
+    def __call__(self, raw: str) -> Envelope:
+        env = decode_loki(raw)
+        m = _LOKI.match(raw)
+        key = m.group(2) if m is not None else None  # the stream's labels
+        text, last, now = env.text, self._last.get(key, 0), 0
+        if _PY_FRAME.match(text):
+            text, now = "  " + text, 1
+        elif last == 1 and text and not _NOT_SOURCE.match(text):
+            text, now = "    " + text, 2
+        elif last == 2 and _CARETS.match(text):
+            text = "    " + text
+        self._last[key] = now
+        return env._replace(text=text) if text is not env.text else env
+
+
+def reader(fmt: str):
+    """A line -> envelope function for a file of `fmt`, with its own state where the format needs one (logcli)."""
+    return LokiReader() if fmt == "loki" else DECODERS[fmt]
+
+
+# [h26c] A tool's output copied from a terminal is hard-wrapped as any text is: the first row of a long line carries
+# the tool's head, the rows after it none. `join_wrapped_heads` joins them back as parsers/wraps.py joins a plain
+# log's rows, a line that carries a tool's head (`_kube_head_of`) never taken for the rest of the line before it:
+# the head is shown to wraps.join_wrapped as a logger's level of the same length (one of its `HEAD`s), then put back.
+def join_wrapped_heads(lines: list[str]) -> list[str]:
+    """`lines` (a block of a file of a tool's heads) with the rows of each terminal-wrapped line joined."""
+    from gangscope.parsers.wraps import join_wrapped
+
+    masked, heads = [], []
+    for raw in lines:
+        size = _kube_head_size(raw)
+        heads.append(size)
+        masked.append(raw if size < 5 else "INFO:" + "-" * (size - 5) + raw[size:])
+    joined = join_wrapped(masked)
+    if joined is masked or len(joined) == len(masked):
+        return lines
+    out, i = [], 0
+    for line in joined:
+        j, got = i + 1, masked[i]
+        while got != line and j < len(masked):  # the rows the line was joined from
+            got = got.rstrip("\r") + masked[j]
+            j += 1
+        size = heads[i]
+        out.append(lines[i][:size] + line[size:] if size >= 5 else line)
+        i = j
+    return out
+
+
+def _kube_head_size(raw: str) -> int:
+    """The length of the tool's head a line starts with, 0 if none."""
+    for pattern in (_KUBECTL_PREFIX, _LOKI, _KUBECTL_TIME, _STERN):
+        m = pattern.match(raw)
+        if m is not None and (pattern is not _STERN or "-" in m.group(1)):
+            return m.end()
+    return 0

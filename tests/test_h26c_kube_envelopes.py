@@ -206,3 +206,51 @@ def test_the_kubectl_time_is_the_records_time(tmp_path):
     replay.run(replay.ReplayOptions(paths=[str(path)]), records.extend)
     traces = [r for r in records if r.kind == "trace"]
     assert traces and traces[0].time.startswith("2024-05-01T10:00:00")
+
+
+def test_logcli_trimmed_traceback_gets_its_indentation_back():
+    read = envelopes.reader("loki")
+    head = '2024-05-01T10:00:03Z {pod="w-0"} '
+    other = '2024-05-01T10:00:03Z {pod="w-1"} '
+    got = [read(head + t).text for t in (
+        "Traceback (most recent call last):", 'File "a.py", line 3, in f', "x = y[0]", "^^^^",
+        'File "b.py", line 4, in g', "IndexError: list index out of range")]
+    assert got == ["Traceback (most recent call last):", '  File "a.py", line 3, in f', "    x = y[0]", "    ^^^^",
+                   '  File "b.py", line 4, in g', "IndexError: list index out of range"]
+    # per stream: another pod's line between a frame and its source does not take the indentation
+    read(head + 'File "a.py", line 3, in f')
+    assert read(other + "step 3 loss 1.2").text == "step 3 loss 1.2"
+    assert read(head + "main()").text == "    main()"
+    # near misses: a line after a frame that a traceback goes on with is left as it is
+    read(head + 'File "a.py", line 3, in f')
+    assert read(head + "During handling of the above exception, another exception occurred:").text.startswith("During")
+    assert read(head + "no frame before me").text == "no frame before me"
+
+
+def _terminal(lines: list[str], width: int = 100) -> list[str]:
+    rows = []
+    for line in lines:
+        while len(line) > width:
+            rows.append(line[:width])
+            line = line[width:]
+        rows.append(line)
+    return rows
+
+
+WATCHDOG = ("[rank3]:[E818 21:07:33.604271952 ProcessGroupNCCL.cpp:1746] [PG ID 0 PG GUID 0(default_pg) Rank 3] "
+            "ProcessGroupNCCL's watchdog got stuck for 480 seconds without making progress in monitoring enqueued "
+            "collectives. This typically indicates a NCCL/CUDA API (e.g., CudaEventDestroy) hang blocking the watchdog")
+
+
+@pytest.mark.parametrize("head", ["[pod/trainer-worker-0/pytorch] ", "trainer-worker-0 pytorch ",
+                                  "2024-05-01T10:00:03.000000000Z ", '2024-05-01T10:00:03Z {pod="trainer-worker-0"} '])
+def test_a_terminals_copy_of_a_tools_output_is_joined_back(head):
+    lines = [head + WATCHDOG.replace("rank3", f"rank{r}").replace("Rank 3", f"Rank {r}") for r in range(4)]
+    rows = _terminal(lines)
+    assert len(rows) > len(lines)
+    assert envelopes.join_wrapped_heads(rows) == lines
+    assert detect_format(rows) != "text"
+    # near miss: the next line carries the tool's head of its own (another pod's line) and stays a line
+    other = [head.replace("worker-0", "worker-1") + "x" * 10]
+    rows = _terminal(lines[:1]) + other + _terminal(lines[1:])
+    assert envelopes.join_wrapped_heads(rows) == lines[:1] + other + lines[1:]

@@ -36,7 +36,7 @@ class FluentBitCurator:
         """[h26c] Read lines of another envelope that names each line's container (envelopes.POD_HEAD_FORMATS:
         kubectl --prefix, stern, logcli), its decoder in place of Fluent Bit's. Returns self."""
         self.fmt = fmt
-        self.read = envelopes.DECODERS[fmt]
+        self.read = envelopes.reader(fmt)
         return self
 
     def feed_block(self, block: bytes) -> list[Record]:
@@ -48,6 +48,10 @@ class FluentBitCurator:
         out: list[Record] = []
         fed: dict[int, ContainerCurator] = {}  # the containers of these lines (not all: thousands may be kept)
         stats = self.stats
+        if self.fmt != "fluentbit" and isinstance(raws, list):  # [h26c] a tool's output copied from a terminal
+            joined = envelopes.join_wrapped_heads(raws)
+            stats.lines += len(raws) - len(joined)
+            raws = joined
         for raw in raws:
             stats.lines += 1
             self.lines_read += 1
