@@ -174,7 +174,7 @@ def read_record(obj: dict[str, Any]) -> Envelope | Rejected | None:
         if text is None:
             text = obj.get("message")
             if not isinstance(text, str):
-                return None
+                return log_store_entry(obj)  # [h26c] a Cloud Logging or logcli record, or None
     partial = obj.get("_p") == "P"
     if text.endswith("\n"):
         text = text[:-1]
@@ -233,7 +233,7 @@ def detect_format(sample: list[str]) -> str:
     best = max(votes, key=votes.__getitem__)
     if votes[best] and votes[best] * 2 >= nonempty:
         return best
-    return "text"
+    return detect_kube_head(sample)  # [h26c] a tool's head on every line, or "text"
 
 
 def _format_of(raw: str) -> str | None:
@@ -249,6 +249,8 @@ def _format_of(raw: str) -> str | None:
         return "docker"
     if isinstance(obj.get("log"), str) or isinstance(obj.get("message"), str):
         return "fluentbit"
+    if log_store_entry(obj) is not None:  # [h26c] read as Fluent Bit's records are
+        return "fluentbit"
     return None
 
 
@@ -260,3 +262,282 @@ def epoch_to_rfc3339(value: Any) -> str | None:
         return times.from_seconds(float(value), fixed=True)
     except OverflowError:  # an int too large for a float
         return None
+
+
+# [h26c] The heads Kubernetes users' log tools put before every line of a container's log, read as
+# the plain log is read: the head gives the line its time and, where it names them, its pod and
+# container (an envelope's `kubernetes` block, as Fluent Bit's filter_kubernetes gives one: a file
+# of several pods' lines is then several containers, FluentBitCurator splitting it as it splits a
+# Fluent Bit file). A line of such a file without the head (kubectl's own "error: ..." under
+# --ignore-errors, a note pasted in) is read as a plain text line (no time, the file's own pod).
+# Tried only where the file is none of the envelopes above (`detect_format`), a file of such heads
+# is taken as one only when most lines of its window carry one (near misses: tests/test_h26c_kube_envelopes.py).
+#
+# Times: kubelet's `timestamps=true` writes `timeFormatOut = "2006-01-02T15:04:05.000000000Z07:00"` then
+# a space before each line (kubernetes/kubernetes pkg/kubelet/kuberuntime/logs/logs.go); stern's
+# --timestamps and logcli's RFC 3339 (`time.RFC3339`, no fraction) are read by the same pattern.
+_H26C_SGR = r"(?:\x1b?\[[0-9;]*m)*"  # a colour code around a name (its ESC lost when copied from a terminal)
+_H26C_TIME = r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{1,9})?(?:Z|[+-]\d\d:\d\d)"
+_H26C_DNS_NAME = r"[a-z0-9](?:[-a-z0-9.]{0,251}[a-z0-9])?"  # a pod's name (DNS-1123 subdomain)
+_H26C_DNS_LABEL = r"[a-z0-9](?:[-a-z0-9]{0,61}[a-z0-9])?"  # a container's name (DNS-1123 label)
+# kubectl logs --timestamps (kubectl logs -f deploy/x --timestamps, logcli --no-labels too): "<time> <line>".
+_KUBECTL_TIME = re.compile(f"({_H26C_TIME}) ")
+# kubectl logs --prefix: "[pod/<pod>/<container>] " before every line (kubernetes/kubectl pkg/cmd/logs/logs.go
+# addPrefixIfNeeded: fmt.Sprintf("[pod/%s/%s] ", ref.Name, containerName) through prefixingWriter, one Write
+# per line of DefaultConsumeRequest); with --timestamps the kubelet's time follows it. The container name
+# is empty when it could not be read from the reference's field path ("[pod/<pod>/] ").
+_KUBECTL_PREFIX = re.compile(rf"\[pod/({_H26C_DNS_NAME})/({_H26C_DNS_LABEL}|)\] (?:({_H26C_TIME}) )?")
+# stern's default output: "{{color .PodColor .PodName}} {{color .ContainerColor .ContainerName}} {{.Message}}"
+# (stern/stern cmd/cmd.go generateTemplate, output "default"; plain with --color never or into a pipe), its
+# message led by the kubelet's time with --timestamps. Only a pod name with a "-" (every controller's pod:
+# "<owner>-<suffix>") is taken, and `detect_format` wants most lines of a window from few pods.
+# --all-namespaces puts the namespace first ("{{color .PodColor .Namespace}} " + ...): not read (a
+# namespace, a pod and a container cannot be told from a pod, a container and a message's first word).
+_STERN = re.compile(rf"{_H26C_SGR}({_H26C_DNS_NAME}){_H26C_SGR} {_H26C_SGR}({_H26C_DNS_LABEL}){_H26C_SGR} (?:({_H26C_TIME}) )?")
+# grafana/loki logcli query's default output: fmt.Fprintf(o.w, "%s %s %s\n", timestamp, padLabel(lbls, maxLabelsLen),
+# line) with `line = strings.TrimSpace(line)` (pkg/logcli/output/default.go): the stream's labels as
+# loghttp.LabelSet.String() writes them ('{app="x", pod="y"}'), padded with spaces to the widest of the batch.
+# The line's own leading blanks were trimmed by logcli, so every blank after the labels is padding.
+_LOKI = re.compile(rf"({_H26C_TIME}) (\{{(?:[A-Za-z_][A-Za-z0-9_.]*=\"(?:[^\"\\]|\\.)*\"(?:, )?)*\}}) +")
+_LOKI_LABEL = re.compile(r"([A-Za-z_][A-Za-z0-9_.]*)=\"((?:[^\"\\]|\\.)*)\"")
+# The labels that name a pod, its container and namespace: promtail's kubernetes_sd relabelling ("pod",
+# "container", "namespace"), the OpenTelemetry collector's / Alloy's ("k8s_pod_name", ...), Fluent Bit's names.
+_LOKI_POD = ("pod", "k8s_pod_name", "pod_name")
+_LOKI_CONTAINER = ("container", "k8s_container_name", "container_name")
+_LOKI_NAMESPACE = ("namespace", "k8s_namespace_name", "namespace_name")
+
+KUBE_HEAD_FORMATS = ("kubectl", "kubectl-prefix", "stern", "loki")  # the first one names no pod
+POD_HEAD_FORMATS = ("kubectl-prefix", "stern", "loki")  # read as Fluent Bit files are: one curator per container
+
+
+def _kube_block(pod: str | None, container: str | None, namespace: str | None = None) -> dict[str, Any] | None:
+    if not pod:
+        return None
+    block = {"pod_name": pod}
+    if container:
+        block["container_name"] = container
+    if namespace:
+        block["namespace_name"] = namespace
+    return block
+
+
+def decode_kubectl(raw: str) -> Envelope:
+    """A line of `kubectl logs --timestamps`: its time taken off; a line without one is plain text."""
+    m = _KUBECTL_TIME.match(raw)
+    if m is None:
+        return decode_text(raw)
+    return Envelope(m.group(1), "stdout", False, raw[m.end():])
+
+
+def decode_kubectl_prefix(raw: str) -> Envelope:
+    """A line of `kubectl logs --prefix` (and --timestamps): its pod and container, its time."""
+    m = _KUBECTL_PREFIX.match(raw)
+    if m is None:
+        return decode_text(raw)
+    return Envelope(m.group(3), "stdout", False, raw[m.end():], _kube_block(m.group(1), m.group(2)))
+
+
+def decode_stern(raw: str) -> Envelope:
+    """A line of stern's default output: its pod and container, its time when --timestamps."""
+    m = _STERN.match(raw)
+    if m is None or "-" not in m.group(1):
+        return decode_text(raw)
+    return Envelope(m.group(3), "stdout", False, raw[m.end():], _kube_block(m.group(1), m.group(2)))
+
+
+def decode_loki(raw: str) -> Envelope:
+    """A line of logcli's default output: its time, and the pod, container, namespace and stream its labels name."""
+    m = _LOKI.match(raw)
+    if m is None:
+        return decode_kubectl(raw)  # logcli --no-labels: "<time> <line>"
+    labels = {k: v.replace('\\"', '"').replace("\\\\", "\\") for k, v in _LOKI_LABEL.findall(m.group(2))}
+
+    def first(names: tuple[str, ...]) -> str | None:
+        return next((labels[n] for n in names if labels.get(n)), None)
+
+    stream = labels.get("stream")
+    return Envelope(m.group(1), stream if stream in ("stdout", "stderr") else "stdout", False, raw[m.end():],
+                    _kube_block(first(_LOKI_POD), first(_LOKI_CONTAINER), first(_LOKI_NAMESPACE)))
+
+
+DECODERS.update({"kubectl": decode_kubectl, "kubectl-prefix": decode_kubectl_prefix, "stern": decode_stern,
+                 "loki": decode_loki})
+FORMATS = FORMATS[:-1] + KUBE_HEAD_FORMATS + FORMATS[-1:]
+
+
+def _kube_head_of(raw: str) -> tuple[str, tuple] | None:
+    """The tool's head a line starts with (its format, and the pod and container it names), None if none."""
+    if raw.startswith("[pod/"):
+        m = _KUBECTL_PREFIX.match(raw)
+        return ("kubectl-prefix", (m.group(1), m.group(2))) if m else None
+    if raw[:1].isdigit():
+        if _LOKI.match(raw):
+            return "loki", ()
+        if _KUBECTL_TIME.match(raw):
+            return "kubectl", ()
+    m = _STERN.match(raw)
+    if m is not None and "-" in m.group(1):
+        return "stern", (m.group(1), m.group(2))
+    return None
+
+
+def detect_kube_head(sample: list[str]) -> str:
+    """The tool's head most of a text file's first lines carry ("text" when none does): from its first
+    line with one on, over `DETECT_WINDOW` non-empty lines, at least half of them. Stern's head (two
+    lower-case names) is the weakest: it is taken only from two lines on, when they name one container
+    name or few (at most a quarter as many as its lines; the pods may be many), as a stern log of a gang
+    does (its pods run the same containers) and a log whose lines begin with two lower-case words does not."""
+    sample = join_wrapped_heads(sample)  # the rows of a terminal's copy vote as the lines they were
+    votes = {fmt: 0 for fmt in KUBE_HEAD_FORMATS}
+    heads: set[tuple] = set()
+    nonempty = 0
+    started = False
+    for raw in sample:
+        head = _kube_head_of(raw)
+        if not started:
+            if head is None:
+                continue
+            started = True
+        if raw.strip():
+            nonempty += 1
+        if head is not None:
+            votes[head[0]] += 1
+            if head[0] == "stern":
+                heads.add(head[1][1])  # the container's name
+        if nonempty >= DETECT_WINDOW:
+            break
+    best = max(votes, key=votes.__getitem__)
+    if not votes[best] or votes[best] * 2 < nonempty:
+        return "text"
+    if best == "stern" and (votes[best] < 2 or (len(heads) > 1 and len(heads) * 4 > votes[best])):
+        return "text"
+    return best
+
+
+# [h26c] Log stores' exports, one JSON object a line, read as Fluent Bit records (`read_record` falls back to it):
+# - Google Cloud Logging's LogEntry (a sink's export to Cloud Storage / Pub/Sub, `gcloud logging read --format=json`'s
+#   entries one a line): the line in `textPayload` (or `jsonPayload.message`), `timestamp` (RFC 3339), the container in
+#   `resource.labels` {namespace_name, pod_name, container_name} of resource type k8s_container, the pod's labels as
+#   `labels["k8s-pod/<key>"]`, its node as `labels["compute.googleapis.com/resource_name"]`, the stream in the log's
+#   name ("projects/<p>/logs/stderr") (googleapis/googleapis google/logging/v2/log_entry.proto LogEntry; GKE's
+#   k8s_container resource, cloud.google.com/kubernetes-engine/docs/concepts/about-logs).
+# - grafana/loki logcli's jsonl output: {"labels": {...}, "line": ..., "timestamp": <RFC 3339 nano>}
+#   (pkg/logcli/output/jsonl.go JSONLOutput.FormatAndPrintln; "labels" left out with --no-labels).
+# gcloud's default --format=json is one indented JSON array, not a line per entry: not read (a file to convert first).
+_GCP_POD_LABEL = "k8s-pod/"
+
+
+def log_store_entry(obj: dict[str, Any]) -> Envelope | None:
+    """A Cloud Logging LogEntry or a logcli jsonl record as an envelope (its container as a `kubernetes`
+    block); None when it is neither."""
+    text = obj.get("textPayload")
+    if not isinstance(text, str):
+        payload = obj.get("jsonPayload")
+        text = payload.get("message") if type(payload) is dict else None
+    if isinstance(text, str):
+        ts = obj.get("timestamp")
+        resource = obj.get("resource")
+        rlabels = resource.get("labels") if type(resource) is dict else None
+        rlabels = rlabels if type(rlabels) is dict else {}
+        labels = obj.get("labels")
+        labels = labels if type(labels) is dict else {}
+        kube = _kube_block(*(v if isinstance(v, str) else None for v in
+                             (rlabels.get("pod_name"), rlabels.get("container_name"), rlabels.get("namespace_name"))))
+        if kube is not None:
+            pod_labels = {k[len(_GCP_POD_LABEL):]: v for k, v in labels.items()
+                          if k.startswith(_GCP_POD_LABEL) and isinstance(v, str)}
+            if pod_labels:
+                kube["labels"] = pod_labels
+            node = labels.get("compute.googleapis.com/resource_name")
+            if isinstance(node, str) and node:
+                kube["host"] = node
+        log_name = obj.get("logName")
+        stream = "stderr" if isinstance(log_name, str) and log_name.endswith("/stderr") else "stdout"
+    else:
+        text, ts = obj.get("line"), obj.get("timestamp")
+        lbls = obj.get("labels", {})
+        if not isinstance(text, str) or not isinstance(ts, str) or type(lbls) is not dict:
+            return None
+        first = lambda names: next((lbls[n] for n in names if isinstance(lbls.get(n), str) and lbls[n]), None)  # noqa: E731
+        kube = _kube_block(first(_LOKI_POD), first(_LOKI_CONTAINER), first(_LOKI_NAMESPACE))
+        stream = lbls.get("stream") if lbls.get("stream") in ("stdout", "stderr") else "stdout"
+    if text.endswith("\n"):
+        text = text[:-1]
+        if text.endswith("\r"):
+            text = text[:-1]
+    return Envelope(ts if isinstance(ts, str) else None, stream, False, text, kube)
+
+
+# [h26c] logcli trims every line (`line = strings.TrimSpace(line)`, pkg/logcli/output/default.go): a Python traceback
+# loses the indentation CPython gives it (traceback.py: '  File "{}", line {}, in {}' then the source line indented
+# by four, 3.11's carets under it), and without it the frames read as text of the exception's message. `LokiReader`
+# gives it back, per stream: two spaces before a frame's line, four before the line that follows a frame (its source)
+# unless that line is one a traceback goes on with instead (another frame, an exception's header, the chain's
+# connectors), four before a line of carets under a source line.
+_PY_FRAME = re.compile(r'File "[^"]*", line \d+')
+_NOT_SOURCE = re.compile(r"Traceback \(most recent call last\)|During handling of|The above exception"
+                         r"|[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Warning)\b|\[Previous line repeated")
+_CARETS = re.compile(r"[~^]+\Z")
+
+
+class LokiReader:
+    """logcli's default output, a line at a time (`decode_loki`), a traceback's indentation given back."""
+
+    def __init__(self) -> None:
+        self._last: dict[Any, int] = {}  # stream -> 1 after a frame's line, 2 after a source line
+
+    def __call__(self, raw: str) -> Envelope:
+        env = decode_loki(raw)
+        m = _LOKI.match(raw)
+        key = m.group(2) if m is not None else None  # the stream's labels
+        text, last, now = env.text, self._last.get(key, 0), 0
+        if _PY_FRAME.match(text):
+            text, now = "  " + text, 1
+        elif last == 1 and text and not _NOT_SOURCE.match(text):
+            text, now = "    " + text, 2
+        elif last == 2 and _CARETS.match(text):
+            text = "    " + text
+        self._last[key] = now
+        return env._replace(text=text) if text is not env.text else env
+
+
+def reader(fmt: str):
+    """A line -> envelope function for a file of `fmt`, with its own state where the format needs one (logcli)."""
+    return LokiReader() if fmt == "loki" else DECODERS[fmt]
+
+
+# [h26c] A tool's output copied from a terminal is hard-wrapped as any text is: the first row of a long line carries
+# the tool's head, the rows after it none. `join_wrapped_heads` joins them back as parsers/wraps.py joins a plain
+# log's rows, a line that carries a tool's head (`_kube_head_of`) never taken for the rest of the line before it:
+# the head is shown to wraps.join_wrapped as a logger's level of the same length (one of its `HEAD`s), then put back.
+def join_wrapped_heads(lines: list[str]) -> list[str]:
+    """`lines` (a block of a file of a tool's heads) with the rows of each terminal-wrapped line joined."""
+    from gangscope.parsers.wraps import join_wrapped
+
+    masked, heads = [], []
+    for raw in lines:
+        size = _kube_head_size(raw)
+        heads.append(size)
+        masked.append(raw if size < 5 else "INFO:" + "-" * (size - 5) + raw[size:])
+    joined = join_wrapped(masked)
+    if joined is masked or len(joined) == len(masked):
+        return lines
+    out, i = [], 0
+    for line in joined:
+        j, got = i + 1, masked[i]
+        while got != line and j < len(masked):  # the rows the line was joined from
+            got = got.rstrip("\r") + masked[j]
+            j += 1
+        size = heads[i]
+        out.append(lines[i][:size] + line[size:] if size >= 5 else line)
+        i = j
+    return out
+
+
+def _kube_head_size(raw: str) -> int:
+    """The length of the tool's head a line starts with, 0 if none."""
+    for pattern in (_KUBECTL_PREFIX, _LOKI, _KUBECTL_TIME, _STERN):
+        m = pattern.match(raw)
+        if m is not None and (pattern is not _STERN or "-" in m.group(1)):
+            return m.end()
+    return 0

@@ -425,6 +425,10 @@ class ContainerCurator:
             joined = join_wrapped(raws)
             stats.lines += len(raws) - len(joined)
             raws = joined
+        elif self.fmt in envelopes.KUBE_HEAD_FORMATS and isinstance(raws, list):  # [h26c] a tool's output copied from a terminal
+            joined = envelopes.join_wrapped_heads(raws)
+            stats.lines += len(raws) - len(joined)
+            raws = joined
         last_time = None
         for raw in raws:
             stats.lines += 1

@@ -21,6 +21,8 @@ class FluentBitCurator:
     limits = CurationLimits()
     source: str | None = None  # the file (or topic) read: its containers' curators name it in failures
     lines_read = 0  # lines of the source fed so far (positions of skips)
+    fmt = "fluentbit"  # [h26c] the envelope read (`reading`): its containers' curators are stamped with it
+    read = staticmethod(envelopes.read_fluentbit)  # [h26c] a line -> its envelope, Rejected or None
 
     def __init__(self, stats: CurationStats, fallback: PodIdentity, **kwargs):
         self.stats = stats
@@ -29,6 +31,13 @@ class FluentBitCurator:
         self.limits = kwargs.get("limits") or self.limits
         self.curators: dict[tuple, ContainerCurator] = {}
         self.position = None  # see ContainerCurator.position
+
+    def reading(self, fmt: str) -> "FluentBitCurator":
+        """[h26c] Read lines of another envelope that names each line's container (envelopes.POD_HEAD_FORMATS:
+        kubectl --prefix, stern, logcli), its decoder in place of Fluent Bit's. Returns self."""
+        self.fmt = fmt
+        self.read = envelopes.reader(fmt)
+        return self
 
     def feed_block(self, block: bytes) -> list[Record]:
         lines, invalid = decode_block(block)
@@ -39,10 +48,14 @@ class FluentBitCurator:
         out: list[Record] = []
         fed: dict[int, ContainerCurator] = {}  # the containers of these lines (not all: thousands may be kept)
         stats = self.stats
+        if self.fmt != "fluentbit" and isinstance(raws, list):  # [h26c] a tool's output copied from a terminal
+            joined = envelopes.join_wrapped_heads(raws)
+            stats.lines += len(raws) - len(joined)
+            raws = joined
         for raw in raws:
             stats.lines += 1
             self.lines_read += 1
-            env = envelopes.read_fluentbit(raw)
+            env = self.read(raw)
             if type(env) is not envelopes.Envelope:
                 if env is not None:  # a record with a field of the wrong type: a skip of its own kind
                     position = self.position if self.position is not None else f"line {self.lines_read}"
@@ -67,7 +80,7 @@ class FluentBitCurator:
             if len(self.curators) >= self.limits.max_containers:
                 self.evict(out)
             identity = identity_from_kubernetes(kube) if kube else self.fallback
-            curator = self.curators[key] = ContainerCurator(identity, "fluentbit", self.stats, **self.kwargs)
+            curator = self.curators[key] = ContainerCurator(identity, self.fmt, self.stats, **self.kwargs)
             curator.source = self.source
         self.tick += 1
         curator.last_used = self.tick

@@ -17,7 +17,8 @@ if TYPE_CHECKING:
 # What the pipeline (replay, rich, the parsers) imports is imported by the command that runs it:
 # `gangscope --help` and `--version` stay at Python's start-up time (tests/test_cli.py measures).
 DEFAULT_OUT = "gangscope-out"
-FORMAT_HELP = "log envelope: auto (detect per file, the default), cri, docker, fluentbit or text"
+FORMAT_HELP = ("log envelope: auto (detect per file, the default), cri, docker, fluentbit, text, or a tool's head on every line "
+               "(kubectl, kubectl-prefix, stern, loki)")  # [h26c]
 # ReplayOptions' defaults, for the help text without importing the pipeline (a test compares them)
 DIGEST_MAX_BYTES = 16 << 20
 MAX_CONTAINERS = 20_000

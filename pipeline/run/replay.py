@@ -366,6 +366,9 @@ class GroupWork:
         if fmt == "fluentbit":
             limits = CurationLimits(max_containers=self.options.max_containers)
             return FluentBitCurator(self.curation, identity, attempt_of=self.attempt_of, limits=limits)
+        if fmt in envelopes.POD_HEAD_FORMATS:  # [h26c] a tool's head names each line's pod: a container each, as Fluent Bit's
+            limits = CurationLimits(max_containers=self.options.max_containers)
+            return FluentBitCurator(self.curation, identity, attempt_of=self.attempt_of, limits=limits).reading(fmt)
         return ContainerCurator(
             identity, fmt, self.curation, attempt_of=self.attempt_of, block_scan=self.options.block_scan
         )
