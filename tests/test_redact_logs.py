@@ -223,8 +223,11 @@ def test_the_dashboard_logs_a_proxys_unexpected_answer_without_its_secrets(misbe
     log = tmp_path / "dashboard.log"
     with open(log, "wb") as out:
         # port 0: the system picks a free one; the dashboard says which once it listens
+        # SIGINT as a terminal's foreground process has it: a suite started in the background (`nohup ... &`)
+        # hands its children SIGINT ignored, and Python then installs no KeyboardInterrupt for Ctrl-C
         proc = subprocess.Popen([*CLI, "dashboard", "--opensearch", url, "--port", "0"], stdout=out, stderr=out,
-                                env=dict(os.environ, PYTHONUNBUFFERED="1"))
+                                env=dict(os.environ, PYTHONUNBUFFERED="1"),
+                                preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         try:
             deadline = time.monotonic() + 60
             while not (said := re.search(r"dashboard on http://127\.0\.0\.1:(\d+)/", log.read_text())):
