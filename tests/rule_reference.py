@@ -3,7 +3,10 @@ tested first. Fast paths (rule_literals.RuleFilter, its Hyperscan pattern scan) 
 
 from __future__ import annotations
 
+import re
+
 from gangscope.parsers import errors
+from gangscope.parsers.lines import Line
 
 
 def reference_detect(text: str):
@@ -29,3 +32,12 @@ def category_of(line: str) -> str | None:
     """The category detect() gives a line, or None."""
     hit = errors.detect(line)
     return hit[1] if hit is not None else None
+
+
+def detected(text: str) -> tuple[str, str] | None:
+    """(rule name, category) the line detector (ErrorDetector, behind the line prefilter) gives one
+    line, or None."""
+    if not re.search(errors.PREFILTER, text):
+        return None
+    _consumed, records = errors.ErrorDetector().feed(Line("2026-12-04T03:12:44.104512000Z", 0, text))
+    return (records[0].pattern, records[0].category) if records else None

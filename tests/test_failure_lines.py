@@ -88,8 +88,8 @@ def test_transformers_older_unable_to_load_weights_wording_is_a_checkpoint_error
 
 
 # --- h24b: the rules written from batch h24b's build half, with near misses (lines that must not match)
-from gangscope.parsers.errors import PREFILTER, ErrorDetector, first_trace_rule  # noqa: E402
-from gangscope.parsers.lines import Line  # noqa: E402
+from gangscope.parsers.errors import first_trace_rule  # noqa: E402
+from rule_reference import detected  # noqa: E402
 import re  # noqa: E402
 
 
@@ -97,13 +97,6 @@ H24B_LINE_RULES = {"nccl_cuda_calloc_failed", "cuda_system_not_ready", "nvsmi_dr
                    "dataloader_fd_exhausted", "submitit_not_requeued", "kueue_deactivated", "kubelet_eviction", "k8s_scheduler_preempted",
                    "k8s_taint_disruption", "k8s_job_backoff_limit", "k8s_pod_failure_policy", "tf_collective_abort"}
 
-
-def detected(text: str):
-    """(rule name, category) the line detector gives one line, or None."""
-    if not re.search(PREFILTER, text):
-        return None
-    _consumed, records = ErrorDetector().feed(Line("2026-12-04T01:12:33.104512000Z", 0, text))
-    return (records[0].pattern, records[0].category) if records else None
 
 
 @pytest.mark.parametrize(

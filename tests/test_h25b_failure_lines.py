@@ -10,21 +10,14 @@ import re
 
 import pytest
 
-from gangscope.parsers.errors import PREFILTER, TRACE_RULES, ErrorDetector, first_trace_rule
-from gangscope.parsers.lines import Line
+from gangscope.parsers.errors import TRACE_RULES, first_trace_rule
+from rule_reference import detected
 
 H25B_LINE_RULES = {"nccl_host_malloc_failed", "nccl_cuda_kernel_fault", "nvml_init_failed", "k8s_scheduler_disruption",
                    "k8s_scheduler_disruption_126", "kubelet_system_oom", "jobset_failed"}
 H25B_TRACE_RULES = {"dataloader_fd_passing", "dataloader_ancdata", "nvml_gpu_state", "botocore_stream", "enotconn_path",
                     "thc_cublas_alloc_failed", "thc_cublas_error", "ray_node_died_gcs"}
 
-
-def detected(text: str):
-    """(rule name, category) the line detector gives one line, or None."""
-    if not re.search(PREFILTER, text):
-        return None
-    _consumed, records = ErrorDetector().feed(Line("2026-12-04T03:12:44.104512000Z", 0, text))
-    return (records[0].pattern, records[0].category) if records else None
 
 
 @pytest.mark.parametrize(

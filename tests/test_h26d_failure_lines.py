@@ -13,8 +13,8 @@ import re
 
 import pytest
 
-from gangscope.parsers.errors import PREFILTER, ErrorDetector, first_trace_rule
-from gangscope.parsers.lines import Line
+from gangscope.parsers.errors import first_trace_rule
+from rule_reference import detected
 
 H26D_LINE_RULES = {"hip_error", "hip_oom", "mps_oom", "rocr_vm_fault", "rocr_hw_exception", "rocclr_queue_abort",
                    "amdgpu_ras_uncorrectable", "amdgpu_vm_page_fault", "bnb_cuda_check", "ucx_ib_completion_error",
@@ -24,13 +24,6 @@ H26D_TRACE_RULES = {"hip_mps_oom", "hip_error"}
 UCX = "[1733282412.418296] [trn-node-07:40213:0]     ib_mlx5_log.c:179  UCX  ERROR "
 KERNEL = "[Fri Dec  4 03:12:44 2026] amdgpu 0000:c1:00.0: amdgpu: "
 
-
-def detected(text: str):
-    """(rule name, category) the line detector gives one line, or None."""
-    if not re.search(PREFILTER, text):
-        return None
-    _consumed, records = ErrorDetector().feed(Line("2026-12-04T03:12:44.104512000Z", 0, text))
-    return (records[0].pattern, records[0].category) if records else None
 
 
 @pytest.mark.parametrize(
