@@ -7,6 +7,12 @@ call costs with everything under it).
 
     python -m bench.profile_replay                     # default mix, 1M lines
     python -m bench.profile_replay --mix steps --lines 200000
+    python -m bench.profile_replay --mix realistic --lines 300000 --under Replay.run --by-line
+
+`--under Replay.run` counts only the samples taken inside that call: the replay as
+bench.ab_replay and bench.honest time it, without the imports, the report and the start-up
+(~25 % of the whole process's samples on realistic-300000, mostly compiling imported
+modules' bytecode on a first run). `--by-line` adds a table of self time by source line.
 
 Writes bench/profiles/<mix>-<lines>.txt (the tables) and prints the top entries.
 Needs py-spy (`pip install -e '.[bench]'`) and permission to ptrace (root, or
@@ -30,8 +36,11 @@ HERE = Path(__file__).resolve().parent
 _LINE_NO = re.compile(r":\d+\)$")
 
 
-def fold(raw: Path) -> tuple[int, Counter, Counter]:
-    """py-spy's raw output (one `frame;frame;... count` per line) -> (samples, self, inclusive)."""
+def fold(raw: Path, under: str | None = None, by_line: bool = False) -> tuple[int, Counter, Counter]:
+    """py-spy's raw output (one `frame;frame;... count` per line) -> (samples, self, inclusive).
+
+    `under`: a function as py-spy names it (`Replay.run`): only the stacks that pass through it
+    count. `by_line`: self time keyed by the frame with its line (`name (file:line)`)."""
     self_time: Counter = Counter()
     inclusive: Counter = Counter()
     total = 0
@@ -39,10 +48,13 @@ def fold(raw: Path) -> tuple[int, Counter, Counter]:
         stack, _, count = line.rpartition(" ")
         if not stack or not count.isdigit():
             continue
+        raw_frames = stack.split(";")
+        if under is not None and not any(f.split(" (", 1)[0] == under for f in raw_frames):
+            continue
         n = int(count)
         total += n
-        frames = [_LINE_NO.sub(")", f) for f in stack.split(";")]
-        self_time[frames[-1]] += n
+        frames = [_LINE_NO.sub(")", f) for f in raw_frames]
+        self_time[raw_frames[-1] if by_line else frames[-1]] += n
         for frame in set(frames):
             inclusive[frame] += n
     return total, self_time, inclusive
@@ -71,6 +83,9 @@ def main() -> None:
     ap.add_argument("--rate", type=int, default=250, help="samples per second")
     ap.add_argument("--top", type=int, default=30)
     ap.add_argument("--out", type=Path, help="where to write the tables (default bench/profiles/<mix>-<lines>.txt)")
+    ap.add_argument("--under", metavar="FUNCTION",
+                    help="count only the samples inside this function, as py-spy names it (e.g. Replay.run)")
+    ap.add_argument("--by-line", action="store_true", help="a table of self time by source line too")
     args = ap.parse_args()
     spy = shutil.which("py-spy") or str(Path(sys.executable).with_name("py-spy"))
     if not Path(spy).exists():
@@ -84,12 +99,17 @@ def main() -> None:
                               capture_output=True, text=True)
         if not raw.exists():
             raise SystemExit(f"py-spy failed: {done.stderr.strip()[-500:]}")
-        total, self_time, inclusive = fold(raw)
+        total, self_time, inclusive = fold(raw, args.under)
+        by_line = fold(raw, args.under, by_line=True)[1] if args.by_line else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    header = [f"replay of {corpus.name} ({args.lines:,} lines, mix {args.mix}), {total} samples at {args.rate}/s (py-spy)",
+    header = [f"replay of {corpus.name} ({args.lines:,} lines, mix {args.mix}), {total} samples at {args.rate}/s (py-spy)"
+              + (f", only those inside {args.under}" if args.under else ""),
               f"code: {checkout()}", ""]
-    text = "\n".join(header + table("self time", self_time, total, args.top) + table("inclusive time", inclusive, total, args.top))
+    tables = table("self time", self_time, total, args.top) + table("inclusive time", inclusive, total, args.top)
+    if by_line is not None:
+        tables += table("self time by line", by_line, total, args.top)
+    text = "\n".join(header + tables)
     out = args.out or HERE / "profiles" / f"{args.mix}-{args.lines}.txt"
     out.parent.mkdir(parents=True, exist_ok=True)
     out.write_text(text)
