@@ -103,6 +103,9 @@ def main() -> None:
         by_line = fold(raw, args.under, by_line=True)[1] if args.by_line else None
     finally:
         shutil.rmtree(work, ignore_errors=True)
+    if not total:
+        raise SystemExit(f"no sample{' inside ' + args.under if args.under else ''}: nothing written"
+                         + (" (a function as py-spy names it, e.g. Replay.run)" if args.under else ""))
     header = [f"replay of {corpus.name} ({args.lines:,} lines, mix {args.mix}), {total} samples at {args.rate}/s (py-spy)"
               + (f", only those inside {args.under}" if args.under else ""),
               f"code: {checkout()}", ""]
