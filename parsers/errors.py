@@ -2231,7 +2231,7 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # time, the file) where a build wrote none
                    r"\[c10d\] waitForInput: socket ", r"W[\d :.]*socket\.cpp:\d+\] waitForInput: socket ",
                    # kubectl_describe_pod_failed (h27b): describePod's phase line at the margin
-                   r"^Status:\s+Failed\s*$")
+                   r"Status:\s+Failed\s*$")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
