@@ -359,7 +359,12 @@ _BAR_TAIL = _BAR_COUNTS + _TIMES + _RATE + _POSTFIX + L("]")
 # and the bars of the data and hub libraries: huggingface_hub snapshot_download "Fetching N files", "Downloading ...",
 # datasets Dataset.map/filter "Map", "Filter", "Tokenizing", checkpoint shards "Loading checkpoint shards"
 # and Ultralytics' validation bar, described by its column header ("Class Images Instances Box(P R mAP50 mAP50-95)")
-_NOT_TRAIN_DESC = re.compile(r"(?i)valid|sanity|test|predict|eval|infer|fetch|download|upload|load|map\b|filter|token|shard|extract|convert|mAP")
+# [h27b] and vLLM's offline generation bars, which RL trainers (OpenRLHF, verl, TRL's vLLM generation) print from their
+# rollout actors between training steps: vllm/entrypoints/llm.py LLM._run_engine tqdm(total=num_requests, desc="Processed
+# prompts", postfix="est. speed input: ... toks/s, output: ... toks/s") and _validate_and_add_requests tqdm(desc="Adding
+# requests"); a batch of prompts generated to its end is no end of training (fixtures/eval dev 839, OpenRLHF#949)
+_NOT_TRAIN_DESC = re.compile(r"(?i)valid|sanity|test|predict|eval|infer|fetch|download|upload|load|map\b|filter|token|shard|extract|convert|mAP"
+                             r"|processed prompts|adding requests")
 TQDM = Dialect(
     name="tqdm",
     source="tqdm/tqdm@v4.70.1:tqdm/std.py format_meter (r_bar, rate_fmt, postfix); Trainer bar: transformers trainer_callback.py ProgressCallback.on_train_begin tqdm(total=state.max_steps)",

@@ -1072,10 +1072,14 @@ LINE_RULES: tuple[LineRule, ...] = (
     # The Kubeflow training-operator's verdict on a job whose replicas failed beyond its restart policy (the JobFailed
     # condition's message and event; "... is restarting because ..." is a restart, training goes on).
     LineRule("training_operator_job_failed", "unknown", "(s) failed",
-             _r(r"\b(?P<kind>\w*[Jj]ob) (?P<name>\S+) is failed because (?P<count>\d+) (?P<rtype>\w+) replica\(s\) failed"),
+             _r(r"\b(?P<kind>\w*[Jj]ob) (?P<name>\S+) (?:is|has) failed because (?P<count>\d+) (?P<rtype>\w+) replica\(s\) failed"),
              "kubeflow/training-operator pkg/controller.v1/{pytorch,tensorflow,mpi,xgboost,paddlepaddle}/*_controller.go UpdateJobStatus "
              "(msg := fmt.Sprintf(\"PyTorchJob %s is failed because %d %s replica(s) failed.\", ...); commonutil.JobFailedReason; "
-             "pkg/common/util/reconciler_generic: \"%s %s is failed because %d %s replica(s) failed.\")", SUMMARY),
+             "pkg/common/util/reconciler_generic: \"%s %s is failed because %d %s replica(s) failed.\"); [h27b] the TFJob's and "
+             "MSJob's wording \"has failed because\": kubeflow/tf-operator pkg/controller.v1/tensorflow/status.go updateStatusSingle "
+             "(msg := fmt.Sprintf(\"TFJob %s has failed because %d %s replica(s) failed.\", tfjob.Name, failed, rtype), v0.5-v1.0; "
+             "\"TFJob %s/%s has failed because ...\" in training-operator v1.x pkg/controller.v1/tensorflow/tfjob_controller.go; "
+             "the same in the mindspore operator's MSJob), read in the stored index; fixtures/eval dev 856 (kubeflow/trainer#999)", SUMMARY),
     # Ray's wrapper of a remote task's exception (ray.get re-raises it as an instance of both RayTaskError and the cause's
     # class): the class it names is the innermost real exception and decides where its type alone says the category
     # (RayTaskError(DistStoreError): rendezvous_error); a generic one (RayTaskError(RuntimeError)) with its own line cut
@@ -2077,6 +2081,52 @@ LINE_RULES: tuple[LineRule, ...] = (
              "complete.\"); python/cpython Modules/_ctypes callproc.c / Lib/ctypes WinError (OSError(None, FormatError(code), None, "
              "code) printed \"[WinError 1455] ...\"); pytorch/pytorch torch/__init__.py _load_dll_libraries (err = ctypes.WinError("
              "last_error); err.strerror += f' Error loading \"{dll}\" or one of its dependencies.'; raise err)"),
+    # --- h27b (issue 16, session 27; fixtures/eval README "Batch h27b"): the classes of batch h27b's misses (dev 839-874, a
+    # blind draw of logs from Kubernetes-native training launchers).
+    # Volcano's job controller, one klog line per request it takes from its queue (klog.V(3), the controller's default
+    # verbosity in the chart): a request carries the event that made it. The pod handlers make them: deletePod sends
+    # PodEvicted for any pod of the job deleted under it (the scheduler's preempt / reclaim actions and a node drain evict
+    # by deleting the pod; `kubectl delete pod` too), updatePod sends PodFailed with the container's exit code when a pod
+    # turns Failed, TaskFailed when a task exhausted its retries. A pod evicted from outside while the job ran: preempted
+    # (SPEC: eviction, stopped from outside while healthy). A pod that failed: by its exit code (137 host_oom, else
+    # unknown: the exit code says no more). The other events (OutOfSync, CommandIssued, TaskCompleted, JobUnknown, ...) are
+    # no failure. When a PodFailed makes the controller restart the job, the pods it deletes come back as PodEvicted
+    # requests after it: the earlier PodFailed line is the cause. Some builds add "Pod:<name>, " after the task. Sample:
+    # dev 847 (volcano-sh/volcano#4814: PodEvicted, ExitCode:0, then RestartTask).
+    LineRule("volcano_job_request", "preempted", "Try to handle request <",
+             _r(r"Try to handle request <(?:Queue: [^,<>]*, )?Job: (?P<job>[^,<>]+), Task:(?P<task>[^,<>]*), "
+                r"(?:Pod:(?P<pod>[^,<>]*), )?Event:(?P<event>\w+)(?:, ExitCode:(?P<exitcode>-?\d+))?"),
+             "volcano-sh/volcano pkg/controllers/job/job_controller.go processNextReq (klog.V(3).Infof(\"Try to handle request "
+             "<%v>\", req)); pkg/controllers/apis/request.go Request.String (\"Queue: %s, Job: %s/%s, Task:%s, Event:%s, "
+             "ExitCode:%d, Action:%s, JobVersion: %d\"); pkg/controllers/job/job_controller_handler.go deletePod (Event: "
+             "bus.PodEvictedEvent), updatePod (bus.PodFailedEvent with ContainerStatuses[0].State.Terminated.ExitCode, "
+             "bus.TaskFailedEvent); read in the stored index",
+             classify=lambda m: ("preempted" if m["event"] == "PodEvicted"
+                                 else EXITCODE_CATEGORY.get(int(m["exitcode"] or 0), "unknown") if m["event"] == "PodFailed"
+                                 else "unknown" if m["event"] == "TaskFailed" else None)),
+    # `kubectl describe pod`'s phase line: describePod writes "Status:" and the pod's phase at the left margin (LEVEL_0);
+    # Failed is the phase of a pod whose containers all ended and one of them failed (or the kubelet killed it). It says
+    # that the pod failed, not why: a summary, outranked by the describe's own "Reason:" / "Message:" lines or a container's
+    # "Reason: OOMKilled" where the rules read them (dev 849's eviction for memory). Only the phase Failed at the margin:
+    # "Status: Running" / "Succeeded" / "Pending" and the conditions' "Status: True" are no failure. Sample: dev 860
+    # (kubeflow/katib#1550: a Katib trial's Job pod, "Status: Failed", cut before its container's state).
+    LineRule("kubectl_describe_pod_failed", "unknown", "",  # key: _EXTRA_PATTERNS ("Status:" alone is too common a key)
+             _r(r"^Status:\s+Failed\s*$"),
+             "kubernetes/kubectl pkg/describe/describe.go describePod (w.Write(LEVEL_0, \"Status:\\t%s\\n\", "
+             "string(pod.Status.Phase)); \"Terminating (lasts ...)\" while a deletion is pending); k8s.io/api core/v1 PodFailed "
+             "(\"Failed\": all containers terminated, at least one in failure)", SUMMARY),
+    # dmlc-core's stack trace (XGBoost, MXNet, TVM and the other dmlc-based libraries): LogMessageFatal puts StackTrace()
+    # into the dmlc::Error it throws ("Stack trace returned N entries:" / "Stack trace:", then one "[bt] (i) <frame>" per
+    # frame), and the Python bindings raise it as XGBoostError / MXNetError with that text. The frames are printed only as
+    # part of such an error: a failure. Its message line before them says what failed where a rule reads it (a cause,
+    # outranking this summary); where the copy keeps only the frames, the attempt failed and the log does not say why.
+    # Sample: dev 844 (NVIDIA-Merlin/NVTabular#1750, libxgboost.so's "[bt] (1)".."[bt] (8)", the message cut above).
+    LineRule("dmlc_stack_trace", "unknown", "[bt] (",
+             _r(r"^\s*\[bt\] \(\d+\) \S"),
+             "dmlc/dmlc-core include/dmlc/logging.h StackTrace (stacktrace_os << \"Stack trace returned \" << nframes << \" "
+             "entries:\"; stacktrace_os << \"[bt] (\" << frameno << \") \" << msg; LogMessageFatal throws dmlc::Error with it); "
+             "dmlc/xgboost python-package xgboost/core.py _check_call (raise XGBoostError(py_str(_LIB.XGBGetLastError()))); "
+             "read in the stored index", SUMMARY),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -2179,7 +2229,9 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    *(re.escape(t) for t in _STRSIGNAL_KILLED_L10N),
                    # c10d_store_wait_timeout (h26a): c10d's "[c10d] " before it (logging.h, torch 2.2+), or glog's header ("W", the
                    # time, the file) where a build wrote none
-                   r"\[c10d\] waitForInput: socket ", r"W[\d :.]*socket\.cpp:\d+\] waitForInput: socket ")
+                   r"\[c10d\] waitForInput: socket ", r"W[\d :.]*socket\.cpp:\d+\] waitForInput: socket ",
+                   # kubectl_describe_pod_failed (h27b): describePod's phase line at the margin
+                   r"Status:\s+Failed\s*$")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
@@ -2948,6 +3000,27 @@ TRACE_RULES += (
               "\"Read error \", \"Write error \"), gloo/transport/tcp/unbound_buffer.cc (\"Timed out waiting \", \"ms for recv operation "
               "to complete\"); pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupGloo.cpp (rethrows them)",
               message=_r(r"^\s*\[[^\]\s]*\bgloo/transport/[\w/.]*(?::\d*)?\]?\s*$")),
+)
+
+TRACE_RULES += (
+    # --- h27b (issue 16, session 27; fixtures/eval README "Batch h27b"): the classes of batch h27b's misses.
+    # cuRAND's statuses (curandStatus_t) as the frameworks that check them print them: Caffe and its forks' CURAND_CHECK
+    # (CHECK_EQ(status, CURAND_STATUS_SUCCESS) << " " << curandGetErrorString(status): glog's "Check failed: status ==
+    # CURAND_STATUS_SUCCESS (201 vs. 0)  CURAND_STATUS_LAUNCH_FAILURE", read by glog_fatal, whose message comes here),
+    # the curandGetErrorString tables of other projects. A cuRAND call failed on the device: cuda_error, as cuBLAS's and
+    # cuDNN's statuses are (cuda_error above); its allocation failure (CURAND_STATUS_ALLOCATION_FAILED, "Memory allocation
+    # failed") is device memory, cuda_oom as device_alloc_failed reads cuBLAS's and cuDNN's. Not CURAND_STATUS_SUCCESS,
+    # the name the check compares with. Sample: dev 873 (SeokjuLee/VPGNet#13, math_functions.cu:422 in DropoutLayer).
+    TraceRule("curand_alloc_failed", "cuda_oom", "NVIDIA cuRAND curand.h curandStatus_t (CURAND_STATUS_ALLOCATION_FAILED = 102, "
+              "\"Memory allocation failed\"); BVLC/caffe include/caffe/util/device_alternate.hpp CURAND_CHECK, src/caffe/common.cpp "
+              "curandGetErrorString; read in the stored index",
+              message=_r(r"\bCURAND_STATUS_ALLOCATION_FAILED\b")),
+    TraceRule("curand_error", "cuda_error", "NVIDIA cuRAND curand.h curandStatus_t (CURAND_STATUS_LAUNCH_FAILURE = 201 \"Kernel launch "
+              "failure\", PREEXISTING_FAILURE 202, INITIALIZATION_FAILED 203, ARCH_MISMATCH 204, INTERNAL_ERROR 999, ...); "
+              "BVLC/caffe include/caffe/util/device_alternate.hpp (#define CURAND_CHECK(condition) ... CHECK_EQ(status, "
+              "CURAND_STATUS_SUCCESS) << \" \" << caffe::curandGetErrorString(status)); google/glog CHECK_EQ (\"Check failed: a == "
+              "b (x vs. y) \" + the message); read in the stored index",
+              message=_r(r"\bCURAND_STATUS_(?!SUCCESS\b)[A-Z_]+\b")),
 )
 
 
