@@ -2127,6 +2127,38 @@ LINE_RULES: tuple[LineRule, ...] = (
              "entries:\"; stacktrace_os << \"[bt] (\" << frameno << \") \" << msg; LogMessageFatal throws dmlc::Error with it); "
              "dmlc/xgboost python-package xgboost/core.py _check_call (raise XGBoostError(py_str(_LIB.XGBGetLastError()))); "
              "read in the stored index", SUMMARY),
+    # --- h27a (issue 16, session 27; fixtures/eval README "Batch h27a"): the classes of batch h27a's misses (dev 913-936, a
+    # blind draw shaped like the judged set).
+    # Apple's GPU out of memory under MLX: a command buffer the GPU could not run ends in MTL::CommandBufferStatusError, and
+    # MLX's check_error throws std::runtime_error("[METAL] Command buffer execution failed: " + the error's
+    # localizedDescription); for the IOGPU family's out-of-memory error (kIOGPUCommandBufferCallbackErrorOutOfMemory, code 8)
+    # that is "Insufficient Memory (00000008:kIOGPUCommandBufferCallbackErrorOutOfMemory)". Python's mlx raises it as
+    # RuntimeError (TraceRule metal_command_buffer_oom); C++ programs and an uncaught throw in a completion handler print it
+    # after libc++abi's "terminating due to uncaught exception of type std::runtime_error: ". The GPU's memory ran out:
+    # cuda_oom (as MPS's mps_oom). The other descriptions of the same line are not memory ("Caused GPU Timeout Error
+    # (00000002:kIOGPUCommandBufferCallbackErrorTimeout)", "Caused GPU Address Fault Error (0000000b:...PageFault)",
+    # "Impacting Interactivity (...)"). Samples: dev 922 (ml-explore/mlx-examples#481, lora.py on a 64 GB M2 Ultra); runs'
+    # notes and tests read in the stored index (the same text with and without the code in brackets).
+    LineRule("metal_command_buffer_oom", "cuda_oom", "[METAL] Command buffer execution failed: Insufficient Memory",
+             _r(r"\[METAL\] Command buffer execution failed: Insufficient Memory"
+                r"(?: \((?P<code>[0-9A-Fa-f]{8}):kIOGPUCommandBufferCallbackErrorOutOfMemory\))?"),
+             "ml-explore/mlx mlx/backend/metal/eval.cpp (metal.cpp before 0.23) check_error (if (cbuf->status() == "
+             "MTL::CommandBufferStatusError) { msg << \"[METAL] Command buffer execution failed: \" << cbuf->error()->"
+             "localizedDescription()->utf8String(); throw std::runtime_error(msg.str()); }); Apple IOGPU "
+             "kIOGPUCommandBufferCallbackErrorOutOfMemory (localizedDescription \"Insufficient Memory (00000008:"
+             "kIOGPUCommandBufferCallbackErrorOutOfMemory)\")"),
+    # python-manhole's stack dump: the stacks of every thread of a live process, printed when asked (the manhole's
+    # `dump_stacktraces()`, its signal handler): one "######### ProcessID=<pid>, ThreadID=<id> #########" header per
+    # thread, 'File: "<file>", line <n>, in <func>' and the source line under each frame. Like a py-spy dump (pyspy_thread),
+    # it is taken of a process that stopped moving: a stall report (silent-stop rule 1), read as one only with no step of
+    # its pod after it (diagnose/endings.py stall_reports). Samples: dev 929 (allenai/allennlp#5088, a hung multi-GPU
+    # training worker's dump, cut in the frames).
+    LineRule("manhole_stack_dump", "hang", "ProcessID=",
+             _r(r"^#{9} ProcessID=(?P<pid>\d+), ThreadID=(?P<thread>\d+) #{9}\s*$"),
+             "ionelmc/python-manhole src/manhole/__init__.py dump_stacktraces (lines.append(\"\\n######### ProcessID=%s, "
+             "ThreadID=%s #########\" % (os.getpid(), thread_id)); lines.append('File: \"%s\", line %d, in %s' % (filename, "
+             "lineno, name)); lines.append(\"  %s\" % (line.strip())); ... \"#############################################\")",
+             WARNING),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -3021,6 +3053,16 @@ TRACE_RULES += (
               "CURAND_STATUS_SUCCESS) << \" \" << caffe::curandGetErrorString(status)); google/glog CHECK_EQ (\"Check failed: a == "
               "b (x vs. y) \" + the message); read in the stored index",
               message=_r(r"\bCURAND_STATUS_(?!SUCCESS\b)[A-Z_]+\b")),
+)
+
+
+TRACE_RULES += (
+    # --- h27a (issue 16, session 27; fixtures/eval README "Batch h27a"): the classes of batch h27a's misses.
+    # MLX's Metal out-of-memory raised as RuntimeError (line rule metal_command_buffer_oom gives the sources): GPU memory.
+    TraceRule("metal_command_buffer_oom", "cuda_oom", "ml-explore/mlx mlx/backend/metal/eval.cpp check_error (\"[METAL] Command "
+              "buffer execution failed: \" + localizedDescription); Apple IOGPU kIOGPUCommandBufferCallbackErrorOutOfMemory "
+              "(line rule metal_command_buffer_oom)",
+              message=_r(r"\[METAL\] Command buffer execution failed: Insufficient Memory|kIOGPUCommandBufferCallbackErrorOutOfMemory")),
 )
 
 

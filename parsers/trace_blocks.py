@@ -36,6 +36,7 @@ from gangscope.parsers.trace_shapes import (
     FRAME,
     GROUP_TB_HEAD,
     IPY_ARROW,
+    IPY_CLASSIC_FRAME,
     IPY_FRAME,
     IPY_HEAD,
     LOGURU_FRAME,
@@ -162,9 +163,25 @@ def _rendered(lines: list[str]) -> bool:
         return RICH_HEAD.match(first) is not None
     if c == "F" and SP_FRAME.match(first):
         return True
-    if c == "T":
-        return len(lines) > 1 and TB_HEAD.match(first) is not None and blank(lines[1]) is not None
+    if c == "T" and TB_HEAD.match(first) is not None:
+        return len(lines) > 1 and blank(lines[1]) is not None
+    # [h27a] ultratb's head of a type that starts with "T" (TypeError, TimeoutError) is IPython's too: the test above let
+    # none of them through, and their block was read as no trace at all (dev 923)
     return IPY_HEAD.match(first) is not None
+
+
+_ARROW_LINE = re.compile(r"^-*> ?\s*(?P<line>\d+) ")
+
+
+def _classic_line(lines: list[str], start: int) -> str:
+    """[h27a] The line number of a frame of ultratb before IPython 8 (trace_shapes.IPY_CLASSIC_FRAME): its "---> N" line's,
+    found before the next frame; "0" where the frame shows none (a compiled file's frame, a copy cut under it)."""
+    for t in lines[start:start + 40]:
+        if (m := _ARROW_LINE.match(t)) is not None:
+            return m.group("line")
+        if IPY_CLASSIC_FRAME.match(t) or IPY_FRAME.match(t) or not (blank(t) or indented(t)):
+            break
+    return "0"
 
 
 def derender(lines: list[str]) -> list[str]:
@@ -173,7 +190,7 @@ def derender(lines: list[str]) -> list[str]:
     short gives its header and the frames read up to the cut."""
     out: list[str] = []
     kind = ""  # in the frames of: "cpython" (loguru's, CPython's layout), "drawn" (rich, IPython, stackprinter)
-    for t in lines:
+    for i, t in enumerate(lines):
         if RICH_HEAD.match(t) or IPY_HEAD.match(t):
             out.append(TB_TEXT)
             kind = "drawn"
@@ -194,6 +211,8 @@ def derender(lines: list[str]) -> list[str]:
         elif (m := IPY_FRAME.match(t)) is not None:
             where = m.group("file") or m.group("cell")
             out.append(f'  File "{where}", line {m.group("line") or m.group("cline")}, in {m.group("func") or "<module>"}')
+        elif kind == "drawn" and (m := IPY_CLASSIC_FRAME.match(t)) is not None:  # [h27a] its line number is the arrow's
+            out.append(f'  File "{m.group("file")}", line {_classic_line(lines, i + 1)}, in {m.group("func")}')
         elif (m := RICH_CODE.match(t)) is not None:
             out.append("    " + m.group("code").replace("\u2502   ", "    ").strip())
         elif (m := SP_ARROW.match(t) or IPY_ARROW.match(t)) is not None:

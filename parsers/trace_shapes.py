@@ -156,6 +156,13 @@ IPY_HEAD = re.compile(r"^(?P<type>[A-Za-z_][\w.]*) +Traceback \(most recent call
 #: _format_filename and ultratb.py format_record)
 IPY_FRAME = re.compile(r"^(?:File (?P<file>\S.*?):(?P<line>\d+)(?:, in (?P<func>[^\s(]+)\(.*\))?|Cell (?P<cell>In\[\d+\]), line (?P<cline>\d+))\s*$")
 IPY_ARROW = re.compile(r"^-*> ?\s*\d+ (?P<code>.*)$")  # "---> 19     return allocate(step)"
+#: [h27a] ultratb's frame line before IPython 8 (5.x-7.x VerboseTB.format_record: level = '%s %s\n' % (link, call), link the file
+#: as util_path.compress_user gives it, "~/..." for the home, or "<ipython-input-N-hash>" for a cell; call 'in %s%s' % (func,
+#: inspect.formatargvalues(...)) or "in f(***failed resolving arguments***)"): "/tmp/ipykernel_55/2596833136.py in <cell line:
+#: 0>()", "<ipython-input-10-344640e27da1> in <module>", "~/env/lib/python3.8/site-packages/x.py in f(self, a)". No line number:
+#: the "---> N" line under it holds the frame's (IPY_ARROW). The file is a path or a <...> name, so an exception line
+#: ("Error: ... in f(x)") is none.
+IPY_CLASSIC_FRAME = re.compile(r"^(?P<file>(?:[~/.]|[A-Za-z]:[\\/]|<)\S*?) in (?P<func>[A-Za-z_][\w.]*|<[^>\n]*>)(?:\(.*\))?\s*$")
 #: stackprinter: 'File "%s", line %s, in %s' at the margin and "--> %-3s  %s" on the line
 #: (stackprinter/frame_formatting.py FrameFormatter.headline_tpl, marked_sourceline_tpl; 0.2.10-0.2.13)
 SP_FRAME = re.compile(r'^File "(?P<file>[^"]*)", line (?P<line>\d+), in (?P<func>.+)$')

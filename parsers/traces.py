@@ -49,6 +49,7 @@ from gangscope.parsers.trace_shapes import (
     FOREIGN,
     HEADED,
     IPY_ARROW,
+    IPY_CLASSIC_FRAME,
     IPY_FRAME,
     IPY_HEAD,
     LOGURU_FRAME,
@@ -163,6 +164,7 @@ RULES: dict[str, list[Rule]] = {
         (blank, HOLD, "ipy_frames"),
         (indented, TAKE, "ipy_frames"),
         (IPY_FRAME.match, TAKE, "ipy_frames"),
+        (IPY_CLASSIC_FRAME.match, TAKE, "ipy_frames"),  # [h27a] before IPython 8: "<file> in <func>(<args>)"
         (IPY_ARROW.match, TAKE, "ipy_frames"),
         (FOREIGN.match, END, None),
         (EXCEPTION.match, TAKE, _after_exception),
