@@ -91,6 +91,33 @@ _STRSIGNAL_KILLED_L10N = ("Забіты", "Безусловно прекъсна
                           "Вбито", "Bị buộc kết thúc", "已杀死", "強制結束")
 EXITCODE_CATEGORY = {-9: "host_oom", 137: "host_oom", -15: "preempted", 143: "preempted"}
 
+# h27c (issue 16, session 27; fixtures/formats/failure_lines.json batch h27c): glibc's malloc aborts. malloc_printerr
+# (malloc/malloc.c) writes its text alone on a line ("%s\n", __libc_message) and calls abort(): the process dies of SIGABRT
+# (the shell's "Aborted (core dumped)" after it). Every text malloc_printerr is called with in glibc 2.27, 2.31, 2.35 and
+# 2.42.9000 (bminor/glibc, read with git show on each tag; 2.26 made the text the whole line). Before 2.26 the same
+# checks printed "*** Error in `<prog>': <text>: 0x<ptr> ***" (glibc-2.23 malloc_printerr), rule glibc_malloc_abort_old.
+GLIBC_MALLOC_ABORTS = (
+    "corrupted size vs. prev_size", "corrupted size vs. prev_size while consolidating", "corrupted size vs. prev_size in fastbins",
+    "corrupted double-linked list", "corrupted double-linked list (not small)", "break adjusted to free malloc space",
+    "munmap_chunk(): invalid pointer", "mremap_chunk(): invalid pointer", "realloc(): invalid pointer", "realloc(): invalid old size",
+    "realloc(): invalid next size", "malloc(): memory corruption", "malloc(): memory corruption (fast)",
+    "malloc(): smallbin double linked list corrupted", "malloc(): corrupted unsorted chunks", "malloc(): corrupted unsorted chunks 2",
+    "malloc(): corrupted unsorted chunks 3", "malloc(): invalid size (unsorted)", "malloc(): invalid next size (unsorted)",
+    "malloc(): mismatching next->prev_size (unsorted)", "malloc(): unsorted double linked list corrupted",
+    "malloc(): invalid next->prev_inuse (unsorted)", "malloc(): largebin double linked list corrupted (nextsize)",
+    "malloc(): largebin double linked list corrupted (bk)", "malloc(): corrupted top size", "malloc(): unaligned tcache chunk detected",
+    "malloc(): unaligned fastbin chunk detected", "malloc(): unaligned fastbin chunk detected 2",
+    "malloc(): unaligned fastbin chunk detected 3", "free(): invalid pointer", "free(): invalid size", "free(): invalid next size (fast)",
+    "free(): invalid next size (normal)", "free(): double free detected in tcache 2", "free(): too many chunks detected in tcache",
+    "free(): unaligned chunk detected in tcache 2", "free(): corrupted unsorted chunks", "free(): chunks in smallbin corrupted",
+    "double free or corruption (fasttop)", "double free or corruption (top)", "double free or corruption (out)",
+    "double free or corruption (!prev)", "invalid fastbin entry (free)", "malloc_consolidate(): invalid chunk size",
+    "malloc_consolidate(): unaligned fastbin chunk detected", "tcache_thread_shutdown(): unaligned tcache chunk detected",
+    "do_check_malloc_state(): unaligned fastbin chunk detected", "int_mallinfo(): unaligned fastbin chunk detected",
+    "__malloc_info(): unaligned fastbin chunk detected",
+)  # fmt: skip
+
+
 
 # An exception's class as CPython's format_exception_only prints it (dotted module path, a name ending in
 # Error, Exception or Interrupt, or NCCL's ncclXError), for the rules that read an exception line.
@@ -1855,6 +1882,49 @@ LINE_RULES: tuple[LineRule, ...] = (
              "xla/tsl/platform/default/logging.cc LogMessage::GenerateLogMessage: \"%s.%06d: %c %s:%d] %s\", 'F' then abort). Real "
              "samples: dev 564 (Caffe), 565 (XLA), jax#21396, pytorch/xla#3122",
              classify=lambda m: _message_category(m["message"])),
+    # --- h27c (issue 16, session 27; fixtures/formats/failure_lines.json batch h27c): a native library's last words before
+    # abort(), printed lower case at the start of their line (read through parsers/tool_exits.py's anchored prefilter: no capital
+    # for this table's). Summaries: the process died of SIGABRT and the text says what broke, not why (a heap corrupted by some
+    # native code, a thread left joinable): `unknown`, outranked by a cause printed before it, as the shell's "Aborted".
+    LineRule("glibc_malloc_abort", "unknown", "",
+             _r(r"^(?P<what>" + "|".join(re.escape(t) for t in sorted(GLIBC_MALLOC_ABORTS, key=len, reverse=True)) + r")\s*$"),
+             "bminor/glibc malloc/malloc.c malloc_printerr (__libc_message (\"%s\\n\", str); abort ()), every text it is called with in "
+             "glibc-2.27, 2.31, 2.35 and 2.42.9000 (GLIBC_MALLOC_ABORTS)", SUMMARY),
+    LineRule("glibc_malloc_abort_old", "unknown", "Error in `",
+             _r(r"\*\*\* Error in `[^`'\n]*': (?P<what>[^\n]+?): 0x[0-9a-f]+ \*\*\*"),
+             "bminor/glibc glibc-2.23 malloc/malloc.c malloc_printerr (__libc_message (action & 2, \"*** Error in `%s': %s: 0x%s ***\\n\", "
+             "__libc_argv[0] ?: \"<unknown>\", str, cp)), glibc 2.12-2.25", SUMMARY),
+    # libstdc++'s verbose terminate handler with no exception to name, and the ABI's pure / deleted virtual call (then
+    # std::terminate): a thread destroyed while joinable, a throw from a noexcept path, an object used after its destructor.
+    # Sample: dev 561 ("terminate called without an active exception", labelled unknown).
+    LineRule("cxx_terminate_no_exception", "unknown", "",
+             _r(r"^(?P<what>terminate called (?:without an active exception|recursively)|(?:pure|deleted) virtual method called)\s*$"),
+             "gcc-mirror/gcc libstdc++-v3/libsupc++/vterminate.cc __verbose_terminate_handler (fputs(\"terminate called recursively\\n\"), "
+             "fputs(\"terminate called without an active exception\\n\"), then abort()); libsupc++/pure.cc __cxa_pure_virtual / "
+             "__cxa_deleted_virtual (writestr (\"pure virtual method called\\n\"), \"deleted virtual method called\\n\", then std::terminate ())",
+             SUMMARY),
+    # Rust's default panic hook (tokenizers, safetensors and other pyo3 extensions; a Rust tool the job runs): the panic's
+    # header line, its message on the next line. A bug or bad input met by library code, raised in Python as pyo3's
+    # PanicException where it unwinds into Python: python_exception, the category of that exception.
+    LineRule("rust_panic", "python_exception", "",
+             _r(r"^thread '(?P<thread>[^'\n]*)' panicked at (?P<location>\S+:\d+:\d+):\s*$"),
+             "rust-lang/rust library/std/src/panicking.rs default_hook (writeln!(dst, \"\\nthread '{name}' panicked at {location}:\\n{msg}\"), "
+             "Rust 1.73+; then \"note: run with `RUST_BACKTRACE=1` environment variable to display a backtrace\"); PyO3/pyo3 src/panic.rs "
+             "PanicException"),
+    # HF datasets' packaged builders log the file they could not parse before re-raising the parser's error (pyarrow's
+    # ArrowInvalid, a python_exception by its type): a dataset error.
+    LineRule("datasets_file_read_failed", "dataloader_error", "",
+             _r(r"Failed to (?:load JSON from|read|convert pandas DataFrame to Arrow Table from) file '[^'\n]*' with error <class '"),
+             "huggingface/datasets src/datasets/packaged_modules/json/json.py Json._generate_tables (logger.error(f\"Failed to load JSON "
+             "from file '{file}' with error {type(e)}: {e}\"), f\"Failed to convert pandas DataFrame to Arrow Table from file '{file}' "
+             "with error {type(e)}: {e}\"); csv.py, parquet.py, arrow.py, cache/cache.py (f\"Failed to read file '{file}' with error "
+             "{type(e)}: {e}\"); datasets 2.x-3.2 (the 3.2.0 wheel read)"),
+    # DeepSpeed's checkpoint save could not create the checkpoint's folder or name (its own except: logged, save goes on
+    # without that file): a checkpoint that was not written.
+    LineRule("deepspeed_checkpoint_save_failed", "checkpoint_error", "Failed saving model checkpoint to ",
+             _r(r"Failed saving model checkpoint to \S+ with tag \S+"),
+             "deepspeedai/DeepSpeed deepspeed/runtime/engine.py DeepSpeedEngine._create_checkpoint_file (except: logger.error(f\"Failed "
+             "saving model checkpoint to {save_dir} with tag {tag}\"); return False), DeepSpeed 0.5-0.16 (the 0.16.2 sdist read)"),
     LineRule("cxx_terminate_what", "unknown", "():  ",
              _r(r"^\s*what\(\):  (?P<message>\S.*)$"),
              "gcc-mirror/gcc libstdc++-v3/libsupc++/vterminate.cc __verbose_terminate_handler (\"terminate called after throwing an "
@@ -2217,6 +2287,8 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "CUDA error: system not yet initialized", "CUDA_ERROR_SYSTEM_NOT_READY",  # cuda_system_not_ready (h24b)
                "Pending page retirements together with a DBE", "GPU had an uncontained error (XID 95)",  # dcgm_memory_failure (h24b)
                "Too many open files",  # dataloader_fd_exhausted (h24b)
+               "Failed to load JSON from file '", "Failed to read file '",  # datasets_file_read_failed (h27c)
+               "Failed to convert pandas DataFrame to Arrow Table from file '",  # datasets_file_read_failed (h27c)
                "The node was low on resource: ", "Pod ephemeral local storage usage exceeds", "Usage of EmptyDir volume ",  # kubelet_eviction (h24b)
                ": jobset failed due to ", "FailedJobs ", "ReachedMaxRestarts ",  # jobset_failed (h25b)
                "Callback: Queue ", "Device::callbackQueue ",  # rocclr_queue_abort (h26d)
@@ -3063,6 +3135,43 @@ TRACE_RULES += (
               "buffer execution failed: \" + localizedDescription); Apple IOGPU kIOGPUCommandBufferCallbackErrorOutOfMemory "
               "(line rule metal_command_buffer_oom)",
               message=_r(r"\[METAL\] Command buffer execution failed: Insufficient Memory|kIOGPUCommandBufferCallbackErrorOutOfMemory")),
+)
+
+
+TRACE_RULES += (
+    # --- h27c (issue 16, session 27; fixtures/formats/failure_lines.json batch h27c): frameworks' own exceptions for a dataset
+    # they could not build or verify, and for a checkpoint they could not save or find, each from its source.
+    # HF datasets: its build errors and split verification errors (src/datasets/exceptions.py: DatasetBuildError and its
+    # subclasses, SplitsVerificationError and its subclasses), and Dataset.map's pool losing a worker (py_utils.py
+    # iflatmap_unordered). Not DatasetNotFoundError / DataFilesNotFoundError (FileNotFoundDatasetsError: a path or a Hub
+    # repository not found).
+    TraceRule("datasets_build_error", "dataloader_error", "huggingface/datasets src/datasets/exceptions.py (DatasetBuildError: "
+              "ManualDownloadError, FileFormatError, DatasetGenerationError, DatasetGenerationCastError; SplitsVerificationError: "
+              "UnexpectedSplitsError, ExpectedMoreSplitsError, NonMatchingSplitsSizesError), builder.py (raise DatasetGenerationError(\"An "
+              "error occurred while generating the dataset\") from e), utils/info_utils.py verify_splits, utils/py_utils.py "
+              "iflatmap_unordered (RuntimeError(\"One of the subprocesses has abruptly died during map operation.\" \"To debug the "
+              "error, disable multiprocessing.\")); datasets 2.x-3.2 (the 3.2.0 wheel read; before 2.14 the same classes lived in "
+              "builder.py and utils/info_utils.py)",
+              type=_r(r"^(?:datasets\.(?:exceptions|builder|utils\.info_utils)\.)?(?:DatasetBuildError|ManualDownloadError|FileFormatError|"
+                      r"DatasetGenerationError|DatasetGenerationCastError|SplitsVerificationError|UnexpectedSplitsError|"
+                      r"ExpectedMoreSplitsError|NonMatchingSplitsSizesError)$")),
+    TraceRule("datasets_map_worker_died", "dataloader_error", "huggingface/datasets src/datasets/utils/py_utils.py iflatmap_unordered",
+              message=_r(r"One of the subprocesses has abruptly died during map operation\.")),
+    # Megatron-Core's distributed checkpointing raises CheckpointingException for every save or load it cannot do (a
+    # missing common.pt or directory, a destination not empty, a shape or key mismatch, no strategy for the format).
+    TraceRule("mcore_checkpointing_exception", "checkpoint_error", "NVIDIA/Megatron-LM megatron/core/dist_checkpointing/core.py "
+              "(class CheckpointingException(Exception)), raised by serialization.py, validation.py, strategies/common.py, torch.py, "
+              "base.py, zarr.py, tensorstore.py, fully_parallel.py (megatron-core 0.10.0 wheel read)",
+              type=_r(r"^(?:megatron\.core\.dist_checkpointing\.(?:core\.)?)?CheckpointingException$")),
+    # accelerate's and orbax's words for a checkpoint they cannot restore or must not overwrite.
+    TraceRule("framework_checkpoint_restore", "checkpoint_error", "huggingface/accelerate src/accelerate/accelerator.py "
+              "Accelerator.load_state (ValueError(f\"Tried to find {input_dir} but folder does not exist\"), accelerate 0.15-1.2); "
+              "google/orbax checkpoint/orbax/checkpoint/checkpoint_manager.py CheckpointManager.save (StepAlreadyExistsError(f'Checkpoint "
+              "for step {step} already exists.')), _src/handlers/pytree_checkpoint_handler.py restore (FileNotFoundError(f'Requested "
+              "directory for restore does not exist at {directory}')), orbax-checkpoint 0.5-0.11 (the 0.11.0 wheel read)",
+              type=_r(r"(?:^|\.)StepAlreadyExistsError$"),
+              message=_r(r"^Tried to find \S.* but folder does not exist$|^Checkpoint for step \d+ already exists\.|"
+                         r"^Requested directory for restore does not exist at ")),
 )
 
 
