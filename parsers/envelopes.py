@@ -192,8 +192,8 @@ def read_record(obj: dict[str, Any]) -> Envelope | Rejected | None:
         problem = kubernetes_problem(kube)
         if problem is not None:
             return Rejected("wrong_type", problem)
-    elif "logStreamName" in obj or "podName" in obj or "ingestionTime" in obj:  # [h27d] CloudWatch's event, stern's json
-        return named_record(obj, text, partial, ts)
+    elif "logStreamName" in obj or "podName" in obj or "ingestionTime" in obj or _STERN_EXTJSON.issuperset(obj):  # [h27d]
+        return named_record(obj, text, partial, ts)  # CloudWatch's event, stern's json / extjson
     return Envelope(
         ts,
         stream if stream in ("stdout", "stderr") else "stdout",
@@ -743,17 +743,24 @@ def _stern_ns_head_of(raw: str) -> tuple | None:
 #   {logStreamName, timestamp, message, ingestionTime, eventId}): `timestamp` in epoch milliseconds; the container from
 #   the stream's name (Fluent Bit's tag, above); a message that is a Fluent Bit record is read as that record.
 # - stern `--output json` ("{{json .}}" of stern's Log: message, nodeName, namespace, podName, containerName, labels,
-#   annotations; stern/stern stern/log.go).
+#   annotations; stern/stern stern/log.go), and `--output extjson` / `ppextjson` ('"pod": ..., "container": ...,
+#   "message": {{extjson .Message}}', "namespace" first with -A; cmd/cmd.go generateTemplate): a message that is itself
+#   JSON is embedded as an object and is then no line of text (not read).
 # - Beats (Filebeat's add_kubernetes_metadata, ECS): `kubernetes: {pod: {name, uid}, namespace, container: {name},
 #   node: {name}, labels}` with `message` and `@timestamp` (elastic/beats libbeat/common/kubernetes/metadata.go);
 #   an Elasticsearch / Kibana NDJSON export of such documents (`_source` lifted where the hit is exported whole).
 # - the journal's JSON (`journalctl -o json`, systemd src/shared/logs-show.c output_json): every field a string,
 #   `__REALTIME_TIMESTAMP` in microseconds, MESSAGE (an array of byte values when not printable UTF-8), _HOSTNAME,
 #   SYSLOG_IDENTIFIER / _COMM.
+_STERN_EXTJSON = frozenset(("namespace", "pod", "container", "message"))
+
+
 def named_record(obj: dict[str, Any], text: str, partial: bool, ts: str | None) -> Envelope:
     """A CloudWatch event or a stern json line as an envelope: its time, container and text."""
+    name = lambda k: obj.get(k) if isinstance(obj.get(k), str) else None  # noqa: E731
+    if "pod" in obj and _STERN_EXTJSON.issuperset(obj):  # stern -o extjson / ppextjson: {"namespace"?, "pod", "container", "message"}
+        return Envelope(ts, "stdout", partial, text, _kube_block(name("pod"), name("container"), name("namespace")))
     if "podName" in obj:
-        name = lambda k: obj.get(k) if isinstance(obj.get(k), str) else None  # noqa: E731
         kube = _kube_block(name("podName"), name("containerName"), name("namespace"))
         if kube is not None:
             if name("nodeName"):

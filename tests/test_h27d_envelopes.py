@@ -245,3 +245,16 @@ def test_a_plain_log_that_starts_like_json_is_not_a_document(tmp_path):
         assert stream.read() == path.read_bytes()
     finally:
         stream.close()
+
+
+def test_stern_extjson_names_the_pod(tmp_path):
+    line = json.dumps({"namespace": "team-a", "pod": "w-1", "container": "pytorch", "message": TRACE[3]})
+    env = read_fluentbit(line)
+    assert env.kubernetes == {"pod_name": "w-1", "container_name": "pytorch", "namespace_name": "team-a"}
+    # ppextjson: the same object over lines, one after another
+    path = tmp_path / "pp.log"
+    path.write_text("".join(json.dumps({"pod": "w-1", "container": "pytorch", "message": t}, indent=2) + "\n"
+                            for t in TRACE))
+    result, records = _records(path)
+    traces = [r for r in records if r.kind == "trace"]
+    assert traces and all(r.pod == "w-1" for r in traces) and [d.category for d in _oom(result)] == ["cuda_oom"]
