@@ -97,20 +97,55 @@ def _archive_members(archive: str, problems: list[str]) -> Iterator[str]:
         problems.append(f"{archive}: archive unreadable after {seen} members: {exc}")
 
 
+_ARCHIVE_PATH = re.compile(r"(.*?(?:" + "|".join(re.escape(s) for s in _ARCHIVE_SUFFIXES) + r"))!/(.*)\Z", re.S)
+
+
+def split_archive_path(path: str) -> tuple[str, str] | None:
+    """(archive, member) of a `<archive>!/<member>` path, None when it is none."""
+    m = _ARCHIVE_PATH.match(path)
+    return (m.group(1), m.group(2)) if m else None
+
+
+class _OpenArchive:
+    """The archive last read from, kept open with its members by name: its members are read in the archive's order
+    (discovery's), so that a compressed archive is decompressed once, forward, not once a member."""
+
+    path: str | None = None
+    tar: tarfile.TarFile | None = None
+    members: dict[str, tarfile.TarInfo] = {}
+
+    @classmethod
+    def member(cls, archive: str, name: str):
+        if cls.path != archive or cls.tar is None:
+            cls.close()
+            tar = tarfile.open(archive, "r:*")
+            cls.members = {}
+            try:
+                for info in tar:
+                    cls.members.setdefault(info.name.lstrip("/"), info)
+            except (tarfile.TarError, EOFError, OSError, zlib.error):
+                pass  # a cut archive: the members before the cut (discovery said where)
+            cls.path, cls.tar = archive, tar
+        info = cls.members.get(name)
+        if info is None:
+            raise InputError(f"{archive}{ARCHIVE_SEP}{name}: no such member in the archive")
+        return cls.tar.extractfile(info)
+
+    @classmethod
+    def close(cls) -> None:
+        if cls.tar is not None:
+            cls.tar.close()
+        cls.path, cls.tar, cls.members = None, None, {}
+
+
 class _ArchiveMember(io.RawIOBase):
     """One member of a tar archive, read as a file."""
 
     def __init__(self, path: str):
-        archive, member = path.split(ARCHIVE_SEP, 1)
-        self._tar = tarfile.open(archive, "r:*")
-        try:
-            info = next((m for m in self._tar if m.name.lstrip("/") == member), None)
-            if info is None:
-                raise InputError(f"{path}: no such member in the archive")
-            self._file = self._tar.extractfile(info)
-        except BaseException:
-            self._tar.close()
-            raise
+        where = split_archive_path(path)
+        if where is None:
+            raise InputError(f"{path}: not a member of an archive")
+        self._file = _OpenArchive.member(*where)
 
     def readable(self) -> bool:
         return True
@@ -120,15 +155,11 @@ class _ArchiveMember(io.RawIOBase):
         buffer[:len(data)] = data
         return len(data)
 
-    def close(self) -> None:
-        if not self.closed:
-            self._tar.close()
-        super().close()
-
 
 def identify(path: str) -> PodIdentity:
-    if ARCHIVE_SEP in path and not os.path.exists(path):  # [h27d] a member of an archive: named by its own path
-        path = "/" + path.split(ARCHIVE_SEP, 1)[1]
+    where = split_archive_path(path) if ARCHIVE_SEP in path else None
+    if where is not None and not os.path.exists(path):  # [h27d] a member of an archive: named by its own path
+        path = "/" + where[1]
     p = Path(path)
     m = _RESTART_FILE.match(p.name)
     if m and len(p.parts) >= 3:
