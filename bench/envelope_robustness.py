@@ -22,6 +22,18 @@ beside the plain log's own count. The forms, with the source that prints each he
 - gcp:         a Cloud Logging LogEntry a line: textPayload, timestamp, resource.labels (pod_name, container_name,
                namespace_name), logName .../stderr (google/logging/v2/log_entry.proto)
 
+[h27d] (parsers/envelopes.py block [h27d], pipeline/sources/files.py; fixtures/envelopes_h27d/README.md):
+- aws-tail:    `aws logs tail`: `<isoformat(timespec='microseconds')> <stream> <message>` (aws/aws-cli
+               awscli/customizations/logs/tail.py), the stream Fluent Bit's tag of the kubelet's file
+- stern-ns:    `stern -A`: `<namespace> <pod> <container> <line>` (stern/stern cmd/cmd.go)
+- stern-json:  `stern -o json`: stern's Log as JSON (stern/stern stern/log.go)
+- argo:        `argo logs`: `<pod>: <line>` (argoproj/argo-workflows cmd/argo/commands/common/logs.go)
+- journal:     `journalctl -o short-iso`: `<time> <host> <identifier>[<pid>]: <line>` (systemd src/shared/logs-show.c)
+- cloudwatch-json: `aws logs filter-log-events`: one indented document {"events": [...]} (botocore logs service-2.json)
+- gcloud-json: `gcloud logging read --format=json --order=asc`: one indented array of LogEntry
+- tar-gz:      the log as a CRI file in a tar.gz of /var/log/pods, named by its member's path
+--ids A,B,...  measures a subset of a folder.
+
 Times are made up, 10 ms apart from 2024-05-01T10:00:00Z, so that no gap between lines means anything.
 --totals-only prints the totals alone (for a held-out folder, whose logs are not to be read).
 """
@@ -85,6 +97,70 @@ FORMS = {"kubectl-ts": _kubectl_ts, "kubectl-prefix": _kubectl_prefix, "kubectl-
          "stern": _stern, "loki": _loki, "gcp": _gcp}
 
 
+# [h27d] The forms of issue 16's second part (parsers/envelopes.py block [h27d], pipeline/sources/files.py), each
+# with the source that prints it (fixtures/envelopes_h27d/README.md cites them in full).
+NODE, CID = "ip-10-3-7-21.ec2.internal", "5f0c" * 16
+STREAM = f"{NODE}-application.var.log.containers.{POD}_{NAMESPACE}_{CONTAINER}-{CID}.log"
+
+
+def _aws_tail(k: int, line: str) -> str:
+    # awscli customizations/logs/tail.py DetailedLogEventsFormatter: isoformat(timespec='microseconds'), the stream,
+    # the message, `rstrip()`ped
+    t = (_BASE + timedelta(milliseconds=10 * k)).isoformat(timespec="microseconds")
+    return f"{t} {STREAM} {line}".rstrip()
+
+
+def _stern_ns(k: int, line: str) -> str:
+    return f"{NAMESPACE} {POD} {CONTAINER} {line}"  # stern -A: "{{color .PodColor .Namespace}} " + the default
+
+
+def _stern_json(k: int, line: str) -> str:
+    return json.dumps({"message": line, "nodeName": NODE, "namespace": NAMESPACE, "podName": POD,  # stern -o json
+                       "containerName": CONTAINER, "labels": {"app": "trainer"}, "annotations": {}}, separators=(",", ":"))
+
+
+def _argo(k: int, line: str) -> str:
+    return f"trainer-wf-x7kq2-train-2915367441: {line}"  # argo logs: fmt.Sprintf("%s: %s", event.PodName, event.Content)
+
+
+def _journal(k: int, line: str) -> str:
+    # journalctl -o short-iso (systemd logs-show.c output_short: "%Y-%m-%dT%H:%M:%S%z", host, identifier[pid], ": ")
+    t = (_BASE + timedelta(milliseconds=10 * k)).strftime("%Y-%m-%dT%H:%M:%S%z")
+    return f"{t} gpu-node-7 torchrun[48213]: {line}"
+
+
+def _cloudwatch_json(lines: list[str]) -> bytes:
+    # aws logs filter-log-events: {"events": [FilteredLogEvent...]} printed with indent 4
+    start = int(_BASE.timestamp() * 1000)
+    events = [{"logStreamName": STREAM, "timestamp": start + 10 * k, "message": line, "ingestionTime": start + 10 * k + 400,
+               "eventId": f"{k:056d}"} for k, line in enumerate(lines)]
+    return (json.dumps({"events": events, "searchedLogStreams": []}, indent=4) + "\n").encode()
+
+
+def _gcloud_json(lines: list[str]) -> bytes:
+    # gcloud logging read --format=json --order=asc: one indented array of LogEntry
+    return (json.dumps([json.loads(_gcp(k, line)) for k, line in enumerate(lines)], indent=2) + "\n").encode()
+
+
+def _tar_gz(lines: list[str]) -> bytes:
+    # tar czf of /var/log/pods: the log a CRI file of its pod's container, its pod named by the member's path
+    import io
+    import tarfile
+
+    data = "".join(f"{_time(k, 9)} stderr F {line}\n" for k, line in enumerate(lines)).encode("utf-8", "surrogateescape")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        info = tarfile.TarInfo(f"var/log/pods/{NAMESPACE}_{POD}_7d3e2a10-5b1c-4e0f-9a8b-2c4d6e8f0a1b/{CONTAINER}/0.log")
+        info.size = len(data)
+        tar.addfile(info, io.BytesIO(data))
+    return buf.getvalue()
+
+
+FORMS.update({"aws-tail": _aws_tail, "stern-ns": _stern_ns, "stern-json": _stern_json, "argo": _argo, "journal": _journal})
+FILE_FORMS = {"cloudwatch-json": (".json", _cloudwatch_json), "gcloud-json": (".json", _gcloud_json),
+              "tar-gz": (".tar.gz", _tar_gz)}  # a whole file each: (its name's suffix, lines -> bytes)
+
+
 def wrap(text: str, form: str) -> str:
     """The log as the form's tool prints it: every line with its head (a last line ended by a newline adds none)."""
     lines = text.split("\n")
@@ -96,12 +172,23 @@ def wrap(text: str, form: str) -> str:
     return "\n".join(make(k, line) for k, line in enumerate(lines)) + end
 
 
+def wrap_file(text: str, form: str) -> tuple[str, bytes]:
+    """[h27d] The log as the form's file: its name's suffix and its bytes."""
+    lines = text.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    suffix, make = FILE_FORMS[form]
+    return suffix, make(lines)
+
+
 def _same(a: Answer, b: Answer) -> tuple[bool, bool | None]:
     return a.category == b.category, (None if b.rank is None else a.rank == b.rank)
 
 
-def run(folder: Path, forms: list[str], command: list[str], workers: int, timeout: float) -> dict:
+def run(folder: Path, forms: list[str], command: list[str], workers: int, timeout: float, ids: list[str] | None = None) -> dict:
     labels = json.loads((folder / "labels.json").read_text())
+    if ids is not None:  # [h27d] a subset
+        labels = [label for label in labels if str(label["id"]) in ids]
     per_file: dict[str, dict[str, Answer]] = {}
     with tempfile.TemporaryDirectory(prefix="gangscope-envelopes-") as tmp:
         def one(label: dict) -> tuple[str, dict[str, Answer]]:
@@ -110,6 +197,13 @@ def run(folder: Path, forms: list[str], command: list[str], workers: int, timeou
             text = path.read_text(encoding="utf-8", errors="surrogateescape")
             answers = {"plain": gangscope_answer(path, command, timeout)}
             for form in forms:
+                if form in FILE_FORMS:  # [h27d]
+                    suffix, data = wrap_file(text, form)
+                    wrapped = Path(tmp) / form / f"{ident}{suffix}"
+                    wrapped.write_bytes(data)
+                    answers[form] = gangscope_answer(wrapped, command, timeout)
+                    wrapped.unlink()
+                    continue
                 wrapped = Path(tmp) / form / f"{ident}.log"
                 wrapped.parent.mkdir(exist_ok=True)
                 wrapped.write_text(wrap(text, form), encoding="utf-8", errors="surrogateescape")
@@ -147,24 +241,26 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--folder", type=Path, action="append",
                         help="an eval folder (NNN.log + labels.json); repeatable; default fixtures/eval/dev")
-    parser.add_argument("--forms", default=",".join(FORMS), help="comma-separated forms (default: all): " + ", ".join(FORMS))
+    parser.add_argument("--forms", default=",".join([*FORMS, *FILE_FORMS]),
+                        help="comma-separated forms (default: all): " + ", ".join([*FORMS, *FILE_FORMS]))
     parser.add_argument("--gangscope", default=None, help="the command to run (default: this Python's gangscope)")
     parser.add_argument("--workers", type=int, default=2)
     parser.add_argument("--timeout", type=float, default=120.0)
+    parser.add_argument("--ids", default=None, help="[h27d] comma-separated ids: only these logs of the folder (a subset)")
     parser.add_argument("--json", action="store_true", help="totals (and the files whose answer changed) as JSON")
     parser.add_argument("--totals-only", action="store_true", help="no file ids (a held-out folder)")
     args = parser.parse_args(argv)
     forms = [f for f in args.forms.split(",") if f]
-    unknown = [f for f in forms if f not in FORMS]
+    unknown = [f for f in forms if f not in FORMS and f not in FILE_FORMS]
     if unknown:
-        parser.error(f"unknown form(s) {', '.join(unknown)}; known: {', '.join(FORMS)}")
+        parser.error(f"unknown form(s) {', '.join(unknown)}; known: {', '.join([*FORMS, *FILE_FORMS])}")
     command = args.gangscope.split() if args.gangscope else [sys.executable, "-m", "gangscope"]
     out = {}
     for folder in args.folder or [Path("fixtures/eval/dev")]:
         if not (folder / "labels.json").is_file():
             print(f"envelope_robustness: no labels.json in {folder}", file=sys.stderr)
             return 2
-        totals = run(folder, forms, command, args.workers, args.timeout)
+        totals = run(folder, forms, command, args.workers, args.timeout, args.ids.split(",") if args.ids else None)
         if args.totals_only:
             for t in totals.values():
                 t.pop("changed")

@@ -182,13 +182,18 @@ def read_record(obj: dict[str, Any]) -> Envelope | Rejected | None:
             text = text[:-1]
     ts = obj.get("time")
     if not isinstance(ts, str):
-        ts = epoch_to_rfc3339(obj.get("@timestamp", obj.get("date")))
+        ts = obj.get("@timestamp", obj.get("date"))
+        ts = ts if isinstance(ts, str) else epoch_to_rfc3339(ts)  # [h27d] Elasticsearch's `@timestamp` is RFC 3339 text
     stream = obj.get("stream")
     kube = obj.get("kubernetes")
     if kube is not None:
+        if type(kube) is dict and type(kube.get("pod")) is dict:  # [h27d] Beats' / ECS's block
+            kube = ecs_kubernetes(kube)
         problem = kubernetes_problem(kube)
         if problem is not None:
             return Rejected("wrong_type", problem)
+    elif "logStreamName" in obj or "podName" in obj or "ingestionTime" in obj or _STERN_EXTJSON.issuperset(obj):  # [h27d]
+        return named_record(obj, text, partial, ts)  # CloudWatch's event, stern's json / extjson
     return Envelope(
         ts,
         stream if stream in ("stdout", "stderr") else "stdout",
@@ -370,6 +375,9 @@ def _kube_head_of(raw: str) -> tuple[str, tuple] | None:
     if raw.startswith("[pod/"):
         m = _KUBECTL_PREFIX.match(raw)
         return ("kubectl-prefix", (m.group(1), m.group(2))) if m else None
+    head = _h27d_head_of(raw)  # [h27d] aws logs tail, journalctl, argo logs
+    if head is not None:
+        return head
     if raw[:1].isdigit():
         if _LOKI.match(raw):
             return "loki", ()
@@ -390,28 +398,53 @@ def detect_kube_head(sample: list[str]) -> str:
     sample = join_wrapped_heads(sample)  # the rows of a terminal's copy vote as the lines they were
     votes = {fmt: 0 for fmt in KUBE_HEAD_FORMATS}
     heads: set[tuple] = set()
+    argo_pods: set[str] = set()  # [h27d]
+    ns_votes, ns_names, ns_containers = 0, set(), set()  # [h27d] stern --all-namespaces: the same lines read as three names
+    streams: set[str] = set()  # [h27d] aws logs tail's stream names
     nonempty = 0
     started = False
+    last = None
     for raw in sample:
         head = _kube_head_of(raw)
         if not started:
             if head is None:
                 continue
             started = True
+        if head is None and last == "aws-tail":
+            continue  # [h27d] a CloudWatch event's further lines: no head, no vote
+        last = head[0] if head is not None else last
         if raw.strip():
             nonempty += 1
         if head is not None:
             votes[head[0]] += 1
+            if head[0] == "aws-tail":
+                streams.add(head[1][0])
             if head[0] == "stern":
                 heads.add(head[1][1])  # the container's name
+                ns_head = _stern_ns_head_of(raw)
+                if ns_head is not None:
+                    ns_votes += 1
+                    ns_names.add(ns_head[0])
+                    ns_containers.add(ns_head[2])
+            elif head[0] == "argo":
+                argo_pods.add(head[1][0])
         if nonempty >= DETECT_WINDOW:
             break
     best = max(votes, key=votes.__getitem__)
     if not votes[best] or votes[best] * 2 < nonempty:
         return "text"
-    if best == "stern" and (votes[best] < 2 or (len(heads) > 1 and len(heads) * 4 > votes[best])):
+    if best == "stern" and _few(ns_votes, ns_containers) and _few(ns_votes, ns_names) and ns_votes * 2 >= nonempty:
+        return "stern-ns"  # [h27d] three names, the first and the third from few: namespaces and containers
+    if best in ("stern", "argo", "aws-tail") and not _few(votes[best], {"stern": heads, "argo": argo_pods,
+                                                                           "aws-tail": streams}[best]):
         return "text"
     return best
+
+
+def _few(votes: int, names: set) -> bool:
+    """[h27d] Whether `names`, read off `votes` lines, are few: one, or at most a quarter as many as the lines (and
+    the lines two or more)."""
+    return votes >= 2 and (len(names) <= 1 or len(names) * 4 <= votes)
 
 
 # [h26c] Log stores' exports, one JSON object a line, read as Fluent Bit records (`read_record` falls back to it):
@@ -430,6 +463,12 @@ _GCP_POD_LABEL = "k8s-pod/"
 def log_store_entry(obj: dict[str, Any]) -> Envelope | None:
     """A Cloud Logging LogEntry or a logcli jsonl record as an envelope (its container as a `kubernetes`
     block); None when it is neither."""
+    if "__REALTIME_TIMESTAMP" in obj:  # [h27d] a journal entry (journalctl -o json)
+        return journal_entry(obj)
+    source = obj.get("_source")
+    if type(source) is dict:  # [h27d] an Elasticsearch hit exported whole: its document
+        env = read_record(source)
+        return env if type(env) is Envelope else None
     text = obj.get("textPayload")
     if not isinstance(text, str):
         payload = obj.get("jsonPayload")
@@ -503,6 +542,8 @@ class LokiReader:
 
 def reader(fmt: str):
     """A line -> envelope function for a file of `fmt`, with its own state where the format needs one (logcli)."""
+    if fmt in H27D_HEAD_FORMATS:  # [h27d] a line without the head continues the container before it
+        return ContinuingReader(fmt)
     return LokiReader() if fmt == "loki" else DECODERS[fmt]
 
 
@@ -536,8 +577,235 @@ def join_wrapped_heads(lines: list[str]) -> list[str]:
 
 def _kube_head_size(raw: str) -> int:
     """The length of the tool's head a line starts with, 0 if none."""
-    for pattern in (_KUBECTL_PREFIX, _LOKI, _KUBECTL_TIME, _STERN):
+    for pattern in (_KUBECTL_PREFIX, _AWS_TAIL, _JOURNAL, _ARGO, _LOKI, _KUBECTL_TIME, _STERN):  # [h27d] the first three
         m = pattern.match(raw)
         if m is not None and (pattern is not _STERN or "-" in m.group(1)):
             return m.end()
     return 0
+
+
+# [h27d] More tools' heads (issue 16, second part), read as h26c's are: the head gives the line its time and, where it
+# names them, its pod and container (a `kubernetes` block); a line without the head continues the container of the line
+# before it (a multi-line CloudWatch event, journald's indented continuation) and is read as its text. Sources:
+# - `aws logs tail` (default --format detailed): '%s %s %s' % (timestamp.isoformat(timespec='microseconds'),
+#   logStreamName, message), the time a UTC datetime ("+00:00"), each name optionally in colour (colorama), the event
+#   written with `log.rstrip() + '\n'` (aws/aws-cli awscli/customizations/logs/tail.py DetailedLogEventsFormatter).
+#   The stream names its container where Fluent Bit's cloudwatch_logs output named it after the tag
+#   (`<prefix>kube.var.log.containers.<pod>_<namespace>_<container>-<id>.log`); a message that is a Fluent Bit record
+#   (Container Insights: {"log", "stream", "kubernetes"}) is read as that record.
+# - stern --all-namespaces (or more than one --namespace): "{{color .PodColor .Namespace}} " before the default
+#   template (stern/stern cmd/cmd.go generateTemplate).
+# - `argo logs WORKFLOW`: fmt.Println(ansiFormat(fmt.Sprintf("%s: %s", event.PodName, event.Content), ansiColorCode(...)))
+#   (argoproj/argo-workflows cmd/argo/commands/common/logs.go; the whole line in one colour unless --no-color). Argo's
+#   pod names end in `-<fnv32 decimal>` (workflow/util/pod_name.go: fmt.Sprintf("%s-%v", prefix, h.Sum32()); v1's node
+#   ids the same) or are the workflow's name, `generateName` + five of k8s' rand alphabet "bcdfghjklmnpqrstvwxz2456789"
+#   (k8s.io/apimachinery pkg/util/rand): only such a name before ": " is taken for a pod.
+# - journalctl (systemd src/shared/logs-show.c output_short): strftime "%b %d %H:%M:%S" (short, no year: no time is
+#   taken), ".%06llu" after it (short-precise), "%Y-%m-%dT%H:%M:%S%z" (short-iso), then " <_HOSTNAME>", " <SYSLOG_IDENTIFIER
+#   or _COMM>", "[<_PID>]", ": ", the message's further lines indented to the message's column. The host is read as
+#   the pod (a bare-metal launcher's rank is a host), the identifier as its container.
+_H27D_SGR = r"(?:\x1b?\[[0-9;]*m)?"
+_AWS_TAIL = re.compile(rf"{_H27D_SGR}(\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{{6}}\+00:00){_H27D_SGR} {_H27D_SGR}(\S+?){_H27D_SGR} ")
+_STERN_NS = re.compile(rf"{_H26C_SGR}({_H26C_DNS_LABEL}){_H26C_SGR} {_H26C_SGR}({_H26C_DNS_NAME}){_H26C_SGR} "
+                       rf"{_H26C_SGR}({_H26C_DNS_LABEL}){_H26C_SGR} (?:({_H26C_TIME}) )?")
+_ARGO = re.compile(r"(?:\x1b?\[[0-9;]*m)?([a-z0-9](?:[-a-z0-9.]{0,240})-(?:\d{7,10}|[bcdfghjklmnpqrstvwxz2456789]{5})): ")
+_SGR_END = "\x1b[0m"
+_MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"
+_JOURNAL = re.compile(rf"(?:(?:{_MONTHS}) [ 0-3]\d \d\d:\d\d:\d\d(?:\.\d{{6}})?|(\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{{6}})?[+-]\d{{4}})) "
+                      r"(\S+) ([^\s\[\]]+?)(?:\[\d+\])?: ")
+# The container a Fluent Bit tag names, as a CloudWatch stream's name carries it (fluent-bit filter_kubernetes kube_regex.h).
+_TAG_CONTAINER = re.compile(r"([a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)_([^_]+)_(.+)-([a-z0-9]{64})\.log$")
+
+H27D_HEAD_FORMATS = ("aws-tail", "stern-ns", "argo", "journal")
+
+
+def _stream_container(name: str) -> dict[str, Any] | None:
+    """The container a CloudWatch stream's name carries (a Fluent Bit tag of a kubelet's log file), None if none."""
+    cut = max(name.rfind("containers."), name.rfind("containers/"))
+    m = _TAG_CONTAINER.match(name, cut + 11 if cut >= 0 else 0)
+    return _kube_block(m.group(1), m.group(3), m.group(2)) if m else None
+
+
+def _stream_name(name: str) -> bool:
+    """Whether a word may be a CloudWatch stream's name as tools name them (`<host>-application.var.log.containers...`,
+    Lambda's `2024/05/01/[$LATEST]<id>`, ECS's `<prefix>/<container>/<task>`, SageMaker's `algo-1-<epoch>`): a `/`, `.`,
+    `_` or a digit in it, unlike a logger's level."""
+    return any(c in "/._0123456789" for c in name)
+
+
+def decode_aws_tail(raw: str) -> Envelope:
+    """A line of `aws logs tail`: its time, and its container (the stream's name, or the Fluent Bit record it carries)."""
+    m = _AWS_TAIL.match(raw)
+    if m is None:
+        return decode_text(raw)
+    text = raw[m.end():]
+    if text.endswith(_SGR_END):
+        text = text[:-len(_SGR_END)]
+    if text.startswith("{"):
+        obj = _json_object(text)
+        if obj is not None and isinstance(obj.get("log"), str):
+            env = read_record(obj)
+            if type(env) is Envelope:
+                return env._replace(time=env.time or m.group(1),
+                                    kubernetes=env.kubernetes or _stream_container(m.group(2)))
+    return Envelope(m.group(1), "stdout", False, text, _stream_container(m.group(2)))  # other streams: the file's own pod
+
+
+def decode_stern_ns(raw: str) -> Envelope:
+    """A line of stern --all-namespaces: its namespace, pod and container, its time when --timestamps."""
+    m = _STERN_NS.match(raw)
+    if m is None or "-" not in m.group(2):
+        return decode_text(raw)
+    return Envelope(m.group(4), "stdout", False, raw[m.end():], _kube_block(m.group(2), m.group(3), m.group(1)))
+
+
+def decode_argo(raw: str) -> Envelope:
+    """A line of `argo logs`: its pod (the colour around the line taken off)."""
+    m = _ARGO.match(raw)
+    if m is None:
+        return decode_text(raw)
+    text = raw[m.end():]
+    if raw[:1] in ("\x1b", "[") and text.endswith(_SGR_END):
+        text = text[:-len(_SGR_END)]
+    return Envelope(None, "stdout", False, text, _kube_block(m.group(1), None))
+
+
+def decode_journal(raw: str) -> Envelope:
+    """A line of journalctl's short output: its host (as the pod), its identifier (as the container), its time when
+    the format has a year (short-iso)."""
+    m = _JOURNAL.match(raw)
+    if m is None:
+        return decode_text(raw)
+    return Envelope(m.group(1), "stdout", False, raw[m.end():], _kube_block(m.group(2), m.group(3)))
+
+
+class ContinuingReader:
+    """A tool's lines a line at a time, a line without the head read as the text of the container of the line
+    before it (a CloudWatch event of several lines, journald's continuation lines, indented to the message's column:
+    that indentation taken off)."""
+
+    def __init__(self, fmt: str):
+        self._decode = DECODERS[fmt]
+        self._pattern = {"aws-tail": _AWS_TAIL, "stern-ns": _STERN_NS, "argo": _ARGO, "journal": _JOURNAL}[fmt]
+        self._last: Envelope | None = None
+        self._indent = 0
+
+    def __call__(self, raw: str) -> Envelope:
+        env = self._decode(raw)
+        if env.kubernetes is not None or env.time is not None:
+            self._last = env
+            m = self._pattern.match(raw)
+            self._indent = m.end() if m else 0
+            return env
+        last = self._last
+        if last is None:
+            return env
+        text = raw
+        if self._indent and raw[:self._indent].isspace():
+            text = raw[self._indent:]
+        return Envelope(last.time, last.stream, False, text, last.kubernetes)
+
+
+DECODERS.update({"aws-tail": decode_aws_tail, "stern-ns": decode_stern_ns, "argo": decode_argo, "journal": decode_journal})
+KUBE_HEAD_FORMATS = KUBE_HEAD_FORMATS + H27D_HEAD_FORMATS
+POD_HEAD_FORMATS = POD_HEAD_FORMATS + H27D_HEAD_FORMATS
+FORMATS = FORMATS[:-1] + H27D_HEAD_FORMATS + FORMATS[-1:]
+
+
+def _h27d_head_of(raw: str) -> tuple[str, tuple] | None:
+    """[h27d] The head of one of the tools above a line starts with (its format and what it names), None if none."""
+    c = raw[:1]
+    if c.isdigit() or c == "\x1b" or c == "[":
+        m = _AWS_TAIL.match(raw)
+        if m is not None and _stream_name(m.group(2)):
+            return "aws-tail", (m.group(2),)
+    if c.isdigit() or c in "ADFJMNOS":
+        m = _JOURNAL.match(raw)
+        if m is not None:
+            return "journal", (m.group(2), m.group(3))
+    m = _ARGO.match(raw)
+    if m is not None:
+        return "argo", (m.group(1),)
+    return None
+
+
+def _stern_ns_head_of(raw: str) -> tuple | None:
+    m = _STERN_NS.match(raw)
+    if m is None or "-" not in m.group(2):
+        return None
+    return m.group(1), m.group(2), m.group(3)
+
+
+# [h27d] Records of one JSON object a line (or of a JSON document, pipeline/sources/files.py JsonDocumentLines) that name
+# their container in fields of their own:
+# - CloudWatch Logs' events (`aws logs get-log-events` / `filter-log-events`, `aws logs tail --format none`... as botocore
+#   data logs/2014-03-28/service-2.json's OutputLogEvent {timestamp, message, ingestionTime} and FilteredLogEvent
+#   {logStreamName, timestamp, message, ingestionTime, eventId}): `timestamp` in epoch milliseconds; the container from
+#   the stream's name (Fluent Bit's tag, above); a message that is a Fluent Bit record is read as that record.
+# - stern `--output json` ("{{json .}}" of stern's Log: message, nodeName, namespace, podName, containerName, labels,
+#   annotations; stern/stern stern/log.go), and `--output extjson` / `ppextjson` ('"pod": ..., "container": ...,
+#   "message": {{extjson .Message}}', "namespace" first with -A; cmd/cmd.go generateTemplate): a message that is itself
+#   JSON is embedded as an object and is then no line of text (not read).
+# - Beats (Filebeat's add_kubernetes_metadata, ECS): `kubernetes: {pod: {name, uid}, namespace, container: {name},
+#   node: {name}, labels}` with `message` and `@timestamp` (elastic/beats libbeat/common/kubernetes/metadata.go);
+#   an Elasticsearch / Kibana NDJSON export of such documents (`_source` lifted where the hit is exported whole).
+# - the journal's JSON (`journalctl -o json`, systemd src/shared/logs-show.c output_json): every field a string,
+#   `__REALTIME_TIMESTAMP` in microseconds, MESSAGE (an array of byte values when not printable UTF-8), _HOSTNAME,
+#   SYSLOG_IDENTIFIER / _COMM.
+_STERN_EXTJSON = frozenset(("namespace", "pod", "container", "message"))
+
+
+def named_record(obj: dict[str, Any], text: str, partial: bool, ts: str | None) -> Envelope:
+    """A CloudWatch event or a stern json line as an envelope: its time, container and text."""
+    name = lambda k: obj.get(k) if isinstance(obj.get(k), str) else None  # noqa: E731
+    if "pod" in obj and _STERN_EXTJSON.issuperset(obj):  # stern -o extjson / ppextjson: {"namespace"?, "pod", "container", "message"}
+        return Envelope(ts, "stdout", partial, text, _kube_block(name("pod"), name("container"), name("namespace")))
+    if "podName" in obj:
+        kube = _kube_block(name("podName"), name("containerName"), name("namespace"))
+        if kube is not None:
+            if name("nodeName"):
+                kube["host"] = name("nodeName")
+            labels = obj.get("labels")
+            if type(labels) is dict and all(isinstance(v, str) for v in labels.values()):
+                kube["labels"] = labels
+        return Envelope(ts, "stdout", partial, text, kube)
+    if ts is None:
+        ms = obj.get("timestamp")
+        ts = epoch_to_rfc3339(ms / 1000) if isinstance(ms, (int, float)) and not isinstance(ms, bool) else None
+    stream_name = obj.get("logStreamName")
+    kube = _stream_container(stream_name) if isinstance(stream_name, str) else None
+    if text.startswith("{"):
+        inner = _json_object(text)
+        if inner is not None and isinstance(inner.get("log"), str):
+            env = read_record(inner)
+            if type(env) is Envelope:
+                return env._replace(time=env.time or ts, kubernetes=env.kubernetes or kube)
+    return Envelope(ts, "stdout", partial, text, kube)
+
+
+def ecs_kubernetes(block: dict[str, Any]) -> dict[str, Any]:
+    """Beats' `kubernetes` block in Fluent Bit's names (pod_name, pod_id, container_name, namespace_name, host, labels)."""
+    def name(*path: str) -> Any:
+        v: Any = block
+        for p in path:
+            v = v.get(p) if type(v) is dict else None
+        return v
+
+    out = {"pod_name": name("pod", "name"), "pod_id": name("pod", "uid"), "container_name": name("container", "name"),
+           "namespace_name": block.get("namespace") if not isinstance(block.get("namespace"), dict) else name("namespace", "name"),
+           "host": name("node", "name"), "labels": block.get("labels")}
+    return {k: v for k, v in out.items() if v is not None}
+
+
+def journal_entry(obj: dict[str, Any]) -> Envelope | None:
+    """A journal entry (journalctl -o json) as an envelope: its host as the pod, its identifier as the container."""
+    message = obj.get("MESSAGE")
+    if isinstance(message, list) and all(type(b) is int and 0 <= b < 256 for b in message):
+        message = bytes(message).decode("utf-8", "replace")
+    if not isinstance(message, str):
+        return None
+    usec = obj.get("__REALTIME_TIMESTAMP")
+    ts = epoch_to_rfc3339(int(usec) / 1e6) if isinstance(usec, str) and usec.isdigit() else None
+    name = lambda k: obj.get(k) if isinstance(obj.get(k), str) else None  # noqa: E731
+    kube = _kube_block(name("_HOSTNAME"), name("SYSLOG_IDENTIFIER") or name("_COMM"))
+    return Envelope(ts, "stdout", False, message.removesuffix("\n"), kube)

@@ -18,6 +18,7 @@ import pickle
 import re
 import stat
 import sys
+import tarfile
 import tempfile
 import zlib
 from array import array
@@ -67,7 +68,98 @@ class LogSource:
         return self.paths[-1] if self.paths else "?"
 
 
+# [h27d] A tar (or tar.gz) archive of logs, as `tar czf pods.tgz /var/log/pods` or a support bundle makes one:
+# each member that looks like a log is a file of its own, `<archive>!/<member>`, its pod and container named by
+# the member's path as a file's are (`/var/log/pods/<ns>_<pod>_<uid>/<container>/<n>.log`, `/var/log/containers/...`,
+# else the member's stem), so that several pods in one archive read as several containers. An archive cut short
+# keeps the members listed before the cut (the cut is said in the run's problems, the member it falls in reads
+# to its end and its failure is counted).
+ARCHIVE_SEP = "!/"
+_ARCHIVE_SUFFIXES = (".tar", ".tar.gz", ".tgz", ".tar.bz2", ".tar.xz")
+
+
+def _is_archive(name: str) -> bool:
+    return name.endswith(_ARCHIVE_SUFFIXES)
+
+
+def _archive_members(archive: str, problems: list[str]) -> Iterator[str]:
+    """The members of a tar archive that look like logs, as `<archive>!/<member>`, in the archive's order."""
+    seen = 0
+    try:
+        with tarfile.open(archive, "r:*") as tar:
+            for member in tar:
+                seen += 1
+                name = member.name.rsplit("/", 1)[-1]
+                if member.isfile() and not name.startswith(".") and name not in ("manifest.json", "README.md") \
+                        and _looks_like_log(name) and not _is_archive(name):
+                    yield archive + ARCHIVE_SEP + member.name.lstrip("/")
+    except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
+        problems.append(f"{archive}: archive unreadable after {seen} members: {exc}")
+
+
+_ARCHIVE_PATH = re.compile(r"(.*?(?:" + "|".join(re.escape(s) for s in _ARCHIVE_SUFFIXES) + r"))!/(.*)\Z", re.S)
+
+
+def split_archive_path(path: str) -> tuple[str, str] | None:
+    """(archive, member) of a `<archive>!/<member>` path, None when it is none."""
+    m = _ARCHIVE_PATH.match(path)
+    return (m.group(1), m.group(2)) if m else None
+
+
+class _OpenArchive:
+    """The archive last read from, kept open with its members by name: its members are read in the archive's order
+    (discovery's), so that a compressed archive is decompressed once, forward, not once a member."""
+
+    path: str | None = None
+    tar: tarfile.TarFile | None = None
+    members: dict[str, tarfile.TarInfo] = {}
+
+    @classmethod
+    def member(cls, archive: str, name: str):
+        if cls.path != archive or cls.tar is None:
+            cls.close()
+            tar = tarfile.open(archive, "r:*")
+            cls.members = {}
+            try:
+                for info in tar:
+                    cls.members.setdefault(info.name.lstrip("/"), info)
+            except (tarfile.TarError, EOFError, OSError, zlib.error):
+                pass  # a cut archive: the members before the cut (discovery said where)
+            cls.path, cls.tar = archive, tar
+        info = cls.members.get(name)
+        if info is None:
+            raise InputError(f"{archive}{ARCHIVE_SEP}{name}: no such member in the archive")
+        return cls.tar.extractfile(info)
+
+    @classmethod
+    def close(cls) -> None:
+        if cls.tar is not None:
+            cls.tar.close()
+        cls.path, cls.tar, cls.members = None, None, {}
+
+
+class _ArchiveMember(io.RawIOBase):
+    """One member of a tar archive, read as a file."""
+
+    def __init__(self, path: str):
+        where = split_archive_path(path)
+        if where is None:
+            raise InputError(f"{path}: not a member of an archive")
+        self._file = _OpenArchive.member(*where)
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        data = self._file.read(len(buffer))
+        buffer[:len(data)] = data
+        return len(data)
+
+
 def identify(path: str) -> PodIdentity:
+    where = split_archive_path(path) if ARCHIVE_SEP in path else None
+    if where is not None and not os.path.exists(path):  # [h27d] a member of an archive: named by its own path
+        path = "/" + where[1]
     p = Path(path)
     m = _RESTART_FILE.match(p.name)
     if m and len(p.parts) >= 3:
@@ -128,6 +220,11 @@ def _each_log_file(paths: list[str], problems: list[str]) -> Iterator[str]:
                     if name.startswith(".") or name in ("manifest.json", "README.md"):
                         continue
                     full = os.path.join(root, name)
+                    if _is_archive(name) and os.path.isfile(full):  # [h27d]
+                        for member in _archive_members(full, problems):
+                            found += 1
+                            yield member
+                        continue
                     if _looks_like_log(name) and os.path.isfile(full):
                         found += 1
                         yield full
@@ -137,6 +234,13 @@ def _each_log_file(paths: list[str], problems: list[str]) -> Iterator[str]:
             problems.append(f"{given}: permission denied")
         elif _endless(given):
             problems.append(f"{given}: not a file (a device or socket has no end to read to)")
+        elif _is_archive(given) and os.path.isfile(given):  # [h27d] its members, each a file
+            found = 0
+            for member in _archive_members(given, problems):
+                found += 1
+                yield member
+            if not found:
+                problems.append(f"{given}: no log files found in the archive")
         else:
             yield given
 
@@ -296,6 +400,13 @@ def open_binary(path: str) -> BinaryIO:
     A read that fails while looking raises, as any read of the file (the caller counts it)."""
     if path == "-":
         raw = sys.stdin.buffer
+    elif ARCHIVE_SEP in path and not os.path.exists(path):  # [h27d] a member of an archive
+        try:
+            raw = io.BufferedReader(_ArchiveMember(path), BLOCK)
+        except (tarfile.TarError, EOFError, zlib.error) as exc:
+            raise InputError(f"{path}: {exc}") from None
+        except OSError as exc:
+            raise InputError(f"{path}: {exc.strerror or exc}") from None
     else:
         try:
             raw = open(path, "rb", opener=_opener)
@@ -308,11 +419,27 @@ def open_binary(path: str) -> BinaryIO:
             raw.close()
         raise
     if head[:2] == b"\x1f\x8b":
-        return gzip.GzipFile(fileobj=raw, mode="rb")  # type: ignore[return-value]
+        return _decoded(gzip.GzipFile(fileobj=raw, mode="rb"))  # type: ignore[arg-type]  # [h27d] a gzip'd UTF-16 or JSON document too
+    return _decoded(raw)
+
+
+def _decoded(raw: BinaryIO) -> BinaryIO:
+    """The bytes of a (gunzipped) stream as lines: a UTF-16 file as UTF-8, a UTF-8 byte order mark
+    dropped, [h27d] a JSON document (an indented array, a pretty-printed object) as one value a line."""
+    try:
+        head = raw.peek(3)[:3] if hasattr(raw, "peek") else b""
+    except (EOFError, OSError, zlib.error):  # a gzip whose first block is bad: its reading counts it
+        return raw
     if head[:2] in (b"\xff\xfe", b"\xfe\xff"):
-        return Utf16AsUtf8(raw)  # type: ignore[return-value]
-    if head == b"\xef\xbb\xbf":
+        raw = io.BufferedReader(Utf16AsUtf8(raw), BLOCK)  # type: ignore[arg-type]
+    elif head == b"\xef\xbb\xbf":
         raw.read(3)  # a UTF-8 byte order mark (Notepad, PowerShell's utf8BOM) is no part of the first line
+    try:
+        start = raw.peek(DOCUMENT_PEEK)[:DOCUMENT_PEEK] if hasattr(raw, "peek") else b""
+    except (EOFError, OSError, zlib.error):
+        return raw
+    if _JSON_DOCUMENT.match(start):
+        return io.BufferedReader(JsonDocumentLines(raw), BLOCK)  # type: ignore[return-value]
     return raw
 
 
@@ -332,11 +459,180 @@ class Utf16AsUtf8(io.RawIOBase):
     def read(self, size: int = -1) -> bytes:  # type: ignore[override]
         return self._text.read(size // 2 if size and size > 1 else -1 if size < 0 else 1).encode("utf-8", "surrogatepass")
 
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        """[h27d] As `read`, into a buffer (io.BufferedReader reads so: a gzip'd UTF-16 file, a UTF-16 JSON document)."""
+        pending = getattr(self, "_pending", b"") or self.read(max(2, len(buffer) // 2))
+        n = min(len(buffer), len(pending))
+        buffer[:n] = pending[:n]
+        self._pending = pending[n:]
+        return n
+
     def close(self) -> None:
         if not self.closed:
             self._text.detach()
             self._raw.close()
         super().close()
+
+
+# [h27d] A JSON document a tool prints over many lines, read as one JSON value a line (then detected and decoded
+# as any file of one JSON object a line is, parsers/envelopes.py):
+# - an indented array of entries: `gcloud logging read --format=json` (the LogEntry list, google-cloud-sdk's
+#   resource printer with `json.dumps(..., indent=2)`), `aws logs tail --format json` is not one (below);
+# - a pretty-printed object whose arrays hold the entries: `aws logs get-log-events` / `filter-log-events`
+#   (`{"events": [{"timestamp", "message", "ingestionTime", "logStreamName", "eventId"}], "nextForwardToken": ...}`,
+#   botocore data logs/2014-03-28/service-2.json OutputLogEvent / FilteredLogEvent, printed by awscli's JSON
+#   formatter with indent 4), `{"entries": [...]}` of the Logging REST API: each object of such an array is a line;
+# - pretty-printed objects one after another: `journalctl -o json-pretty` (systemd src/shared/logs-show.c
+#   output_json, OUTPUT_JSON_PRETTY: "{\n\t\"__CURSOR\" : ..."), stern `--output ppextjson` (stern/stern
+#   cmd/cmd.go generateTemplate): each object is a line.
+# Taken only where the file starts (after blanks) with `[` and then `{` or `]`, or with a `{` alone on its first
+# line, which no one-object-a-line file and no plain log does. What follows the document that is no JSON value
+# (a note pasted after it) is passed on as it is. A document cut short ends in an incomplete line (unreadable,
+# counted) and the reading fails there (counted, stage "sources"), as a truncated gzip does.
+_JSON_DOCUMENT = re.compile(rb"\s*(?:\[\s*[{\]]|\{[ \t]*\r?\n)")
+DOCUMENT_PEEK = 256
+_JSON_STOPS = re.compile(rb'["\[\]{},\n\r]')
+_STRING_STOPS = re.compile(rb'["\\]')
+
+
+class JsonDocumentLines(io.RawIOBase):
+    """A JSON document's entries as lines of compact JSON (see `_JSON_DOCUMENT`), a block at a time:
+    the bytes are passed through as they come (an entry of 10 MB is never held), the newlines between
+    tokens turned into spaces, a newline written after each entry. Entries: the elements of a top-level
+    array; of a top-level object, the objects of its arrays (`{"events": [...]}`), else the object itself.
+    `problem`: why the document ended early (cut inside a value), None when it did not."""
+
+    def __init__(self, raw: BinaryIO):
+        self._raw = raw
+        self._depth = 0  # brackets open
+        self._in_string = False
+        self._escape = False
+        self._emit_depth = 0  # entries are the values opened at this depth (0: not known yet)
+        self._held = bytearray()  # a top-level object's bytes, until it shows whether arrays of objects are in it
+        self._holding = False
+        self._in_entry = False
+        self._passthrough = False
+        self._pending = b""
+        self._eof = False
+        self.problem: str | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        while not self._pending and not self._eof:
+            chunk = self._raw.read(BLOCK)
+            if chunk:
+                self._pending = self._convert(chunk)
+                continue
+            self._eof = True
+            if self._depth or self._in_string:
+                self._pending = (bytes(self._held) if self._holding else b"") + b"\n"
+                self.problem = f"the JSON document ends inside a value ({self._depth} brackets open)"
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
+
+    def _convert(self, chunk: bytes) -> bytes:
+        if self._passthrough:
+            return chunk
+        out = bytearray()
+        pos, n = 0, len(chunk)
+        while pos < n:
+            if self._in_string:
+                if self._escape:  # the byte after a backslash
+                    self._escape = False
+                    self._put(out, chunk[pos:pos + 1])
+                    pos += 1
+                    continue
+                m = _STRING_STOPS.search(chunk, pos)
+                end = m.end() if m else n
+                self._put(out, chunk[pos:end].replace(b"\n", b" ").replace(b"\r", b" "))
+                pos = end
+                if m is not None:
+                    if chunk[m.start()] == 0x5C:
+                        self._escape = True
+                    else:
+                        self._in_string = False
+                continue
+            m = _JSON_STOPS.search(chunk, pos)
+            end = m.start() if m else n
+            if end > pos:
+                text = chunk[pos:end]
+                if self._depth == 0 and text.strip():  # no JSON value: the rest of the file as it is
+                    self._passthrough = True
+                    return bytes(out) + chunk[pos:]
+                self._put(out, text)
+            if m is None:
+                break
+            c = chunk[end]
+            pos = end + 1
+            if c == 0x22:  # "
+                self._in_string = True
+                self._put(out, b'"')
+            elif c == 0x0A or c == 0x0D:
+                self._put(out, b" ")
+            elif c == 0x5B or c == 0x7B:  # [ {
+                self._open(out, c)
+            elif c == 0x5D or c == 0x7D:  # ] }
+                self._close(out, c)
+            else:  # ,
+                self._put(out, b",")
+        return bytes(out)
+
+    def _put(self, out: bytearray, data: bytes) -> None:
+        if self._in_entry:
+            out += data
+        elif self._holding:
+            self._held += data
+
+    def _open(self, out: bytearray, c: int) -> None:
+        self._depth += 1
+        d = self._depth
+        if self._in_entry:
+            out.append(c)
+        elif d == 1:
+            if c == 0x5B:  # a top-level array: its elements are the entries
+                self._emit_depth = 2
+            else:  # a top-level object: held until it shows an array of objects
+                self._holding, self._held, self._emit_depth = True, bytearray(b"{"), 0
+        elif d == self._emit_depth and (d == 2 or c == 0x7B):
+            self._in_entry = True
+            out.append(c)
+        elif self._holding and d == 3 and c == 0x7B and self._held.rstrip().endswith(b"["):
+            self._holding, self._held, self._emit_depth = False, bytearray(), 3  # its arrays' objects are the entries
+            self._in_entry = True
+            out.append(c)
+        elif self._holding:
+            self._held.append(c)
+
+    def _close(self, out: bytearray, c: int) -> None:
+        d = self._depth
+        self._depth = max(0, d - 1)
+        if self._in_entry:
+            out.append(c)
+            if d == self._emit_depth:
+                out += b"\n"
+                self._in_entry = False
+        elif self._holding:
+            self._held.append(c)
+            if d == 1:
+                out += self._held + b"\n"
+                self._holding, self._held = False, bytearray()
+        if d == 1:
+            self._emit_depth = 0
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+def _document_problem(stream) -> str | None:
+    """[h27d] Why a JSON document read as lines ended early, None if it did not (or is no document)."""
+    raw = getattr(stream, "raw", None)
+    return raw.problem if isinstance(raw, JsonDocumentLines) else None
 
 
 @dataclass
@@ -417,6 +713,10 @@ def _blocks(path: str, stats: ReadStats, max_line_bytes: int) -> Iterator[bytes]
             if carry_cut:
                 stats.long_lines_cut += 1
             yield carry
+        problem = _document_problem(stream)
+        if problem is not None:  # [h27d] a JSON document cut short: counted as a truncated gzip is
+            stats.errors.append(f"{path}: {problem}")
+            failures_of(stats).add("sources", EOFError(problem), file=path, position=f"byte {stats.bytes}")
     finally:
         if path != "-":
             stream.close()
