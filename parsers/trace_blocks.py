@@ -162,8 +162,11 @@ def _rendered(lines: list[str]) -> bool:
         return RICH_HEAD.match(first) is not None
     if c == "F" and SP_FRAME.match(first):
         return True
-    if c == "T":
-        return len(lines) > 1 and TB_HEAD.match(first) is not None and blank(lines[1]) is not None
+    if c == "T" and TB_HEAD.match(first) is not None:
+        return len(lines) > 1 and blank(lines[1]) is not None
+    # (h27f) IPython's head starts with the exception's type (ultratb.py VerboseTB.prepare_header: etype, then
+    # "Traceback (most recent call last)" right-aligned), and a type may start with "T" too (TypeError, TimeoutError,
+    # TabError): only CPython's own header is loguru's case above.
     return IPY_HEAD.match(first) is not None
 
 
