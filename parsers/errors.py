@@ -2229,6 +2229,24 @@ LINE_RULES: tuple[LineRule, ...] = (
              "ThreadID=%s #########\" % (os.getpid(), thread_id)); lines.append('File: \"%s\", line %d, in %s' % (filename, "
              "lineno, name)); lines.append(\"  %s\" % (line.strip())); ... \"#############################################\")",
              WARNING),
+    # --- h27f (issue 16, session 27; fixtures/eval README "Batch h27f"): the classes of batch h27f's misses (dev 940-950, a
+    # blind draw of threads showing recent framework versions).
+    # CPython's report of an exception it could not raise (sys.unraisablehook, 3.8+; PyErr_WriteUnraisable before): an
+    # exception in a finalizer, a __del__, a weakref callback, a GC callback, a thread started by _thread, a ctypes
+    # callback. The default hook prints f"{err_msg}: {object!r}" ("Exception ignored in" when err_msg is None;
+    # _PyErr_WriteUnraisableMsg / PyErr_FormatUnraisable prepend "Exception ignored " to theirs: "... on calling ctypes
+    # callback function", "... in thread started by", "... while finalizing file", ...), then the traceback and the
+    # exception line. The exception was swallowed and the program went on: the traceback under it is no failure of the
+    # run (pipeline/diagnose/rules.UNRAISABLE_REPORTS; root_cause.without_handled drops the trace that starts on the next
+    # line). Samples: dev 940 (huggingface/open-r1#658, math_verify's signal-handler TimeoutError raised inside a
+    # weakref.finalize while the GRPO run went on to its NCCL watchdog timeout).
+    LineRule("unraisable_exception", "python_exception", "Exception ignored ",
+             _r(r"^Exception ignored (?P<where>(?:in|on|while|during|from|when|after|before)\b.*?)(?:: (?P<object><.*>|\S.*))?:?\s*$"),
+             "python/cpython Doc/library/sys.rst unraisablehook (\"The default hook formats err_msg and object as: "
+             "f'{err_msg}: {object!r}'; use \\\"Exception ignored in\\\" error message if err_msg is None\", 3.8+, "
+             "python/cpython PR#13488); Python/errors.c write_unraisable_exc_file / _PyErr_WriteUnraisableMsg (\"Exception "
+             "ignored \" + the caller's words), then the traceback and the exception's line",
+             WARNING),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"

@@ -166,7 +166,7 @@ def _rendered(lines: list[str]) -> bool:
     if c == "T" and TB_HEAD.match(first) is not None:
         return len(lines) > 1 and blank(lines[1]) is not None
     # [h27a] ultratb's head of a type that starts with "T" (TypeError, TimeoutError) is IPython's too: the test above let
-    # none of them through, and their block was read as no trace at all (dev 923)
+    # none of them through, and their block was read as no trace at all (dev 923; h27f found the same in dev 944)
     return IPY_HEAD.match(first) is not None
 
 

@@ -41,6 +41,7 @@ from gangscope.pipeline.diagnose.rules import (
     INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL,
 )
 from gangscope.pipeline.diagnose.rules import WATCHDOG_TEARDOWN_ABORT  # h26b
+from gangscope.pipeline.diagnose.rules import UNRAISABLE_REPORTS  # h27f
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -90,18 +91,43 @@ def failure_of(error: ErrorRecord, ranks: RankMap) -> Failure | None:
 
 
 def without_handled(failures: list[Failure], view: AttemptView) -> list[Failure]:
-    """Tracebacks a rank printed and survived (traceback.print_exc, logging.exception) are not
-    failures. Where torch's excepthook is on (a trace of the pod carries a [rankN]: prefix, as
+    """Tracebacks a rank printed and survived (traceback.print_exc, logging.exception; CPython's own report of an
+    exception it could not raise, h27f) are not failures. Where torch's excepthook is on (a trace of the pod carries a [rankN]: prefix, as
     uncaught exceptions then do), an unprefixed Python exception of that pod was such a print."""
     hooked = {t.pod for t in view.traces if t.rank is not None}
+    ignored = _unraisable_traces(view)  # h27f
     kept = []
     for f in failures:
         e = f.error
         if (f.tier == 0 and e.trace_id and e.category == "python_exception" and e.rank is None
                 and e.pod in hooked and not is_box(e)):  # fmt: skip
             continue
+        if ignored and e.trace_id in ignored:
+            continue
         kept.append(f)
     return kept
+
+
+def _unraisable_traces(view: AttemptView) -> set[str]:
+    """[h27f] The ids of the traces CPython printed under its "Exception ignored ..." line (rules.UNRAISABLE_REPORTS): the
+    interpreter swallowed the exception and went on. The traceback starts on the next line of the same stream; a copy that
+    put a blank line inside it splits it into traces one after the other (a cut one, then one that starts at a frame): they
+    belong to the report up to the first with an exception line, each starting at most one line after the one before."""
+    reports = [u for u in view.errors if u.pattern in UNRAISABLE_REPORTS and u.seq is not None]
+    if not reports:
+        return set()
+    ids: set[str] = set()
+    for u in reports:
+        pos = u.seq + 1  # type: ignore[operator]
+        for t in sorted((t for t in view.traces if (t.pod, t.container, t.stream) == (u.pod, u.container, u.stream)
+                         and t.seq is not None and t.seq >= pos), key=lambda t: t.seq):
+            if t.seq - pos > 1:
+                break
+            ids.add(t.id)
+            if t.exception_type:
+                break
+            pos = t.seq + max(t.line_count or 0, 1)
+    return ids
 
 
 # LAUNCHER_OWN_KILL read the other way: an explaining rule -> the stops it explains, in the table's order

@@ -300,3 +300,11 @@ EVENT_VERDICTS: tuple[tuple[re.Pattern[str], str, str], ...] = (
 #: from the same pod and rank where both name one. Sample: dev 910 (discuss.pytorch.org "Can't understand NCCL error", FSDP,
 #: torch 2.0.1: both ranks' watchdog lines, the teardown pair, what(), then "Fatal Python error: Aborted" with no rank).
 WATCHDOG_TEARDOWN_ABORT = re.compile(r"^Fatal Python error: Aborted\b")
+
+# --- h27f (issue 16, session 27; fixtures/eval README "Batch h27f"): a traceback CPython reported and swallowed.
+#: [h27f] Line rules (parsers/errors.py) that announce an exception the interpreter could not raise and went on from
+#: (sys.unraisablehook's default "Exception ignored in: <object>", and the "Exception ignored <where>" of
+#: _PyErr_WriteUnraisableMsg; python/cpython Doc/library/sys.rst unraisablehook, Python/errors.c): the traceback printed on
+#: the next line of the same stream is part of that report, no failure of the run (root_cause.without_handled). Sample:
+#: dev 940 (huggingface/open-r1#658, a finalizer's TimeoutError above the GRPO run's NCCL watchdog timeout).
+UNRAISABLE_REPORTS = frozenset({"unraisable_exception"})
