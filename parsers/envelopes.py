@@ -633,6 +633,26 @@ def _stream_name(name: str) -> bool:
     return any(c in "/._0123456789" for c in name)
 
 
+def _carried_record(text: str, ts: str | None, kube: dict[str, Any] | None) -> Envelope | None:
+    """A CloudWatch message that is a Fluent Bit record (Container Insights: {"log", "stream", "kubernetes"}) read as that
+    record, the event's time and stream's container where the record names none; None when the message is no record."""
+    if not text.startswith("{"):
+        return None
+    obj = _json_object(text)
+    if obj is None or not isinstance(obj.get("log"), str):
+        return None
+    env = read_record(obj)
+    if type(env) is not Envelope:
+        return None
+    return env._replace(time=env.time or ts, kubernetes=env.kubernetes or kube)
+
+
+def _str_field(obj: dict[str, Any], key: str) -> str | None:
+    """A record's field where it is text, else None (a field of the wrong type names nothing)."""
+    value = obj.get(key)
+    return value if isinstance(value, str) else None
+
+
 def decode_aws_tail(raw: str) -> Envelope:
     """A line of `aws logs tail`: its time, and its container (the stream's name, or the Fluent Bit record it carries)."""
     m = _AWS_TAIL.match(raw)
@@ -641,14 +661,11 @@ def decode_aws_tail(raw: str) -> Envelope:
     text = raw[m.end():]
     if text.endswith(_SGR_END):
         text = text[:-len(_SGR_END)]
-    if text.startswith("{"):
-        obj = _json_object(text)
-        if obj is not None and isinstance(obj.get("log"), str):
-            env = read_record(obj)
-            if type(env) is Envelope:
-                return env._replace(time=env.time or m.group(1),
-                                    kubernetes=env.kubernetes or _stream_container(m.group(2)))
-    return Envelope(m.group(1), "stdout", False, text, _stream_container(m.group(2)))  # other streams: the file's own pod
+    kube = _stream_container(m.group(2))
+    carried = _carried_record(text, m.group(1), kube)
+    if carried is not None:
+        return carried
+    return Envelope(m.group(1), "stdout", False, text, kube)  # other streams: the file's own pod
 
 
 def decode_stern_ns(raw: str) -> Envelope:
@@ -757,7 +774,7 @@ _STERN_EXTJSON = frozenset(("namespace", "pod", "container", "message"))
 
 def named_record(obj: dict[str, Any], text: str, partial: bool, ts: str | None) -> Envelope:
     """A CloudWatch event or a stern json line as an envelope: its time, container and text."""
-    name = lambda k: obj.get(k) if isinstance(obj.get(k), str) else None  # noqa: E731
+    name = lambda k: _str_field(obj, k)  # noqa: E731
     if "pod" in obj and _STERN_EXTJSON.issuperset(obj):  # stern -o extjson / ppextjson: {"namespace"?, "pod", "container", "message"}
         return Envelope(ts, "stdout", partial, text, _kube_block(name("pod"), name("container"), name("namespace")))
     if "podName" in obj:
@@ -774,12 +791,9 @@ def named_record(obj: dict[str, Any], text: str, partial: bool, ts: str | None) 
         ts = epoch_to_rfc3339(ms / 1000) if isinstance(ms, (int, float)) and not isinstance(ms, bool) else None
     stream_name = obj.get("logStreamName")
     kube = _stream_container(stream_name) if isinstance(stream_name, str) else None
-    if text.startswith("{"):
-        inner = _json_object(text)
-        if inner is not None and isinstance(inner.get("log"), str):
-            env = read_record(inner)
-            if type(env) is Envelope:
-                return env._replace(time=env.time or ts, kubernetes=env.kubernetes or kube)
+    carried = _carried_record(text, ts, kube)
+    if carried is not None:
+        return carried
     return Envelope(ts, "stdout", partial, text, kube)
 
 
@@ -806,6 +820,6 @@ def journal_entry(obj: dict[str, Any]) -> Envelope | None:
         return None
     usec = obj.get("__REALTIME_TIMESTAMP")
     ts = epoch_to_rfc3339(int(usec) / 1e6) if isinstance(usec, str) and usec.isdigit() else None
-    name = lambda k: obj.get(k) if isinstance(obj.get(k), str) else None  # noqa: E731
+    name = lambda k: _str_field(obj, k)  # noqa: E731
     kube = _kube_block(name("_HOSTNAME"), name("SYSLOG_IDENTIFIER") or name("_COMM"))
     return Envelope(ts, "stdout", False, message.removesuffix("\n"), kube)

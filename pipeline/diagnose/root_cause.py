@@ -27,6 +27,7 @@ find the global rank of a launcher-level failure, never as the answer.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 import math
 import re
 from dataclasses import dataclass
@@ -116,11 +117,22 @@ def _unraisable_traces(view: AttemptView) -> set[str]:
     reports = [u for u in view.errors if u.pattern in UNRAISABLE_REPORTS and u.seq is not None]
     if not reports:
         return set()
+    by_stream: dict[tuple, list] = {}  # each stream's traces in order, sorted once (not once a report)
+    for t in view.traces:
+        if t.seq is not None:
+            by_stream.setdefault((t.pod, t.container, t.stream), []).append(t)
+    starts: dict[tuple, list[int]] = {}
+    for key, traces in by_stream.items():
+        traces.sort(key=lambda t: t.seq)
+        starts[key] = [t.seq for t in traces]
     ids: set[str] = set()
     for u in reports:
+        key = (u.pod, u.container, u.stream)
+        traces = by_stream.get(key)
+        if not traces:
+            continue
         pos = u.seq + 1  # type: ignore[operator]
-        for t in sorted((t for t in view.traces if (t.pod, t.container, t.stream) == (u.pod, u.container, u.stream)
-                         and t.seq is not None and t.seq >= pos), key=lambda t: t.seq):
+        for t in traces[bisect_left(starts[key], pos):]:
             if t.seq - pos > 1:
                 break
             ids.add(t.id)

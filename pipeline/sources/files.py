@@ -82,6 +82,11 @@ def _is_archive(name: str) -> bool:
     return name.endswith(_ARCHIVE_SUFFIXES)
 
 
+def _is_log_name(name: str) -> bool:
+    """Whether a file of this name, met in a folder or an archive, is read as a log (not hidden, not a fixture's notes)."""
+    return not name.startswith(".") and name not in ("manifest.json", "README.md") and _looks_like_log(name)
+
+
 def _archive_members(archive: str, problems: list[str]) -> Iterator[str]:
     """The members of a tar archive that look like logs, as `<archive>!/<member>`, in the archive's order."""
     seen = 0
@@ -90,8 +95,7 @@ def _archive_members(archive: str, problems: list[str]) -> Iterator[str]:
             for member in tar:
                 seen += 1
                 name = member.name.rsplit("/", 1)[-1]
-                if member.isfile() and not name.startswith(".") and name not in ("manifest.json", "README.md") \
-                        and _looks_like_log(name) and not _is_archive(name):
+                if member.isfile() and _is_log_name(name) and not _is_archive(name):
                     yield archive + ARCHIVE_SEP + member.name.lstrip("/")
     except (tarfile.TarError, EOFError, OSError, zlib.error) as exc:
         problems.append(f"{archive}: archive unreadable after {seen} members: {exc}")
@@ -225,7 +229,7 @@ def _each_log_file(paths: list[str], problems: list[str]) -> Iterator[str]:
                             found += 1
                             yield member
                         continue
-                    if _looks_like_log(name) and os.path.isfile(full):
+                    if _is_log_name(name) and os.path.isfile(full):
                         found += 1
                         yield full
             if not found:
@@ -452,6 +456,7 @@ class Utf16AsUtf8(io.RawIOBase):
     def __init__(self, raw: BinaryIO):
         self._raw = raw
         self._text = io.TextIOWrapper(raw, encoding="utf-16", errors="replace", newline="")  # type: ignore[arg-type]
+        self._pending = b""  # what readinto took from `read` and the buffer could not hold
 
     def readable(self) -> bool:
         return True
@@ -461,7 +466,7 @@ class Utf16AsUtf8(io.RawIOBase):
 
     def readinto(self, buffer) -> int:  # type: ignore[override]
         """[h27d] As `read`, into a buffer (io.BufferedReader reads so: a gzip'd UTF-16 file, a UTF-16 JSON document)."""
-        pending = getattr(self, "_pending", b"") or self.read(max(2, len(buffer) // 2))
+        pending = self._pending or self.read(max(2, len(buffer) // 2))
         n = min(len(buffer), len(pending))
         buffer[:n] = pending[:n]
         self._pending = pending[n:]
