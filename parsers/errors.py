@@ -2276,7 +2276,7 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"\b(?P<lib>CUDA|CUBLAS|CUSPARSE|CURAND|cuDNN|CUDNN|CUDNN_FE|CUFFT|NCCL|HIP|ROCBLAS|HIPSPARSE|HIPRAND|MIOPEN|HIPFFT) "
                 r"failure (?P<code>-?\d+): (?P<what>[^;\n]*?) ; GPU=(?P<gpu>-?\d+) ; (?:hostname=(?P<host>[^;\n]*?) ; )?"
                 r"(?:file=[^;\n]* ; line=\d+ ; )?expr="),
-             "microsoft/CNTK Source/Math/CommonMatrix.h CudaCall (RuntimeError(\"%s failure %d: %s ; GPU=%d ; hostname=%s ; expr=%s\", "
+             "microsoft/CNTK Source/Math/GPUMatrix.h CudaCall (RuntimeError(\"%s failure %d: %s ; GPU=%d ; hostname=%s ; expr=%s\", "
              "libName, (int)retCode, CudaErrString(retCode), currentCudaDevice, hostname, exprString); CUDA_CALL \"CUDA\", CUBLAS_CALL "
              "\"CUBLAS\", CUSPARSE_CALL, CURAND_CALL, CUDNN_CALL \"cuDNN\"); microsoft/onnxruntime onnxruntime/core/providers/cuda/"
              "cuda_call.cc CudaCall (snprintf(str, 1024, \"%s failure %d: %s ; GPU=%d ; hostname=%s ; expr=%s; %s\", ...), later "
