@@ -43,6 +43,8 @@ from gangscope.pipeline.diagnose.rules import (
 )
 from gangscope.pipeline.diagnose.rules import WATCHDOG_TEARDOWN_ABORT  # h26b
 from gangscope.pipeline.diagnose.rules import UNRAISABLE_REPORTS  # h27f
+from gangscope.pipeline.diagnose.rules import UNRAISABLE_STILL_FAILS  # h28a
+from gangscope.parsers.errors import first_trace_rule, frame_key  # h28a
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -135,11 +137,21 @@ def _unraisable_traces(view: AttemptView) -> set[str]:
         for t in traces[bisect_left(starts[key], pos):]:
             if t.seq - pos > 1:
                 break
-            ids.add(t.id)
             if t.exception_type:
+                if not _still_fails(t):  # h28a
+                    ids.add(t.id)
                 break
+            ids.add(t.id)
             pos = t.seq + max(t.line_count or 0, 1)
     return ids
+
+
+def _still_fails(trace: Any) -> bool:
+    """[h28a] Whether a swallowed exception still stands for a failure of the run (rules.UNRAISABLE_STILL_FAILS: a
+    DataLoader worker's death, reported from wherever the main thread was)."""
+    frames = [frame_key(f.file, f.function) for f in trace.frames or ()]
+    rule = first_trace_rule(trace.exception_type or "", trace.message or "", frames)
+    return rule is not None and rule.name in UNRAISABLE_STILL_FAILS
 
 
 # LAUNCHER_OWN_KILL read the other way: an explaining rule -> the stops it explains, in the table's order

@@ -308,3 +308,18 @@ WATCHDOG_TEARDOWN_ABORT = re.compile(r"^Fatal Python error: Aborted\b")
 #: the next line of the same stream is part of that report, no failure of the run (root_cause.without_handled). Sample:
 #: dev 940 (huggingface/open-r1#658, a finalizer's TimeoutError above the GRPO run's NCCL watchdog timeout).
 UNRAISABLE_REPORTS = frozenset({"unraisable_exception"})
+
+# --- h28a (issue 16, session 28; fixtures/eval README "Batch h28a"): a swallowed report of a death that happened anyway.
+#: [h28a] Trace rules (parsers/errors.py TRACE_RULES) whose exception, inside CPython's "Exception ignored ..." report
+#: (UNRAISABLE_REPORTS), still stands for a failure of the run: the DataLoader's SIGCHLD handler (torch/utils/data/_utils/
+#: signal_handling.py handler -> _error_if_any_worker_fails, torch/csrc/DataLoader.cpp errorIfAnyWorkerFails) raises in
+#: whatever the main thread was running when a worker process died, and where that was a finalizer or an at-fork callback
+#: (logging's os.register_at_fork(after_in_parent=_releaseLock); CPython Modules/posixmodule.c run_at_forkers ->
+#: PyErr_WriteUnraisable) the interpreter reports it and goes on. The worker is dead all the same: the iterator's next
+#: fetch finds it (torch/utils/data/dataloader.py _MultiProcessingDataLoaderIter._try_get_data: "DataLoader worker (pid(s)
+#: {pids_str}) exited unexpectedly") and the epoch fails. The rules: the handler's messages as the table reads them first
+#: (dataloader: "DataLoader worker (pid ...", whose other messages are the loader's own failures too), by its frame where the
+#: message is cut (dataloader_worker_check), a worker killed for memory (dataloader_killed). A swallowed exception of any
+#: other rule stays no failure (dev 940, math_verify's own timeout). Sample: dev 960 (open-mmlab/OpenPCDet#969, "Exception ignored in: <function _releaseLock
+#: ...>" then the handler's "RuntimeError: DataLoader worker (pid N) exited unexpectedly with exit code 1. ...").
+UNRAISABLE_STILL_FAILS = frozenset({"dataloader", "dataloader_worker_check", "dataloader_killed"})
