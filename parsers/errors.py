@@ -2284,6 +2284,29 @@ LINE_RULES: tuple[LineRule, ...] = (
              "CUFFT), providers/rocm/rocm_call.cc RocmCall (HIP, ROCBLAS, HIPSPARSE, HIPRAND, MIOPEN, HIPFFT), orttraining's NCCL_CALL "
              "(\"NCCL\"); read in the stored index",
              classify=_gpu_lib_call_category),
+    # --- h28d (issue 16, session 28; fixtures/eval README "Batch h28d"): older versions' wordings (batch h28d, dev 1000-1015,
+    # a blind draw of threads showing older framework versions).
+    # fairseq's notices that it caught a CUDA OOM in a batch and goes on without it (warnings: the run went on or not, its
+    # next lines say; pipeline/diagnose/rules.OOM_SKIP_NOTICES, root_cause.without_handled drops the OOM a step follows).
+    # fairseq 2018 (train.py / fairseq/trainer.py train_step: "except RuntimeError as e: if 'out of memory' in str(e):
+    # print('| WARNING: ran out of memory, skipping batch')", the words other trainers copied with it: ParlAI's
+    # "| WARNING: ran out of memory, skipping batch. if this happens frequently, ..."); fairseq 0.8-0.9 (print("| WARNING:
+    # attempting to recover from OOM in forward/backward pass", file=sys.stderr)) and 0.10+ (fairseq/trainer.py train_step:
+    # self._log_oom(e); if raise_oom: raise e; logger.warning("attempting to recover from OOM in forward/backward pass")).
+    # Samples: dev 1004 (facebookresearch/fairseq#168: the notice after the THC OOM, then the AttributeError the skipped
+    # batch's None gradients raised: no step after it, the OOM stays the answer).
+    LineRule("oom_batch_skipped", "cuda_oom", "WARNING: ran out of memory, skipping batch",
+             _r(r"\bWARNING: ran out of memory, skipping batch\b"),
+             "facebookresearch/fairseq train.py / fairseq/trainer.py train_step (2018: print('| WARNING: ran out of memory, "
+             "skipping batch') in the `except RuntimeError` for 'out of memory'); facebookresearch/ParlAI torch_agent (the same "
+             "words then \". if this happens frequently, ...\")",
+             WARNING),
+    LineRule("oom_recovery_attempt", "cuda_oom", "OOM in forward/backward pass",
+             _r(r"\battempting to recover from OOM in forward/backward pass\b"),
+             "facebookresearch/fairseq fairseq/trainer.py train_step (0.8-0.9: print(\"| WARNING: attempting to recover from OOM "
+             "in forward/backward pass\", file=sys.stderr); 0.10+: logger.warning(\"attempting to recover from OOM in "
+             "forward/backward pass\") after self._log_oom(e) unless raise_oom)",
+             WARNING),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"

@@ -20,6 +20,7 @@ from gangscope.pipeline.diagnose.rules import (
     EVENT_VERDICTS, EXCERPT_SOURCES, PRINTED_NONFINITE_LOSS, RENDERED_TRACEBACK_LINES, STALL_RESOLVED, TEARDOWN_AT_THE_END, LAST_WORD_WARNINGS,
 )
 from gangscope.pipeline.diagnose.rules import STALL_REPEATS  # h25a
+from gangscope.pipeline.diagnose.rules import FALLBACK_NCCL_WARNINGS  # h28d
 from gangscope.pipeline.diagnose.summary import cut_message, ranks_text, readable_message, who
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -446,16 +447,25 @@ def warnings_at_the_end(view: AttemptView) -> list[ErrorRecord]:
     the attempt's last records, with no step, trace or other line a parser read after them. NCCL warns and
     goes on where it can (a transport it falls back from at init); warnings that nothing follows are the
     last word of a job whose communication broke (SPEC rev. 2: a NCCL WARN trail without an exception).
-    So are the warnings of rules.LAST_WORD_WARNINGS (one category a tail)."""
+    So are the warnings of rules.LAST_WORD_WARNINGS (one category a tail). [h28d] A warning of a step NCCL falls back from
+    and goes on (rules.FALLBACK_NCCL_WARNINGS) is read past: neither part of the run nor the end of it."""
     return _last_records(view, lambda r, tail: (
         r.kind == "error" and (r.category == "nccl_error" or r.pattern in LAST_WORD_WARNINGS) and rule_role(r.pattern) == WARNING
-        and (not tail or r.category == tail[0].category)))
+        and (not tail or r.category == tail[0].category)), skip=_fallback_warning)
 
 
-def _last_records(view: AttemptView, belongs: Any) -> list:
+def _fallback_warning(record: Any) -> bool:
+    """[h28d] A NCCL warning of a step NCCL falls back from at init (rules.FALLBACK_NCCL_WARNINGS)."""
+    return record.kind == "error" and record.category == "nccl_error" and bool(FALLBACK_NCCL_WARNINGS.search(record.line or ""))
+
+
+def _last_records(view: AttemptView, belongs: Any, skip: Any = None) -> list:
     """The run of records an attempt ends in (its errors, steps and traces in the order they were read) for which
-    `belongs(record, the run so far from the end)` holds, oldest first: nothing a parser read comes after them."""
+    `belongs(record, the run so far from the end)` holds, oldest first: nothing a parser read comes after them. Records
+    for which `skip(record)` holds are left out before the run is read."""
     records = sorted([*view.errors, *view.steps, *view.traces], key=_position)
+    if skip is not None:
+        records = [r for r in records if not skip(r)]
     tail: list = []
     for r in reversed(records):
         if not belongs(r, tail):

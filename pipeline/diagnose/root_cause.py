@@ -45,6 +45,7 @@ from gangscope.pipeline.diagnose.rules import WATCHDOG_TEARDOWN_ABORT  # h26b
 from gangscope.pipeline.diagnose.rules import UNRAISABLE_REPORTS  # h27f
 from gangscope.pipeline.diagnose.rules import UNRAISABLE_STILL_FAILS  # h28a
 from gangscope.parsers.errors import first_trace_rule, frame_key  # h28a
+from gangscope.pipeline.diagnose.rules import OOM_SKIP_NOTICES  # h28d
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -99,9 +100,12 @@ def without_handled(failures: list[Failure], view: AttemptView) -> list[Failure]
     uncaught exceptions then do), an unprefixed Python exception of that pod was such a print."""
     hooked = {t.pod for t in view.traces if t.rank is not None}
     ignored = _unraisable_traces(view)  # h27f
+    skipped = _skipped_ooms(view, failures)  # h28d
     kept = []
     for f in failures:
         e = f.error
+        if skipped and id(e) in skipped:
+            continue
         if (f.tier == 0 and e.trace_id and e.category == "python_exception" and e.rank is None
                 and e.pod in hooked and not is_box(e)):  # fmt: skip
             continue
@@ -109,6 +113,39 @@ def without_handled(failures: list[Failure], view: AttemptView) -> list[Failure]
             continue
         kept.append(f)
     return kept
+
+
+def _skipped_ooms(view: AttemptView, failures: list[Failure]) -> set[int]:
+    """[h28d] The CUDA OOMs (their error records' id()) a run went on from: in its pod, a framework's notice that it skips
+    the batch (rules.OOM_SKIP_NOTICES) comes after the OOM, and a step or epoch record comes after the notice, with no failure of
+    another category in between (the OOM then the notice then the step, in the order they were read)."""
+    if not any(e.pattern in OOM_SKIP_NOTICES for e in view.errors):
+        return set()
+    failing = {id(f.error): f.category for f in failures}
+    by_pod: dict[Any, list] = {}
+    for r in view.errors:
+        if r.pattern in OOM_SKIP_NOTICES or id(r) in failing:
+            by_pod.setdefault(r.pod, []).append(r)
+    for s in (*view.steps, *view.epochs):
+        if s.pod in by_pod:
+            by_pod[s.pod].append(s)
+    went_on: set[int] = set()
+    for records in by_pod.values():
+        records.sort(key=lambda r: (r.time or "", r.seq or 0))
+        ooms: list[int] = []
+        noticed: list[int] = []
+        for r in records:
+            if getattr(r, "kind", None) != "error":  # a step or an epoch record: the run went on after the notice
+                went_on.update(noticed)
+                ooms, noticed = [], []
+            elif r.pattern in OOM_SKIP_NOTICES:
+                noticed += ooms
+                ooms = []
+            elif failing.get(id(r)) == "cuda_oom":
+                ooms.append(id(r))
+            else:  # another failure before the run went on
+                ooms, noticed = [], []
+    return went_on
 
 
 def _unraisable_traces(view: AttemptView) -> set[str]:

@@ -323,3 +323,21 @@ UNRAISABLE_REPORTS = frozenset({"unraisable_exception"})
 #: other rule stays no failure (dev 940, math_verify's own timeout). Sample: dev 960 (open-mmlab/OpenPCDet#969, "Exception ignored in: <function _releaseLock
 #: ...>" then the handler's "RuntimeError: DataLoader worker (pid N) exited unexpectedly with exit code 1. ...").
 UNRAISABLE_STILL_FAILS = frozenset({"dataloader", "dataloader_worker_check", "dataloader_killed"})
+# --- h28d (issue 16, session 28; fixtures/eval README "Batch h28d"): older versions' wordings.
+#: [h28d] NCCL WARN messages (rule nccl_warn) of a step NCCL falls back from at init and goes on: not the last word of a log
+#: that ends in NCCL warnings (endings.warnings_at_the_end reads past them; the other warnings after or before them count
+#: as before). NCCL 2.x up to 2.12 printed `WARN("Failed to open libibverbs.so[.1]")` when it could not dlopen the IB verbs
+#: library (NVIDIA/nccl src/misc/ibvwrap.cc wrap_ibv_symbols, v2.4-v2.12); the IB transport's init then fails and NCCL uses
+#: its socket transport (src/init.cc initNet: "NET/Socket : Using ...", "Using network Socket"); later versions print the
+#: same words at INFO (src/misc/ibvsymbols.cc buildIbvSymbols: INFO(NCCL_INIT, "Failed to open libibverbs.so[.1]")).
+#: Samples: dev 1009 (pytorch/pytorch#47885, NCCL 2.7.8: both ranks' fallback warning, then the init's real failure
+#: "Duplicate GPU detected", which the answer now names).
+FALLBACK_NCCL_WARNINGS = re.compile(r"NCCL WARN Failed to open libibverbs\.so\[\.1\]\s*$")
+
+#: [h28d] Line rules (parsers/errors.py) of a framework's notice that it caught a CUDA OOM in a batch and goes on without
+#: the batch (fairseq's "| WARNING: ran out of memory, skipping batch", 2018, and "attempting to recover from OOM in
+#: forward/backward pass", 0.8+; facebookresearch/fairseq fairseq/trainer.py train_step). An OOM of a pod that such a
+#: notice follows, then a step record of the pod with no failure of another category between them, is one the run went on
+#: from (root_cause.without_handled drops it); where something else fails before the next step (dev 1004: the AttributeError
+#: of the skipped batch's None gradients) or no step follows, the OOM stays a failure.
+OOM_SKIP_NOTICES = frozenset({"oom_batch_skipped", "oom_recovery_attempt"})
