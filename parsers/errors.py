@@ -1933,6 +1933,30 @@ LINE_RULES: tuple[LineRule, ...] = (
              "029 (c10::Error what()s that earlier rules read)",
              classify=lambda m: "host_oom" if m["message"].strip() in ("std::bad_alloc", "std::bad_array_new_length")
              else _message_category(m["message"])),
+    # --- h28f (issue 16, session 28; fixtures/eval README "Batch h28f"): two of batch h28f's classes whose lines come with a
+    # logger's error level ("ERROR:root:", "[ERROR]"), so before logger_error (the rest of the h28f rules are below).
+    # PaddlePaddle's DataLoader when its reader thread failed: the iterator logs "DataLoader reader thread raised an
+    # exception!" (2.x, logging.error in _exit_thread_unexpectedly) or "... exception." (1.x reader.py, logging.warning), kills
+    # the blocking queue, and the training loop's read then raises "(Fatal) Blocking queue is killed because the data
+    # reader raises an exception." (trace rule paddle_reader_failed). Sample: dev 1025 (PaddlePaddle/PaddleDetection#3918).
+    LineRule("paddle_reader_thread_failed", "dataloader_error", "DataLoader reader thread raised an exception",
+             _r(r"DataLoader reader thread raised an exception[!.]"),
+             "PaddlePaddle/Paddle python/paddle/io/dataloader/dataloader_iter.py (_DataLoaderIterSingleProcess / _DataLoaderIterMulti"
+             "Process._exit_thread_unexpectedly: self._blocking_queue.kill(); logging.error(\"DataLoader reader thread raised an "
+             "exception!\")), python/paddle/fluid/reader.py (1.x: logging.warning(\"DataLoader reader thread raised an exception.\")), "
+             "read in the stored index"),
+    # NVIDIA DIGITS runs each training as a task subprocess (Caffe, Torch, TensorFlow); when it exits non-zero the task logs
+    # "<name> task failed with error code <returncode>" and the job page shows "ERROR: error code <returncode>" over the
+    # task's unrecognized output. A negative code is the signal that killed it: -9 (SIGKILL) host_oom, -15 (SIGTERM)
+    # preempted, as EXITCODE_CATEGORY reads launchers' exit codes; other codes are not read (the task's own lines say more).
+    # Sample: dev 1028 (NVIDIA/DIGITS#1362, DetectNet on a CPU-only NVCaffe, "ERROR: error code -9").
+    LineRule("digits_task_error_code", "host_oom", "ERROR",
+             _r(r"^ERROR: error code (?P<code>-?\d+)\s*$|\[ERROR\s*\] .*? task failed with error code (?P<logged>-?\d+)\s*$"),
+             "NVIDIA/DIGITS digits/task.py Task.run (self.logger.error('%s task failed with error code %d' % (self.name(), "
+             "p.returncode)); self.exception = 'error code %d' % p.returncode; self.traceback = '\\n'.join(unrecognized_output)), "
+             "digits/templates/status_updates.html (<h4 class=\"text-danger\">ERROR: {{exception}}</h4> and <pre>{{traceback}}</pre>), "
+             "read in the stored index",
+             classify=lambda m: EXITCODE_CATEGORY.get(int(m["code"] or m["logged"]))),
     # Error-level lines of Python loggers: warnings here (a run often logs an error and goes on); the last word of a log
     # that failed. (Not glog's / TSL's `E` lines: C++ libraries log ERROR for what they recover from and go on, TensorFlow
     # and XLA at every start ("Unable to register cuDNN factory: ...", tensorflow/tsl cuda_dnn.cc; cuInit failures on a
@@ -2301,16 +2325,6 @@ LINE_RULES: tuple[LineRule, ...] = (
              classify=lambda m: {"aicore mem error": "gpu_hardware", "aicore hardware local error": "gpu_hardware",
                                  "sdma poison error": "gpu_hardware", "local mem error": "gpu_hardware",
                                  "device network link error": "nccl_error"}.get(m["what"], "cuda_error")),
-    # PaddlePaddle's DataLoader when its reader thread failed: the iterator logs "DataLoader reader thread raised an
-    # exception!" (2.x, logging.error in _exit_thread_unexpectedly) or "... exception." (1.x reader.py, logging.warning), kills
-    # the blocking queue, and the training loop's read then raises "(Fatal) Blocking queue is killed because the data
-    # reader raises an exception." (trace rule paddle_reader_failed). Sample: dev 1025 (PaddlePaddle/PaddleDetection#3918).
-    LineRule("paddle_reader_thread_failed", "dataloader_error", "DataLoader reader thread raised an exception",
-             _r(r"DataLoader reader thread raised an exception[!.]"),
-             "PaddlePaddle/Paddle python/paddle/io/dataloader/dataloader_iter.py (_DataLoaderIterSingleProcess / _DataLoaderIterMulti"
-             "Process._exit_thread_unexpectedly: self._blocking_queue.kill(); logging.error(\"DataLoader reader thread raised an "
-             "exception!\")), python/paddle/fluid/reader.py (1.x: logging.warning(\"DataLoader reader thread raised an exception.\")), "
-             "read in the stored index"),
     # HF datasets' builder refuses to prepare a dataset where the cache's disk has less free space than it needs: a full
     # disk, storage_io. Sample: dev 1030 (zai-org/ChatGLM2-6B#463).
     LineRule("datasets_disk_space", "storage_io", "Not enough disk space. Needed: ",
@@ -2332,18 +2346,6 @@ LINE_RULES: tuple[LineRule, ...] = (
              "NRT_EXEC_COMPLETED_WITH_ERR 1004, ...); the dump's \"NRT:nrt_infodump ... Failure: NRT_INVALID in nrt_load()\" as "
              "aws-neuron/aws-neuron-sdk#1189 and #851 show it (libnrt is not open source)",
              classify=lambda m: "gpu_hardware" if m["status"] == "NRT_HW_ERROR" else "cuda_error"),
-    # NVIDIA DIGITS runs each training as a task subprocess (Caffe, Torch, TensorFlow); when it exits non-zero the task logs
-    # "<name> task failed with error code <returncode>" and the job page shows "ERROR: error code <returncode>" over the
-    # task's unrecognized output. A negative code is the signal that killed it: -9 (SIGKILL) host_oom, -15 (SIGTERM)
-    # preempted, as EXITCODE_CATEGORY reads launchers' exit codes; other codes are not read (the task's own lines say more).
-    # Sample: dev 1028 (NVIDIA/DIGITS#1362, DetectNet on a CPU-only NVCaffe, "ERROR: error code -9").
-    LineRule("digits_task_error_code", "host_oom", "ERROR",
-             _r(r"^ERROR: error code (?P<code>-?\d+)\s*$|\[ERROR\s*\] .*? task failed with error code (?P<logged>-?\d+)\s*$"),
-             "NVIDIA/DIGITS digits/task.py Task.run (self.logger.error('%s task failed with error code %d' % (self.name(), "
-             "p.returncode)); self.exception = 'error code %d' % p.returncode; self.traceback = '\\n'.join(unrecognized_output)), "
-             "digits/templates/status_updates.html (<h4 class=\"text-danger\">ERROR: {{exception}}</h4> and <pre>{{traceback}}</pre>), "
-             "read in the stored index",
-             classify=lambda m: EXITCODE_CATEGORY.get(int(m["code"] or m["logged"]))),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
