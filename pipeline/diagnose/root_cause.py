@@ -46,6 +46,7 @@ from gangscope.pipeline.diagnose.rules import UNRAISABLE_REPORTS  # h27f
 from gangscope.pipeline.diagnose.rules import UNRAISABLE_STILL_FAILS  # h28a
 from gangscope.parsers.errors import first_trace_rule, frame_key  # h28a
 from gangscope.pipeline.diagnose.rules import OOM_SKIP_NOTICES  # h28d
+from gangscope.pipeline.diagnose.rules import CANN_REPORTS, NPU_CALL_FAILED  # h28f
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -235,6 +236,7 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
         root = _crash_explained_by_earlier(root, effects)
         root = _stack_of_its_own_timeout(root, effects)  # [h20a]
         root = _abort_of_its_own_watchdog(root, effects)  # [h26b]
+        root = _npu_call_of_its_own_report(root, failures)  # [h28f]
         root = _first_named_by_launcher(root, failures)
         return root, ("rank_report" if root.tier == 0 else "launcher")
     if first_effect is not None:
@@ -328,6 +330,21 @@ def _abort_of_its_own_watchdog(root: Failure, effects: list[Failure]) -> Failure
     own = [f for f in effects if f.category == "nccl_timeout" and f.error.pod == root.error.pod
            and (f.rank is None or root.rank is None or f.rank == root.rank)
            and EXPLAINING_TIMEOUT.search(f.error.line or f.error.message or "") and _comes_before(f, root)
+           and (_near(f, root) or not (math.isfinite(f.t) and math.isfinite(root.t)))]
+    return min(own, key=_earliest) if own else root
+
+
+def _npu_call_of_its_own_report(root: Failure, failures: list[Failure]) -> Failure:
+    """[h28f] An exception that is torch_npu's report of a failed CANN call (rules.NPU_CALL_FAILED: it names the call and its
+    return code, or says the inner error was reported above): the earliest line of CANN's own report that says what failed
+    (rules.CANN_REPORTS) from the same pod, the same rank where both name one, close in time, is what happened; else the
+    exception."""
+    if root.category != "python_exception" or root.tier != 0:
+        return root
+    if not (NPU_CALL_FAILED.search(root.error.message or "") or NPU_CALL_FAILED.search(root.error.line or "")):
+        return root
+    own = [f for f in failures if f.error.pattern in CANN_REPORTS and f.error.pod == root.error.pod
+           and (f.rank is None or root.rank is None or f.rank == root.rank)
            and (_near(f, root) or not (math.isfinite(f.t) and math.isfinite(root.t)))]
     return min(own, key=_earliest) if own else root
 

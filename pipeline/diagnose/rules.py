@@ -341,3 +341,20 @@ FALLBACK_NCCL_WARNINGS = re.compile(r"NCCL WARN Failed to open libibverbs\.so\[\
 #: from (root_cause.without_handled drops it); where something else fails before the next step (dev 1004: the AttributeError
 #: of the skipped batch's None gradients) or no step follows, the OOM stays a failure.
 OOM_SKIP_NOTICES = frozenset({"oom_batch_skipped", "oom_recovery_attempt"})
+# --- h28f (issue 16, session 28; fixtures/eval README "Batch h28f"): torch_npu's exception for a failed CANN call, and CANN's report.
+#: [h28f] torch_npu raises a failed ACL / HCCL call as a RuntimeError whose first line names only the call and its return code
+#: ("<func>:<file>:<line> OPS function error: HcclAllreduce, error code is 6", "... HCCL function error: HcclBroadcast, error code
+#: is 7"), and whose text goes on, after a newline, with CANN's own error report of that call (c10_npu_get_error_message(): the
+#: "[ERROR] <time> (PID:N, Device:D, RankID:R) ERR01100 OPS call acl api failed." line, then the fault code and its message,
+#: "EI0006: ... Getting socket times out. ..."); "The Inner error is reported as above" is its RuntimeError for an asynchronous
+#: failure whose report was printed before it (Ascend/pytorch torch_npu/csrc/core/npu/NPUException.h OPS_CHECK_ERROR: TORCH_CHECK(
+#: false, __func__, ":", __FILE__, ":", __LINE__, " OPS function error: ", ..., ", error code is ", Error, ..., "\n",
+#: c10_npu::c10_npu_get_error_message()); torch_npu/csrc/distributed/HCCLUtils.hpp HCCL_CHECK_ERROR (" HCCL function error: "
+#: ... + ".\n" + c10_npu::c10_npu_get_error_message()); torch_npu/csrc/core/npu/NPUQueue.cpp ("The Inner error is reported as
+#: above. ..."); the mirror read at 9e73e708a). The traceback's exception line is only the first line, so the report's lines are
+#: read by the line rules on their own: where one of the same pod and rank, close in time, says what failed (CANN_REPORTS), it is
+#: the root (root_cause._npu_call_of_its_own_report). Samples: dev 1020 (vllm-project/vllm-ascend#486, HcclAllreduce error code 6
+#: and EI0006 under it), dev 1029 (hiyouga/LlamaFactory#3670, the aicore exception before "The Inner error is reported as above").
+NPU_CALL_FAILED = re.compile(r"\b(?:OPS|HCCL) function error: \w+, error code is \d+|\bThe Inner error is reported as above")
+#: [h28f] The line rules (parsers/errors.py, h28f block) that read CANN's report of what failed on the NPU.
+CANN_REPORTS = frozenset({"hccl_error_code", "cann_task_exception", "npu_oom"})
