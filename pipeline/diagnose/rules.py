@@ -308,3 +308,16 @@ WATCHDOG_TEARDOWN_ABORT = re.compile(r"^Fatal Python error: Aborted\b")
 #: the next line of the same stream is part of that report, no failure of the run (root_cause.without_handled). Sample:
 #: dev 940 (huggingface/open-r1#658, a finalizer's TimeoutError above the GRPO run's NCCL watchdog timeout).
 UNRAISABLE_REPORTS = frozenset({"unraisable_exception"})
+
+# --- h28g (issue 16, session 28; fixtures/eval README "Batch h28g"): ranks that raised the same exception, untimed.
+#: [h28g] The exit codes torchrun's box gives a worker the agent itself stopped: on the first failed worker the agent closes the
+#: others ("Sending process N closing signal SIGTERM", then SIGKILL past the timeout: pytorch/pytorch torch/distributed/elastic/
+#: multiprocessing/api.py PContext.close / SubprocessContext._close), and each is listed with `exitcode : -15` (or -9) and
+#: `traceback : Signal 15 (SIGTERM) received by PID N`. The box's root cause is the failure recorded first (torch/distributed/
+#: elastic/multiprocessing/errors/__init__.py ChildFailedError.get_first_failure: min of ProcessFailure.timestamp), so a worker
+#: listed with one of these codes was still running when another's failed exit was seen. Where such a worker had printed the
+#: same exception (word for word) as the box's root-cause rank, with no time on either line, the order the two tracebacks
+#: appear in is only the order the streams were merged: the rank that exited on it is the first failure
+#: (root_cause.first_exit_of_same_error). Sample: dev 980 (a Kaggle torchrun log: ranks 0 and 1 both
+#: `RuntimeError: Found dtype Half but expected Float`, rank 0 printed first, the box: rank 0 exitcode -15, rank 1 the root cause).
+AGENT_CLOSING_EXITCODES = frozenset({-15, -9})
