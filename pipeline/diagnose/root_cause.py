@@ -23,6 +23,8 @@ How the root cause is found (cause -> effect is data, in `rules.py`):
 
 torchrun's "Root Cause (first observed failure)" entry is used as evidence and to
 find the global rank of a launcher-level failure, never as the answer.
+[h28g] Nor as the answer where two ranks raised the same exception with no time: it
+only says which of them exited on it first (first_exit_of_same_error).
 """
 
 from __future__ import annotations
