@@ -26,7 +26,7 @@ from gangscope.pipeline.diagnose.evidence import evidence_of, symptoms_of
 from gangscope.pipeline.diagnose.nonfinite_tail import nonfinite_tail, without_recovered_losses
 from gangscope.pipeline.diagnose.ranks import RankMap
 from gangscope.pipeline.diagnose.root_cause import (
-    box_agrees, failure_of, find_root, first_failure, silent_ranks, without_handled, without_own_kills,
+    box_agrees, failure_of, first_exit_of_same_error, find_root, first_failure, silent_ranks, without_handled, without_own_kills,
 )
 from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW, NONFINITE_STEPS, PRINTED_NONFINITE_LOSS
 from gangscope.pipeline.diagnose.summary import exception_type_of, summary_of
@@ -108,6 +108,8 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
     event_verdict = event_verdict_of(view, end_reason)
 
     root, how = find_root(failures)
+    if how == "rank_report":  # [h28g] ranks that raised the same exception: the box says which exited on it first
+        root = first_exit_of_same_error(view, root, failures)
     if root is None or how == "effect":  # a divergence explains what only effects show
         overflows = [e for e in view.errors if e.category == "nan_loss"]
         nonfinite = [s for s in view.steps if "loss" in (s.nonfinite or ()) or s.loss is not None and not math.isfinite(s.loss)]

@@ -23,6 +23,8 @@ How the root cause is found (cause -> effect is data, in `rules.py`):
 
 torchrun's "Root Cause (first observed failure)" entry is used as evidence and to
 find the global rank of a launcher-level failure, never as the answer.
+[h28g] Nor as the answer where two ranks raised the same exception with no time: it
+only says which of them exited on it first (first_exit_of_same_error).
 """
 
 from __future__ import annotations
@@ -47,6 +49,7 @@ from gangscope.pipeline.diagnose.rules import UNRAISABLE_STILL_FAILS  # h28a
 from gangscope.parsers.errors import first_trace_rule, frame_key  # h28a
 from gangscope.pipeline.diagnose.rules import OOM_SKIP_NOTICES  # h28d
 from gangscope.pipeline.diagnose.rules import CANN_REPORTS, NPU_CALL_FAILED  # h28f
+from gangscope.pipeline.diagnose.rules import AGENT_CLOSING_EXITCODES  # h28g
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -405,6 +408,29 @@ def first_failure(root: Failure, ranks: RankMap) -> dict[str, Any]:
     pod = error.pod or (ranks.pod_of(rank) if rank is not None else None)
     node = error.node or (ranks.node_of(rank) if rank is not None else None)
     return {"pod": pod, "rank": rank, "node": node, "time": error.time}
+
+
+def first_exit_of_same_error(view: AttemptView, root: Failure, failures: list[Failure]) -> Failure:
+    """[h28g] A rank's exception with no time, whose pod's torchrun box lists that rank as stopped by the agent
+    (rules.AGENT_CLOSING_EXITCODES) and names another rank as its root cause that raised the same exception (the same
+    line, word for word, no time either): the rank that exited on it first, by the box, is the answer; the order the two
+    tracebacks appear in is the order their streams were merged. Anything else: `root`."""
+    if root.tier != 0 or math.isfinite(root.t) or root.rank is None or root.error.trace_id is None:
+        return root
+    box = box_of_pod(view, root.error.pod)
+    if box is None:
+        return root
+    entries = child_failures(box)
+    own = [f for f in entries if f.get("rank") == root.rank]
+    first = next((f for f in entries if f.get("root_cause")), None)
+    if (not own or first is None or first.get("rank") in (None, root.rank)
+            or any(f.get("exitcode") not in AGENT_CLOSING_EXITCODES for f in own)):  # fmt: skip
+        return root
+    said = (root.error.message or "").strip()
+    same = [f for f in failures if f.tier == 0 and f.rank == first["rank"] and f.error.pod == root.error.pod
+            and not math.isfinite(f.t) and f.error.trace_id is not None and f.category == root.category
+            and said and (f.error.message or "").strip() == said]  # fmt: skip
+    return min(same, key=_earliest) if same else root
 
 
 def box_agrees(view: AttemptView, root: Failure, ranks: RankMap) -> bool:

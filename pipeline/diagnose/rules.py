@@ -358,3 +358,15 @@ OOM_SKIP_NOTICES = frozenset({"oom_batch_skipped", "oom_recovery_attempt"})
 NPU_CALL_FAILED = re.compile(r"\b(?:OPS|HCCL) function error: \w+, error code is \d+|\bThe Inner error is reported as above")
 #: [h28f] The line rules (parsers/errors.py, h28f block) that read CANN's report of what failed on the NPU.
 CANN_REPORTS = frozenset({"hccl_error_code", "cann_task_exception", "npu_oom"})
+# --- h28g (issue 16, session 28; fixtures/eval README "Batch h28g"): ranks that raised the same exception, untimed.
+#: [h28g] The exit codes torchrun's box gives a worker the agent itself stopped: on the first failed worker the agent closes the
+#: others ("Sending process N closing signal SIGTERM", then SIGKILL past the timeout: pytorch/pytorch torch/distributed/elastic/
+#: multiprocessing/api.py PContext.close / SubprocessContext._close), and each is listed with `exitcode : -15` (or -9) and
+#: `traceback : Signal 15 (SIGTERM) received by PID N`. The box's root cause is the failure recorded first (torch/distributed/
+#: elastic/multiprocessing/errors/__init__.py ChildFailedError.get_first_failure: min of ProcessFailure.timestamp), so a worker
+#: listed with one of these codes was still running when another's failed exit was seen. Where such a worker had printed the
+#: same exception (word for word) as the box's root-cause rank, with no time on either line, the order the two tracebacks
+#: appear in is only the order the streams were merged: the rank that exited on it is the first failure
+#: (root_cause.first_exit_of_same_error). Sample: dev 980 (a Kaggle torchrun log: ranks 0 and 1 both
+#: `RuntimeError: Found dtype Half but expected Float`, rank 0 printed first, the box: rank 0 exitcode -15, rank 1 the root cause).
+AGENT_CLOSING_EXITCODES = frozenset({-15, -9})
