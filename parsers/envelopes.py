@@ -247,6 +247,8 @@ def _format_of(raw: str) -> str | None:
     """The envelope one line parses as, None when it is of none (text)."""
     if _CRI_HEAD.match(raw):
         return "cri"
+    if raw.startswith(_TABLE_ROW_HEAD):  # [h28e] a CSV export's row, its end perhaps past the sample (a 10 MB cell)
+        return "fluentbit"
     obj = _json_object(raw)
     if obj is None:
         return None
@@ -898,6 +900,7 @@ def journal_entry(obj: dict[str, Any]) -> Envelope | None:
 # - Datadog's Log Explorer CSV (the columns shown: Date, Host, Service, Message / Content);
 # - Grafana Explore's CSV of a Loki query (Date, Time, Line, tsNs, id).
 TABLE_ROW = "\u0000row"  # the key CsvRecordLines gives a row its number under: no log record has it
+_TABLE_ROW_HEAD = '{"\\u0000row":'  # how each row's line begins (its first key)
 _COLUMN_UNIT = re.compile(r" \[[^\]]*\]\Z")  # Log Analytics' "TimeGenerated [UTC]"
 TABLE_TEXT = ("log", "message", "LogMessage", "Message", "MESSAGE", "Line", "line", "Content", "content", "textPayload",
               "jsonPayload.message", "msg")

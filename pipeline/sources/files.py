@@ -521,6 +521,7 @@ class JsonDocumentLines(io.RawIOBase):
         self._in_string = False
         self._escape = False
         self._emit_depth = 0  # entries are the values opened at this depth (0: not known yet)
+        self._outer = 0  # [h28e] the bracket last opened at depth 2
         self._held = bytearray()  # a top-level object's bytes, until it shows whether arrays of objects are in it
         self._holding = False
         self._in_entry = False
@@ -603,6 +604,8 @@ class JsonDocumentLines(io.RawIOBase):
     def _open(self, out: bytearray, c: int) -> None:
         self._depth += 1
         d = self._depth
+        if d == 2:
+            self._outer = c  # [h28e] entries at depth 3 are the objects of an array, not of an object ({"meta": {...}})
         if self._in_entry:
             out.append(c)
         elif d == 1:
@@ -610,7 +613,7 @@ class JsonDocumentLines(io.RawIOBase):
                 self._emit_depth = 2
             else:  # a top-level object: held until it shows an array of objects
                 self._holding, self._held, self._emit_depth = True, bytearray(b"{"), 0
-        elif d == self._emit_depth and (d == 2 or c == 0x7B):
+        elif d == self._emit_depth and (d == 2 or c == 0x7B and self._outer == 0x5B):
             self._in_entry = True
             out.append(c)
         elif self._holding and d == 3 and c == 0x7B and self._held.rstrip().endswith(b"["):
@@ -679,14 +682,14 @@ def _first_line(raw: BinaryIO) -> bytes | None:
 
 def csv_log_header(line: bytes | None) -> list[str] | None:
     """The column names of a log store's CSV export whose header is `line`, None when it is none (see above)."""
-    from gangscope.parsers import envelopes
-
     if not line or line[:1] not in b'"@ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_' or b"," not in line:
         return None
     try:
         text = line.decode("utf-8").rstrip("\r")
     except UnicodeDecodeError:
         return None
+    from gangscope.parsers import envelopes
+
     names = [c[1:-1] if len(c) >= 2 and c[0] == c[-1] == '"' else c for c in text.split(",")]
     if len(names) < 2 or not all(_CSV_NAME.match(n) for n in names):
         return None
