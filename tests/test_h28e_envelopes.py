@@ -147,7 +147,6 @@ def test_aws_logs_tail_json_holds_the_pretty_printed_record():
 
 @pytest.mark.parametrize("text", [
     "epoch,step,loss,message\n1,10,2.3,ok\n",  # a metrics CSV: no time or pod column
-    "time,message\n" + "\n".join(TRACE) + "\n",  # one of them only... no: a time and a text column, but see below
     "---\nstep 1, loss 2.3\n---\n" + "\n".join(TRACE) + "\n",  # a `---` line before a plain log
     "--- config ---\nlr: 0.1\ntimestamp: now\n",
     "step 1, loss 2.3, lr 0.1\n" + "\n".join(TRACE) + "\n",
@@ -155,8 +154,6 @@ def test_aws_logs_tail_json_holds_the_pretty_printed_record():
 def test_a_plain_log_with_commas_or_dashes_is_passed_through_as_it_is(tmp_path, text):
     path = tmp_path / "plain.log"
     path.write_bytes(text.encode())
-    if text.startswith("time,message"):
-        return  # a file whose first line is a log store's header is read as its export (below)
     assert _read(path) == path.read_bytes()
 
 
@@ -230,3 +227,25 @@ def test_an_overlong_aws_json_message_is_a_skip():
     got = read('    "log": "' + "z" * envelopes.MAX_HELD_BYTES + '"')
     assert type(got) is envelopes.Rejected and got.kind == "too_long"
     assert read("}") is envelopes.HELD
+
+
+def test_az_ml_job_stream_reads_as_the_plain_log(tmp_path):
+    # azure-ai-ml operations/_job_ops_helper.py stream_logs_until_completion / _incremental_print
+    name = "user_logs/std_log_process_0.txt"
+    path = tmp_path / "stream.log"
+    path.write_text("RunId: keen_hat_3q7w\nWeb View: https://ml.azure.com/runs/keen_hat_3q7w?wsid=/subscriptions/x\n"
+                    f"\nStreaming {name}\n{'=' * (len(name) + 10)}\n\n" + "step 1 loss 2.3\n" + "\n".join(TRACE) + "\n"
+                    "\nExecution Summary\n=================\nRunId: keen_hat_3q7w\n")
+    assert detect_format(path.read_text().split("\n")) == "text"
+    result, records = _records(path)
+    assert _failed(result) == ["cuda_oom"]
+
+
+def test_a_csv_header_needs_a_text_column_and_a_time_or_pod_column():
+    assert files.csv_log_header(b"@timestamp,kubernetes.pod.name,message") == ["@timestamp", "kubernetes.pod.name",
+                                                                               "message"]
+    assert files.csv_log_header(b'"TimeGenerated [UTC]",PodName,LogMessage\r') is not None
+    assert files.csv_log_header(b"epoch,step,loss,message") is None  # no time or pod column
+    assert files.csv_log_header(b"time,loss,lr") is None  # no text column
+    assert files.csv_log_header(b"2024-05-01 10:00:00,123 INFO message, time") is None
+    assert files.csv_log_header(b"step 1, loss 2.3, message, time") is None  # a name with a space is no column
