@@ -438,6 +438,7 @@ def detect_kube_head(sample: list[str]) -> str:
                 argo_pods.add(head[1][0])
             elif head[0] == "k9s":
                 k9s_containers.add(head[1][1])
+                votes["kubectl"] += 1  # [h28e] its lines are kubectl --timestamps' too
         if nonempty >= DETECT_WINDOW:
             break
     best = max(votes, key=votes.__getitem__)
@@ -445,8 +446,8 @@ def detect_kube_head(sample: list[str]) -> str:
         return "text"
     if best == "stern" and _few(ns_votes, ns_containers) and _few(ns_votes, ns_names) and ns_votes * 2 >= nonempty:
         return "stern-ns"  # [h27d] three names, the first and the third from few: namespaces and containers
-    if best == "k9s" and not _few(votes[best], k9s_containers):
-        return "kubectl"  # [h28e] the third word of each line is no container's name: kubectl --timestamps' lines
+    if best == "kubectl" and votes["k9s"] * 2 >= nonempty and _few(votes["k9s"], k9s_containers):
+        return "k9s"  # [h28e] most lines name a pod and one of few containers after the time
     if best in ("stern", "argo", "aws-tail") and not _few(votes[best], {"stern": heads, "argo": argo_pods,
                                                                            "aws-tail": streams}[best]):
         return "text"
@@ -625,7 +626,7 @@ def _kube_head_size(raw: str) -> int:
 #   or _COMM>", "[<_PID>]", ": ", the message's further lines indented to the message's column. The host is read as
 #   the pod (a bare-metal launcher's rank is a host), the identifier as its container.
 _H27D_SGR = r"(?:\x1b?\[[0-9;]*m)?"
-_AWS_TAIL = re.compile(rf"{_H27D_SGR}(\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d(?:\.\d{{6}})?\+00:00){_H27D_SGR} {_H27D_SGR}(\S+?){_H27D_SGR} ")
+_AWS_TAIL = re.compile(rf"{_H27D_SGR}(\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{{6}}\+00:00){_H27D_SGR} {_H27D_SGR}(\S+?){_H27D_SGR} ")
 _STERN_NS = re.compile(rf"{_H26C_SGR}({_H26C_DNS_LABEL}){_H26C_SGR} {_H26C_SGR}({_H26C_DNS_NAME}){_H26C_SGR} "
                        rf"{_H26C_SGR}({_H26C_DNS_LABEL}){_H26C_SGR} (?:({_H26C_TIME}) )?")
 _ARGO = re.compile(r"(?:\x1b?\[[0-9;]*m)?([a-z0-9](?:[-a-z0-9.]{0,240})-(?:\d{7,10}|[bcdfghjklmnpqrstvwxz2456789]{5})): ")
