@@ -249,3 +249,25 @@ def test_a_csv_header_needs_a_text_column_and_a_time_or_pod_column():
     assert files.csv_log_header(b"time,loss,lr") is None  # no text column
     assert files.csv_log_header(b"2024-05-01 10:00:00,123 INFO message, time") is None
     assert files.csv_log_header(b"step 1, loss 2.3, message, time") is None  # a name with a space is no column
+
+
+def test_a_csv_read_in_small_blocks_gives_the_same_rows(tmp_path, monkeypatch):
+    text = ('@timestamp,kubernetes.pod_name,message\r\n2024-05-01T10:00:00Z,w-1,"a, ""b""\r\nc"\r\n'
+            '2024-05-01T10:00:01Z,,\r\n\r\n2024-05-01T10:00:02Z,w-2,"x"\r\n')
+    path = tmp_path / "t.csv"
+    path.write_bytes(text.encode())
+    whole = b"".join(files.CsvRecordLines(open(path, "rb"), files.csv_log_header(text.split("\n")[0].encode())).read()
+                     for _ in [0])
+    for size in (1, 2, 3, 7):
+        monkeypatch.setattr(files, "BLOCK", size)
+        got = files.CsvRecordLines(open(path, "rb"), files.csv_log_header(text.split("\n")[0].encode()))
+        data = b""
+        while True:
+            chunk = got.read(64)
+            if not chunk:
+                break
+            data += chunk
+        assert data == whole
+    rows = [json.loads(line) for line in whole.decode().splitlines()]
+    assert [r.get("message") for r in rows] == ['a, "b"\r\nc', "", "x"]
+    assert rows[1]["kubernetes.pod_name"] == ""

@@ -826,8 +826,8 @@ class CsvRecordLines(io.RawIOBase):
             pos = end + 1
             if c == 0x2C:  # ,
                 self._end_cell(out)
-                if pos == n or chunk[pos] in (0x0A, 0x0D):
-                    self._begin_cell(out)  # an empty cell before the row's end
+                if pos < n and chunk[pos] in (0x0A, 0x0D):
+                    self._begin_cell(out)  # an empty cell before the row's end (at a block's end: decided by the next)
             elif c == 0x0A:
                 out += self._end_row()
             elif c == 0x0D:
