@@ -627,6 +627,9 @@ def _kube_head_size(raw: str) -> int:
 #   the pod (a bare-metal launcher's rank is a host), the identifier as its container.
 _H27D_SGR = r"(?:\x1b?\[[0-9;]*m)?"
 _AWS_TAIL = re.compile(rf"{_H27D_SGR}(\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{{6}}\+00:00){_H27D_SGR} {_H27D_SGR}(\S+?){_H27D_SGR} ")
+# [h28e] Within a file taken as `aws logs tail`'s: `--format json` writes `isoformat()` (no timespec), which has no
+# fraction at a whole second (awscli logs/tail.py PrettyJSONLogEventsFormatter); detection keeps the six digits.
+_AWS_TAIL_READ = re.compile(_AWS_TAIL.pattern.replace(r"\.\d{{6}}", r"(?:\.\d{{6}})?").replace(r"\.\d{6}", r"(?:\.\d{6})?"))
 _STERN_NS = re.compile(rf"{_H26C_SGR}({_H26C_DNS_LABEL}){_H26C_SGR} {_H26C_SGR}({_H26C_DNS_NAME}){_H26C_SGR} "
                        rf"{_H26C_SGR}({_H26C_DNS_LABEL}){_H26C_SGR} (?:({_H26C_TIME}) )?")
 _ARGO = re.compile(r"(?:\x1b?\[[0-9;]*m)?([a-z0-9](?:[-a-z0-9.]{0,240})-(?:\d{7,10}|[bcdfghjklmnpqrstvwxz2456789]{5})): ")
@@ -676,7 +679,7 @@ def _str_field(obj: dict[str, Any], key: str) -> str | None:
 
 def decode_aws_tail(raw: str) -> Envelope:
     """A line of `aws logs tail`: its time, and its container (the stream's name, or the Fluent Bit record it carries)."""
-    m = _AWS_TAIL.match(raw)
+    m = _AWS_TAIL_READ.match(raw)  # [h28e] (was _AWS_TAIL)
     if m is None:
         return decode_text(raw)
     text = raw[m.end():]
@@ -724,7 +727,7 @@ class ContinuingReader:
 
     def __init__(self, fmt: str):
         self._decode = DECODERS[fmt]
-        self._pattern = {"aws-tail": _AWS_TAIL, "stern-ns": _STERN_NS, "argo": _ARGO, "journal": _JOURNAL}.get(fmt) \
+        self._pattern = {"aws-tail": _AWS_TAIL_READ, "stern-ns": _STERN_NS, "argo": _ARGO, "journal": _JOURNAL}.get(fmt) \
             or _CONTINUING_PATTERNS[fmt]  # [h28e]
         self._last: Envelope | None = None
         self._indent = 0
@@ -733,13 +736,15 @@ class ContinuingReader:
 
     def __call__(self, raw: str) -> Envelope | Rejected:
         if self._json is not None or (raw == "{" and self._last is not None and self._last.text == ""
-                                      and self._pattern is _AWS_TAIL):
+                                      and self._pattern is _AWS_TAIL_READ):
             return self._json_message(raw)
         env = self._decode(raw)
         if env.kubernetes is not None or env.time is not None:
             self._last = env
             m = self._pattern.match(raw)
             self._indent = m.end() if m else 0
+            if env.text == "" and self._pattern is _AWS_TAIL_READ:
+                return HELD  # [h28e] `--format json`'s head before its message's lines (an empty event: no line)
             return env
         last = self._last
         if last is None:
@@ -794,6 +799,9 @@ def _h27d_head_of(raw: str) -> tuple[str, tuple] | None:
     if c.isdigit() or c == "\x1b" or c == "[":
         m = _AWS_TAIL.match(raw)
         if m is not None and _stream_name(m.group(2)):
+            return "aws-tail", (m.group(2),)
+        m = _AWS_TAIL_READ.match(raw)  # [h28e] isoformat() at a whole second: taken where the stream names a container
+        if m is not None and _stream_container(m.group(2)) is not None:
             return "aws-tail", (m.group(2),)
     if c.isdigit() or c in "ADFJMNOS":
         m = _JOURNAL.match(raw)

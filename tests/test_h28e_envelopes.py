@@ -136,7 +136,7 @@ def test_a_csv_exports_rows_are_read_with_kibanas_formula_escape_taken_off(tmp_p
 def test_aws_logs_tail_json_holds_the_pretty_printed_record():
     read = envelopes.reader("aws-tail")
     stream = f"node-application.var.log.containers.{POD}_team-a_pytorch-{'7a1e' * 16}.log"
-    assert read(f"2024-05-01T10:00:04.017000+00:00 {stream} ").text == ""
+    assert read(f"2024-05-01T10:00:04.017000+00:00 {stream} ") is envelopes.HELD  # the head before the message
     record = json.dumps({"log": TRACE[0] + "\n", "stream": "stderr", "kubernetes": {"pod_name": "w-9"}}, indent=4)
     got = [read(line) for line in record.split("\n")]
     assert got[:-1] == [envelopes.HELD] * (len(got) - 1)
@@ -271,3 +271,19 @@ def test_a_csv_read_in_small_blocks_gives_the_same_rows(tmp_path, monkeypatch):
     rows = [json.loads(line) for line in whole.decode().splitlines()]
     assert [r.get("message") for r in rows] == ['a, "b"\r\nc', "", "x"]
     assert rows[1]["kubernetes.pod_name"] == ""
+
+
+def test_aws_logs_tail_json_at_a_whole_second_keeps_its_event(tmp_path):
+    # isoformat() has no fraction at a whole second: the head is still taken where the stream names a container
+    stream = f"node-application.var.log.containers.{POD}_team-a_pytorch-{'7a1e' * 16}.log"
+    events = []
+    for k, line in enumerate(["[rank3]: step 1", *(f"[rank3]: {t}" for t in TRACE)]):
+        record = {"log": line + "\n", "stream": "stderr", "kubernetes": {"pod_name": POD, "container_name": "pytorch"}}
+        t = f"2024-05-01T10:00:0{k}" + ("+00:00" if k == 0 else ".250000+00:00")
+        events.append(f"{t} {stream} \n{json.dumps(record, indent=4)}\n")
+    path = tmp_path / "tail.log"
+    path.write_text("".join(events))
+    result, records = _records(path)
+    assert _failed(result) == ["cuda_oom"] and result.curation.unreadable_lines == 0
+    assert {r.pod for r in records if r.kind == "trace"} == {POD}
+    assert [(d.first_failure or {}).get("rank") for d in result.diagnoses if d.category == "cuda_oom"] == [3]
