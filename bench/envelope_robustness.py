@@ -32,6 +32,18 @@ beside the plain log's own count. The forms, with the source that prints each he
 - cloudwatch-json: `aws logs filter-log-events`: one indented document {"events": [...]} (botocore logs service-2.json)
 - gcloud-json: `gcloud logging read --format=json --order=asc`: one indented array of LogEntry
 - tar-gz:      the log as a CRI file in a tar.gz of /var/log/pods, named by its member's path
+
+[h28e] (parsers/envelopes.py block [h28e], pipeline/sources/files.py; fixtures/envelopes_h28e/README.md):
+- vertex:      `gcloud ai custom-jobs stream-logs`: `<SEVERITY>\t<%Y-%m-%d %H:%M:%S %z>\t<task>\t<line>`
+               (google-cloud-sdk command_lib/ai/log_util.py LOG_FORMAT)
+- aws-short:   `aws logs tail --format short`: `<%Y-%m-%dT%H:%M:%S> <line>` (awscli logs/tail.py ShortLogEventsFormatter)
+- k9s:         k9s's saved logs of several pods: `<time> <pod> <container> <line>` (derailed/k9s internal/dao/log_item.go)
+- gcloud-yaml: `gcloud logging read` (default YAML): `---` documents of LogEntry (core/resource/yaml_printer.py)
+- kibana-csv:  Kibana Discover's CSV: @timestamp, kubernetes.pod.name, kubernetes.container.name, message
+- log-analytics-csv: the Azure portal's CSV of ContainerLogV2: TimeGenerated [UTC], ..., PodName, LogMessage
+- datadog-json: Datadog's Logs API answer {"data": [{"attributes": {"message", "tags": ["pod_name:..."]}}]}
+- grafana-txt / grafana-json: Grafana Explore's "Download logs" (inspector/utils/download.ts, logs/utils.ts)
+- aws-tail-json: `aws logs tail --format json`: the head, then a Fluent Bit record pretty-printed (indent 4)
 --ids A,B,...  measures a subset of a folder.
 
 Times are made up, 10 ms apart from 2024-05-01T10:00:00Z, so that no gap between lines means anything.
@@ -159,6 +171,101 @@ def _tar_gz(lines: list[str]) -> bytes:
 FORMS.update({"aws-tail": _aws_tail, "stern-ns": _stern_ns, "stern-json": _stern_json, "argo": _argo, "journal": _journal})
 FILE_FORMS = {"cloudwatch-json": (".json", _cloudwatch_json), "gcloud-json": (".json", _gcloud_json),
               "tar-gz": (".tar.gz", _tar_gz)}  # a whole file each: (its name's suffix, lines -> bytes)
+
+
+# [h28e] The forms of issue 16's third part (parsers/envelopes.py block [h28e], pipeline/sources/files.py), each with the
+# source that prints it (fixtures/envelopes_h28e/README.md cites them in full).
+def _vertex(k: int, line: str) -> str:
+    # gcloud ai custom-jobs stream-logs: value(severity, timestamp.date("%Y-%m-%d %H:%M:%S %z"), task_name, message)
+    t = (_BASE + timedelta(milliseconds=10 * k)).strftime("%Y-%m-%d %H:%M:%S %z")
+    return f"INFO\t{t}\tworkerpool0-0\t{line}"
+
+
+def _aws_short(k: int, line: str) -> str:
+    # aws logs tail --format short: '%s %s' % (strftime("%Y-%m-%dT%H:%M:%S"), message), rstrip()ped
+    return f"{(_BASE + timedelta(milliseconds=10 * k)).strftime('%Y-%m-%dT%H:%M:%S')} {line}".rstrip()
+
+
+def _k9s(k: int, line: str) -> str:
+    return f"{_time(k, 9)} {POD} {CONTAINER} {line}"  # k9s's saved view of several pods, timestamps shown
+
+
+def _gcloud_yaml(lines: list[str]) -> bytes:
+    # gcloud logging read: YamlPrinter, `---` before each entry, block style, a string with a newline literal
+    import yaml
+
+    return "".join(yaml.safe_dump(json.loads(_gcp(k, line)), explicit_start=True, default_flow_style=False,
+                                  allow_unicode=True) for k, line in enumerate(lines)).encode("utf-8", "surrogateescape")
+
+
+def _csv(header: list[str], rows: list[list[str]], terminator: str = "\n") -> bytes:
+    import csv
+    import io
+
+    out = io.StringIO()
+    writer = csv.writer(out, lineterminator=terminator)
+    writer.writerow(header)
+    writer.writerows(rows)
+    return out.getvalue().encode("utf-8", "surrogateescape")
+
+
+def _kibana_csv(lines: list[str]) -> bytes:
+    # Kibana Discover's CSV: the columns shown, RFC 4180 quoting, formula cells led by `'`, the default date format
+    def cell(line: str) -> str:
+        return "'" + line if line[:1] in ("=", "+", "-", "@", "\t", "\r") else line
+    rows = [[(_BASE + timedelta(milliseconds=10 * k)).strftime("%b %d, %Y @ %H:%M:%S.%f")[:-3], POD, CONTAINER, cell(line)]
+            for k, line in enumerate(lines)]
+    return _csv(["@timestamp", "kubernetes.pod.name", "kubernetes.container.name", "message"], rows)
+
+
+def _log_analytics_csv(lines: list[str]) -> bytes:
+    # the Azure portal's CSV export of a ContainerLogV2 query
+    rows = [[_time(k, 3), "aks-gpu-1", CONTAINER, POD, NAMESPACE, line, "stdout"] for k, line in enumerate(lines)]
+    return _csv(["TimeGenerated [UTC]", "Computer", "ContainerName", "PodName", "PodNamespace", "LogMessage", "LogSource"],
+                rows, "\r\n")
+
+
+def _datadog_json(lines: list[str]) -> bytes:
+    # Datadog's Logs API answer (GET /api/v2/logs/events), one line
+    data = [{"id": f"AQ{k:020d}", "type": "log", "attributes": {
+        "timestamp": _time(k, 3), "host": "gpu-node-1", "service": "trainer", "status": "info", "message": line,
+        "tags": [f"pod_name:{POD}", f"kube_container_name:{CONTAINER}", f"kube_namespace:{NAMESPACE}"]}}
+        for k, line in enumerate(lines)]
+    return (json.dumps({"data": data, "links": {}, "meta": {"page": {}}}) + "\n").encode("utf-8", "surrogateescape")
+
+
+def _grafana_txt(lines: list[str]) -> bytes:
+    # Grafana Explore's "Download logs" (txt): meta items, two blank lines, `<ms>\t<ISO>\t<entry>` a row
+    start = int(_BASE.timestamp() * 1000)
+    head = f'Common labels: {{"container":"{CONTAINER}","namespace":"{NAMESPACE}","pod":"{POD}"}}\n\n\n'
+    return (head + "".join(f"{start + 10 * k}\t{_time(k, 3)}\t{line}\n" for k, line in enumerate(lines))).encode(
+        "utf-8", "surrogateescape")
+
+
+def _grafana_json(lines: list[str]) -> bytes:
+    # Grafana Explore's "Download logs" (json): logRowsToReadableJson, JSON.stringify on one line
+    start = int(_BASE.timestamp() * 1000)
+    rows = [{"line": line, "timestamp": str((start + 10 * k) * 1000000),
+             "fields": {"container": CONTAINER, "namespace": NAMESPACE, "pod": POD}} for k, line in enumerate(lines)]
+    return (json.dumps(rows, separators=(",", ":")) + "\n").encode("utf-8", "surrogateescape")
+
+
+def _aws_tail_json(lines: list[str]) -> bytes:
+    # aws logs tail --format json: the head, then a JSON message (a Container Insights record) with indent 4
+    out = []
+    for k, line in enumerate(lines):
+        record = {"log": line + "\n", "stream": "stdout", "time": _time(k, 9),
+                  "kubernetes": {"pod_name": POD, "namespace_name": NAMESPACE, "container_name": CONTAINER}}
+        t = (_BASE + timedelta(milliseconds=10 * k)).isoformat()
+        out.append(f"{t} {STREAM} \n{json.dumps(record, indent=4)}".rstrip() + "\n")
+    return "".join(out).encode("utf-8", "surrogateescape")
+
+
+FORMS.update({"vertex": _vertex, "aws-short": _aws_short, "k9s": _k9s})
+FILE_FORMS.update({"gcloud-yaml": (".yaml", _gcloud_yaml), "kibana-csv": (".csv", _kibana_csv),
+                   "log-analytics-csv": (".csv", _log_analytics_csv), "datadog-json": (".json", _datadog_json),
+                   "grafana-txt": (".txt", _grafana_txt), "grafana-json": (".json", _grafana_json),
+                   "aws-tail-json": (".log", _aws_tail_json)})
 
 
 def wrap(text: str, form: str) -> str:

@@ -164,6 +164,8 @@ def read_record(obj: dict[str, Any]) -> Envelope | Rejected | None:
     """A Fluent Bit record (already parsed JSON) as an envelope; `Rejected` when a field it is
     read for has the wrong type (the `kubernetes` block, `stream`, `_p`), None when it carries
     no log text. The one reading of the record's fields."""
+    if TABLE_ROW in obj:  # [h28e] a row of a CSV export: its columns named as the exporting tool names them
+        return table_row(obj)
     text = obj.get("log")
     if not isinstance(text, str):
         # No `log`: an application's JSON log line is the record (a file of such lines, or Fluent Bit's
@@ -245,6 +247,8 @@ def _format_of(raw: str) -> str | None:
     """The envelope one line parses as, None when it is of none (text)."""
     if _CRI_HEAD.match(raw):
         return "cri"
+    if raw.startswith(_TABLE_ROW_HEAD):  # [h28e] a CSV export's row, its end perhaps past the sample (a 10 MB cell)
+        return "fluentbit"
     obj = _json_object(raw)
     if obj is None:
         return None
@@ -378,6 +382,9 @@ def _kube_head_of(raw: str) -> tuple[str, tuple] | None:
     head = _h27d_head_of(raw)  # [h27d] aws logs tail, journalctl, argo logs
     if head is not None:
         return head
+    head = _h28e_head_of(raw)  # [h28e] gcloud ai custom-jobs stream-logs, Grafana's download, k9s
+    if head is not None:
+        return head
     if raw[:1].isdigit():
         if _LOKI.match(raw):
             return "loki", ()
@@ -401,6 +408,7 @@ def detect_kube_head(sample: list[str]) -> str:
     argo_pods: set[str] = set()  # [h27d]
     ns_votes, ns_names, ns_containers = 0, set(), set()  # [h27d] stern --all-namespaces: the same lines read as three names
     streams: set[str] = set()  # [h27d] aws logs tail's stream names
+    k9s_containers: set[str] = set()  # [h28e]
     nonempty = 0
     started = False
     last = None
@@ -410,8 +418,8 @@ def detect_kube_head(sample: list[str]) -> str:
             if head is None:
                 continue
             started = True
-        if head is None and last == "aws-tail":
-            continue  # [h27d] a CloudWatch event's further lines: no head, no vote
+        if head is None and last in ("aws-tail", "grafana"):
+            continue  # [h27d] a CloudWatch event's further lines: no head, no vote ([h28e] a Grafana row's)
         last = head[0] if head is not None else last
         if raw.strip():
             nonempty += 1
@@ -428,6 +436,9 @@ def detect_kube_head(sample: list[str]) -> str:
                     ns_containers.add(ns_head[2])
             elif head[0] == "argo":
                 argo_pods.add(head[1][0])
+            elif head[0] == "k9s":
+                k9s_containers.add(head[1][1])
+                votes["kubectl"] += 1  # [h28e] its lines are kubectl --timestamps' too
         if nonempty >= DETECT_WINDOW:
             break
     best = max(votes, key=votes.__getitem__)
@@ -435,6 +446,8 @@ def detect_kube_head(sample: list[str]) -> str:
         return "text"
     if best == "stern" and _few(ns_votes, ns_containers) and _few(ns_votes, ns_names) and ns_votes * 2 >= nonempty:
         return "stern-ns"  # [h27d] three names, the first and the third from few: namespaces and containers
+    if best == "kubectl" and votes["k9s"] * 2 >= nonempty and _few(votes["k9s"], k9s_containers):
+        return "k9s"  # [h28e] most lines name a pod and one of few containers after the time
     if best in ("stern", "argo", "aws-tail") and not _few(votes[best], {"stern": heads, "argo": argo_pods,
                                                                            "aws-tail": streams}[best]):
         return "text"
@@ -469,6 +482,12 @@ def log_store_entry(obj: dict[str, Any]) -> Envelope | None:
     if type(source) is dict:  # [h27d] an Elasticsearch hit exported whole: its document
         env = read_record(source)
         return env if type(env) is Envelope else None
+    if "LogMessage" in obj or TABLE_ROW in obj:  # [h28e] a row of a log store's table (Log Analytics, a CSV export)
+        return table_row(obj)
+    if "attributes" in obj or "fields" in obj:  # [h28e] Datadog's Logs API, Grafana's JSON download
+        env = api_entry(obj)
+        if env is not None:
+            return env
     text = obj.get("textPayload")
     if not isinstance(text, str):
         payload = obj.get("jsonPayload")
@@ -542,7 +561,9 @@ class LokiReader:
 
 def reader(fmt: str):
     """A line -> envelope function for a file of `fmt`, with its own state where the format needs one (logcli)."""
-    if fmt in H27D_HEAD_FORMATS:  # [h27d] a line without the head continues the container before it
+    if fmt == "grafana":  # [h28e]
+        return GrafanaReader()
+    if fmt in H27D_HEAD_FORMATS or fmt in H28E_HEAD_FORMATS:  # [h27d] a line without the head continues the container before it
         return ContinuingReader(fmt)
     return LokiReader() if fmt == "loki" else DECODERS[fmt]
 
@@ -577,9 +598,9 @@ def join_wrapped_heads(lines: list[str]) -> list[str]:
 
 def _kube_head_size(raw: str) -> int:
     """The length of the tool's head a line starts with, 0 if none."""
-    for pattern in (_KUBECTL_PREFIX, _AWS_TAIL, _JOURNAL, _ARGO, _LOKI, _KUBECTL_TIME, _STERN):  # [h27d] the first three
+    for pattern in (_KUBECTL_PREFIX, _AWS_TAIL, _JOURNAL, _ARGO, _VERTEX, _GRAFANA, _K9S, _LOKI, _KUBECTL_TIME, _STERN):  # [h27d] [h28e]
         m = pattern.match(raw)
-        if m is not None and (pattern is not _STERN or "-" in m.group(1)):
+        if m is not None and (pattern is not _STERN or "-" in m.group(1)) and (pattern is not _K9S or "-" in m.group(2)):
             return m.end()
     return 0
 
@@ -606,6 +627,9 @@ def _kube_head_size(raw: str) -> int:
 #   the pod (a bare-metal launcher's rank is a host), the identifier as its container.
 _H27D_SGR = r"(?:\x1b?\[[0-9;]*m)?"
 _AWS_TAIL = re.compile(rf"{_H27D_SGR}(\d{{4}}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{{6}}\+00:00){_H27D_SGR} {_H27D_SGR}(\S+?){_H27D_SGR} ")
+# [h28e] Within a file taken as `aws logs tail`'s: `--format json` writes `isoformat()` (no timespec), which has no
+# fraction at a whole second (awscli logs/tail.py PrettyJSONLogEventsFormatter); detection keeps the six digits.
+_AWS_TAIL_READ = re.compile(_AWS_TAIL.pattern.replace(r"\.\d{{6}}", r"(?:\.\d{{6}})?").replace(r"\.\d{6}", r"(?:\.\d{6})?"))
 _STERN_NS = re.compile(rf"{_H26C_SGR}({_H26C_DNS_LABEL}){_H26C_SGR} {_H26C_SGR}({_H26C_DNS_NAME}){_H26C_SGR} "
                        rf"{_H26C_SGR}({_H26C_DNS_LABEL}){_H26C_SGR} (?:({_H26C_TIME}) )?")
 _ARGO = re.compile(r"(?:\x1b?\[[0-9;]*m)?([a-z0-9](?:[-a-z0-9.]{0,240})-(?:\d{7,10}|[bcdfghjklmnpqrstvwxz2456789]{5})): ")
@@ -655,7 +679,7 @@ def _str_field(obj: dict[str, Any], key: str) -> str | None:
 
 def decode_aws_tail(raw: str) -> Envelope:
     """A line of `aws logs tail`: its time, and its container (the stream's name, or the Fluent Bit record it carries)."""
-    m = _AWS_TAIL.match(raw)
+    m = _AWS_TAIL_READ.match(raw)  # [h28e] (was _AWS_TAIL)
     if m is None:
         return decode_text(raw)
     text = raw[m.end():]
@@ -703,16 +727,24 @@ class ContinuingReader:
 
     def __init__(self, fmt: str):
         self._decode = DECODERS[fmt]
-        self._pattern = {"aws-tail": _AWS_TAIL, "stern-ns": _STERN_NS, "argo": _ARGO, "journal": _JOURNAL}[fmt]
+        self._pattern = {"aws-tail": _AWS_TAIL_READ, "stern-ns": _STERN_NS, "argo": _ARGO, "journal": _JOURNAL}.get(fmt) \
+            or _CONTINUING_PATTERNS[fmt]  # [h28e]
         self._last: Envelope | None = None
         self._indent = 0
+        self._json: list[str] | None = None  # [h28e] `aws logs tail --format json`: a message's pretty-printed lines
+        self._json_size = 0
 
-    def __call__(self, raw: str) -> Envelope:
+    def __call__(self, raw: str) -> Envelope | Rejected:
+        if self._json is not None or (raw == "{" and self._last is not None and self._last.text == ""
+                                      and self._pattern is _AWS_TAIL_READ):
+            return self._json_message(raw)
         env = self._decode(raw)
         if env.kubernetes is not None or env.time is not None:
             self._last = env
             m = self._pattern.match(raw)
             self._indent = m.end() if m else 0
+            if env.text == "" and self._pattern is _AWS_TAIL_READ:
+                return HELD  # [h28e] `--format json`'s head before its message's lines (an empty event: no line)
             return env
         last = self._last
         if last is None:
@@ -721,6 +753,38 @@ class ContinuingReader:
         if self._indent and raw[:self._indent].isspace():
             text = raw[self._indent:]
         return Envelope(last.time, last.stream, False, text, last.kubernetes)
+
+    def _json_message(self, raw: str) -> Envelope | Rejected:
+        """[h28e] `aws logs tail --format json` writes a message that is JSON as `json.dumps(..., indent=4)` on the
+        lines after the head (aws/aws-cli awscli/customizations/logs/tail.py PrettyJSONLogEventsFormatter): its lines
+        are held to the closing `}` at the start of a line, then read as the record (a Fluent Bit record as
+        `_carried_record` reads it) or as the JSON line it was. A message longer than MAX_HELD_BYTES is a skip."""
+        held = self._json if self._json is not None else []
+        self._json = held
+        self._json_size += len(raw) + 1
+        if self._json_size <= MAX_HELD_BYTES:
+            held.append(raw)
+        elif held:
+            held.clear()
+            return Rejected("too_long", f"a JSON message of aws logs tail longer than {MAX_HELD_BYTES} bytes")
+        if raw != "}":
+            return HELD
+        self._json, self._json_size = None, 0
+        if not held:
+            return HELD
+        last = self._last
+        text = "\n".join(held)
+        obj = _json_object(text)
+        if obj is not None:
+            text = msgspec.json.encode(obj).decode()
+            carried = _carried_record(text, last.time, last.kubernetes)
+            if carried is not None:
+                return carried
+        return Envelope(last.time, last.stream, False, text, last.kubernetes)
+
+
+MAX_HELD_BYTES = 1 << 20
+HELD = Rejected("held", "")  # [h28e] a line a reader holds until the lines after it complete it: no skip, no line
 
 
 DECODERS.update({"aws-tail": decode_aws_tail, "stern-ns": decode_stern_ns, "argo": decode_argo, "journal": decode_journal})
@@ -735,6 +799,9 @@ def _h27d_head_of(raw: str) -> tuple[str, tuple] | None:
     if c.isdigit() or c == "\x1b" or c == "[":
         m = _AWS_TAIL.match(raw)
         if m is not None and _stream_name(m.group(2)):
+            return "aws-tail", (m.group(2),)
+        m = _AWS_TAIL_READ.match(raw)  # [h28e] isoformat() at a whole second: taken where the stream names a container
+        if m is not None and _stream_container(m.group(2)) is not None:
             return "aws-tail", (m.group(2),)
     if c.isdigit() or c in "ADFJMNOS":
         m = _JOURNAL.match(raw)
@@ -823,3 +890,194 @@ def journal_entry(obj: dict[str, Any]) -> Envelope | None:
     name = lambda k: _str_field(obj, k)  # noqa: E731
     kube = _kube_block(name("_HOSTNAME"), name("SYSLOG_IDENTIFIER") or name("_COMM"))
     return Envelope(ts, "stdout", False, message.removesuffix("\n"), kube)
+
+
+# [h28e] Logs as users fetch them, third part (issue 16; fixtures/envelopes_h28e/README.md cites each source).
+#
+# Rows of a table a log store exports, one JSON object a row: a CSV export read a row a line by
+# pipeline/sources/files.py (CsvRecordLines, each row's cells under the header's names, TABLE_ROW set to its row
+# number), or the rows of a JSON answer (`az monitor log-analytics query`). Column names are field paths, as the
+# exporting tool names its columns:
+# - Kibana / OpenSearch Dashboards Discover CSV (elastic/kibana generate_csv, escape_value.ts createEscapeValue:
+#   a cell quoted when it has a non-alphanumeric character, `"` doubled, a cell starting with =, +, -, @ (or tab,
+#   CR) led by a `'` under csv:escapeFormulaValues): the document's fields by their paths (`@timestamp`, `message`,
+#   `kubernetes.pod.name` of Beats, `kubernetes.pod_name` of Fluent Bit, `log`, `stream`); dates as the data view
+#   formats them (not RFC 3339 by default: no time taken then);
+# - Azure Monitor Log Analytics' ContainerLogV2 (learn.microsoft.com azure-monitor/reference/tables/containerlogv2):
+#   TimeGenerated, Computer, ContainerName, PodName, PodNamespace, LogMessage (dynamic: a JSON log line is an
+#   object), LogSource (stdout / stderr); the portal's CSV export writes a datetime column as `TimeGenerated [UTC]`;
+# - Datadog's Log Explorer CSV (the columns shown: Date, Host, Service, Message / Content);
+# - Grafana Explore's CSV of a Loki query (Date, Time, Line, tsNs, id).
+TABLE_ROW = "\u0000row"  # the key CsvRecordLines gives a row its number under: no log record has it
+_TABLE_ROW_HEAD = '{"\\u0000row":'  # how each row's line begins (its first key)
+_COLUMN_UNIT = re.compile(r" \[[^\]]*\]\Z")  # Log Analytics' "TimeGenerated [UTC]"
+TABLE_TEXT = ("log", "message", "LogMessage", "Message", "MESSAGE", "Line", "line", "Content", "content", "textPayload",
+              "jsonPayload.message", "msg")
+TABLE_TIME = ("@timestamp", "time", "timestamp", "TimeGenerated", "Date", "date", "Time", "_time")
+TABLE_STREAM = ("stream", "LogSource", "kubernetes.stream", "log.iostream")
+TABLE_POD = ("kubernetes.pod_name", "kubernetes.pod.name", "PodName", "pod_name", "pod", "k8s.pod.name",
+             "resource.labels.pod_name", "kube_pod_name")
+TABLE_CONTAINER = ("kubernetes.container_name", "kubernetes.container.name", "ContainerName", "container_name",
+                   "container", "k8s.container.name", "resource.labels.container_name", "kube_container_name")
+TABLE_NAMESPACE = ("kubernetes.namespace_name", "kubernetes.namespace", "kubernetes.namespace.name", "PodNamespace",
+                   "namespace_name", "namespace", "k8s.namespace.name", "resource.labels.namespace_name", "kube_namespace")
+TABLE_HOST = ("kubernetes.host", "kubernetes.node.name", "Computer", "host.name", "node_name")
+_FORMULA_ESCAPED = ("'=", "'+", "'-", "'@", "'\t", "'\r")
+
+
+def table_row(obj: dict[str, Any]) -> Envelope | None:
+    """A row of a log store's table (its columns by name, see above) as an envelope; None when no column holds its
+    text."""
+    if any(" [" in k for k in obj):
+        obj = {_COLUMN_UNIT.sub("", k): v for k, v in obj.items()}
+
+    def first(names: tuple[str, ...]) -> Any:
+        return next((obj[n] for n in names if obj.get(n) not in (None, "")), None)
+
+    text = first(TABLE_TEXT)
+    if isinstance(text, (dict, list)):  # ContainerLogV2's LogMessage of a JSON log line: the line as it was logged
+        text = msgspec.json.encode(text).decode()
+    if not isinstance(text, str):
+        return None
+    if TABLE_ROW in obj and text[:2] in _FORMULA_ESCAPED:
+        text = text[1:]  # Kibana's csv:escapeFormulaValues
+    if text.endswith("\n"):
+        text = text[:-1]
+    ts = first(TABLE_TIME)
+    ts = ts if isinstance(ts, str) and times.parse(ts) is not None else None
+    stream = first(TABLE_STREAM)
+    name = lambda names: (lambda v: v if isinstance(v, str) else None)(first(names))  # noqa: E731
+    kube = _kube_block(name(TABLE_POD), name(TABLE_CONTAINER), name(TABLE_NAMESPACE))
+    if kube is not None and name(TABLE_HOST):
+        kube["host"] = name(TABLE_HOST)
+    return Envelope(ts, stream if stream in ("stdout", "stderr") else "stdout", False, text, kube)
+
+
+# [h28e] JSON answers of log stores' APIs, one entry a line (a JSON document is read so by files.py JsonDocumentLines):
+# - Datadog's Logs API (`GET /api/v2/logs/events`, datadog-api-client Log / LogAttributes): {"data": [{"id", "type":
+#   "log", "attributes": {"timestamp", "host", "service", "status", "message", "tags": ["pod_name:x",
+#   "kube_container_name:y", "kube_namespace:z", ...], "attributes": {...}}}]}; the pod from its Kubernetes tags
+#   (the Agent's kubelet tagger: pod_name, kube_container_name / container_name, kube_namespace);
+# - Grafana Explore's "Download logs" as JSON (grafana/grafana public/app/features/logs/utils.ts logRowsToReadableJson:
+#   [{"line", "timestamp" (epoch nanoseconds), "fields": {labels...}}], written by JSON.stringify on one line).
+_DD_POD_TAGS = {"pod_name": "pod", "kube_container_name": "container", "container_name": "container",
+                "kube_namespace": "namespace"}
+
+
+def api_entry(obj: dict[str, Any]) -> Envelope | None:
+    """A Datadog Logs API event or a Grafana JSON download's row as an envelope; None when it is neither."""
+    attrs = obj.get("attributes")
+    if type(attrs) is dict and isinstance(attrs.get("message"), str):
+        names: dict[str, str] = {}
+        tags = attrs.get("tags")
+        for tag in tags if type(tags) is list else ():
+            if isinstance(tag, str) and ":" in tag:
+                key, _, value = tag.partition(":")
+                if key in _DD_POD_TAGS and value:
+                    names.setdefault(_DD_POD_TAGS[key], value)
+        ts = attrs.get("timestamp")
+        return Envelope(ts if isinstance(ts, str) and times.parse(ts) is not None else None, "stdout", False,
+                        attrs["message"].removesuffix("\n"),
+                        _kube_block(names.get("pod"), names.get("container"), names.get("namespace")))
+    fields = obj.get("fields")
+    line = obj.get("line")
+    if type(fields) is dict and isinstance(line, str):
+        ns = obj.get("timestamp")
+        ts = None
+        if isinstance(ns, str) and ns.isdigit() or type(ns) is int:
+            ts = times.from_seconds(int(ns) / 1e9, fixed=True) if int(ns) < 1 << 63 else None
+        first = lambda names: next((fields[n] for n in names if isinstance(fields.get(n), str) and fields[n]), None)  # noqa: E731
+        stream = fields.get("stream")
+        return Envelope(ts, stream if stream in ("stdout", "stderr") else "stdout", False, line.removesuffix("\n"),
+                        _kube_block(first(_LOKI_POD), first(_LOKI_CONTAINER), first(_LOKI_NAMESPACE)))
+    return None
+
+
+# [h28e] More tools' heads, read as h27d's are (ContinuingReader: a line without the head continues the container
+# of the line before it):
+# - `gcloud ai custom-jobs stream-logs` (Vertex AI; `gcloud ai-platform jobs stream-logs` the same): the format
+#   'value(severity, timestamp.date("%Y-%m-%d %H:%M:%S %z", tz="LOCAL"), task_name, message)' (google-cloud-sdk
+#   lib/googlecloudsdk/command_lib/ai/log_util.py LOG_FORMAT), the value printer's cells separated by tabs; the
+#   task (`workerpool0-0`, resource.labels.task_name, "unknown_task" when none) is read as the pod; a multi-line
+#   message is split into lines each with the head (_SplitMultiline) unless --allow-multiline-logs.
+# - Grafana Explore's "Download logs" as text (grafana/grafana public/app/features/inspector/utils/download.ts
+#   downloadLogsModelAsTxt): the query's meta items (`<label>: <JSON value>`, "Common labels: {...}" among them),
+#   two blank lines, then `<epoch ms>\t<toISOString()>\t<entry>` a row, an entry's further lines without the head;
+#   the common labels name the pod, container and namespace where they carry them.
+# - k9s's saved logs (derailed/k9s internal/view/log.go SaveCmd writes the view's text; internal/dao/log_item.go
+#   Render: `<time> ` when timestamps are shown, then `<pod>` and ` <container> ` in a view of several pods /
+#   containers, then the line): `<RFC 3339 time> <pod> <container> <line>` is read here (k9s's other forms are
+#   kubectl --timestamps' and stern's, read as h26c's).
+_SEVERITIES = "DEFAULT|DEBUG|INFO|NOTICE|WARNING|ERROR|CRITICAL|ALERT|EMERGENCY"
+_VERTEX = re.compile(rf"(?:{_SEVERITIES})\t(\d{{4}}-\d\d-\d\d) (\d\d:\d\d:\d\d) ([+-]\d\d)(\d\d)\t([^\t]+)\t")
+_GRAFANA = re.compile(r"\d{10,16}\t(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z)\t")
+_GRAFANA_COMMON = re.compile(r"Common labels: (\{.*\})\s*\Z")
+_K9S = re.compile(rf"({_H26C_TIME}) ({_H26C_DNS_NAME}) ({_H26C_DNS_LABEL}) ")
+
+H28E_HEAD_FORMATS = ("vertex", "grafana", "k9s")
+
+
+def decode_vertex(raw: str) -> Envelope:
+    """A line of `gcloud ai custom-jobs stream-logs`: its time, its task as the pod."""
+    m = _VERTEX.match(raw)
+    if m is None:
+        return decode_text(raw)
+    d, t, oh, om, task = m.groups()
+    return Envelope(f"{d}T{t}{oh}:{om}", "stdout", False, raw[m.end():], _kube_block(task, None))
+
+
+def decode_grafana(raw: str) -> Envelope:
+    """A row of Grafana's text download: its time."""
+    m = _GRAFANA.match(raw)
+    if m is None:
+        return decode_text(raw)
+    return Envelope(m.group(1), "stdout", False, raw[m.end():])
+
+
+def decode_k9s(raw: str) -> Envelope:
+    """A line of k9s's saved logs of several pods with timestamps: its time, pod and container."""
+    m = _K9S.match(raw)
+    if m is None or "-" not in m.group(2):
+        return decode_kubectl(raw)
+    return Envelope(m.group(1), "stdout", False, raw[m.end():], _kube_block(m.group(2), m.group(3)))
+
+
+class GrafanaReader(ContinuingReader):
+    """Grafana's text download: rows as ContinuingReader reads them, in the container its "Common labels" name."""
+
+    def __init__(self) -> None:
+        super().__init__("grafana")
+        self._common: dict[str, Any] | None = None
+
+    def __call__(self, raw: str) -> Envelope:
+        if self._last is None and raw.startswith("Common labels: "):
+            m = _GRAFANA_COMMON.match(raw)
+            labels = _json_object(m.group(1)) if m else None
+            if labels is not None:
+                first = lambda names: next((labels[n] for n in names if isinstance(labels.get(n), str) and labels[n]), None)  # noqa: E731
+                self._common = _kube_block(first(_LOKI_POD), first(_LOKI_CONTAINER), first(_LOKI_NAMESPACE))
+        env = super().__call__(raw)
+        return env._replace(kubernetes=self._common) if self._common is not None and env.kubernetes is None else env
+
+
+DECODERS.update({"vertex": decode_vertex, "grafana": decode_grafana, "k9s": decode_k9s})
+_CONTINUING_PATTERNS = {"vertex": _VERTEX, "grafana": _GRAFANA, "k9s": _K9S}
+KUBE_HEAD_FORMATS = KUBE_HEAD_FORMATS + H28E_HEAD_FORMATS
+POD_HEAD_FORMATS = POD_HEAD_FORMATS + H28E_HEAD_FORMATS
+FORMATS = FORMATS[:-1] + H28E_HEAD_FORMATS + FORMATS[-1:]
+
+
+def _h28e_head_of(raw: str) -> tuple[str, tuple] | None:
+    """[h28e] The head of one of the tools above a line starts with (its format and what it names), None if none."""
+    c = raw[:1]
+    if c.isdigit():
+        if _GRAFANA.match(raw):
+            return "grafana", ()
+        m = _K9S.match(raw)
+        if m is not None and "-" in m.group(2):
+            return "k9s", (m.group(2), m.group(3))
+    elif "\t" in raw[:10]:
+        m = _VERTEX.match(raw)
+        if m is not None:
+            return "vertex", (m.group(5),)
+    return None

@@ -57,6 +57,8 @@ class FluentBitCurator:
             self.lines_read += 1
             env = self.read(raw)
             if type(env) is not envelopes.Envelope:
+                if env is envelopes.HELD:  # [h28e] held by the reader until the lines after it complete it
+                    continue
                 if env is not None:  # a record with a field of the wrong type: a skip of its own kind
                     position = self.position if self.position is not None else f"line {self.lines_read}"
                     stats.skips.add("curate", env.kind, file=self.source, position=position, detail=env.detail)

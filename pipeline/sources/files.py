@@ -26,6 +26,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import BinaryIO, Iterator
 
+import msgspec
+import yaml
+
 from gangscope.pipeline.errors import InputError
 from gangscope.pipeline.isolation import StageFailures, failures_of
 from gangscope.pipeline.spill import private_directory
@@ -35,7 +38,7 @@ _RESTART_FILE = re.compile(r"^(?P<restart>\d+)\.log(?:\.(?P<rotated>\d{8}-\d{6}(
 _CONTAINERS_LINK = re.compile(
     r"^(?P<pod>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)_(?P<namespace>[^_]+)_(?P<container>.+)-(?P<id>[a-z0-9]{64})\.log$"
 )
-_LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".json", ".ndjson", ".jsonl", ".gz")
+_LOG_SUFFIXES = (".log", ".txt", ".out", ".err", ".json", ".ndjson", ".jsonl", ".gz", ".csv")  # [h28e] .csv
 
 
 @dataclass(frozen=True)
@@ -180,7 +183,7 @@ def identify(path: str) -> PodIdentity:
     if m:
         return PodIdentity(namespace=m["namespace"], pod=m["pod"], container=m["container"])
     stem = p.name
-    for suffix in (".gz", ".log", ".txt", ".out", ".err", ".json", ".ndjson", ".jsonl"):
+    for suffix in (".gz", ".log", ".txt", ".out", ".err", ".json", ".ndjson", ".jsonl", ".csv", ".yaml"):  # [h28e] the last two
         if stem.endswith(suffix) and len(stem) > len(suffix):
             stem = stem[: -len(suffix)]
     return PodIdentity(namespace=None, pod=stem or "stdin", container=None)
@@ -444,6 +447,11 @@ def _decoded(raw: BinaryIO) -> BinaryIO:
         return raw
     if _JSON_DOCUMENT.match(start):
         return io.BufferedReader(JsonDocumentLines(raw), BLOCK)  # type: ignore[return-value]
+    if start[:1] == b"-" and _YAML_LOG_ENTRY.match(start):  # [h28e] gcloud logging read's default (YAML) output
+        return io.BufferedReader(YamlDocumentLines(raw), BLOCK)  # type: ignore[return-value]
+    header = csv_log_header(_first_line(raw))  # [h28e] a log store's CSV export
+    if header is not None:
+        return io.BufferedReader(CsvRecordLines(raw, header), BLOCK)  # type: ignore[return-value]
     return raw
 
 
@@ -494,7 +502,7 @@ class Utf16AsUtf8(io.RawIOBase):
 # line, which no one-object-a-line file and no plain log does. What follows the document that is no JSON value
 # (a note pasted after it) is passed on as it is. A document cut short ends in an incomplete line (unreadable,
 # counted) and the reading fails there (counted, stage "sources"), as a truncated gzip does.
-_JSON_DOCUMENT = re.compile(rb"\s*(?:\[\s*[{\]]|\{[ \t]*\r?\n)")
+_JSON_DOCUMENT = re.compile(rb"\s*(?:\[\s*[{\]]|\{[ \t]*\r?\n|\{\s*\"data\"\s*:\s*\[\s*[{\]])")  # [h28e] the last: Datadog's API
 DOCUMENT_PEEK = 256
 _JSON_STOPS = re.compile(rb'["\[\]{},\n\r]')
 _STRING_STOPS = re.compile(rb'["\\]')
@@ -513,6 +521,7 @@ class JsonDocumentLines(io.RawIOBase):
         self._in_string = False
         self._escape = False
         self._emit_depth = 0  # entries are the values opened at this depth (0: not known yet)
+        self._outer = 0  # [h28e] the bracket last opened at depth 2
         self._held = bytearray()  # a top-level object's bytes, until it shows whether arrays of objects are in it
         self._holding = False
         self._in_entry = False
@@ -595,6 +604,8 @@ class JsonDocumentLines(io.RawIOBase):
     def _open(self, out: bytearray, c: int) -> None:
         self._depth += 1
         d = self._depth
+        if d == 2:
+            self._outer = c  # [h28e] entries at depth 3 are the objects of an array, not of an object ({"meta": {...}})
         if self._in_entry:
             out.append(c)
         elif d == 1:
@@ -602,7 +613,7 @@ class JsonDocumentLines(io.RawIOBase):
                 self._emit_depth = 2
             else:  # a top-level object: held until it shows an array of objects
                 self._holding, self._held, self._emit_depth = True, bytearray(b"{"), 0
-        elif d == self._emit_depth and (d == 2 or c == 0x7B):
+        elif d == self._emit_depth and (d == 2 or c == 0x7B and self._outer == 0x5B):
             self._in_entry = True
             out.append(c)
         elif self._holding and d == 3 and c == 0x7B and self._held.rstrip().endswith(b"["):
@@ -635,9 +646,303 @@ class JsonDocumentLines(io.RawIOBase):
 
 
 def _document_problem(stream) -> str | None:
-    """[h27d] Why a JSON document read as lines ended early, None if it did not (or is no document)."""
+    """[h27d] Why a JSON document read as lines ended early, None if it did not (or is no document).
+    [h28e] The same of a CSV export or a YAML stream."""
     raw = getattr(stream, "raw", None)
-    return raw.problem if isinstance(raw, JsonDocumentLines) else None
+    return raw.problem if isinstance(raw, (JsonDocumentLines, CsvRecordLines, YamlDocumentLines)) else None
+
+
+# [h28e] A log store's CSV export (Kibana / OpenSearch Dashboards Discover, Log Analytics, Datadog's Log Explorer,
+# Grafana's CSV; parsers/envelopes.py TABLE_* cites each), read as one JSON object a row: {"<column>": "<cell>", ...}
+# with envelopes.TABLE_ROW set to the row's number, then detected and decoded as any file of one JSON object a line
+# (envelopes.table_row names its text, time and container by the columns' names). RFC 4180 as these tools write it:
+# cells separated by `,`, a cell in double quotes may hold commas, newlines and `""` (a quote); a row ends at a
+# newline outside quotes (`\r\n` too). Taken only where the file's first line is a header of such columns: two or
+# more names, each a field's path (letters, digits, `@ _ . -`, a unit in brackets), one of them a log line's column
+# (envelopes.TABLE_TEXT) and another a time's or a pod's: a plain log's first line never is one.
+# Streamed: a cell's bytes are passed on as they come, escaped for JSON (a cell of 10 MB is a line of 10 MB, cut at
+# --max-line-bytes and counted as any long line, never held). A file that ends inside a quoted cell counts a
+# `sources` failure (as a truncated gzip) after the rows before it; the row it cut is an unreadable line.
+_CSV_NAME = re.compile(r"[@A-Za-z_][\w@.\-]{0,99}(?: \[[A-Za-z]{1,10}\])?\Z")
+_CSV_STOPS = re.compile(rb'[",\r\n]')
+_CSV_QUOTED_STOPS = re.compile(rb'"')
+_JSON_ESCAPES = re.compile(rb'[\x00-\x1f"\\]')
+HEADER_PEEK = 8192
+
+
+def _first_line(raw: BinaryIO) -> bytes | None:
+    """The file's first line as it starts the buffer (within HEADER_PEEK bytes), None when it does not end there."""
+    try:
+        start = raw.peek(HEADER_PEEK)[:HEADER_PEEK] if hasattr(raw, "peek") else b""
+    except (EOFError, OSError, zlib.error):
+        return None
+    end = start.find(b"\n")
+    return start[:end] if end > 0 else None
+
+
+def csv_log_header(line: bytes | None) -> list[str] | None:
+    """The column names of a log store's CSV export whose header is `line`, None when it is none (see above)."""
+    if not line or line[:1] not in b'"@ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz_' or b"," not in line:
+        return None
+    try:
+        text = line.decode("utf-8").rstrip("\r")
+    except UnicodeDecodeError:
+        return None
+    from gangscope.parsers import envelopes
+
+    names = [c[1:-1] if len(c) >= 2 and c[0] == c[-1] == '"' else c for c in text.split(",")]
+    if len(names) < 2 or not all(_CSV_NAME.match(n) for n in names):
+        return None
+    plain = {re.sub(r" \[.*\]\Z", "", n) for n in names}
+    if not plain & set(envelopes.TABLE_TEXT):
+        return None
+    if not plain & set(envelopes.TABLE_TIME + envelopes.TABLE_POD + envelopes.TABLE_CONTAINER):
+        return None
+    return names
+
+
+def _json_string(data: bytes) -> bytes:
+    """`data` (a part of a cell) as the inside of a JSON string."""
+    return _JSON_ESCAPES.sub(lambda m: b"\\u%04x" % m.group()[0], data)
+
+
+class CsvRecordLines(io.RawIOBase):
+    """A CSV export's rows as lines of JSON objects (see above), a block at a time. `problem`: why the file ended
+    early (inside a quoted cell), None when it did not."""
+
+    def __init__(self, raw: BinaryIO, header: list[str]):
+        from gangscope.parsers import envelopes
+
+        self._raw = raw
+        self._keys = [b'"' + _json_string(n.encode()) + b'":"' for n in header]
+        self._row_key = b'"' + _json_string(envelopes.TABLE_ROW.encode()) + b'":'
+        self._row = 0
+        self._cell = 0  # cells of the row begun
+        self._in_row = False
+        self._quoted = False  # inside a quoted cell
+        self._quote_pending = False  # a `"` seen inside a quoted cell: a doubled one, or its end
+        self._skipping = True  # the header line
+        self._cell_start = True
+        self._dropping = False  # a cell beyond the header's columns
+        self._pending = b""
+        self._eof = False
+        self.problem: str | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        while not self._pending and not self._eof:
+            chunk = self._raw.read(BLOCK)
+            if chunk:
+                self._pending = self._convert(chunk)
+                continue
+            self._eof = True
+            if self._quoted and not self._quote_pending:
+                self._pending = b"\n"  # the cut row: no closing, an unreadable line
+                self.problem = f"the CSV export ends inside a quoted cell (row {self._row})"
+            elif self._in_row:
+                self._pending = self._end_row()
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
+
+    def _begin_cell(self, out: bytearray) -> None:
+        if not self._in_row:
+            self._in_row = True
+            self._row += 1
+            self._cell = 0
+            out += b"{" + self._row_key + str(self._row).encode()
+        self._dropping = self._cell >= len(self._keys)
+        if not self._dropping:
+            out += b"," + self._keys[self._cell]
+        self._cell += 1
+        self._cell_start = False
+
+    def _end_cell(self, out: bytearray) -> None:
+        if not self._dropping:
+            out += b'"'
+        self._cell_start = True
+
+    def _end_row(self) -> bytes:
+        out = bytearray()
+        if self._cell_start and self._in_row:
+            self._begin_cell(out)  # an empty last cell
+        if not self._cell_start:
+            self._end_cell(out)
+        out += b"}\n"
+        self._in_row = False
+        return bytes(out)
+
+    def _put(self, out: bytearray, data: bytes) -> None:
+        if not self._dropping:
+            out += _json_string(data)
+
+    def _convert(self, chunk: bytes) -> bytes:
+        out = bytearray()
+        pos, n = 0, len(chunk)
+        while pos < n:
+            if self._skipping:
+                end = chunk.find(b"\n", pos)
+                if end < 0:
+                    return bytes(out)
+                self._skipping, pos = False, end + 1
+                continue
+            if self._quote_pending:
+                self._quote_pending = False
+                if chunk[pos] == 0x22:  # a doubled quote: one quote of the cell
+                    self._put(out, b'"')
+                    pos += 1
+                    continue
+                self._quoted = False  # the quote ended the cell's quoted part
+            if self._quoted:
+                m = _CSV_QUOTED_STOPS.search(chunk, pos)
+                end = m.start() if m else n
+                self._put(out, chunk[pos:end])
+                if m is None:
+                    return bytes(out)
+                self._quote_pending, pos = True, end + 1
+                continue
+            if self._cell_start:
+                if chunk[pos] == 0x0A:  # a blank line, or a row's end after a comma
+                    if self._in_row:
+                        out += self._end_row()
+                    pos += 1
+                    continue
+                if chunk[pos] == 0x0D and (pos + 1 == n or chunk[pos + 1] == 0x0A) and not self._in_row:
+                    pos += 1
+                    continue
+                self._begin_cell(out)
+                if chunk[pos] == 0x22:
+                    self._quoted, pos = True, pos + 1
+                    continue
+            m = _CSV_STOPS.search(chunk, pos)
+            end = m.start() if m else n
+            self._put(out, chunk[pos:end])
+            if m is None:
+                return bytes(out)
+            c = chunk[end]
+            pos = end + 1
+            if c == 0x2C:  # ,
+                self._end_cell(out)
+                if pos < n and chunk[pos] in (0x0A, 0x0D):
+                    self._begin_cell(out)  # an empty cell before the row's end (at a block's end: decided by the next)
+            elif c == 0x0A:
+                out += self._end_row()
+            elif c == 0x0D:
+                if pos < n and chunk[pos] != 0x0A:
+                    self._put(out, b"\r")
+            else:  # a quote inside an unquoted cell: kept
+                self._put(out, b'"')
+        return bytes(out)
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+# [h28e] `gcloud logging read` without --format: its YAML printer (google-cloud-sdk lib/googlecloudsdk/core/resource/
+# yaml_printer.py YamlPrinter._AddRecord: ruamel's safe dumper, `explicit_start` so that every entry begins with a
+# `---` line, block style, indent 2, a string with a newline in the literal style `|`) writes each LogEntry as a YAML
+# document. Each document is read as one JSON line (the LogEntry, then read as h26c's Cloud Logging entries are).
+# Taken only where the file starts with `---` and a LogEntry's key (YAML's own, 2-space keys are never at column 0
+# inside a document). A document is held to its end (at most MAX_DOCUMENT bytes: a longer one is a line of its first
+# bytes, unreadable and counted); a document YAML cannot read (cut in the middle) is such a line too, and the file
+# counts a `sources` failure naming it.
+_YAML_LOG_ENTRY = re.compile(rb"---[ \t]*\r?\n(?:insertId|jsonPayload|textPayload|protoPayload|labels|logName|"
+                             rb"receiveTimestamp|resource|severity|timestamp|httpRequest|operation|sourceLocation|"
+                             rb"spanId|trace|traceSampled|split|errorGroups):")
+MAX_DOCUMENT = 1 << 20
+
+
+class YamlDocumentLines(io.RawIOBase):
+    """The documents of a YAML stream as lines of compact JSON, one document at a time (see above). `problem`: the
+    documents that could not be read, None when all were."""
+
+    def __init__(self, raw: BinaryIO):
+        self._raw = raw
+        self._doc = bytearray()
+        self._cut = False
+        self._carry = b""
+        self._pending = b""
+        self._eof = False
+        self._documents = 0
+        self._unreadable = 0
+        self.problem: str | None = None
+
+    def readable(self) -> bool:
+        return True
+
+    def readinto(self, buffer) -> int:  # type: ignore[override]
+        while not self._pending and not self._eof:
+            chunk = self._raw.read(BLOCK)
+            if chunk:
+                self._pending = self._convert(self._carry + chunk)
+                continue
+            self._eof = True
+            tail = self._carry
+            self._carry = b""
+            self._add_line(tail)
+            self._pending = self._document()
+            if self._unreadable:
+                self.problem = f"{self._unreadable} of {self._documents} YAML documents unreadable (cut, or not YAML)"
+        n = min(len(buffer), len(self._pending))
+        buffer[:n] = self._pending[:n]
+        self._pending = self._pending[n:]
+        return n
+
+    def _add_line(self, line: bytes) -> None:
+        if self._cut:
+            return
+        if len(self._doc) + len(line) > MAX_DOCUMENT:
+            self._cut = True
+            return
+        self._doc += line
+
+    def _convert(self, data: bytes) -> bytes:
+        out = bytearray()
+        pos = 0
+        while True:
+            end = data.find(b"\n", pos)
+            if end < 0:
+                self._carry = data[pos:]
+                if len(self._carry) > MAX_DOCUMENT:  # a line longer than a document may be: cut
+                    self._add_line(self._carry)
+                    self._carry = b""
+                return bytes(out)
+            line = data[pos:end + 1]
+            pos = end + 1
+            if line.rstrip() == b"---":
+                out += self._document()
+                continue
+            self._add_line(line)
+
+    def _document(self) -> bytes:
+        """The document held, as a line (b"" when none was)."""
+        doc, cut = bytes(self._doc), self._cut
+        self._doc, self._cut = bytearray(), False
+        if not doc.strip() and not cut:
+            return b""
+        self._documents += 1
+        if not cut:
+            try:
+                value = yaml.load(doc, Loader=_YAML_LOADER)
+                if isinstance(value, dict):
+                    return msgspec.json.encode(value, enc_hook=str) + b"\n"
+            except (yaml.YAMLError, msgspec.EncodeError, ValueError, TypeError, RecursionError):
+                pass
+        self._unreadable += 1
+        return b"# unreadable YAML document: " + doc[:200].replace(b"\n", b" ").replace(b"\r", b" ") + b"\n"
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+_YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # [h28e] libyaml's where built
 
 
 @dataclass
