@@ -2280,7 +2280,8 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"\bINFO: task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<seconds>\d+) seconds\."),
              "torvalds/linux kernel/hung_task.c check_hung_task (pr_err(\"INFO: task %s:%d blocked for more than %ld seconds.\\n\", "
              "t->comm, t->pid, ...); then the tainted line, \"\\\"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\\\" disables this "
-             "message.\" and sched_show_task), Linux 2.6.30-6.x, read with find_string"),
+             "message.\" and sched_show_task), Linux 2.6.30-6.x, read with find_string",
+             WARNING),
     # The kernel's SunRPC client when an NFS (program "nfs") or NLM (program "lockd") server stops answering: a hard mount
     # retries forever ("still trying": every read and write of that mount blocks), a soft mount gives up with EIO
     # ("timed out"): the file system failed under the job.
@@ -2288,7 +2289,8 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"\b(?P<program>nfs|nfs4|lockd): server (?P<server>\S+) not responding, (?P<state>still trying|timed out)\b"),
              "torvalds/linux net/sunrpc/clnt.c call_timeout / rpc_check_timeout (printk(KERN_NOTICE \"%s: server %s not responding, "
              "still trying\\n\", clnt->cl_program->name, ...), and \"..., timed out\\n\" for a soft task; pr_notice_ratelimited in "
-             "5.x-6.x); fs/nfs/nfs2xdr.c etc. (nfs_program.name = \"nfs\"), fs/lockd/clntproc.c (nlm_program.name = \"lockd\")"),
+             "5.x-6.x); fs/nfs/nfs2xdr.c etc. (nfs_program.name = \"nfs\"), fs/lockd/clntproc.c (nlm_program.name = \"lockd\")",
+             WARNING),
     # PBS Professional / OpenPBS and Torque's MOM, when it kills a job over one of its limits: "=>> PBS: job killed: " and what
     # the limit check wrote (mom_over_limit / job_over_limit). The wall-clock limit ends it (time_limit); a memory limit (mem,
     # vmem and the per-process pmem / pvmem) kills it for host memory (host_oom); the other reasons are left to other rules.
@@ -2316,7 +2318,8 @@ LINE_RULES: tuple[LineRule, ...] = (
              "kubernetes/kubernetes pkg/volume/util/operationexecutor/operation_generator.go GenerateMountVolumeFunc "
              "(volumeToMount.GenerateError(\"MountVolume.SetUp failed\", ...), (\"MountVolume.MountDevice failed\", ...): \"%s for volume %q "
              ": %v\"), pkg/controller/volume/attachdetach/reconciler/reconciler.go reportMultiAttachError (\"Multi-Attach error for volume "
-             "%q Volume is already exclusively attached to one node and can't be attached to another\"), read with find_string"),
+             "%q Volume is already exclusively attached to one node and can't be attached to another\"), read with find_string",
+             WARNING),
     # The kubelet's device admission (UnexpectedAdmissionError): the pod is rejected at its node before any container starts.
     # Where the device manager says the devices are unhealthy (the device plugin marked them so: an Xid, a lost GPU), the GPUs
     # failed (gpu_hardware); where it counts too few free devices, the gang never became ready (pods_ready_timeout).
@@ -2332,20 +2335,23 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("device_plugin_xid_unhealthy", "gpu_hardware", "XidCriticalError: Xid=",
              _r(r"XidCriticalError: Xid=(?P<xid>\d+) on Device=(?P<device>\S+); marking device as unhealthy"),
              "NVIDIA/k8s-device-plugin internal/rm/health.go checkHealth (klog.Infof(\"XidCriticalError: Xid=%d on Device=%s; marking "
-             "device as unhealthy.\", e.EventData, d.ID); applicationErrorXids 13, 31, 43, 45, 68, 109 skipped), read with find_string"),
+             "device as unhealthy.\", e.EventData, d.ID); applicationErrorXids 13, 31, 43, 45, 68, 109 skipped), read with find_string",
+             WARNING),
     # The kubelet could not build a container's environment: a Secret it names does not exist (CreateContainerConfigError);
     # the container never starts.
     LineRule("k8s_secret_not_found", "pods_ready_timeout", "Error: secret \"",
              _r(r"\bError: secret \"(?P<secret>[^\"\n]+)\" not found"),
              "kubernetes/kubernetes pkg/kubelet/kubelet_pods.go makeEnvironmentVariables (the Secret an env / envFrom names, not "
              "found) -> pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer (event Failed \"Error: \" + the error; status "
-             "CreateContainerConfigError); rows as real describe output prints them (find_string ids 67488423106, 70380152087)"),
+             "CreateContainerConfigError); rows as real describe output prints them (find_string ids 67488423106, 70380152087)",
+             WARNING),
     # The kubelet restarting a container its liveness probe found unresponsive: the process stopped answering while alive.
     LineRule("k8s_liveness_restart", "hang", "",
              _r(r"\bContainer (?P<container>\S+) failed liveness probe, will be restarted"),
              "kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions (message = fmt.Sprintf(\"Container "
              "%s failed %s probe\", ...), then killContainer's event \"%s, will be restarted\", reason Killing); rows as real "
-             "describe output prints them (find_string ids 18789985182, 69200079492)"),
+             "describe output prints them (find_string ids 18789985182, 69200079492)",
+             WARNING),
     # The NVIDIA container runtime hook could not initialise NVML on the node: the driver is not loaded (a node whose GPU
     # driver is gone or was never loaded after a kernel update): the container cannot start with its GPUs.
     LineRule("nvidia_container_cli_driver", "gpu_hardware", ": initialization error: nvml error: ",

@@ -308,3 +308,12 @@ WATCHDOG_TEARDOWN_ABORT = re.compile(r"^Fatal Python error: Aborted\b")
 #: the next line of the same stream is part of that report, no failure of the run (root_cause.without_handled). Sample:
 #: dev 940 (huggingface/open-r1#658, a finalizer's TimeoutError above the GRPO run's NCCL watchdog timeout).
 UNRAISABLE_REPORTS = frozenset({"unraisable_exception"})
+
+# --- h28c (issue 16, session 28; fixtures/formats/failure_lines.json batch h28c): conditions the layers under the job report
+# while it may still go on, failures only where the log ends in them (parsers/errors.py rules of role `warning`): the kernel's
+# SunRPC client retrying a server that stopped answering (it prints "nfs: server %s OK" and the job goes on when it comes back),
+# a pod's volume the kubelet could not mount yet and a Secret it could not find yet (it retries; the pod starts once they
+# are there), the device plugin marking a GPU unhealthy (the job on the other GPUs goes on). (The hung-task watchdog's and
+# the liveness probe's reports are `hang` warnings: endings.stall_reports reads them, a stall only with no step after it.)
+LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"sunrpc_server_not_responding", "k8s_volume_mount_failed", "k8s_secret_not_found",
+                                           "device_plugin_xid_unhealthy"}
