@@ -3953,7 +3953,9 @@ TRACE_RULES += (
     TraceRule("coordination_heartbeat_timeout", "nccl_error", "tensorflow/tsl (openxla/xla) tsl/distributed_runtime/coordination/"
               "coordination_service.cc CheckHeartbeatTimeout (errors::Unavailable(\"Task \", task_name, \" heartbeat timeout. This "
               "indicates that the remote task has failed, got preempted, or crashed unexpectedly.\")), read with find_string",
-              message=_r(r"\bTask \S+ heartbeat timeout\. This indicates that the remote task has failed, got preempted, or crashed")),
+              # and XLA's client's FATAL line for it (line rule xla_missing_heartbeats), as glog_fatal's message reads it
+              message=_r(r"\bTask \S+ heartbeat timeout\. This indicates that the remote task has failed, got preempted, or crashed"
+                         r"|Terminating process because the coordinator detected missing heartbeats")),
     # ENOMEM raised as OSError ("[Errno 12] Cannot allocate memory": os.fork for a DataLoader worker or a subprocess, mmap):
     # the host's memory (or its overcommit limit) is exhausted.
     TraceRule("host_enomem", "host_oom", "python/cpython Lib/multiprocessing/popen_fork.py _launch (self.pid = os.fork()), "
