@@ -1613,6 +1613,13 @@ LINE_RULES: tuple[LineRule, ...] = (
              "NVIDIA/nccl docs troubleshooting (shared memory: SIGBUS / 'Error while creating shared memory segment' when /dev/shm is too small)"),
     # Any fatal error the interpreter reports ends the process: faulthandler's for a signal, Py_FatalError's for the rest
     # ("Fatal Python error: <func>: <message>", then abort()).
+    # h28c (fixtures/formats/failure_lines.json batch h28c; before fatal_signal, which takes every "Fatal Python error: "):
+    # CPython's recursion guard overflowing while it handles an overflow: the interpreter aborts (a recursion without end in
+    # the program: its bug, as RecursionError).
+    LineRule("cpython_stack_overflow", "python_exception", "Cannot recover from stack overflow",
+             _r(r"Fatal Python error: (?:_Py_CheckRecursiveCall: )?Cannot recover from stack overflow\."),
+             "python/cpython Python/ceval.c _Py_CheckRecursiveCall (Py_FatalError(\"Cannot recover from stack overflow.\"), printed "
+             "\"Fatal Python error: %s: %s\" with the function's name since 3.9), read with find_string"),
     LineRule("fatal_signal", "unknown", "Fatal Python error: ",
              _r(r"Fatal Python error: (?P<what>\S[^\n]*)"),
              "python/cpython Python/faulthandler.c (\"Fatal Python error: \" + the signal's name); Python/pylifecycle.c fatal_error "
@@ -2406,6 +2413,124 @@ LINE_RULES: tuple[LineRule, ...] = (
              "NRT_EXEC_COMPLETED_WITH_ERR 1004, ...); the dump's \"NRT:nrt_infodump ... Failure: NRT_INVALID in nrt_load()\" as "
              "aws-neuron/aws-neuron-sdk#1189 and #851 show it (libnrt is not open source)",
              classify=lambda m: "gpu_hardware" if m["status"] == "NRT_HW_ERROR" else "cuda_error"),
+    # --- h28c (issue 16, session 28; fixtures/formats/failure_lines.json batch h28c): failure lines of the layers under the
+    # training process (the kernel, the batch schedulers, the kubelet and the device plugin, the coordination services), each
+    # from its printer's source or its real runs (the `verified` field of each entry), written from the batch's build half.
+    # The kernel's OOM killer before 5.x and its one-line summary (4.19+): the victim named in the kernel's older words
+    # ("%s: Kill process %d (%s) score %u or sacrifice child", then "Killed process %d (%s) total-vm:...") and the summary
+    # "oom-kill:constraint=...,task=<comm>,pid=<pid>,uid=<uid>" printed before the victim's line (a paste cut after it).
+    LineRule("kernel_oom_kill_old", "host_oom", "",
+             _r(r"(?P<scope>Memory cgroup out of memory|Out of memory): Kill process (?P<pid>\d+) \((?P<comm>[^)]*)\) score \d+ or sacrifice child"
+                r"|(?:^|\] |kernel: )Killed process (?P<pid2>\d+) \((?P<comm2>[^)]*)\) total-vm:\d+kB"
+                r"|\boom-kill:constraint=CONSTRAINT_\w+,.*?,task=(?P<comm3>[^,\n]+),pid=\s*(?P<pid3>\d+)"),
+             "torvalds/linux mm/oom_kill.c oom_kill_process (4.6-4.19, commit c797bc88f7 read: pr_err(\"%s: Kill process %d (%s) score %u "
+             "or sacrifice child\\n\", message, ...); pr_err(\"Killed process %d (%s) total-vm:%lukB, anon-rss:%lukB, file-rss:%lukB, "
+             "shmem-rss:%lukB\\n\", ...)), dump_header / dump_oom_summary (4.19+: pr_info(\"oom-kill:constraint=%s,nodemask=%*pbl\", ...); "
+             "cpuset_print_current_mems_allowed(); mem_cgroup_print_oom_context(); pr_cont(\",task=%s,pid=%d,uid=%d\\n\", ...))"),
+    # systemd-oomd's kill of a cgroup under memory pressure (the desktop / workstation OOM killer of Fedora and Ubuntu 22.04+).
+    LineRule("systemd_oomd_kill", "host_oom", "",
+             _r(r"\b(?:Killed (?P<cgroup>/\S+)|Marked (?P<cgroup2>/\S+) for killing) due to memory pressure for \S+ being [\d.]+% > [\d.]+%"),
+             "systemd/systemd src/oom/oomd-manager.c monitor_memory_pressure_contexts_handler (log_notice(\"Killed %s due to memory "
+             "pressure for %s being %lu.%02lu%% > %lu.%02lu%% for > %s with reclaim activity\"), systemd 248-254; \"Marked %s for killing "
+             "due to memory pressure for %s being ...\" in 255+), read with find_string"),
+    # The kernel's hung-task watchdog: a task in uninterruptible sleep (D state) for longer than hung_task_timeout_secs, a
+    # process that stopped making progress (blocked on I/O, a driver, a lock) and reported no error of its own.
+    LineRule("kernel_hung_task", "hang", "INFO: task ",
+             _r(r"\bINFO: task (?P<comm>.+?):(?P<pid>\d+) blocked for more than (?P<seconds>\d+) seconds\."),
+             "torvalds/linux kernel/hung_task.c check_hung_task (pr_err(\"INFO: task %s:%d blocked for more than %ld seconds.\\n\", "
+             "t->comm, t->pid, ...); then the tainted line, \"\\\"echo 0 > /proc/sys/kernel/hung_task_timeout_secs\\\" disables this "
+             "message.\" and sched_show_task), Linux 2.6.30-6.x, read with find_string",
+             WARNING),
+    # The kernel's SunRPC client when an NFS (program "nfs") or NLM (program "lockd") server stops answering: a hard mount
+    # retries forever ("still trying": every read and write of that mount blocks), a soft mount gives up with EIO
+    # ("timed out"): the file system failed under the job.
+    LineRule("sunrpc_server_not_responding", "storage_io", ": server ",
+             _r(r"\b(?P<program>nfs|nfs4|lockd): server (?P<server>\S+) not responding, (?P<state>still trying|timed out)\b"),
+             "torvalds/linux net/sunrpc/clnt.c call_timeout / rpc_check_timeout (printk(KERN_NOTICE \"%s: server %s not responding, "
+             "still trying\\n\", clnt->cl_program->name, ...), and \"..., timed out\\n\" for a soft task; pr_notice_ratelimited in "
+             "5.x-6.x); fs/nfs/nfs2xdr.c etc. (nfs_program.name = \"nfs\"), fs/lockd/clntproc.c (nlm_program.name = \"lockd\")",
+             WARNING),
+    # PBS Professional / OpenPBS and Torque's MOM, when it kills a job over one of its limits: "=>> PBS: job killed: " and what
+    # the limit check wrote (mom_over_limit / job_over_limit). The wall-clock limit ends it (time_limit); a memory limit (mem,
+    # vmem and the per-process pmem / pvmem) kills it for host memory (host_oom); the other reasons are left to other rules.
+    LineRule("pbs_job_killed", "time_limit", "=>> PBS: job killed: ",
+             _r(r"=>> PBS: job killed: (?P<limit>walltime|p?v?mem)(?: job total)? [\d.]+ ?(?:[kKmMgG][bB])?(?: \S+)? exceeded limit"),
+             "openpbs/openpbs src/resmom/mom_main.c (sprintf(kill_msg, \"=>> PBS: job killed: %s\\n\", log_buffer); message_job(...); "
+             "\"walltime %lu exceeded limit %lu\", \"mem %lukb exceeded limit %lukb\", \"vmem %lukb exceeded limit %lukb\", \"%s job "
+             "total %lu %s exceeded limit %lu %s\"; fetched snapshot cd7ab5edaf), adaptivecomputing/torque src/resmom/mom_main.c "
+             "(the same kill_msg; job_over_limit's \"%s job total %lu %s exceeded limit %lu %s\") and src/resmom/linux/mom_mach.c "
+             "(\"walltime %ld exceeded limit %ld\", \"vmem %llu exceeded limit %lu\"; fetched snapshot 34ff845417)",
+             classify=lambda m: "time_limit" if m["limit"] == "walltime" else "host_oom"),
+    # IBM Spectrum LSF's termination reason in the job's report (and bhist's "Completed <exit>; ..."): the run limit ended it
+    # (time_limit); the owner's bkill and a preemption stopped it from outside (preempted).
+    LineRule("lsf_term_reason", "time_limit", "TERM_",
+             _r(r"\b(?P<reason>TERM_RUNLIMIT|TERM_OWNER|TERM_PREEMPT): job killed (?:after reaching LSF run time limit|by owner|after preemption)\b"),
+             "IBM Spectrum LSF (closed source): the job report's and bhist's termination reasons as real runs print them (\"TERM_RUNLIMIT: "
+             "job killed after reaching LSF run time limit.\" then \"Exited with exit code 140.\", \"TERM_OWNER: job killed by owner.\", "
+             "\"TERM_PREEMPT: job killed after preemption\"; fixtures/formats/failure_lines.json batch h28c, `verified`)",
+             classify=lambda m: "time_limit" if m["reason"] == "TERM_RUNLIMIT" else "preempted"),
+    # The kubelet's and the attach-detach controller's volume failures (events FailedMount / FailedAttachVolume): the pod's
+    # volume never mounted, its containers never started; the gang was not ready (as an image that cannot be pulled).
+    LineRule("k8s_volume_mount_failed", "pods_ready_timeout", "",
+             _r(r"\bMountVolume\.(?P<op>SetUp|MountDevice) failed for volume \"[^\"\n]*\" :|\bMulti-Attach error for volume \"[^\"\n]*\" "
+                r"Volume is already exclusively attached to one node"),
+             "kubernetes/kubernetes pkg/volume/util/operationexecutor/operation_generator.go GenerateMountVolumeFunc "
+             "(volumeToMount.GenerateError(\"MountVolume.SetUp failed\", ...), (\"MountVolume.MountDevice failed\", ...): \"%s for volume %q "
+             ": %v\"), pkg/controller/volume/attachdetach/reconciler/reconciler.go reportMultiAttachError (\"Multi-Attach error for volume "
+             "%q Volume is already exclusively attached to one node and can't be attached to another\"), read with find_string",
+             WARNING),
+    # The kubelet's device admission (UnexpectedAdmissionError): the pod is rejected at its node before any container starts.
+    # Where the device manager says the devices are unhealthy (the device plugin marked them so: an Xid, a lost GPU), the GPUs
+    # failed (gpu_hardware); where it counts too few free devices, the gang never became ready (pods_ready_timeout).
+    LineRule("kubelet_device_admission", "pods_ready_timeout", "Allocate failed due to ",
+             _r(r"Allocate failed due to (?P<why>.+?), which is unexpected"),
+             "kubernetes/kubernetes pkg/kubelet/cm/admission/errors.go (fmt.Sprintf(\"Allocate failed due to %v, which is unexpected\", "
+             "e.Err), reason UnexpectedAdmissionError), pkg/kubelet/cm/devicemanager/manager.go devicesToAllocate (\"requested number "
+             "of devices unavailable for %s. Requested: %d, Available: %d\", \"previously allocated devices are no longer healthy; cannot "
+             "allocate unhealthy devices %s\", \"no healthy devices present; cannot allocate unhealthy devices %s\"), read with find_string",
+             classify=lambda m: "gpu_hardware" if "cannot allocate unhealthy devices" in m["why"] else "pods_ready_timeout"),
+    # NVIDIA's device plugin when NVML reports a critical Xid for a GPU it advertises (application Xids 13, 31, 43, 45, 68,
+    # 109 are skipped by default): the GPU is taken out of the node's allocatable devices.
+    LineRule("device_plugin_xid_unhealthy", "gpu_hardware", "XidCriticalError: Xid=",
+             _r(r"XidCriticalError: Xid=(?P<xid>\d+) on Device=(?P<device>\S+); marking device as unhealthy"),
+             "NVIDIA/k8s-device-plugin internal/rm/health.go checkHealth (klog.Infof(\"XidCriticalError: Xid=%d on Device=%s; marking "
+             "device as unhealthy.\", e.EventData, d.ID); applicationErrorXids 13, 31, 43, 45, 68, 109 skipped), read with find_string",
+             WARNING),
+    # The kubelet could not build a container's environment: a Secret it names does not exist (CreateContainerConfigError);
+    # the container never starts.
+    LineRule("k8s_secret_not_found", "pods_ready_timeout", "Error: secret \"",
+             _r(r"\bError: secret \"(?P<secret>[^\"\n]+)\" not found"),
+             "kubernetes/kubernetes pkg/kubelet/kubelet_pods.go makeEnvironmentVariables (the Secret an env / envFrom names, not "
+             "found) -> pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer (event Failed \"Error: \" + the error; status "
+             "CreateContainerConfigError); rows as real describe output prints them (find_string ids 67488423106, 70380152087)",
+             WARNING),
+    # The kubelet restarting a container its liveness probe found unresponsive: the process stopped answering while alive.
+    LineRule("k8s_liveness_restart", "hang", "",
+             _r(r"\bContainer (?P<container>\S+) failed liveness probe, will be restarted"),
+             "kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_manager.go computePodActions (message = fmt.Sprintf(\"Container "
+             "%s failed %s probe\", ...), then killContainer's event \"%s, will be restarted\", reason Killing); rows as real "
+             "describe output prints them (find_string ids 18789985182, 69200079492)",
+             WARNING),
+    # The NVIDIA container runtime hook could not initialise NVML on the node: the driver is not loaded (a node whose GPU
+    # driver is gone or was never loaded after a kernel update): the container cannot start with its GPUs.
+    LineRule("nvidia_container_cli_driver", "gpu_hardware", ": initialization error: nvml error: ",
+             _r(r"nvidia-container-cli: initialization error: nvml error: (?P<why>driver not loaded)"),
+             "NVIDIA/libnvidia-container src/cli/common.c / src/nvc.c (\"initialization error: %s\" with the NVML error string, "
+             "\"nvml error: driver not loaded\"), run as runc's prestart hook (containerd: \"error running hook #0: ... stderr: "
+             "nvidia-container-cli: ...\"); real rows find_string ids 70194238837, 45325388667"),
+    # XLA's distributed client when the coordination service reports that a task stopped sending heartbeats: every other
+    # task logs this FATAL line and exits (the peer that died is gone: a lost peer, as NCCL's remote error).
+    LineRule("xla_missing_heartbeats", "nccl_error", "Terminating process because the coordinator detected missing heartbeats",
+             _r(r"Terminating process because the coordinator detected missing heartbeats"),
+             "openxla/xla xla/pjrt/distributed/client.h missed_heartbeat_callback (LOG(QFATAL) << \"Terminating process because the "
+             "coordinator detected missing heartbeats. This most likely indicates that another task died; see the other task logs for "
+             "more details. Status: \" << status), read with find_string"),
+    # The NVSwitch driver's fatal SXids (NVLink fabric errors on HGX systems): the fabric between the GPUs failed.
+    LineRule("nvswitch_sxid_fatal", "gpu_hardware", "SXid (PCI:",
+             _r(r"nvidia-nvswitch\d+: SXid \(PCI:[0-9a-fA-F:.]+\): (?P<sxid>\d+), Fatal\b"),
+             "NVIDIA/open-gpu-kernel-modules src/common/nvswitch/kernel/inc/common_nvswitch.h NVSWITCH_PRINT_SXID (\"nvidia-%s: SXid "
+             "(PCI:\" NVLINK_PCI_DEV_FMT \"): %05d, \" _fmt, with _fmt \"Fatal, Link %02d ...\" / \"Non-fatal, ...\"), read with "
+             "find_string / read_file; Non-fatal SXids are not read"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -2473,6 +2598,9 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "The InfiniBand retry count", "The OpenFabrics ",  # ompi_openib_fabric_error (h26d)
                "Kernel task happen error", "Message info[",  # cann_task_exception (h28f)
                "Exception (either an error or timeout)",  # watchdog_detected; its "failure" form below
+               # h28c: kernel_oom_kill_old's older victim line and its summary, k8s_volume_mount_failed's texts
+               "Kill process ", ":constraint=CONSTRAINT_", "MountVolume.SetUp failed for volume ", "MountVolume.MountDevice failed for volume ",
+               "Multi-Attach error for volume ",
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
                "NAN |", "INF |",
@@ -2513,7 +2641,10 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # time, the file) where a build wrote none
                    r"\[c10d\] waitForInput: socket ", r"W[\d :.]*socket\.cpp:\d+\] waitForInput: socket ",
                    # kubectl_describe_pod_failed (h27b): describePod's phase line at the margin
-                   r"Status:\s+Failed\s*$")
+                   r"Status:\s+Failed\s*$",
+                   # h28c: systemd_oomd_kill's 255+ wording ("Killed" is a key), k8s_liveness_restart's Killing event (not the key
+                   # "Container ", common in healthy logs)
+                   r"Marked /\S+ for killing due to memory pressure for ", r"Container \S+ failed liveness probe, will be restarted")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
@@ -2823,6 +2954,15 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "...), CURLcodeToStatus: \"Error executing an HTTP request: libcurl code \" N \" meaning '...'\"), gcs_file_system.cc "
               "(\" when reading gs://\", \" when initiating an upload to \")",
               message=_r(r"Error executing an HTTP request: (?:HTTP response code \d+|libcurl code \d+)")),
+    # h28c (fixtures/formats/failure_lines.json batch h28c): an XlaRuntimeError raised inside jax.distributed.initialize: the
+    # client's connect() is the rendezvous with the coordinator (register, then wait for every task), so its failure (the
+    # coordinator not reachable: gRPC's UNAVAILABLE "failed to connect to all addresses") is a start-up rendezvous failure,
+    # not a peer lost mid-run (before tf_peer_unavailable, which takes the same gRPC words).
+    TraceRule("jax_distributed_initialize", "rendezvous_error", "jax-ml/jax jax/_src/distributed.py State.initialize (self.client = "
+              "xla_extension.get_distributed_runtime_client(...); self.client.connect(); jax 0.4.38 wheel read, h27c), openxla/xla "
+              "xla/pjrt/distributed/client.cc Connect (RegisterTask / WaitForAllTasks with the coordination service); grpc/grpc "
+              "client_channel (\"failed to connect to all addresses\")",
+              type=_r(r"(?:^|\.)XlaRuntimeError$"), frame=_r(r"jax/_src/distributed\.py:initialize$")),
     # gRPC's own words for a peer it cannot reach, as TF's distributed runtime raises them (UNAVAILABLE, "grpc_status":14):
     # the connection between tasks (worker, parameter server, TPU host) failed.
     TraceRule("tf_peer_unavailable", "nccl_error", "tensorflow/tensorflow tensorflow/core/distributed_runtime/rpc/grpc_util.h "
@@ -3500,6 +3640,16 @@ def exception_category(exc_type: str, message: str) -> str | None:
     return "python_exception"
 
 
+# h28c (fixtures/formats/failure_lines.json batch h28c): the fatal errors whose own words name a category, as faulthandler's
+# dump reads them (the text after "Fatal Python error: "); every other one (a signal's name: "Segmentation fault", "Aborted")
+# is a crash of no category (`unknown`). CPython's recursion guard overflowing while it handles an overflow
+# (python/cpython Python/ceval.c _Py_CheckRecursiveCall: Py_FatalError("Cannot recover from stack overflow."), line rule
+# cpython_stack_overflow): the program's unbounded recursion, as RecursionError.
+FATAL_ERROR_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
+    (_r(r"(?:^|: )Cannot recover from stack overflow\."), "python_exception"),
+)
+
+
 def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     """(category, message) for a completed trace; None when it reports nothing.
 
@@ -3511,7 +3661,7 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         return classify_child_failed(trace)
     if trace.form == "faulthandler":
         what = trace.exception_type or "fatal error"
-        return "unknown", f"Fatal Python error: {what}"
+        return next((c for p, c in FATAL_ERROR_CAUSES if p.search(what)), "unknown"), f"Fatal Python error: {what}"
     links = _links(trace)
     if not links:
         return None
@@ -3980,3 +4130,23 @@ def classify_child_failed(trace: TraceRecord) -> tuple[str, str]:
         return "unknown", "ChildFailedError (no failure listed)"
     category, message = failure_category(failure)
     return category, f"ChildFailedError root cause: {message}"
+
+
+TRACE_RULES += (
+    # --- h28c (issue 16, session 28; fixtures/formats/failure_lines.json batch h28c): the coordination service's word that a
+    # task died, and the host's ENOMEM, each from its source.
+    # TF's / XLA's coordination service when a task stopped sending heartbeats: raised as UNAVAILABLE in the other tasks
+    # (TF's UnavailableError, jaxlib's XlaRuntimeError; TF's collectives wrap it in "Collective ops is aborted by: "): the
+    # task (its host, its process) is gone under the job: a lost peer.
+    TraceRule("coordination_heartbeat_timeout", "nccl_error", "tensorflow/tsl (openxla/xla) tsl/distributed_runtime/coordination/"
+              "coordination_service.cc CheckHeartbeatTimeout (errors::Unavailable(\"Task \", task_name, \" heartbeat timeout. This "
+              "indicates that the remote task has failed, got preempted, or crashed unexpectedly.\")), read with find_string",
+              # and XLA's client's FATAL line for it (line rule xla_missing_heartbeats), as glog_fatal's message reads it
+              message=_r(r"\bTask \S+ heartbeat timeout\. This indicates that the remote task has failed, got preempted, or crashed"
+                         r"|Terminating process because the coordinator detected missing heartbeats")),
+    # ENOMEM raised as OSError ("[Errno 12] Cannot allocate memory": os.fork for a DataLoader worker or a subprocess, mmap):
+    # the host's memory (or its overcommit limit) is exhausted.
+    TraceRule("host_enomem", "host_oom", "python/cpython Lib/multiprocessing/popen_fork.py _launch (self.pid = os.fork()), "
+              "Modules/posixmodule.c (posix_error: OSError(errno, strerror(errno))); glibc strerror(ENOMEM) \"Cannot allocate memory\"",
+              message=_r(r"^\s*\[Errno 12\] Cannot allocate memory\s*$")),
+)

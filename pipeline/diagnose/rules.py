@@ -370,3 +370,11 @@ CANN_REPORTS = frozenset({"hccl_error_code", "cann_task_exception", "npu_oom"})
 #: (root_cause.first_exit_of_same_error). Sample: dev 980 (a Kaggle torchrun log: ranks 0 and 1 both
 #: `RuntimeError: Found dtype Half but expected Float`, rank 0 printed first, the box: rank 0 exitcode -15, rank 1 the root cause).
 AGENT_CLOSING_EXITCODES = frozenset({-15, -9})
+# --- h28c (issue 16, session 28; fixtures/formats/failure_lines.json batch h28c): conditions the layers under the job report
+# while it may still go on, failures only where the log ends in them (parsers/errors.py rules of role `warning`): the kernel's
+# SunRPC client retrying a server that stopped answering (it prints "nfs: server %s OK" and the job goes on when it comes back),
+# a pod's volume the kubelet could not mount yet and a Secret it could not find yet (it retries; the pod starts once they
+# are there), the device plugin marking a GPU unhealthy (the job on the other GPUs goes on). (The hung-task watchdog's and
+# the liveness probe's reports are `hang` warnings: endings.stall_reports reads them, a stall only with no step after it.)
+LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"sunrpc_server_not_responding", "k8s_volume_mount_failed", "k8s_secret_not_found",
+                                           "device_plugin_xid_unhealthy"}
