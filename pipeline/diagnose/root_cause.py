@@ -36,20 +36,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from gangscope.parsers import times
-from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, rule_role
+from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, first_trace_rule, frame_key, rule_role
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
 from gangscope.pipeline.diagnose.rules import (
-    BARE_STACK_CRASHES, CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER, EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS,
-    INFORMATIVE_SUMMARY, LAUNCHER_OWN_KILL,
+    AGENT_CLOSING_EXITCODES, BARE_STACK_CRASHES, CANN_REPORTS, CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER,
+    EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS, INFORMATIVE_SUMMARY,
+    LAUNCHER_OWN_KILL, NPU_CALL_FAILED, OOM_SKIP_NOTICES, UNRAISABLE_REPORTS, UNRAISABLE_STILL_FAILS, WATCHDOG_TEARDOWN_ABORT,
 )
-from gangscope.pipeline.diagnose.rules import WATCHDOG_TEARDOWN_ABORT  # h26b
-from gangscope.pipeline.diagnose.rules import UNRAISABLE_REPORTS  # h27f
-from gangscope.pipeline.diagnose.rules import UNRAISABLE_STILL_FAILS  # h28a
-from gangscope.parsers.errors import first_trace_rule, frame_key  # h28a
-from gangscope.pipeline.diagnose.rules import OOM_SKIP_NOTICES  # h28d
-from gangscope.pipeline.diagnose.rules import CANN_REPORTS, NPU_CALL_FAILED  # h28f
-from gangscope.pipeline.diagnose.rules import AGENT_CLOSING_EXITCODES  # h28g
 from gangscope.pipeline.diagnose.views import AttemptView
 
 

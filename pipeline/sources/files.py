@@ -508,24 +508,13 @@ _JSON_STOPS = re.compile(rb'["\[\]{},\n\r]')
 _STRING_STOPS = re.compile(rb'["\\]')
 
 
-class JsonDocumentLines(io.RawIOBase):
-    """A JSON document's entries as lines of compact JSON (see `_JSON_DOCUMENT`), a block at a time:
-    the bytes are passed through as they come (an entry of 10 MB is never held), the newlines between
-    tokens turned into spaces, a newline written after each entry. Entries: the elements of a top-level
-    array; of a top-level object, the objects of its arrays (`{"events": [...]}`), else the object itself.
-    `problem`: why the document ended early (cut inside a value), None when it did not."""
+class _ConvertedLines(io.RawIOBase):
+    """A file read through a converter, a block at a time: `_convert(chunk)` turns each block read into the bytes of
+    whole lines (holding what it needs of the next), `_finish()` gives what is left at the end and sets `problem` when
+    the file ended early. `problem`: why it did, None when it did not."""
 
     def __init__(self, raw: BinaryIO):
         self._raw = raw
-        self._depth = 0  # brackets open
-        self._in_string = False
-        self._escape = False
-        self._emit_depth = 0  # entries are the values opened at this depth (0: not known yet)
-        self._outer = 0  # [h28e] the bracket last opened at depth 2
-        self._held = bytearray()  # a top-level object's bytes, until it shows whether arrays of objects are in it
-        self._holding = False
-        self._in_entry = False
-        self._passthrough = False
         self._pending = b""
         self._eof = False
         self.problem: str | None = None
@@ -540,13 +529,48 @@ class JsonDocumentLines(io.RawIOBase):
                 self._pending = self._convert(chunk)
                 continue
             self._eof = True
-            if self._depth or self._in_string:
-                self._pending = (bytes(self._held) if self._holding else b"") + b"\n"
-                self.problem = f"the JSON document ends inside a value ({self._depth} brackets open)"
+            self._pending = self._finish()
         n = min(len(buffer), len(self._pending))
         buffer[:n] = self._pending[:n]
         self._pending = self._pending[n:]
         return n
+
+    def _convert(self, chunk: bytes) -> bytes:
+        raise NotImplementedError
+
+    def _finish(self) -> bytes:
+        raise NotImplementedError
+
+    def close(self) -> None:
+        if not self.closed:
+            self._raw.close()
+        super().close()
+
+
+class JsonDocumentLines(_ConvertedLines):
+    """A JSON document's entries as lines of compact JSON (see `_JSON_DOCUMENT`), a block at a time:
+    the bytes are passed through as they come (an entry of 10 MB is never held), the newlines between
+    tokens turned into spaces, a newline written after each entry. Entries: the elements of a top-level
+    array; of a top-level object, the objects of its arrays (`{"events": [...]}`), else the object itself.
+    `problem`: why the document ended early (cut inside a value), None when it did not."""
+
+    def __init__(self, raw: BinaryIO):
+        super().__init__(raw)
+        self._depth = 0  # brackets open
+        self._in_string = False
+        self._escape = False
+        self._emit_depth = 0  # entries are the values opened at this depth (0: not known yet)
+        self._outer = 0  # [h28e] the bracket last opened at depth 2
+        self._held = bytearray()  # a top-level object's bytes, until it shows whether arrays of objects are in it
+        self._holding = False
+        self._in_entry = False
+        self._passthrough = False
+
+    def _finish(self) -> bytes:
+        if not (self._depth or self._in_string):
+            return b""
+        self.problem = f"the JSON document ends inside a value ({self._depth} brackets open)"
+        return (bytes(self._held) if self._holding else b"") + b"\n"
 
     def _convert(self, chunk: bytes) -> bytes:
         if self._passthrough:
@@ -639,17 +663,12 @@ class JsonDocumentLines(io.RawIOBase):
         if d == 1:
             self._emit_depth = 0
 
-    def close(self) -> None:
-        if not self.closed:
-            self._raw.close()
-        super().close()
-
 
 def _document_problem(stream) -> str | None:
     """[h27d] Why a JSON document read as lines ended early, None if it did not (or is no document).
     [h28e] The same of a CSV export or a YAML stream."""
     raw = getattr(stream, "raw", None)
-    return raw.problem if isinstance(raw, (JsonDocumentLines, CsvRecordLines, YamlDocumentLines)) else None
+    return raw.problem if isinstance(raw, _ConvertedLines) else None
 
 
 # [h28e] A log store's CSV export (Kibana / OpenSearch Dashboards Discover, Log Analytics, Datadog's Log Explorer,
@@ -706,14 +725,14 @@ def _json_string(data: bytes) -> bytes:
     return _JSON_ESCAPES.sub(lambda m: b"\\u%04x" % m.group()[0], data)
 
 
-class CsvRecordLines(io.RawIOBase):
+class CsvRecordLines(_ConvertedLines):
     """A CSV export's rows as lines of JSON objects (see above), a block at a time. `problem`: why the file ended
     early (inside a quoted cell), None when it did not."""
 
     def __init__(self, raw: BinaryIO, header: list[str]):
         from gangscope.parsers import envelopes
 
-        self._raw = raw
+        super().__init__(raw)
         self._keys = [b'"' + _json_string(n.encode()) + b'":"' for n in header]
         self._row_key = b'"' + _json_string(envelopes.TABLE_ROW.encode()) + b'":'
         self._row = 0
@@ -724,29 +743,12 @@ class CsvRecordLines(io.RawIOBase):
         self._skipping = True  # the header line
         self._cell_start = True
         self._dropping = False  # a cell beyond the header's columns
-        self._pending = b""
-        self._eof = False
-        self.problem: str | None = None
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:  # type: ignore[override]
-        while not self._pending and not self._eof:
-            chunk = self._raw.read(BLOCK)
-            if chunk:
-                self._pending = self._convert(chunk)
-                continue
-            self._eof = True
-            if self._quoted and not self._quote_pending:
-                self._pending = b"\n"  # the cut row: no closing, an unreadable line
-                self.problem = f"the CSV export ends inside a quoted cell (row {self._row})"
-            elif self._in_row:
-                self._pending = self._end_row()
-        n = min(len(buffer), len(self._pending))
-        buffer[:n] = self._pending[:n]
-        self._pending = self._pending[n:]
-        return n
+    def _finish(self) -> bytes:
+        if self._quoted and not self._quote_pending:
+            self.problem = f"the CSV export ends inside a quoted cell (row {self._row})"
+            return b"\n"  # the cut row: no closing, an unreadable line
+        return self._end_row() if self._in_row else b""
 
     def _begin_cell(self, out: bytearray) -> None:
         if not self._in_row:
@@ -837,11 +839,6 @@ class CsvRecordLines(io.RawIOBase):
                 self._put(out, b'"')
         return bytes(out)
 
-    def close(self) -> None:
-        if not self.closed:
-            self._raw.close()
-        super().close()
-
 
 # [h28e] `gcloud logging read` without --format: its YAML printer (google-cloud-sdk lib/googlecloudsdk/core/resource/
 # yaml_printer.py YamlPrinter._AddRecord: ruamel's safe dumper, `explicit_start` so that every entry begins with a
@@ -857,41 +854,25 @@ _YAML_LOG_ENTRY = re.compile(rb"---[ \t]*\r?\n(?:insertId|jsonPayload|textPayloa
 MAX_DOCUMENT = 1 << 20
 
 
-class YamlDocumentLines(io.RawIOBase):
+class YamlDocumentLines(_ConvertedLines):
     """The documents of a YAML stream as lines of compact JSON, one document at a time (see above). `problem`: the
     documents that could not be read, None when all were."""
 
     def __init__(self, raw: BinaryIO):
-        self._raw = raw
+        super().__init__(raw)
         self._doc = bytearray()
         self._cut = False
         self._carry = b""
-        self._pending = b""
-        self._eof = False
         self._documents = 0
         self._unreadable = 0
-        self.problem: str | None = None
 
-    def readable(self) -> bool:
-        return True
-
-    def readinto(self, buffer) -> int:  # type: ignore[override]
-        while not self._pending and not self._eof:
-            chunk = self._raw.read(BLOCK)
-            if chunk:
-                self._pending = self._convert(self._carry + chunk)
-                continue
-            self._eof = True
-            tail = self._carry
-            self._carry = b""
-            self._add_line(tail)
-            self._pending = self._document()
-            if self._unreadable:
-                self.problem = f"{self._unreadable} of {self._documents} YAML documents unreadable (cut, or not YAML)"
-        n = min(len(buffer), len(self._pending))
-        buffer[:n] = self._pending[:n]
-        self._pending = self._pending[n:]
-        return n
+    def _finish(self) -> bytes:
+        tail, self._carry = self._carry, b""
+        self._add_line(tail)
+        last = self._document()
+        if self._unreadable:
+            self.problem = f"{self._unreadable} of {self._documents} YAML documents unreadable (cut, or not YAML)"
+        return last
 
     def _add_line(self, line: bytes) -> None:
         if self._cut:
@@ -901,7 +882,8 @@ class YamlDocumentLines(io.RawIOBase):
             return
         self._doc += line
 
-    def _convert(self, data: bytes) -> bytes:
+    def _convert(self, chunk: bytes) -> bytes:
+        data = self._carry + chunk
         out = bytearray()
         pos = 0
         while True:
@@ -935,11 +917,6 @@ class YamlDocumentLines(io.RawIOBase):
                 pass
         self._unreadable += 1
         return b"# unreadable YAML document: " + doc[:200].replace(b"\n", b" ").replace(b"\r", b" ") + b"\n"
-
-    def close(self) -> None:
-        if not self.closed:
-            self._raw.close()
-        super().close()
 
 
 _YAML_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)  # [h28e] libyaml's where built
