@@ -287,3 +287,20 @@ def test_aws_logs_tail_json_at_a_whole_second_keeps_its_event(tmp_path):
     assert _failed(result) == ["cuda_oom"] and result.curation.unreadable_lines == 0
     assert {r.pod for r in records if r.kind == "trace"} == {POD}
     assert [(d.first_failure or {}).get("rank") for d in result.diagnoses if d.category == "cuda_oom"] == [3]
+
+
+def test_a_folder_reads_a_csv_export_but_not_a_table_a_run_writes_beside_its_log(tmp_path):
+    """A run's folder holds tables that are no log (Lightning's CSVLogger `metrics.csv`): read as plain text, it
+    would be a pod and a job of its own (`running`). A log store's export in the same folder is read; a table named
+    on the command line is read as given."""
+    run = tmp_path / "run"
+    run.mkdir()
+    (run / "metrics.csv").write_text("epoch,step,train_loss\n0,49,0.53\n0,99,0.41\n")
+    (run / "train.log").write_text("\n".join(TRACE) + "\n")
+    (run / "export.csv").write_bytes((FIXTURES / "kibana_discover.csv").read_bytes())
+    result, _ = _records(run)
+    jobs = sorted(d.job for d in result.diagnoses)
+    assert "default/metrics" not in jobs
+    assert "default/train" in jobs and len(jobs) == 2
+    alone, _ = _records(run / "metrics.csv")
+    assert [d.job for d in alone.diagnoses] == ["default/metrics"]

@@ -232,7 +232,7 @@ def _each_log_file(paths: list[str], problems: list[str]) -> Iterator[str]:
                             found += 1
                             yield member
                         continue
-                    if _is_log_name(name) and os.path.isfile(full):
+                    if _is_log_name(name) and os.path.isfile(full) and (not name.endswith(".csv") or _is_csv_export(full)):
                         found += 1
                         yield full
             if not found:
@@ -396,6 +396,19 @@ def _opener(path: str, flags: int) -> int:
     except OSError:
         pass
     return fd
+
+
+def _is_csv_export(path: str) -> bool:
+    """Whether a `.csv` file met in a folder is a log store's export (its header names a log line's column: see
+    csv_log_header), not a table a run writes beside its log (Lightning's CSVLogger `metrics.csv`, a results table),
+    which would read as a pod of its own. A file named on the command line is read whatever it holds."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEADER_PEEK)
+    except OSError:
+        return True  # the read fails again where it is read, and is counted there
+    end = head.find(b"\n")
+    return csv_log_header(head[:end] if end > 0 else None) is not None
 
 
 def _looks_like_log(name: str) -> bool:
