@@ -304,3 +304,22 @@ def test_a_folder_reads_a_csv_export_but_not_a_table_a_run_writes_beside_its_log
     assert "default/train" in jobs and len(jobs) == 2
     alone, _ = _records(run / "metrics.csv")
     assert [d.job for d in alone.diagnoses] == ["default/metrics"]
+
+
+def test_a_folder_leaves_out_a_pretty_printed_object_that_is_no_log_but_reads_the_forms_that_print_so(tmp_path):
+    """A Hugging Face output folder's config.json / trainer_state.json (json.dumps(..., indent=2)) beside the run's log
+    are no log: each would be a job of its own. CloudWatch's pretty-printed answer and journalctl -o json-pretty in the
+    same folder are read; JSON lines are read whatever their keys; a file named on the command line is read as given."""
+    run = tmp_path / "out"
+    run.mkdir()
+    (run / "config.json").write_text(json.dumps({"architectures": ["LlamaForCausalLM"], "hidden_size": 64}, indent=2) + "\n")
+    state = {"best_metric": None, "global_step": 20, "log_history": [{"epoch": 0.5, "loss": 2.1, "step": 10}]}
+    (run / "trainer_state.json").write_text(json.dumps(state, indent=2, sort_keys=True) + "\n")
+    (run / "train.log").write_text("\n".join(TRACE) + "\n")
+    (run / "events.json").write_bytes((FIXTURES.parent / "envelopes_h27d" / "cloudwatch_get_log_events.json").read_bytes())
+    (run / "journal.json").write_bytes((FIXTURES.parent / "envelopes_h27d" / "journal_pretty.json").read_bytes())
+    (run / "app.json").write_text(json.dumps({"event": "step", "loss": 2.0}) + "\n")
+    found = sorted(Path(p).name for p in files._log_files([str(run)])[0])
+    assert found == ["app.json", "events.json", "journal.json", "train.log"]
+    alone, _ = _records(run / "config.json")
+    assert [d.job for d in alone.diagnoses] == ["default/config"]

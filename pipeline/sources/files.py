@@ -232,7 +232,7 @@ def _each_log_file(paths: list[str], problems: list[str]) -> Iterator[str]:
                             found += 1
                             yield member
                         continue
-                    if _is_log_name(name) and os.path.isfile(full) and (not name.endswith(".csv") or _is_csv_export(full)):
+                    if _is_log_name(name) and os.path.isfile(full) and _is_log_content(name, full):
                         found += 1
                         yield full
             if not found:
@@ -396,6 +396,31 @@ def _opener(path: str, flags: int) -> int:
     except OSError:
         pass
     return fd
+
+
+# A pretty-printed JSON object met in a folder is read as a log only where its head names a key of the log forms that
+# print so (CloudWatch's `"events"`, the Logging API's `"entries"`, journalctl -o json-pretty's `"__CURSOR"`/`"MESSAGE"`,
+# stern's `"message"`, Elasticsearch's `"hits"`, Datadog's `"data"`, a record's `"log"`/`"textPayload"`/`"jsonPayload"`):
+# a run's output folder holds objects that are no log (Hugging Face's config.json, trainer_state.json,
+# generation_config.json; a DeepSpeed config), which would each read as a job of their own. JSON lines and arrays are
+# read as before; a file named on the command line is read whatever it holds.
+_PRETTY_OBJECT = re.compile(rb"\s*\{[ \t]*\r?\n")
+_JSON_LOG_KEYS = re.compile(rb'"(?:events|entries|__CURSOR|MESSAGE|message|Message|msg|log|textPayload|jsonPayload|hits|data|'
+                            rb'LogMessage|line|Line)"\s*:')
+
+
+def _is_log_content(name: str, path: str) -> bool:
+    """Whether a file met in a folder, of a log's name, holds a log (see _is_csv_export and _PRETTY_OBJECT)."""
+    if name.endswith(".csv"):
+        return _is_csv_export(path)
+    if not name.endswith(".json"):
+        return True
+    try:
+        with open(path, "rb") as f:
+            head = f.read(HEADER_PEEK)
+    except OSError:
+        return True  # the read fails again where it is read, and is counted there
+    return not _PRETTY_OBJECT.match(head) or bool(_JSON_LOG_KEYS.search(head))
 
 
 def _is_csv_export(path: str) -> bool:
