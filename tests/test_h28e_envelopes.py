@@ -323,3 +323,42 @@ def test_a_folder_leaves_out_a_pretty_printed_object_that_is_no_log_but_reads_th
     assert found == ["app.json", "events.json", "journal.json", "train.log"]
     alone, _ = _records(run / "config.json")
     assert [d.job for d in alone.diagnoses] == ["default/config"]
+
+
+def _byte_level_vocab(words: list[str]) -> dict[str, int]:
+    """A vocabulary laid out as a byte-level BPE tokenizer saves it: 256 byte symbols, then merges by frequency,
+    then whole words; `words` come after 600 merges, where a real vocabulary's common words are."""
+    vocab = {chr(0x100 + i): i for i in range(256)}
+    vocab.update({f"\u0120m{i}": 256 + i for i in range(600)})
+    vocab.update({w: 856 + i for i, w in enumerate(words)})
+    return vocab
+
+
+def test_a_folder_leaves_out_a_one_line_object_that_is_no_log_but_reads_one_line_json_logs(tmp_path):
+    """A model folder's tokenizer.json / vocab.json / config.json saved compact (json.dumps with no indent: one object
+    on one line) beside the run's log are no log: each was a job of its own (`running`). A one-record JSON-lines file
+    of a JSON logger (structlog's `event`, loguru's `text`, Docker's `log`) is read; so is any of them named on the
+    command line."""
+    run = tmp_path / "out"
+    run.mkdir()
+    vocab = _byte_level_vocab(["time", "data", "log", "message", "event", "level"])
+    tokenizer = {"version": "1.0", "truncation": None, "padding": None,
+                 "added_tokens": [{"id": 0, "content": "<|endoftext|>", "special": True}],
+                 "normalizer": None, "pre_tokenizer": {"type": "ByteLevel"}, "decoder": {"type": "ByteLevel"},
+                 "model": {"type": "BPE", "vocab": vocab, "merges": ["\u0120 t", "h e"]}}
+    (run / "tokenizer.json").write_text(json.dumps(tokenizer))
+    (run / "vocab.json").write_text(json.dumps(vocab))
+    (run / "config.json").write_text(json.dumps({"architectures": ["GPT2LMHeadModel"], "n_layer": 2}) + "\n")
+    (run / "special_tokens_map.json").write_text(json.dumps({"bos_token": "<s>", "eos_token": "</s>"}))
+    (run / "train.log").write_text("\n".join(TRACE) + "\n")
+    (run / "app.json").write_text(json.dumps({"step": 3, "loss": 2.0, "event": "step", "level": "info"}) + "\n")
+    (run / "loguru.json").write_text(json.dumps({"text": "2026-05-01 10:00:29.680 | INFO | step 1\n",
+                                                 "record": {"message": "step 1"}}) + "\n")
+    (run / "docker.json").write_text(json.dumps({"log": "step 1 loss 2.4\n", "stream": "stdout",
+                                                 "time": "2026-05-01T10:00:29.5Z"}))
+    found = sorted(Path(p).name for p in files._log_files([str(run)])[0])
+    assert found == ["app.json", "docker.json", "loguru.json", "train.log"]
+    result, _ = _records(run)
+    assert "default/tokenizer" not in [d.job for d in result.diagnoses]
+    alone, _ = _records(run / "tokenizer.json")
+    assert [d.job for d in alone.diagnoses] == ["default/tokenizer"]

@@ -408,6 +408,12 @@ _PRETTY_OBJECT = re.compile(rb"\s*\{[ \t]*\r?\n")
 _JSON_LOG_KEYS = re.compile(rb'"(?:events|entries|__CURSOR|MESSAGE|message|Message|msg|log|textPayload|jsonPayload|hits|data|'
                             rb'LogMessage|line|Line)"\s*:')
 
+# The keys a JSON logger's record opens with (structlog's `event`, loguru's `text`, ECS's `@timestamp`, a time or a
+# level): looked for in the first KB of a one-line object only, where a record's keys are and a vocabulary's words
+# (a tokenizer's vocab maps words like "time" to ids) are not yet.
+_JSON_LOGGER_KEYS = re.compile(rb'"(?:event|text|@timestamp|timestamp|time|ts|asctime|levelname|level|severity)"\s*:')
+_ONE_LINE_KEYS_WITHIN = 1024
+
 
 def _is_log_content(name: str, path: str) -> bool:
     """Whether a file met in a folder, of a log's name, holds a log (see _is_csv_export and _PRETTY_OBJECT)."""
@@ -420,7 +426,14 @@ def _is_log_content(name: str, path: str) -> bool:
             head = f.read(HEADER_PEEK)
     except OSError:
         return True  # the read fails again where it is read, and is counted there
-    return not _PRETTY_OBJECT.match(head) or bool(_JSON_LOG_KEYS.search(head))
+    if _PRETTY_OBJECT.match(head):
+        return bool(_JSON_LOG_KEYS.search(head))
+    if head.lstrip()[:1] == b"{" and b"\n" not in head.rstrip():
+        # one object on one line: a tokenizer.json / vocab.json / config.json saved compact; JSON lines of one
+        # record are read where a logger's key (or a time or level) opens it
+        return bool(_JSON_LOG_KEYS.search(head, 0, _ONE_LINE_KEYS_WITHIN) or
+                    _JSON_LOGGER_KEYS.search(head, 0, _ONE_LINE_KEYS_WITHIN))
+    return True
 
 
 def _is_csv_export(path: str) -> bool:
