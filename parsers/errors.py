@@ -3647,6 +3647,15 @@ def exception_category(exc_type: str, message: str) -> str | None:
 # cpython_stack_overflow): the program's unbounded recursion, as RecursionError.
 FATAL_ERROR_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
     (_r(r"(?:^|: )Cannot recover from stack overflow\."), "python_exception"),
+    # h29d (fixtures/eval README "Batch h29d"): faulthandler's watchdog dump, read by its own head (the dump's first line,
+    # no "Fatal Python error: " before it). python/cpython Modules/faulthandler.c: dump_traceback_later(timeout, repeat,
+    # file, exit) starts a thread that, when `timeout` passes without cancel_dump_traceback_later, writes
+    # format_timeout's "Timeout (%lu:%02lu:%02lu)!" (".%06d" with microseconds) and every thread's stack (faulthandler_thread
+    # -> _Py_DumpTracebackThreads), then _exit(1) if `exit`: the program had not finished (or reset the timer) in time,
+    # a report that progress stopped, with no error of its own (SPEC rev. 2 `hang`; fixtures/eval README "Silent stops"
+    # rule 1: a watchdog's report, a stack dump of a waiting process). Used so by training code and test runners
+    # (pytest-timeout's thread method). Sample: the query line of h29d's Q17 (fixtures/eval/h29d_queries.md).
+    (_r(r"^Timeout \(\d+:\d\d:\d\d(?:\.\d+)?\)!"), "hang"),
 )
 
 
@@ -3661,7 +3670,9 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         return classify_child_failed(trace)
     if trace.form == "faulthandler":
         what = trace.exception_type or "fatal error"
-        return next((c for p, c in FATAL_ERROR_CAUSES if p.search(what)), "unknown"), f"Fatal Python error: {what}"
+        # a watchdog's dump is headed by its own line ("Timeout (0:30:00)!", trace_blocks._read_dump), a fatal error by its words
+        head = trace.message if what == "Timeout" and trace.message else f"Fatal Python error: {what}"
+        return next((c for p, c in FATAL_ERROR_CAUSES if p.search(what) or p.search(head)), "unknown"), head
     links = _links(trace)
     if not links:
         return None
