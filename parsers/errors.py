@@ -2787,9 +2787,9 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # h28c: systemd_oomd_kill's 255+ wording ("Killed" is a key), k8s_liveness_restart's Killing event (not the key
                    # "Container ", common in healthy logs)
                    r"Marked /\S+ for killing due to memory pressure for ", r"Container \S+ failed liveness probe, will be restarted",
-                   # h29c: device_plugin_marked_unhealthy's "'<resource>' device marked unhealthy: GPU-..." (the quote is its first
-                   # sign: a rare one, as '(' and '|')
-                   r"' device marked unhealthy: (?:GPU|MIG)-")
+                   # h29c: device_plugin_marked_unhealthy's "'<resource>' device marked unhealthy: GPU-<uuid>": the ": " before the
+                   # device's UUID (a quote first costs every line that holds one, tests/test_errors.py)
+                   r": (?:GPU|MIG)-[0-9a-fA-F]{8}-")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
