@@ -387,6 +387,17 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"samples/sec +Loss (?P<value>nan)\b"),
              "deepinsight/insightface recognition/arcface_torch/utils/utils_callbacks.py CallBackLogging (\"Speed %.2f samples/sec   Loss "
              "%.4f   ...\"); CPython float formatting (\"%.4f\" % nan == \"nan\")", WARNING),
+    # h29c (batch h29c): the CUDA driver older than the runtime the program was built with (torch's lazy init, the CUDA
+    # runtime's cudaErrorInsufficientDriver string, also raised as "CUDA error: ..."): the node's driver, as nvml_init's
+    # "Driver/library version mismatch" (gpu_hardware); before cuda_error. torch's "UserWarning: CUDA initialization: ..."
+    # with the same words is a warning (the program may go on without CUDA): not read here.
+    LineRule("cuda_driver_too_old", "gpu_hardware", "",  # keys: "The NVIDIA driver on your system is too old", "CUDA driver version is insufficient"
+             _r(r"(?<!CUDA initialization: )The NVIDIA driver on your system is too old \(found version \d+\)"
+                r"|\bCUDA driver version is insufficient for CUDA runtime version"),
+             "pytorch/pytorch c10/cuda/CUDAFunctions.cpp device_count_impl (TORCH_CHECK(false, \"The NVIDIA driver on your system is too "
+             "old (found version \", version, \"). Please update your GPU driver ...\")); the CUDA runtime's cudaGetErrorString("
+             "cudaErrorInsufficientDriver) \"CUDA driver version is insufficient for CUDA runtime version\"; real runs in batch h29c's "
+             "`verified`"),
     # --- CUDA runtime
     LineRule("cuda_error", "cuda_error", "CUDA error: ",
              _r(r"CUDA error: (?P<what>[^\n]+?)\s*$"),
@@ -1137,6 +1148,20 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Trials did not complete: \[(?P<trials>[^\]\n]*)"),
              "ray-project/ray python/ray/tune/tune.py run (logger.error(f\"Trials did not complete: {incomplete_trials}\"); "
              "raise TuneError(\"Trials did not complete\", incomplete_trials) when raise_on_failed_trial)", SUMMARY),
+    # h29c (batch h29c): the same FATAL exit where its status names the failure: the coordination service found tasks that
+    # stopped sending heartbeats, or this task could not reach the coordination service (the leader preempted, dead or
+    # restarted); and the client's exit when the coordinator stopped answering its heartbeats. A peer of the job died (as
+    # xla_missing_heartbeats, nccl_error); before jax_distributed_fatal, which stays the summary for the line without them.
+    LineRule("xla_distributed_fatal", "nccl_error", "Terminating process because ",
+             _r(r"Terminating process because (?:the JAX distributed service detected fatal errors\..*?(?:The following tasks are "
+                r"unhealthy \(stopped sending heartbeats\)|Failed to send RPC to coordination service\. Either the leader task was "
+                r"preempted/died/restarted)|of missing heartbeat response from the coordinator)"),
+             "openxla/xla xla/pjrt/distributed/client.h (LOG(QFATAL) << \"Terminating process because the JAX distributed service "
+             "detected fatal errors. This most likely indicates that another task died; see the other task logs for more details. ...\" "
+             "<< status; \"Terminating process because of missing heartbeat response from the coordinator. ...\"), the coordination "
+             "service's statuses (\"The following tasks are unhealthy (stopped sending heartbeats):\", \"Failed to send RPC to "
+             "coordination service. Either the leader task was preempted/died/restarted unexpectedly or ...\") as jax's "
+             "docs/fault_tolerance.rst prints them (find_string ids 7386858174, 55121022434)"),
     # JAX's distributed client when the coordination service reports an error of this or another task: every surviving task
     # logs this FATAL line and exits (its cause is another task's failure, in that task's log).
     LineRule("jax_distributed_fatal", "unknown", "Terminating process because the JAX distributed service",
@@ -1433,8 +1458,10 @@ LINE_RULES: tuple[LineRule, ...] = (
              "kubernetes/kubernetes pkg/controller/job/pod_failure_policy.go matchPodFailurePolicy (fmt.Sprintf(\"Container %s for pod "
              "%s/%s failed with exit code %v matching %v rule at index %d\", ...)), the Job's Failed condition (reason PodFailurePolicy); "
              "read in the stored index", SUMMARY, classify=_exit_code_category),
+    # (h29c: not gRPC's status code "rpc error: code = DeadlineExceeded desc = ..." that a CSI driver or containerd returns:
+    # a call's deadline, not the Job's; batch h29c k8s_attach_failed_deadline)
     LineRule("k8s_deadline", "time_limit", "DeadlineExceeded",
-             _r(r"\bDeadlineExceeded\b.*|Job was active longer than specified deadline"),
+             _r(r"(?<!code = )\bDeadlineExceeded\b.*|Job was active longer than specified deadline"),
              "kubernetes/kubernetes pkg/controller/job/job_controller.go (reason \"DeadlineExceeded\", message \"Job was active longer than specified deadline\")"),
     # Batch h16v (fixtures/eval dev 501): a trainer's own stop at a wall-clock limit it keeps below the scheduler's, so that
     # the run saves a checkpoint and stops before SLURM kills it (SPEC rev. 2 time_limit: "the requeue signal a launcher gets
@@ -2531,6 +2558,113 @@ LINE_RULES: tuple[LineRule, ...] = (
              "NVIDIA/open-gpu-kernel-modules src/common/nvswitch/kernel/inc/common_nvswitch.h NVSWITCH_PRINT_SXID (\"nvidia-%s: SXid "
              "(PCI:\" NVLINK_PCI_DEV_FMT \"): %05d, \" _fmt, with _fmt \"Fatal, Link %02d ...\" / \"Non-fatal, ...\"), read with "
              "find_string / read_file; Non-fatal SXids are not read"),
+    # --- h29c (issue 16, session 29; fixtures/formats/failure_lines.json batch h29c): failure lines written from the batch's
+    # build half, each from its printer's source or its real runs (the `verified` field of each entry).
+    # The kernel's OOM reaper, which frees the memory of the OOM killer's victim (a line of its own; a paste may hold it
+    # without the kill line above it): the victim was killed for host memory.
+    LineRule("kernel_oom_reaper", "host_oom", "",  # keys: ": reaped process ", ": unable to reap pid:" (_EXTRA_KEYS)
+             _r(r"\boom_reaper: (?:reaped process (?P<pid>\d+) \((?P<comm>[^)]*)\), now anon-rss:|unable to reap pid:(?P<pid2>\d+) "
+                r"\((?P<comm2>[^)]*)\))"),
+             "torvalds/linux mm/oom_kill.c oom_reap_task (pr_info(\"oom_reaper: unable to reap pid:%d (%s)\\n\", ...), 4.8-6.x), "
+             "__oom_reap_task_mm / oom_reap_task_mm (pr_info(\"oom_reaper: reaped process %d (%s), now anon-rss:%lukB, file-rss:%lukB, "
+             "shmem-rss:%lukB\\n\", ...)), read with find_string"),
+    # earlyoom, the user-space OOM killer of many workstations: its decision to kill (the limits reached, the victim named)
+    # in 1.x's words, and 0.x-1.0's "Out of memory! avail: ..." before its kill.
+    LineRule("earlyoom_kill", "host_oom", "",  # keys: "SIGTERM limits: ", "SIGKILL limits: ", ... (_EXTRA_KEYS)
+             _r(r"\blow memory! at or below (?:SIGTERM|SIGKILL) limits: mem\b|\bsending (?:SIGTERM|SIGKILL) to process \d+ uid \d+ \"[^\"\n]*\": "
+                r"(?:badness|oom_score) \d+|\bOut of memory! avail: \d+ MiB < min: \d+ MiB"),
+             "rfjakob/earlyoom main.c / kill.c (warn(\"low memory! at or below SIGTERM limits: mem \" PRIPCT \", swap \" PRIPCT \"\\n\"), "
+             "the SIGKILL form; warn(\"sending %s to process %d uid %d \\\"%s\\\": badness %d, VmRSS %lld MiB\\n\") in 1.2-1.7, "
+             "\"...: oom_score %d, oom_score_adj %d, VmRSS %lld MiB, cmdline \\\"%s\\\"\\n\" in 1.8; 0.x-1.0's fprintf(stderr, \"Out of "
+             "memory! avail: %lu MiB < min: %lu MiB\\n\") before handle_oom), read with find_string"),
+    # The Lustre client losing its connection to a server (an OST, the MDT, the MGS): operations on it wait for recovery
+    # (a replayable import) or fail; the client prints "Connection restored to ..." when it comes back and the job goes on.
+    LineRule("lustre_connection_lost", "storage_io", "Lustre: ",
+             _r(r"\bLustre(?:Error)?: (?:\d+-\d+: )?(?P<obd>\S+): Connection to (?P<target>\S+) \(at (?P<nid>\S+)\) was lost; in "
+                r"progress operations using this service will (?:wait for recovery to complete|fail)"),
+             "lustre/lustre-release lustre/ptlrpc/import.c ptlrpc_set_import_discon (LCONSOLE_WARN(\"%s: Connection to %.*s (at %s) was "
+             "lost; in progress operations using this service will wait for recovery to complete\\n\"); LCONSOLE_ERROR_MSG(0x166, "
+             "\"... will fail\\n\") for an import that is not replayable), read with find_string",
+             WARNING),
+    # Torque's MOM killing a job because a sister MOM (another node of the job) asked it to or could not be reached: a node
+    # of the job failed under it.
+    LineRule("torque_sister_kill", "node_failure", "=>> PBS: job killed: ",
+             _r(r"=>> PBS: job killed: node (?P<node>\d+) \((?P<host>[^)\s]+)\) requested job (?:die|terminate)\b"),
+             "adaptivecomputing/torque src/resmom/mom_main.c (sprintf(kill_msg, \"=>> PBS: job killed: %s\\n\", log_buffer)) with the "
+             "sister texts \"node %d (%s) requested job die, code %d\" / \"... requested job terminate, '%s' (code %d) - %s attempting to "
+             "communicate with sister MOM's\" as real stderr prints them (fixtures/formats/failure_lines.json batch h29c, `verified`)"),
+    # LSF's memory and swap limits: the job killed for host memory.
+    LineRule("lsf_term_memory", "host_oom", "TERM_",
+             _r(r"\b(?P<reason>TERM_MEMLIMIT|TERM_SWAP): job killed after reaching LSF (?:memory|swap) usage limit\b"),
+             "IBM Spectrum LSF (closed source): \"TERM_MEMLIMIT: job killed after reaching LSF memory usage limit.\", \"TERM_SWAP: job "
+             "killed after reaching LSF swap usage limit.\" as real job reports and LSF's reason table print them (batch h29c, `verified`)"),
+    # The kubelet's and the attach-detach controller's other volume failures (k8s_volume_mount_failed's siblings): the
+    # kubelet's wait for a pod's volumes timing out (<=1.17's "Unable to mount volumes for pod ...: timeout expired waiting
+    # for volumes to attach or mount", 1.18+'s "Unable to attach or mount volumes: ..."), WaitForAttach, and the controller's
+    # AttachVolume.Attach failing (its CSI attacher timing out): the pod's volume never mounted, the pod never started.
+    LineRule("k8s_volume_attach_failed", "pods_ready_timeout", "",  # keys in _EXTRA_KEYS
+             _r(r"\bUnable to (?:attach or )?mount volumes(?: for pod \"[^\"\n]*\": timeout expired waiting for volumes to attach| *:)"
+                r"|\bMountVolume\.WaitForAttach failed for volume \"|\bAttachVolume\.Attach failed for volume \""),
+             "kubernetes/kubernetes pkg/kubelet/volumemanager/volume_manager.go WaitForAttachAndMount (1.18+: \"unmounted volumes=%v, "
+             "unattached volumes=%v\", the event \"Unable to attach or mount volumes: %v\"; <=1.17: \"Unable to mount volumes for pod %q: "
+             "timeout expired waiting for volumes to attach or mount for pod %q/%q. ...\"), pkg/volume/util/operationexecutor/"
+             "operation_generator.go (GenerateError(\"MountVolume.WaitForAttach failed\", err), GenerateError(\"AttachVolume.Attach "
+             "failed\", err)), pkg/volume/csi/csi_attacher.go (\"timed out waiting for external-attacher of %v CSI driver to %v volume "
+             "%v\"), read with find_string",
+             WARNING),
+    # NVIDIA's device plugin (and its forks) marking a GPU unhealthy in ListAndWatch (after an Xid it counts critical, a GPU
+    # lost): the node's allocatable GPUs shrink; the job on that GPU failed with it.
+    LineRule("device_plugin_marked_unhealthy", "gpu_hardware", "",  # key: _EXTRA_PATTERNS
+             _r(r"'(?P<resource>[\w./-]+)' device marked unhealthy: (?P<device>(?:GPU|MIG)-\S+)"),
+             "NVIDIA/k8s-device-plugin server.go ListAndWatch (log.Printf(\"'%s' device marked unhealthy: %s\", m.resourceName, d.ID) in "
+             "0.x-0.9; klog.Infof(\"'%s' device marked unhealthy: %s\", ...) in internal/plugin/server.go), read with find_string",
+             WARNING),
+    # The kubelet's topology manager rejecting a pod whose devices and CPUs cannot be aligned to its policy
+    # (TopologyAffinityError): the pod is rejected at its node, the gang never becomes ready.
+    LineRule("k8s_topology_affinity", "pods_ready_timeout", "Resources cannot be allocated with Topology locality",
+             _r(r"Resources cannot be allocated with Topology locality"),
+             "kubernetes/kubernetes pkg/kubelet/cm/topologymanager (ErrorTopologyAffinity = \"TopologyAffinityError\", the admit result's "
+             "message \"Resources cannot be allocated with Topology locality\"), pkg/kubelet/kubelet.go rejectPod (event with that reason "
+             "and message; status Reason = reason, Message = \"Pod was rejected: \" + message)"),
+    # The kubelet could not build a container's environment from a ConfigMap (k8s_secret_not_found's sibling): the
+    # ConfigMap, or the key asked of it, does not exist (CreateContainerConfigError); the container never starts.
+    LineRule("k8s_configmap_not_found", "pods_ready_timeout", "",  # keys: "Error: configmap \"", "Error: couldn't find key "
+             _r(r"\bError: (?:configmap \"(?P<name>[^\"\n]+)\" not found|couldn't find key (?P<key>\S+) in ConfigMap (?P<cm>\S+))"),
+             "kubernetes/kubernetes pkg/kubelet/kubelet_pods.go makeEnvironmentVariables (fmt.Errorf(\"couldn't find key %v in ConfigMap "
+             "%v/%v\", key, pod.Namespace, name); the ConfigMap manager's NotFound: configmap \"%s\" not found) -> kuberuntime_container.go "
+             "startContainer (event Failed \"Error: \" + the error), read with find_string",
+             WARNING),
+    # containerd's CRI plugin refusing a sandbox or a container whose name is still reserved by an earlier attempt (a slow or
+    # stuck node: the previous create timed out): the kubelet retries; the pod has not started.
+    LineRule("containerd_name_reserved", "pods_ready_timeout", "",  # keys: "Failed to create pod sandbox: ", ...
+             _r(r"\bfailed to reserve (?:sandbox|container) name \"[^\"\n]+\": name \"[^\"\n]+\" is reserved for \""),
+             "containerd/containerd pkg/cri/server/sandbox_run.go RunPodSandbox (fmt.Errorf(\"failed to reserve sandbox name %q: %w\", "
+             "name, err)), container_create.go CreateContainer (\"failed to reserve container name %q: %w\"), pkg/registrar (\"name %q is "
+             "reserved for %q\"); kubernetes kuberuntime_sandbox.go (event FailedCreatePodSandBox \"Failed to create pod sandbox: %v\"), "
+             "read with find_string",
+             WARNING),
+    # XLA's GPU runtime when an NCCL call failed (jaxlib raises it as XlaRuntimeError; pjrt logs it first): NCCL's own result
+    # string says which (the system, a peer gone, NCCL's internals): the communication failed.
+    LineRule("xla_nccl_operation_failed", "nccl_error", "NCCL operation ",
+             _r(r"\bNCCL operation (?P<call>nccl\w+)\([^)\n]*\) failed: (?P<why>unhandled system error|remote process exited or there "
+                r"was a network error|internal error)"),
+             "openxla/xla xla/service/gpu/runtime/nccl_api.cc / nccl_utils (XLA_NCCL_STATUS: absl::InternalError(absl::StrFormat(\"NCCL "
+             "operation %s failed: %s. Last NCCL warning(error) log entry (may be unrelated) '%s'.\", #expr, ncclGetErrorString(s), "
+             "ncclGetLastError(nullptr)))) as real runs print it (find_string id 2411416972); NVIDIA/nccl ncclGetErrorString"),
+    # Intel GPUs (torch's XPU backend): the XPU caching allocator's out-of-memory (c10's "CUDA out of memory" for the XPU),
+    # and the Level Zero / unified runtime's out-of-device-memory result as SYCL raises it: device memory exhausted.
+    LineRule("xpu_oom", "cuda_oom", "",  # keys: "XPU out of memory. Tried to allocate ", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY"
+             _r(r"\bXPU out of memory\. Tried to allocate (?P<size>[\d.]+ [KMGTP]?i?B)|\b(?:UR|ZE)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b"),
+             "pytorch/pytorch c10/xpu/XPUCachingAllocator.cpp malloc (TORCH_CHECK_WITH(OutOfMemoryError, false, \"XPU out of memory. Tried "
+             "to allocate \", format_size(alloc_size), \". GPU \", device, \" has a total capacity of \", ...)); oneapi-src/unified-runtime "
+             "ur_api.h (UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY = 39), SYCL's \"level_zero backend failed with error: 39 "
+             "(UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY)\"; read with find_string"),
+    # The cuDNN frontend's failure to build an execution plan for a graph (torch's cuDNN SDPA backend, Transformer Engine's
+    # fused attention): a cuDNN error (SPEC rev. 2: cuda_error).
+    LineRule("cudnn_frontend_error", "cuda_error", "[cudnn_frontend] Error: ",
+             _r(r"\[cudnn_frontend\] Error: (?P<what>No valid execution plans built|No execution plans support the graph)"),
+             "NVIDIA/cudnn-frontend (error_t messages \"No valid execution plans built.\"), pytorch/pytorch aten/src/ATen/native/cudnn "
+             "(TORCH_CHECK(false, \"cuDNN Frontend error: \", ...)), as real runs print it (batch h29c, `verified`)"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -2601,6 +2735,14 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                # h28c: kernel_oom_kill_old's older victim line and its summary, k8s_volume_mount_failed's texts
                "Kill process ", ":constraint=CONSTRAINT_", "MountVolume.SetUp failed for volume ", "MountVolume.MountDevice failed for volume ",
                "Multi-Attach error for volume ",
+               # h29c: kernel_oom_reaper, earlyoom_kill, k8s_volume_attach_failed, k8s_configmap_not_found, containerd_name_reserved,
+               # xpu_oom, cuda_driver_too_old (their words after a capital or a rare sign)
+               ": reaped process ", ": unable to reap pid:", "SIGTERM limits: ", "SIGKILL limits: ", "SIGTERM to process ",
+               "SIGKILL to process ", "Out of memory! avail: ", "Unable to mount volumes for pod ", "Unable to attach or mount volumes",
+               "MountVolume.WaitForAttach failed for volume ", "AttachVolume.Attach failed for volume ", "Error: configmap \"",
+               "Error: couldn't find key ", "Failed to create pod sandbox: ", "Error: failed to reserve container name ",
+               "XPU out of memory. Tried to allocate ", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
+               "The NVIDIA driver on your system is too old", "CUDA driver version is insufficient",
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
                "NAN |", "INF |",
@@ -2644,7 +2786,10 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    r"Status:\s+Failed\s*$",
                    # h28c: systemd_oomd_kill's 255+ wording ("Killed" is a key), k8s_liveness_restart's Killing event (not the key
                    # "Container ", common in healthy logs)
-                   r"Marked /\S+ for killing due to memory pressure for ", r"Container \S+ failed liveness probe, will be restarted")
+                   r"Marked /\S+ for killing due to memory pressure for ", r"Container \S+ failed liveness probe, will be restarted",
+                   # h29c: device_plugin_marked_unhealthy's "'<resource>' device marked unhealthy: GPU-<uuid>": the ": " before the
+                   # device's UUID (a quote first costs every line that holds one, tests/test_errors.py)
+                   r": (?:GPU|MIG)-[0-9a-fA-F]{8}-")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
@@ -2920,6 +3065,12 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("hip_error", "cuda_error", "pytorch/pytorch c10/cuda/CUDAException.h C10_CUDA_CHECK hipified (\"HIP error: \" + "
               "hipGetErrorString); ROCm/clr hipamd/src/hip_error.cpp",
               message=_r(r"\bHIP error: (?!no error\b)")),
+    # h29c (batch h29c; line rule cuda_driver_too_old gives the sources): the CUDA driver older than the runtime, raised by
+    # torch's lazy init, as "CUDA error: " + the runtime's string, or by cupy: the node's driver (gpu_hardware); before cuda_error.
+    TraceRule("cuda_driver_too_old", "gpu_hardware", "pytorch/pytorch c10/cuda/CUDAFunctions.cpp (\"The NVIDIA driver on your system is "
+              "too old (found version \", ...); cudaGetErrorString(cudaErrorInsufficientDriver) (line rule cuda_driver_too_old)",
+              message=_r(r"The NVIDIA driver on your system is too old \(found version \d+\)|\bCUDA driver version is insufficient for "
+                         r"CUDA runtime version")),
     TraceRule("cuda_error", "cuda_error", "pytorch/pytorch c10/cuda/CUDAException.cpp, aten/src/ATen/cuda/CUDABlas.cpp, aten/src/ATen/cudnn/Exceptions.h",
               type=_r(r"(?:^|\.)AcceleratorError$"),
               message=_r(r"CUDA error: |CUBLAS_STATUS_[A-Z_]+|cuDNN error: CUDNN_STATUS|CUDA driver error: |device-side assert")),
@@ -3086,6 +3237,13 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "(\"Last error:\\n\" + ncclGetLastError(comm))",
               message=_r(r"Error while creating shared memory segment \S+ \(size \d+\)|Error: failed to extend \S+ to \d+ bytes"
                          r"|Call to posix_fallocate failed")),
+    # h29c (batch h29c): a BrokenPipeError raised while the DataLoader starts its workers (w.start() in the multi-process
+    # iterator's __init__: the pipe to a spawned worker broke, the worker died as it started): the DataLoader failed, not a
+    # peer of the job; before nccl_error, which takes "Broken pipe" for a lost connection.
+    TraceRule("dataloader_worker_start_broken_pipe", "dataloader_error", "pytorch/pytorch torch/utils/data/dataloader.py "
+              "_MultiProcessingDataLoaderIter.__init__ (w.start()); python/cpython Lib/multiprocessing/popen_spawn_posix.py _launch "
+              "(f.write(fp.getbuffer()) to the child's pipe), popen_spawn_win32.py (reduction.dump(process_obj, to_child))",
+              type=_r(r"^BrokenPipeError$"), frame=_r(r"torch[/\\]utils[/\\]data[/\\]dataloader\.py:__init__$")),
     TraceRule("nccl_error", "nccl_error", "NCCLUtils.hpp (\"NCCL error in: \"); pytorch/gloo pair.cc; c10d Utils.hpp; horovod/horovod "
               "horovod/common/ops/nccl_operations.cc NCCLContext::ErrorCheck (throw std::logic_error(std::string(op_name) + \" failed: \" + "
               "ncclGetErrorString(nccl_result))); NVIDIA/nccl src/init.cc ncclGetErrorString (\"unhandled cuda error\", \"unhandled system "
@@ -4160,4 +4318,29 @@ TRACE_RULES += (
     TraceRule("host_enomem", "host_oom", "python/cpython Lib/multiprocessing/popen_fork.py _launch (self.pid = os.fork()), "
               "Modules/posixmodule.c (posix_error: OSError(errno, strerror(errno))); glibc strerror(ENOMEM) \"Cannot allocate memory\"",
               message=_r(r"^\s*\[Errno 12\] Cannot allocate memory\s*$")),
+)
+
+
+TRACE_RULES += (
+    # --- h29c (issue 16, session 29; fixtures/formats/failure_lines.json batch h29c): the build half's exceptions (the line
+    # rules of the h29c block give the sources).
+    # numpy's MemoryError subclass for an array it could not allocate (numpy/_core/_exceptions.py, numpy/core/ before 2.0):
+    # the host's memory, as MemoryError.
+    TraceRule("numpy_array_memory_error", "host_oom", "numpy/numpy numpy/_core/_exceptions.py (class _ArrayMemoryError(MemoryError): "
+              "\"Unable to allocate {} for an array with shape {} and data type {}\"), numpy/core/_exceptions.py in 1.17-1.26",
+              type=_r(r"(?:^|\.)_ArrayMemoryError$")),
+    # torch's XPU allocator and the unified runtime's out-of-device-memory (line rule xpu_oom): device memory exhausted.
+    TraceRule("xpu_oom", "cuda_oom", "pytorch/pytorch c10/xpu/XPUCachingAllocator.cpp (\"XPU out of memory. Tried to allocate \"); "
+              "oneapi-src/unified-runtime UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY (line rule xpu_oom)",
+              message=_r(r"\bXPU out of memory\. Tried to allocate |\b(?:UR|ZE)_RESULT_ERROR_OUT_OF_DEVICE_MEMORY\b")),
+    # the cuDNN frontend's plan failure raised by torch (line rule cudnn_frontend_error): a cuDNN error.
+    TraceRule("cudnn_frontend_error", "cuda_error", "NVIDIA/cudnn-frontend; pytorch/pytorch aten/src/ATen/native/cudnn (\"cuDNN Frontend "
+              "error: \"; line rule cudnn_frontend_error)",
+              message=_r(r"\[cudnn_frontend\] Error: (?:No valid execution plans built|No execution plans support the graph)")),
+    # XLA's client's FATAL exits for a job whose coordination service reported an error or whose coordinator stopped
+    # answering (line rule xla_distributed_fatal), as glog_fatal's message reads them: a peer died.
+    TraceRule("xla_distributed_fatal", "nccl_error", "openxla/xla xla/pjrt/distributed/client.h (line rule xla_distributed_fatal)",
+              message=_r(r"Terminating process because (?:the JAX distributed service detected fatal errors\..*?(?:The following "
+                         r"tasks are unhealthy \(stopped sending heartbeats\)|Failed to send RPC to coordination service\. Either the "
+                         r"leader task was preempted/died/restarted)|of missing heartbeat response from the coordinator)")),
 )

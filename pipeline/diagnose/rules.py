@@ -378,3 +378,10 @@ AGENT_CLOSING_EXITCODES = frozenset({-15, -9})
 # the liveness probe's reports are `hang` warnings: endings.stall_reports reads them, a stall only with no step after it.)
 LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"sunrpc_server_not_responding", "k8s_volume_mount_failed", "k8s_secret_not_found",
                                            "device_plugin_xid_unhealthy"}
+# --- h29c (issue 16, session 29; fixtures/formats/failure_lines.json batch h29c): more conditions of the layers under the job
+# that it may outlive, failures only where the log ends in them: the Lustre client's lost connection (it prints "Connection
+# restored to ..." and the job goes on), the kubelet's other volume waits and the attach-detach controller's attach failures
+# (it retries), a ConfigMap or a name containerd still reserves (the kubelet retries; the pod starts once they are there),
+# the device plugin's "device marked unhealthy" (the job on the other GPUs goes on).
+LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"lustre_connection_lost", "k8s_volume_attach_failed", "k8s_configmap_not_found",
+                                           "containerd_name_reserved", "device_plugin_marked_unhealthy"}
