@@ -129,10 +129,27 @@ def _exception_line_category(m: re.Match[str]) -> str | None:
     return exception_category(m["type"], m["message"] or "")
 
 
+# [h29a] Python's built-in classes whose name alone says the program's own error (python/cpython Doc/library/exceptions.rst:
+# AttributeError "an attribute reference ... or assignment fails", NameError "a local or global name is not found",
+# UnboundLocalError, TypeError "an operation or function is applied to an object of inappropriate type", ImportError /
+# ModuleNotFoundError "the import statement has troubles trying to load a module", SyntaxError / IndentationError / TabError
+# "the parser encounters a syntax error", NotImplementedError "abstract methods ... should raise this exception"): none is
+# raised for the machine (memory, devices, files, network: MemoryError, OSError and its subclasses, RuntimeError,
+# TimeoutError), so a wrapper that names one failed for a bug or configuration error of the program (SPEC rev. 2
+# python_exception) even when the wrapped traceback is cut. Not KeyError, IndexError or ValueError: a DataLoader worker's
+# and a dataset's errors are raised as those too (dataloader_error). Sample: dev 1052 (proroklab/adversarial_comms#1:
+# `ray.exceptions.RayTaskError(AttributeError): ray::MultiPPO.train() (pid=N, ip=A)`, the remote frames cut).
+CODE_ERROR_CLASSES = frozenset({"AttributeError", "NameError", "UnboundLocalError", "TypeError", "ImportError",
+                                "ModuleNotFoundError", "SyntaxError", "IndentationError", "TabError", "NotImplementedError"})
+
+
 def _wrapped_class_category(name: str) -> str:
     """The category a wrapper's inner exception class says by its name alone (a trace rule that needs no message or
-    frames); `unknown` for a class that says nothing more than that something raised (its message not on the line)."""
+    frames; [h29a] python_exception for CODE_ERROR_CLASSES); `unknown` for a class that says nothing more than that
+    something raised (its message not on the line)."""
     category = exception_category(name, "")
+    if category == "python_exception" and name in CODE_ERROR_CLASSES:
+        return category
     return "unknown" if category in (None, "python_exception") else category
 
 
@@ -3145,6 +3162,24 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("rendezvous_frame", "rendezvous_error", "pytorch/pytorch torch/distributed/elastic/rendezvous/, torch/distributed/rendezvous.py (_create_c10d_store, TCPStore)",
               type=_r(r"(?:^|\.)(?:TimeoutError|RuntimeError|DistNetworkError|DistStoreError|ConnectionError|ValueError)$"),
               frame=_r(r"torch/distributed/elastic/rendezvous/|torch/distributed/rendezvous\.py:")),
+    # [h29a] torch <= 1.1's THD process group (torch.distributed before 1.0, torch.distributed.deprecated in 1.0-1.1):
+    # init_process_group calls torch._C._dist_init_process_group, whose THDProcessGroupInit creates the data channel from
+    # the init method (env://, tcp://, file://: every process connects to the master and learns the others) inside
+    # HANDLE_EXCEPTIONS / END_HANDLE_EXCEPTIONS, which rethrows any error as THError(e.what()): TH appends " at <file>:<line>"
+    # of that catch, in process_group/General.cpp. So "<socket error> at .../THD/process_group/General.cpp:N" is the
+    # process group's start-up connection failing (rendezvous_error), before the communication rules would read its
+    # "Connection reset by peer" as a collective's peer gone. (General.cpp's two other functions, destroy and clearing a
+    # group's cache, run at exit and on new_group; no error of theirs is in the sets.) Sample: dev 1044
+    # (facebookresearch/maskrcnn-benchmark#315, two machines, `RuntimeError: Connection reset by peer at
+    # .../torch/lib/THD/process_group/General.cpp:20`).
+    TraceRule("thd_process_group_init", "rendezvous_error", "pytorch/pytorch v1.0.0 torch/lib/THD/process_group/General.cpp "
+              "(THDProcessGroupInit: HANDLE_EXCEPTIONS dataChannel = DataChannel::newChannel(channel_type, init_method, world_size, "
+              "group_name, rank); dataChannel->init(); END_HANDLE_EXCEPTIONS, line 20), THD/base/Exceptions.hpp "
+              "(#define END_HANDLE_EXCEPTIONS } catch (std::exception &e) { THError(e.what()); }), torch/csrc/distributed/Module.cpp "
+              "THDPModule_initProcessGroup; torch/distributed/deprecated/__init__.py and torch 0.4's torch/distributed/__init__.py "
+              "init_process_group (torch._C._dist_init_process_group(backend, init_method, world_size, group_name, rank)); "
+              "read in the stored index",
+              message=_r(r" at \S*\bTHD/process_group/General\.cpp:\d+\s*$")),
     # Batch h16f-2 (fixtures/eval dev 524-534, 409-411; real TF 2.21 / Keras 3.15 runs: fixtures/tf_real): which part of
     # a TensorFlow program failed, read from what TF's own error names. An op's status carries the node it failed at
     # ("[[{{node X}}]]", "[[X]]", "[[node X (defined at ...)]]", 1.x "[[Node: X = Op[...]", 2.x "Detected at node X defined
