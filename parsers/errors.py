@@ -2566,6 +2566,25 @@ LINE_RULES: tuple[LineRule, ...] = (
              "driver as \"(autoscaler +Ns) Error: ...\"; the v2 autoscaler's event logger (python/ray/autoscaler/v2/tests/"
              "test_event_logger.py expects \"No available node types can fulfill resource requests\", \"... placement group "
              "requests\", \"... cluster constraint\"); read in the stored index"),
+    # pdsh (the DeepSpeed launcher's default multi-node runner, `deepspeed --hostfile`; PDSH_RCMD_TYPE=ssh) when the ssh it
+    # ran for a host ended non-zero: ssh passes the remote command's exit status on (DeepSpeed's per-node launch.py, which
+    # exits with its worst child's code), 255 its own connection failure; or the ssh was killed by a signal, or (pdsh -k)
+    # the remote process was. A launcher's word that a node's part failed, the cause in that node's own lines (a summary,
+    # as mpirun's): 137 / SIGKILL the kernel's kill as for the other launchers. Neighbour of dev 1115 (the DeepSpeed
+    # launcher's runner.py / launch.py records; the draw's pdsh query Q5 found no copy outside the sets).
+    LineRule("pdsh_remote_exit", "unknown", "",  # key: _EXTRA_KEYS (": ssh exited with exit code ", ...)
+             _r(r"^pdsh@[\w.-]+: (?:(?P<host>[\w.:\[\]-]+): ssh (?:exited with exit code (?P<exitcode>\d+)|killed by signal "
+                r"(?P<signal>\d+))|process on host (?P<killed_host>[\w.:\[\]-]+) killed by signal (?P<remote_signal>\d+))"),
+             "chaos/pdsh src/common/pipecmd.c pipecmd_wait (err(\"%p: %S: %s exited with exit code %d\\n\", p->target, "
+             "xbasename(p->path), WEXITSTATUS(status)); \"%p: %S: %s killed by signal %d\\n\"; %p is \"pdsh@<local host>\", %S the "
+             "target, the ssh module's path \"ssh\"), src/pdsh/dsh.c _die_if_signalled (err(\"%p: process on host %S killed by "
+             "signal %d\\n\", ...) with -k); deepspeedai/DeepSpeed deepspeed/launcher/multinode_runner.py PDSHRunner "
+             "get_cmd (environment['PDSH_RCMD_TYPE'] = 'ssh'; ['pdsh', '-S', '-f', str(PDSH_MAX_FAN_OUT), '-w', active_workers] then "
+             "\"cd ...; python -u -m deepspeed.launcher.launch ...\" for each node); read in the stored index",
+             SUMMARY,
+             classify=lambda m: (EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown") if m["exitcode"] is not None and
+                                 int(m["exitcode"]) != 0 else None if m["exitcode"] is not None else
+                                 SIGNAL_CATEGORY.get(int(m["signal"] or m["remote_signal"]), "unknown"))),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -2633,6 +2652,7 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "The InfiniBand retry count", "The OpenFabrics ",  # ompi_openib_fabric_error (h26d)
                "Kernel task happen error", "Message info[",  # cann_task_exception (h28f)
                "MPI_INIT was invoked.", "MPI_FINALIZE was invoked.",  # ompi_call_outside_init (h29e)
+               ": ssh exited with exit code ", ": ssh killed by signal ", ": process on host ",  # pdsh_remote_exit (h29e)
                "Exception (either an error or timeout)",  # watchdog_detected; its "failure" form below
                # h28c: kernel_oom_kill_old's older victim line and its summary, k8s_volume_mount_failed's texts
                "Kill process ", ":constraint=CONSTRAINT_", "MountVolume.SetUp failed for volume ", "MountVolume.MountDevice failed for volume ",

@@ -196,3 +196,47 @@ def test_frames_without_their_indents_and_header_read_as_cpython_frames(tmp_path
     assert d.category == category, d.summary
     if exception_type is not None:
         assert (d.exception_type or "").endswith(exception_type), d.summary
+
+
+# --- pdsh (the DeepSpeed launcher's multi-node runner): a node's ssh that ended non-zero
+
+
+@pytest.mark.parametrize(
+    "line, category",
+    [
+        ("pdsh@gpu-a01: gpu-a02: ssh exited with exit code 1", "unknown"),
+        ("pdsh@gpu-a01: 10.1.4.22: ssh exited with exit code 255", "unknown"),
+        # the remote command killed by SIGKILL (128 + 9), and the ssh or the remote process killed by a signal
+        ("pdsh@gpu-a01: gpu-a02: ssh exited with exit code 137", "host_oom"),
+        ("pdsh@gpu-a01: gpu-a02: ssh killed by signal 15", "preempted"),
+        ("pdsh@gpu-a01: process on host gpu-a03 killed by signal 6", "unknown"),
+    ],
+)  # fmt: skip
+def test_pdsh_remote_exit(line, category):
+    assert found(line) == ("pdsh_remote_exit", category)
+    assert PREFILTER.search(line) is not None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        # exit code 0 is no failure; pdsh's other words; a node's own line behind pdsh's label
+        "pdsh@gpu-a01: gpu-a02: ssh exited with exit code 0",
+        "pdsh@gpu-a01: interrupt (one more within 1 sec to abort)",
+        "gpu-a02: ssh exited with exit code 1 is what I see on the other node",
+    ],
+)  # fmt: skip
+def test_pdsh_remote_exit_near_misses(line):
+    assert (found(line) or ("",))[0] != "pdsh_remote_exit"
+
+
+def test_a_node_that_failed_under_pdsh_with_its_own_error_is_answered_by_that_error(tmp_path):
+    text = ("gpu-a02: [2024-03-01 04:51:13,576] [INFO] [launch.py:315:sigkill_handler] Killing subprocess 40411\n"
+            'gpu-a02: [2024-03-01 04:51:13,577] [ERROR] [launch.py:321:sigkill_handler] ["/usr/bin/python3", "-u", "train.py", '
+            '"--local_rank=3"] exits with return code = -9\n'
+            "pdsh@gpu-a01: gpu-a02: ssh exited with exit code 247\n")  # fmt: skip
+    d = the_diagnosis(tmp_path, text)
+    assert d.category == "host_oom", d.summary
+    (tmp_path / "alone").mkdir()
+    alone = the_diagnosis(tmp_path / "alone", "pdsh@gpu-a01: gpu-a02: ssh exited with exit code 1\n")
+    assert alone.category == "unknown", alone.summary
