@@ -2585,6 +2585,23 @@ LINE_RULES: tuple[LineRule, ...] = (
              classify=lambda m: (EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown") if m["exitcode"] is not None and
                                  int(m["exitcode"]) != 0 else None if m["exitcode"] is not None else
                                  SIGNAL_CATEGORY.get(int(m["signal"] or m["remote_signal"]), "unknown"))),
+    # Flux (`flux run`, `flux job attach`, `flux job wait`): the job's end as flux-job reports it from the job shell's wait
+    # status. An exit code (1..128) is a task's, a code above 128 the signal that killed tasks ("task(s) Killed"), a
+    # signalled shell "job shell Killed". A launcher's summary, the cause in the tasks' own lines: SIGKILL the kernel's kill,
+    # SIGTERM / SIGHUP from outside, as the shells' job notes read them. Neighbour of the draw's Flux query (R4, which found
+    # the FLUX model's threads instead).
+    LineRule("flux_job_tasks_failed", "unknown", "",  # key: _EXTRA_KEYS (": task(s) ", ": job shell ")
+             _r(rf"^flux-job: (?:task\(s\) (?:exited with exit code (?P<exitcode>\d+)|(?P<what>{_STRSIGNAL}))"
+                rf"|job shell (?P<shell>{_STRSIGNAL}))\s*$"),
+             "flux-framework/flux-core src/common/libjob flux_job_waitstatus_to_exitcode (WIFSIGNALED: errprintf(errp, \"job shell "
+             "%s\", strsignal(WTERMSIG(waitstatus))); code > 128: \"task(s) %s\", strsignal(code - 128); code > 0: \"task(s) "
+             "exited with exit code %d\"), its unit test (\"job shell Killed\", \"task(s) exited with exit code 1\", \"task(s) "
+             "Terminated\"), printed by flux-job as \"flux-job: <text>\" (flux-core's shell plugin docs: \"$ flux run -n1 false\" ... "
+             "\"flux-job: task(s) exited with exit code 1\"); read in the stored index",
+             SUMMARY,
+             classify=lambda m: (_exit_code_category(m) if m["exitcode"] is not None else
+                                 {"Killed": "host_oom", "Terminated": "preempted", "Hangup": "preempted"}.get(
+                                     m["what"] or m["shell"], "unknown"))),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -2653,6 +2670,7 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Kernel task happen error", "Message info[",  # cann_task_exception (h28f)
                "MPI_INIT was invoked.", "MPI_FINALIZE was invoked.",  # ompi_call_outside_init (h29e)
                ": ssh exited with exit code ", ": ssh killed by signal ", ": process on host ",  # pdsh_remote_exit (h29e)
+               ": task(s) ", ": job shell ",  # flux_job_tasks_failed (h29e)
                "Exception (either an error or timeout)",  # watchdog_detected; its "failure" form below
                # h28c: kernel_oom_kill_old's older victim line and its summary, k8s_volume_mount_failed's texts
                "Kill process ", ":constraint=CONSTRAINT_", "MountVolume.SetUp failed for volume ", "MountVolume.MountDevice failed for volume ",

@@ -240,3 +240,34 @@ def test_a_node_that_failed_under_pdsh_with_its_own_error_is_answered_by_that_er
     (tmp_path / "alone").mkdir()
     alone = the_diagnosis(tmp_path / "alone", "pdsh@gpu-a01: gpu-a02: ssh exited with exit code 1\n")
     assert alone.category == "unknown", alone.summary
+
+
+# --- Flux: flux-job's report of the job shell's wait status
+
+
+@pytest.mark.parametrize(
+    "line, category",
+    [
+        ("flux-job: task(s) exited with exit code 1", "unknown"),
+        ("flux-job: task(s) Killed", "host_oom"),
+        ("flux-job: task(s) Terminated", "preempted"),
+        ("flux-job: task(s) Segmentation fault", "unknown"),
+        ("flux-job: job shell Killed", "host_oom"),
+    ],
+)  # fmt: skip
+def test_flux_job_tasks_failed(line, category):
+    assert found(line) == ("flux_job_tasks_failed", category)
+    assert PREFILTER.search(line) is not None
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "flux-job: task(s) exited with exit code 0",
+        # a shell plugin's own line about one task (no rule of this one), and prose
+        "0.085s: flux-shell[0]: exit-monitor: task 0 exited with code 1",
+        "all task(s) exited with exit code 1 after the update",
+    ],
+)  # fmt: skip
+def test_flux_job_tasks_failed_near_misses(line):
+    assert (found(line) or ("",))[0] != "flux_job_tasks_failed"
