@@ -2682,6 +2682,77 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"\[cudnn_frontend\] Error: (?P<what>No valid execution plans built|No execution plans support the graph)"),
              "NVIDIA/cudnn-frontend (error_t messages \"No valid execution plans built.\"), pytorch/pytorch aten/src/ATen/native/cudnn "
              "(TORCH_CHECK(false, \"cuDNN Frontend error: \", ...)), as real runs print it (batch h29c, `verified`)"),
+    # --- h29e (issue 16, session 29; fixtures/eval README "Batch h29e"): the classes of batch h29e's misses (dev 1112-1124,
+    # a blind draw of logs from launchers other than torchrun).
+    # Open MPI's fatal-error handler when an MPI call comes before MPI_Init has started or after MPI_Finalize: no
+    # communicator exists to report on, so it prints its own three lines and aborts the process ("*** The MPI_Comm_rank()
+    # function was called before MPI_INIT was invoked." / "*** This is disallowed by the MPI standard." / "*** Your MPI job
+    # will now abort."; no name: "*** An MPI function was called before MPI_INIT was invoked."). The program called MPI out
+    # of order: a bug in its code (python_exception; mpi4py, a framework's MPI probe imported before init). The same text
+    # with MPI_Init / MPI_Init_thread is the init itself failing (orte_init's error box above it says why): a failure whose
+    # cause this line does not hold (unknown). Sample: dev 1120 (exalearn/EXARL#22, an RL training run on an HPC node).
+    LineRule("ompi_call_outside_init", "python_exception", "",  # key: _EXTRA_KEYS ("MPI_INIT was invoked", ...)
+             _r(r"^\*\*\* (?:The (?P<function>\w+)\(\) function|An MPI function) was called "
+                r"(?P<when>before MPI_INIT|after MPI_FINALIZE) was invoked\."),
+             "open-mpi/ompi ompi/errhandler/errhandler_predefined.c backend_fatal_no_aggregate (if (!ompi_mpi_init_started && "
+             "!ompi_mpi_initialized) out(\"*** The %s() function was called before MPI_INIT was invoked.\\n*** This is disallowed "
+             "by the MPI standard.\\n\", arg), else \"*** An MPI function was called before MPI_INIT was invoked.\\n...\"; "
+             "out(\"*** Your MPI job will now abort.\\n\"); the same after MPI_FINALIZE; then ompi_mpi_abort), read in the stored "
+             "index; the MPI_Init / MPI_Init_thread form after \"ompi_mpi_init: orte_init failed\" in Open MPI users' mail archives "
+             "(find_string)",
+             classify=lambda m: "unknown" if m["function"] in ("MPI_Init", "MPI_Init_thread") else "python_exception"),
+    # Ray's autoscaler when a task's, an actor's or a placement group's resource request fits no node type the cluster
+    # can have (GPUs asked of a cluster without them, more of a resource than any node holds): the request stays pending
+    # for ever, repeated every 30 s, and the job's workers are never placed (the gang never becomes ready:
+    # pods_ready_timeout, as a pod the scheduler finds no node for). The v2 autoscaler's plural forms too. Not its
+    # "Warning: The following resource request cannot be scheduled right now: ... all cluster resources being claimed by
+    # actors" (a feasible request waiting for busy nodes). Sample: dev 1122 (real-stanford/scalingup#6, a driver asking
+    # {'CPU': 1.0, 'GPU': 1.0} of a node without GPUs).
+    LineRule("ray_infeasible_request", "pods_ready_timeout", "No available node types can fulfill ",
+             _r(r"\bNo available node types can fulfill (?P<what>resource requests?|placement group requests?|cluster constraint)\b"),
+             "ray-project/ray python/ray/autoscaler/_private/autoscaler.py StandardAutoscaler._report_pending_infeasible "
+             "(for request in infeasible: self.event_summarizer.add_once_per_interval(\"Error: No available node types can fulfill "
+             "resource request {}. Add suitable node types to this cluster to resolve this issue.\".format(request), interval_s=30); "
+             "the feasible ones' \"Warning: The following resource request cannot be scheduled right now: ...\"), printed by the "
+             "driver as \"(autoscaler +Ns) Error: ...\"; the v2 autoscaler's event logger (python/ray/autoscaler/v2/tests/"
+             "test_event_logger.py expects \"No available node types can fulfill resource requests\", \"... placement group "
+             "requests\", \"... cluster constraint\"); read in the stored index"),
+    # pdsh (the DeepSpeed launcher's default multi-node runner, `deepspeed --hostfile`; PDSH_RCMD_TYPE=ssh) when the ssh it
+    # ran for a host ended non-zero: ssh passes the remote command's exit status on (DeepSpeed's per-node launch.py, which
+    # exits with its worst child's code), 255 its own connection failure; or the ssh was killed by a signal, or (pdsh -k)
+    # the remote process was. A launcher's word that a node's part failed, the cause in that node's own lines (a summary,
+    # as mpirun's): 137 / SIGKILL the kernel's kill as for the other launchers. Neighbour of dev 1115 (the DeepSpeed
+    # launcher's runner.py / launch.py records; the draw's pdsh query Q5 found no copy outside the sets).
+    LineRule("pdsh_remote_exit", "unknown", "",  # key: _EXTRA_KEYS (": ssh exited with exit code ", ...)
+             _r(r"^pdsh@[\w.-]+: (?:(?P<host>[\w.:\[\]-]+): ssh (?:exited with exit code (?P<exitcode>\d+)|killed by signal "
+                r"(?P<signal>\d+))|process on host (?P<killed_host>[\w.:\[\]-]+) killed by signal (?P<remote_signal>\d+))"),
+             "chaos/pdsh src/common/pipecmd.c pipecmd_wait (err(\"%p: %S: %s exited with exit code %d\\n\", p->target, "
+             "xbasename(p->path), WEXITSTATUS(status)); \"%p: %S: %s killed by signal %d\\n\"; %p is \"pdsh@<local host>\", %S the "
+             "target, the ssh module's path \"ssh\"), src/pdsh/dsh.c _die_if_signalled (err(\"%p: process on host %S killed by "
+             "signal %d\\n\", ...) with -k); deepspeedai/DeepSpeed deepspeed/launcher/multinode_runner.py PDSHRunner "
+             "get_cmd (environment['PDSH_RCMD_TYPE'] = 'ssh'; ['pdsh', '-S', '-f', str(PDSH_MAX_FAN_OUT), '-w', active_workers] then "
+             "\"cd ...; python -u -m deepspeed.launcher.launch ...\" for each node); read in the stored index",
+             SUMMARY,
+             classify=lambda m: (EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown") if m["exitcode"] is not None and
+                                 int(m["exitcode"]) != 0 else None if m["exitcode"] is not None else
+                                 SIGNAL_CATEGORY.get(int(m["signal"] or m["remote_signal"]), "unknown"))),
+    # Flux (`flux run`, `flux job attach`, `flux job wait`): the job's end as flux-job reports it from the job shell's wait
+    # status. An exit code (1..128) is a task's, a code above 128 the signal that killed tasks ("task(s) Killed"), a
+    # signalled shell "job shell Killed". A launcher's summary, the cause in the tasks' own lines: SIGKILL the kernel's kill,
+    # SIGTERM / SIGHUP from outside, as the shells' job notes read them. Neighbour of the draw's Flux query (R4, which found
+    # the FLUX model's threads instead).
+    LineRule("flux_job_tasks_failed", "unknown", "",  # key: _EXTRA_KEYS (": task(s) ", ": job shell ")
+             _r(rf"^flux-job: (?:task\(s\) (?:exited with exit code (?P<exitcode>\d+)|(?P<what>{_STRSIGNAL}))"
+                rf"|job shell (?P<shell>{_STRSIGNAL}))\s*$"),
+             "flux-framework/flux-core src/common/libjob flux_job_waitstatus_to_exitcode (WIFSIGNALED: errprintf(errp, \"job shell "
+             "%s\", strsignal(WTERMSIG(waitstatus))); code > 128: \"task(s) %s\", strsignal(code - 128); code > 0: \"task(s) "
+             "exited with exit code %d\"), its unit test (\"job shell Killed\", \"task(s) exited with exit code 1\", \"task(s) "
+             "Terminated\"), printed by flux-job as \"flux-job: <text>\" (flux-core's shell plugin docs: \"$ flux run -n1 false\" ... "
+             "\"flux-job: task(s) exited with exit code 1\"); read in the stored index",
+             SUMMARY,
+             classify=lambda m: (_exit_code_category(m) if m["exitcode"] is not None else
+                                 {"Killed": "host_oom", "Terminated": "preempted", "Hangup": "preempted"}.get(
+                                     m["what"] or m["shell"], "unknown"))),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -2748,6 +2819,9 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Libfabric EFA provider", "Libfabric error: (", "EFA internal error: (", "Writing error to EQ: ",  # efa_endpoint_error (h26d)
                "The InfiniBand retry count", "The OpenFabrics ",  # ompi_openib_fabric_error (h26d)
                "Kernel task happen error", "Message info[",  # cann_task_exception (h28f)
+               "MPI_INIT was invoked.", "MPI_FINALIZE was invoked.",  # ompi_call_outside_init (h29e)
+               ": ssh exited with exit code ", ": ssh killed by signal ", ": process on host ",  # pdsh_remote_exit (h29e)
+               ": task(s) ", ": job shell ",  # flux_job_tasks_failed (h29e)
                "Exception (either an error or timeout)",  # watchdog_detected; its "failure" form below
                # h28c: kernel_oom_kill_old's older victim line and its summary, k8s_volume_mount_failed's texts
                "Kill process ", ":constraint=CONSTRAINT_", "MountVolume.SetUp failed for volume ", "MountVolume.MountDevice failed for volume ",
@@ -3876,6 +3950,15 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         rule = first_trace_rule(exc_type, message, frames)
         if rule is not None:
             return rule.category, _exception_text(exc_type, message)
+    # [h29e] The child's traceback a wrapper carries in its message (mp.spawn's "-- Process N terminated with the following
+    # error:", multiprocessing's RemoteTraceback, a worker's "Original Traceback") has frames of its own: the rules that
+    # read frames (rendezvous_frame: an error raised inside torch's rendezvous, whatever its class) are tried on the child's
+    # exception with them, where no rule read the wrapper's chain. Sample: dev 1123 (yangkky/distributed_tutorial#3, torch
+    # 1.x's bare Exception from spawn carrying "RuntimeError: Connection timed out" raised at TCPStore in rendezvous.py).
+    for exc_type, message, frames in _remote_links(trace):
+        rule = first_trace_rule(exc_type, message, frames)
+        if rule is not None:
+            return rule.category, _exception_text(exc_type, message)
     if subs:  # none says more: the first sub-exception's root, as for a chain of its own
         exc_type, message, _ = subs[0][0][subs[0][1]]
         return exception_category(exc_type, message) or "python_exception", _exception_text(exc_type, message)
@@ -4215,6 +4298,20 @@ def _plain_texts(items: list, limit: int = 64) -> list[str]:
 
 def _found(literal_id, _start, _end, _flags, found) -> None:
     found.append(literal_id)
+
+
+def _remote_links(trace: TraceRecord) -> list[tuple[str, str, list[str]]]:
+    """The exceptions of the child tracebacks a trace's wrappers carry (trace_blocks._set_remote: the trace's details'
+    "remote", one entry per wrapper), with their frames as `frame_key`s; none without frames (a child's traceback cut)."""
+    details = trace.details or {}
+    remote = details.get("remote") if isinstance(details, dict) else None
+    entries = remote if isinstance(remote, list) else [remote] if isinstance(remote, dict) else []
+    out = []
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("exception_type") and entry.get("frames"):
+            frames = [frame_key(f.get("file"), f.get("function")) for f in entry["frames"] if isinstance(f, dict)]
+            out.append((str(entry["exception_type"]), str(entry.get("message") or ""), frames))
+    return out
 
 
 def _remote_exception(trace: TraceRecord) -> tuple[str, str] | None:

@@ -458,6 +458,9 @@ class TraceParser:
                 line, text = self._reindent(line, text)
             else:
                 self._after_frame = False
+        if self._state == "sp_frames" and self._cpython_source_at_margin(text):
+            self._as_cpython_frames()
+            line, text = line._replace(text="    " + line.text), "    " + text
         now = times.leading_seconds(line.time) if line.time else None
         gap = now - self._last_s if now is not None and self._last_s is not None else 0.0
         if gap > self.idle_s:
@@ -654,6 +657,44 @@ class TraceParser:
             self._after_frame = False
             return line._replace(text="    " + line.text), "    " + text
         return line, text
+
+    def _cpython_source_at_margin(self, text: str) -> bool:
+        """[h29e] Whether a line read as stackprinter's is CPython's source line with its indent lost: the line right
+        after a 'File "<path>", line N, in <name>' at the margin (the trace's last line kept, no blank line held
+        between), at the margin itself, that is no frame, arrow or elision of stackprinter's, no log line and no
+        exception line. stackprinter prints its source lines indented under the frame ("    581      x = f(y)", "-->" on
+        the failing one: trace_shapes.SP_ARROW) and the exception at the margin; CPython's traceback copied without its
+        indents (a launcher front-end logging a child's stderr line by line, a copy from a rendered page, no header kept:
+        _reindent's case with its header cut) puts the source line at the margin right under its frame. A line reads
+        as an exception when it carries a message ("Type: ...") or its class name is capitalised ("ValueError",
+        "a.b.KeyboardInterrupt"); "trainer.train(args)", "main()", "raise" are source. Sample: dev 1114
+        (cocktailpeanut/fluxgym#289: fluxgym's "[time] [INFO] " before each line of sd-scripts' traceback)."""
+        if self._held or self._margin or text[:1] in (" ", "\t", "") or not text.strip():
+            return False
+        block = self._block
+        last = block.tail[-1] if block.tail else (block.head[-1] if block.head else "")
+        if not SP_FRAME.match(last) or SP_FRAME.match(text) or SP_ARROW.match(text) or SP_ELIDED.match(text) or FOREIGN.match(text):
+            return False
+        m = EXCEPTION.match(text)
+        if m is None:
+            return True
+        if m["msg"] is not None:
+            return False
+        name = m["type"].split("(", 1)[0].rsplit(".", 1)[-1]
+        return not name[:1].isupper()
+
+    def _as_cpython_frames(self) -> None:
+        """The trace read so far as stackprinter's, read again as CPython's frames with their indents lost: its File lines
+        put back at CPython's two blanks (Lib/traceback.py StackSummary.format_frame_summary), the state `frames`, the
+        line being read the source line under the last frame (the caller indents it by four)."""
+        old = self._block
+        block = _Block(self.max_lines, self.max_bytes)
+        for kept in old.lines():
+            block.add("  " + kept if SP_FRAME.match(kept) else kept)
+        block.count, block.dropped, block.cut = old.count, old.dropped, old.cut
+        self._block = block
+        self._state = "frames"
+        self._after_frame = False
 
     def _restart(self, line: Line, text: str) -> tuple[bool, list[Record]]:
         records = self._finish()
