@@ -133,7 +133,9 @@ PREFILTER = (
     r"|File \"[^\"]*\", line \d+, in "  # stackprinter's frame line, at the margin (RENDERED)
     r"|.* File \"[^\"]*\", line \d+, in "  # ... behind a head (HEADED; traces._headed_start decides)
     r"|[\w.-]+\.pyw? \d+ [\w<>.]+\s*$|\d+ [\w<>.]+ [\w.-]+\.pyw?\s*$"  # pretty_errors' frame (PE_FRAME)
-    r"|│ +(?:File \"|Traceback \(most recent call last\):))"  # a traceback inside a viewer's box (MARGIN)
+    r"|│ +(?:File \"|Traceback \(most recent call last\):)"  # a traceback inside a viewer's box (MARGIN)
+    # [h29b] a frame line of rich's panel whose title the copy lost (RICH_FRAME: an excerpt or a tail starts in the box)
+    r"|\u2502 [^\s\u2502][^\u2502]*?:\d+ in [^\s\u2502]+ *\u2502\s*$)"
 )
 
 # -- tracebacks other libraries draw (helper h16w, issue 16). Each shape was read off the library's real output
