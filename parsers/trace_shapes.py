@@ -135,7 +135,8 @@ PREFILTER = (
     r"|[\w.-]+\.pyw? \d+ [\w<>.]+\s*$|\d+ [\w<>.]+ [\w.-]+\.pyw?\s*$"  # pretty_errors' frame (PE_FRAME)
     r"|│ +(?:File \"|Traceback \(most recent call last\):)"  # a traceback inside a viewer's box (MARGIN)
     # [h29b] a frame line of rich's panel whose title the copy lost (RICH_FRAME: an excerpt or a tail starts in the box)
-    r"|\u2502 [^\s\u2502][^\u2502]*?:\d+ in [^\s\u2502]+ *\u2502\s*$)"
+    # (the border as a literal character: Hyperscan takes no "\u" escape; a superset of RICH_FRAME, no negated class of it)
+    r"|│ \S.*?:\d+ in \S.*│\s*$)"
 )
 
 # -- tracebacks other libraries draw (helper h16w, issue 16). Each shape was read off the library's real output
