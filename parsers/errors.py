@@ -2753,6 +2753,20 @@ LINE_RULES: tuple[LineRule, ...] = (
              classify=lambda m: (_exit_code_category(m) if m["exitcode"] is not None else
                                  {"Killed": "host_oom", "Terminated": "preempted", "Hangup": "preempted"}.get(
                                      m["what"] or m["shell"], "unknown"))),
+    # --- h29b (issue 16, session 29; fixtures/eval README "Batch h29b"): the class of batch h29b's miss dev 1077 (a blind draw
+    # with no project named, dev 1064-1078). ElasticDL's master watches its job's pods and logs every event with the pod's
+    # phase; a worker pod whose phase turned Failed is a worker that failed (k8s core/v1 PodFailed: all containers ended,
+    # one of them in failure), and the master relaunches it while relaunches are left. The line says a worker failed, not
+    # why, and a relaunched worker may go on: a launcher's word that its workers failed before it starts them again
+    # (rules.TEARDOWN_AT_THE_END, endings.teardown_at_the_end): the failure only where nothing a parser reads follows it.
+    # Only the phase Failed (Pending, Running, Succeeded are no failure). Sample: dev 1077 (sql-machine-learning/
+    # elasticdl#897: four MODIFIED events of worker-0 in phase Failed, the job then waits on its task).
+    LineRule("elasticdl_pod_failed", "unknown", "Got event ",
+             _r(r"Got event (?P<event>[A-Z]+), phase Failed for pod: (?P<pod>\S+)"),
+             "sql-machine-learning/elasticdl elasticdl/python/master/k8s_worker_manager.py WorkerManager._event_cb and "
+             "pod_manager.py PodManager._event_cb (logger.info(\"Got event %s, phase %s for pod: %s\" % (evt_type, phase, "
+             "pod_name)); phase Failed then relaunch_worker where relaunches are left; read with find_string (three versions); "
+             "k8s.io/api core/v1 PodFailed", WARNING),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"

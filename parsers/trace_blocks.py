@@ -161,6 +161,8 @@ def _rendered(lines: list[str]) -> bool:
     c = first[:1]
     if c == "\u256d":
         return RICH_HEAD.match(first) is not None
+    if c == "\u2502":  # [h29b] rich's panel from a frame line on, its title cut off (traces.START)
+        return RICH_FRAME.match(first) is not None
     if c == "F" and SP_FRAME.match(first):
         return True
     if c == "T" and TB_HEAD.match(first) is not None:
@@ -199,7 +201,7 @@ def derender(lines: list[str]) -> list[str]:
             out.append(t)
             kind = "cpython"
             continue
-        if not kind and SP_FRAME.match(t):
+        if not kind and (SP_FRAME.match(t) or RICH_FRAME.match(t)):  # [h29b] rich's panel whose title was cut off
             out.append(TB_TEXT)
             kind = "drawn"
         if not kind:

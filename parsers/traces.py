@@ -63,6 +63,7 @@ from gangscope.parsers.trace_shapes import (
     REMOTE_HEAD,
     RICH_BODY,
     RICH_END,
+    RICH_FRAME,
     RICH_HEAD,
     SEPARATOR,
     SP_ARROW,
@@ -133,6 +134,10 @@ START: list[Rule] = [
     (BOX_ROOT_CAUSE.match, TAKE, "child_failed_box"),  # ... or from its root-cause section on
     # tracebacks other libraries draw (trace_shapes.RENDERED, each with the file that prints it)
     (RICH_HEAD.match, TAKE, "rich_box"),
+    # [h29b] rich's panel from a frame line on, its title cut off (an excerpt or a tail that starts inside the box), as
+    # FRAME above starts CPython's traceback whose header was cut off: rich/traceback.py _render_stack prints each frame
+    # as "path:line in name" inside the panel's border, nothing else in a log draws that line
+    (RICH_FRAME.match, TAKE, "rich_box"),
     (IPY_HEAD.match, TAKE, "ipy_frames"),
     (SP_FRAME.match, TAKE, "sp_frames"),
     (PE_FRAME.match, TAKE, "pe_code"),  # pretty_errors: its rule is no start (a rule of dashes is any log's)

@@ -222,7 +222,9 @@ MARKED_EXCEPTION_LINES = frozenset({"pytest_exception", "pytest_failed_summary",
 #: and Ray's raylet on a worker process that never registered ("Some workers of the worker process(N) have not registered
 #: within the timeout. The process is dead, probably it crashed during start.", src/ray/raylet/worker_pool.cc). Batch
 #: h16p, dev 440 and 450.
-TEARDOWN_AT_THE_END = frozenset({"agent_closing", "elastic_group_restart", "ray_worker_start_timeout"})
+#: [h29b] ElasticDL's master on a worker pod whose phase turned Failed (it relaunches the worker while relaunches are left):
+#: rule elasticdl_pod_failed, dev 1077.
+TEARDOWN_AT_THE_END = frozenset({"agent_closing", "elastic_group_restart", "ray_worker_start_timeout", "elasticdl_pod_failed"})
 
 #: Warning rules (role `warning`, parsers/errors.py) besides NCCL's (category nccl_error) whose lines, when a log ends in
 #: them with no step, trace or other line a parser read after them, are its last word: the failure they warn of, at the
