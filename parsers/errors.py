@@ -2434,16 +2434,17 @@ LINE_RULES: tuple[LineRule, ...] = (
     # only from the handlers around their training loop: `except KeyboardInterrupt` and `except Exception` /
     # `except BaseException` (then traceback.print_exc(), sys.exit(1)). It prints " ! Run is removed from <folder>" when no
     # checkpoint was written yet, else " ! Run is kept in <folder>" (print, later logger.info; "\t ! Run ..." in the oldest).
-    # Either line says the run stopped before its end, not why: a summary of category unknown, so the exception's own
-    # line or traceback (printed after it), or the interrupt's line below, still wins. Sample: dev 1128 (mozilla/TTS#732,
-    # the line then the copy's cut).
+    # Either line says the run stopped before its end, not why: a warning of category unknown that is a failure only as a
+    # log's last word (rules.LAST_WORD_WARNINGS), so the exception's own line or traceback printed after it (cut or not),
+    # or the interrupt's line below, still says what it was. Sample: dev 1128 (mozilla/TTS#732, the line then the copy's
+    # cut); dev 886 (mozilla/TTS#460, the line then traceback.print_exc()'s traceback, cut) keeps its cut-traceback answer.
     LineRule("tts_run_folder_cleanup", "unknown", "Run is ",
              _r(r"^\s*! Run is (?P<how>removed from|kept in) (?P<folder>\S.*)$"),
              "mozilla/TTS and coqui-ai/TTS TTS/utils/generic_utils.py remove_experiment_folder (print(\" ! Run is removed from {}\"."
              "format(experiment_path)) / print(\" ! Run is kept in {}\"...)), called from train_*.py's `except KeyboardInterrupt:` and "
              "`except Exception:` around main(args); coqui-ai/Trainer trainer/generic_utils.py (logger.info(\" ! Run is removed from %s\", "
              "...)), trainer/trainer.py Trainer.fit (remove_experiment_folder(self.output_path) in `except KeyboardInterrupt:` and "
-             "`except BaseException:`, then traceback.print_exc(); sys.exit(1)); read with find_string", SUMMARY),
+             "`except BaseException:`, then traceback.print_exc(); sys.exit(1)); read with find_string", WARNING),
     # coqui-ai/Trainer's own word that the loop got a KeyboardInterrupt (Ctrl-C or a launcher's SIGINT): what Lightning's
     # "Detected KeyboardInterrupt, attempting graceful shutdown" says (rule lightning_interrupted), preempted.
     LineRule("coqui_trainer_interrupted", "preempted", "Keyboard interrupt detected.",

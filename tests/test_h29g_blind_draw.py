@@ -95,7 +95,7 @@ def test_the_record_in_a_log(tmp_path, tail, category):
     ],
 )  # fmt: skip
 def test_the_tts_trainers_cleanup_line(line):
-    assert found(line) == ("tts_run_folder_cleanup", "unknown")
+    assert found(line) == ("tts_run_folder_cleanup", "unknown")  # a warning, a failure as the last word
     assert PREFILTER.search(line) is not None
 
 
@@ -141,6 +141,19 @@ CLEANUP = " ! Run is removed from /srv/tts/Models/LJSpeech/ljspeech-ddc-March-02
 def test_the_cleanup_line_in_a_log(tmp_path, text, category):
     d = the_diagnosis(tmp_path, text)
     assert d.category == category, d.summary
+
+
+def test_the_handlers_traceback_cut_after_the_cleanup_line_is_the_answer(tmp_path):
+    # dev 886's shape: the clean-up line, then traceback.print_exc()'s traceback cut before its exception line
+    text = (TTS_START + CLEANUP + "Traceback (most recent call last):\n"
+            '  File "train.py", line 676, in <module>\n'
+            "    main(args)\n"
+            '  File "train.py", line 591, in main\n'
+            "    global_step, epoch)\n"
+            '  File "/srv/tts/TTS/tra\n')  # fmt: skip
+    d = the_diagnosis(tmp_path, text)
+    assert d.category == "unknown"
+    assert "traceback cut before its exception line" in d.summary, d.summary
 
 
 SAMPLER = ("Traceback (most recent call last):\n"
