@@ -1279,6 +1279,21 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("metric_not_finite", "nan_loss", "Monitored metric ",
              _r(r"Monitored metric (?P<metric>\S+) = (?P<value>nan|inf|-inf) is not finite"),
              "Lightning-AI/pytorch-lightning src/lightning/pytorch/callbacks/early_stopping.py"),
+    # h29g (issue 16, session 29; fixtures/eval README "Batch h29g"): the progress record of fatchord's WaveRNN / Tacotron
+    # trainers and the projects built on them (CorentinJ/Real-Time-Voice-Cloning's vocoder and synthesizer, their forks),
+    # written by their stream() helper ("\r{...}" or "\r..."): "| Epoch: E[/N] (i/n) | Loss: X | S steps/s | Step: Kk | ".
+    # Its loss is the running mean of the epoch (avg_loss = running_loss / i; the RTVC synthesizer's a 100-step
+    # ValueWindow average): once a NaN/Inf loss entered the sum, every later record of the epoch prints it, so one such
+    # record is the divergence itself, not a skipped step (the trainers have no loss scaler that skips one), and a cause
+    # (before loss_printed_nonfinite, a warning that takes the same words). Sample: dev 1141
+    # (CorentinJ/Real-Time-Voice-Cloning#797, "{| Epoch: 1 (989/1180) | Loss: nan | 2.3 steps/s | Step: 0k | }").
+    LineRule("wavernn_running_loss_nonfinite", "nan_loss", "| Epoch: ",
+             _r(r"\| Epoch: \d+(?:/\d+)? \(\d+/\d+\) \| Loss: (?P<value>-?nan|-?inf)\b(?: \| [\d.naif]+ steps/s \| Step: \d+k \|)?"),
+             "fatchord/WaveRNN train_wavernn.py / train_tacotron.py (running_loss += loss.item(); avg_loss = running_loss / i; msg = "
+             "f'| Epoch: {e}/{epochs} ({i}/{total_iters}) | Loss: {avg_loss:#.4} | {speed:#.2} steps/s | Step: {k}k | '; stream(msg)); "
+             "CorentinJ/Real-Time-Voice-Cloning vocoder/train.py (f\"| Epoch: {epoch} ({i}/{len(data_loader)}) | Loss: {avg_loss:.4f} | "
+             "{speed:.1f} steps/s | Step: {k}k | \"), synthesizer/train.py (Loss: {loss_window.average:#.4}), vocoder/display.py stream "
+             "(sys.stdout.write(\"\\r{%s}\" % message)); read with find_string; CPython float formatting (a NaN is \"nan\")"),
     LineRule("loss_is_nan", "nan_loss", "",
              _r(r"\b(?:loss|Loss|LOSS) (?:is|became|=) ?(?P<value>nan|NaN|inf|Inf|-inf)\b"),
              "user-code guards, e.g. `loss is nan` (FORMATS.md 4.14; not a library string)"),
@@ -2457,6 +2472,30 @@ LINE_RULES: tuple[LineRule, ...] = (
              "NRT_EXEC_COMPLETED_WITH_ERR 1004, ...); the dump's \"NRT:nrt_infodump ... Failure: NRT_INVALID in nrt_load()\" as "
              "aws-neuron/aws-neuron-sdk#1189 and #851 show it (libnrt is not open source)",
              classify=lambda m: "gpu_hardware" if m["status"] == "NRT_HW_ERROR" else "cuda_error"),
+    # --- h29g (issue 16, session 29; fixtures/eval README "Batch h29g"): the classes of batch h29g's misses (dev 1128-1145, a
+    # blind draw from speech, video, 3D, graph, RL, science and recsys threads).
+    # The TTS trainers of mozilla/TTS, coqui-ai/TTS and coqui-ai/Trainer (and its idiap fork) call remove_experiment_folder
+    # only from the handlers around their training loop: `except KeyboardInterrupt` and `except Exception` /
+    # `except BaseException` (then traceback.print_exc(), sys.exit(1)). It prints " ! Run is removed from <folder>" when no
+    # checkpoint was written yet, else " ! Run is kept in <folder>" (print, later logger.info; "\t ! Run ..." in the oldest).
+    # Either line says the run stopped before its end, not why: a warning of category unknown that is a failure only as a
+    # log's last word (rules.LAST_WORD_WARNINGS), so the exception's own line or traceback printed after it (cut or not),
+    # or the interrupt's line below, still says what it was. Sample: dev 1128 (mozilla/TTS#732, the line then the copy's
+    # cut); dev 886 (mozilla/TTS#460, the line then traceback.print_exc()'s traceback, cut) keeps its cut-traceback answer.
+    LineRule("tts_run_folder_cleanup", "unknown", "Run is ",
+             _r(r"^\s*! Run is (?P<how>removed from|kept in) (?P<folder>\S.*)$"),
+             "mozilla/TTS and coqui-ai/TTS TTS/utils/generic_utils.py remove_experiment_folder (print(\" ! Run is removed from {}\"."
+             "format(experiment_path)) / print(\" ! Run is kept in {}\"...)), called from train_*.py's `except KeyboardInterrupt:` and "
+             "`except Exception:` around main(args); coqui-ai/Trainer trainer/generic_utils.py (logger.info(\" ! Run is removed from %s\", "
+             "...)), trainer/trainer.py Trainer.fit (remove_experiment_folder(self.output_path) in `except KeyboardInterrupt:` and "
+             "`except BaseException:`, then traceback.print_exc(); sys.exit(1)); read with find_string", WARNING),
+    # coqui-ai/Trainer's own word that the loop got a KeyboardInterrupt (Ctrl-C or a launcher's SIGINT): what Lightning's
+    # "Detected KeyboardInterrupt, attempting graceful shutdown" says (rule lightning_interrupted), preempted.
+    LineRule("coqui_trainer_interrupted", "preempted", "Keyboard interrupt detected.",
+             _r(r"(?:^|\s)> Keyboard interrupt detected\.\s*$"),
+             "coqui-ai/Trainer trainer/trainer.py Trainer.fit (except KeyboardInterrupt: logger.info(\" > Keyboard interrupt detected.\"), "
+             "then save_on_interrupt's \" > Saving model before exiting...\", remove_experiment_folder, sys.exit(130)); read with "
+             "find_string"),
     # --- h28c (issue 16, session 28; fixtures/formats/failure_lines.json batch h28c): failure lines of the layers under the
     # training process (the kernel, the batch schedulers, the kubelet and the device plugin, the coordination services), each
     # from its printer's source or its real runs (the `verified` field of each entry), written from the batch's build half.
@@ -3429,6 +3468,16 @@ TRACE_RULES: tuple[TraceRule, ...] = (
     TraceRule("tf_record_corrupted", "dataloader_error", "tensorflow/tensorflow tensorflow/core/lib/io/record_reader.cc (errors::DataLoss("
               "\"corrupted record at \", offset), \"truncated record at \"); python/framework/errors_impl.py DataLossError",
               message=_r(r"^\s*(?:corrupted|truncated) record at \d+")),  # by the message: a DataLossError is also a checkpoint's
+    # h29g (issue 16, session 29; fixtures/eval README "Batch h29g"): torch's RandomSampler (the sampler of every
+    # DataLoader(shuffle=True)) refuses a dataset of no samples: num_samples defaults to len(data_source), so
+    # "num_samples=0" is an empty dataset (a data path that held nothing, a filter that left nothing), a dataset error,
+    # not the user's bug. An explicit num_samples the user passed wrong (negative, not an int) is not read. Sample: dev
+    # 1140 (facebookresearch/demucs#133, the musdb path without its tracks).
+    TraceRule("empty_dataset_sampler", "dataloader_error", "pytorch/pytorch torch/utils/data/sampler.py RandomSampler.__init__ "
+              "(if not isinstance(self.num_samples, int) or self.num_samples <= 0: raise ValueError(\"num_samples should be a positive "
+              "integer value, but got num_samples={}\".format(self.num_samples)), later an f-string; num_samples: len(self.data_source) "
+              "when none is given)",
+              message=_r(r"(?:^|\s)num_samples should be a positive integer value, but got num_samples=0(?![\d.])")),  # (no type: it would take any ValueError)
     TraceRule("dataloader", "dataloader_error", "pytorch/pytorch torch/csrc/DataLoader.cpp, torch/utils/data/dataloader.py, torch/_utils.py",
               message=_r(r"DataLoader worker \(pid|DataLoader timed out after|in DataLoader worker process|"
                          r"encountered in worker|Pin memory thread exited unexpectedly")),
