@@ -421,10 +421,8 @@ def _is_log_content(name: str, path: str) -> bool:
         return _is_csv_export(path)
     if not name.endswith(".json"):
         return True
-    try:
-        with open(path, "rb") as f:
-            head = f.read(HEADER_PEEK)
-    except OSError:
+    head = _head(path)
+    if head is None:
         return True  # the read fails again where it is read, and is counted there
     if _PRETTY_OBJECT.match(head):
         return bool(_JSON_LOG_KEYS.search(head))
@@ -440,13 +438,20 @@ def _is_csv_export(path: str) -> bool:
     """Whether a `.csv` file met in a folder is a log store's export (its header names a log line's column: see
     csv_log_header), not a table a run writes beside its log (Lightning's CSVLogger `metrics.csv`, a results table),
     which would read as a pod of its own. A file named on the command line is read whatever it holds."""
-    try:
-        with open(path, "rb") as f:
-            head = f.read(HEADER_PEEK)
-    except OSError:
+    head = _head(path)
+    if head is None:
         return True  # the read fails again where it is read, and is counted there
     end = head.find(b"\n")
     return csv_log_header(head[:end] if end > 0 else None) is not None
+
+
+def _head(path: str) -> bytes | None:
+    """The first HEADER_PEEK bytes of a file met in a folder, or None where it cannot be read."""
+    try:
+        with open(path, "rb") as f:
+            return f.read(HEADER_PEEK)
+    except OSError:
+        return None
 
 
 def _looks_like_log(name: str) -> bool:
