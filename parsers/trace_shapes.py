@@ -98,16 +98,38 @@ TF_NO_STACK = re.compile(r"^<stack traces unavailable>\s*$")
 # (srun, slurmstepd, ...), which write "<argv0>: <level prefix><message>" to the job's stderr beside
 # the tasks' output (SchedMD/slurm src/common/log.c _log_msg: "%s: %s%s\n", log->argv0, pfx, buf;
 # argv0 "slurmstepd-<node>" in some builds, fixtures/eval dev 319): no exception is named srun.
+# [h30f] c10's MessageLogger head before torch 2.3, "[" + severity letter + " " + file + ":" + line + "] " with no time
+# (c10/util/Logging.cpp MessageLogger::MessageLogger, its time fields commented out): `[E ProcessGroupNCCL.cpp:821] [Rank 1]
+# Watchdog caught ...` of another rank after a traceback's exception line starts a record of its own (dev 1219).
 FOREIGN = re.compile(
     r"""^(?:\[?\d{4}-\d\d-\d\d[T _]\d\d:\d\d
     |(?:srun|salloc|sbatch|slurmstepd(?:-[\w.-]+)?):\ 
     |\[?\d\d:\d\d:\d\d
     |\[?[IWEFD]\d{4}\ \d\d:\d\d:\d\d
+    |\[[IWEF]\ [\w.-]+\.(?:cpp|cc|cu|cuh|h|hpp):\d+\]\ 
     |\[?(?:DEBUG|INFO|WARN|WARNING|ERROR|CRITICAL|FATAL|TRACE)(?:\]|:|\s)
     |[\w.-]+:\d+:\d+\ \[\d+\]\ NCCL\ 
     |\{['"]
     |(?i:epoch|step|iter(?:ation)?)\b[\s:=\[]*\d
     |[^\r]*\r)""",
+    re.X,
+)
+
+# --- h30f (issue 16, session 30): another process's log line written between a frame's indent and its source line.
+# CPython's own traceback printer (Python/traceback.c display_source_line, 3.x up to 3.12, PyErr_Display's path for an
+# uncaught exception) writes a source line in three writes: the indent (_Py_WriteIndent, 4 blanks; PyFile_WriteString of
+# blanks before 3.11), the stripped line (PyFile_WriteObject), then "\n". Workers started by torchrun run `python -u`
+# (torch/distributed/run.py config_from_args), so their stderr is unbuffered and a sibling writing to the same stream between
+# the first and the second write leaves its whole line behind the frame's blanks, and the source line at the margin under
+# it (fixtures/eval dev 1219, huggingface/accelerate#1209: `    [E ProcessGroupNCCL.cpp:821] [Rank 3] Watchdog caught ...`
+# inside rank 2's traceback, then `work = default_pg.broadcast([tensor], opts)`). Only heads no Python source line can
+# start with: c10's MessageLogger (c10/util/Logging.cpp: "[" + severity letter + " " + file + ":" + line + "] " before torch
+# 2.3, "[" + letter + MMDD hh:mm:ss.nnnnnnnnn + " " + file:line + "] " from 2.3, "[rankN]:" before it when the global rank is
+# set), glog's "E1206 18:44:16.994932 12345 file.cc:N] " and NCCL's "host:pid:tid [dev] NCCL " (FOREIGN's).
+INTERLEAVED = re.compile(
+    r"""^[ \t]+(?:(?:\[rank\d+\]:)?\[[IWEF](?:\d{4}\ \d\d:\d\d:\d\d\.\d+)?\ [\w.-]+\.(?:cpp|cc|cu|cuh|h|hpp):\d+\]\ 
+    |[IWEF]\d{4}\ \d\d:\d\d:\d\d\.\d+\ +\d+\ [\w.-]+\.(?:cpp|cc|cu|cuh|h|hpp):\d+\]\ 
+    |[\w.-]+:\d+:\d+\ \[\d+\]\ NCCL\ )""",
     re.X,
 )
 
@@ -217,6 +239,7 @@ RENDERED = (
 # Line tests as compiled regexes: the rules call C, not Python, for every line of a trace.
 blank = re.compile(r"\s*$").match
 indented = re.compile(r"[ \t]+\S").match
+interleaved = INTERLEAVED.match
 anything = re.compile("").match
 foreign = re.compile(  # a log line of its own, or the start of another trace
     "|".join(p.pattern for p in (TB_HEAD, EG_HEAD, FATAL, DUMP_THREAD, DUMP_TIMEOUT)) + f"|(?x:{FOREIGN.pattern})"

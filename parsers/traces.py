@@ -80,6 +80,7 @@ from gangscope.parsers.trace_shapes import (
     blank,
     foreign,
     indented,
+    interleaved,
 )
 
 __all__ = ["PREFILTER", "TraceParser", "parse_block"]
@@ -115,6 +116,7 @@ HOLD = "hold"  # a blank line that belongs only if the trace goes on (a chain se
 END = "end"  # the trace ended before this line; the line is looked at again with no trace open
 LAST = "last"  # the line belongs to the trace and ends it
 GOTO = "goto"  # look at the same line again in the next state
+ASIDE = "aside"  # [h30f] another writer's line inside the trace: not the trace's, the parsers after this one read it, the trace goes on
 
 Rule = tuple[Callable[[str], Any], str, "str | Callable[[str], str] | None"]
 
@@ -212,6 +214,7 @@ RULES: dict[str, list[Rule]] = {
     "frames": [
         (TB_HEAD.match, END, None),
         (EG_HEAD.match, END, None),
+        (interleaved, ASIDE, "frames"),  # a sibling's log line behind a frame's indent (trace_shapes.INTERLEAVED)
         (indented, TAKE, "frames"),  # File lines, code lines, carets, "[Previous line repeated]"
         (FOREIGN.match, END, None),
         (EXCEPTION.match, TAKE, _after_exception),
@@ -482,6 +485,14 @@ class TraceParser:
             state = nxt  # type: ignore[assignment]
         if action == END or (state in FREE_TEXT and not self._text_goes_on(state, gap)):
             return self._restart(line, text)
+        if action == ASIDE:
+            # the frame's source line comes after the sibling's line, at the margin when the indent went before it:
+            # read it as the source (_reindent) if the trace's last line is the frame's File line
+            if self._head is None and not self._margin:
+                block = self._block
+                last = block.tail[-1] if block.tail else (block.head[-1] if block.head else "")
+                self._after_frame = FRAME.match(last) is not None
+            return False, []
         if action == HOLD:
             self._held.append(line.text)
         else:
