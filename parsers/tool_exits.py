@@ -24,6 +24,7 @@ TOOL_EXIT_PREFILTER = (r"^(?:(?:I have no name!)?[\w@:/~.-]*[$#] )?command termi
                        r"|^[\w.-]+ +exited with code \d"  # compose_container_exit
                        # glibc_malloc_abort (h27c): the first word of each of its texts
                        r"|^(?:" + "|".join(sorted({re.escape(t.split(" ")[0]) for t in GLIBC_MALLOC_ABORTS})) + r") "
+                       r"|^\*\*\* [a-z][^*\n]* \*\*\*: "  # glibc_fortify_abort (h30b)
                        r"|^(?:terminate called |pure virtual method called|deleted virtual method called)"  # cxx_terminate_no_exception
                        r"|^thread '[^'\n]*' panicked at ")  # rust_panic
 _ERROR_PREFILTER = re.compile(ERROR_PREFILTER).search
