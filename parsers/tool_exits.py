@@ -9,7 +9,8 @@ ErrorDetector's, from the same rule table; a line both prefilters pass is ErrorD
 h27c (issue 16, session 27): the same holds for a native library's last words before abort(), lower case at the start of
 their line: glibc's malloc checks (rule glibc_malloc_abort), libstdc++'s terminate handler with no exception and the ABI's
 pure virtual call (cxx_terminate_no_exception), Rust's panic header (rust_panic). Their alternatives are heads of those
-rules' patterns too."""
+rules' patterns too. h30b: glibc's __fortify_fail line ("*** stack smashing detected ***: terminated", rule
+glibc_fortify_abort), whose 2.26-2.30 form ("...***: <unknown> terminated") holds none of ErrorDetector's keys."""
 
 from __future__ import annotations
 
