@@ -1972,6 +1972,17 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"\*\*\* Error in `[^`'\n]*': (?P<what>[^\n]+?): 0x[0-9a-f]+ \*\*\*"),
              "bminor/glibc glibc-2.23 malloc/malloc.c malloc_printerr (__libc_message (action & 2, \"*** Error in `%s': %s: 0x%s ***\\n\", "
              "__libc_argv[0] ?: \"<unknown>\", str, cp)), glibc 2.12-2.25", SUMMARY),
+    # [h30b] glibc's other abort printer, __fortify_fail: the stack protector's canary check (__stack_chk_fail, "stack smashing
+    # detected") and _FORTIFY_SOURCE's checked calls (__chk_fail "buffer overflow detected", longjmp's "longjmp causes
+    # uninitialized stack frame", open's "invalid open call: ...") write "*** <msg> ***: terminated" alone on a line and
+    # abort(): native code of the process (an extension, a driver library) overran a buffer. Like malloc_printerr's texts it
+    # says what broke, not why: `unknown`, outranked by a cause printed before it. glibc 2.26-2.30 printed the program name
+    # before "terminated" ("<unknown>" for the stack check, which may not trust argv). Sample: dev 1178 (cvg/NoPoSplat#38).
+    LineRule("glibc_fortify_abort", "unknown", "",
+             _r(r"^\*\*\* (?P<what>[a-z][^*\n]*?) \*\*\*: (?:\S+ )?terminated\s*$"),
+             "bminor/glibc debug/fortify_fail.c __fortify_fail (6d7e8eda9b, 2023: __libc_message (\"*** %s ***: terminated\\n\", msg); "
+             "04277e02d7, 2019: __fortify_fail_abort, \"*** %s ***: %s terminated\\n\" with __libc_argv[0] or \"<unknown>\"), "
+             "debug/stack_chk_fail.c (\"stack smashing detected\"), debug/chk_fail.c (\"buffer overflow detected\")", SUMMARY),
     # libstdc++'s verbose terminate handler with no exception to name, and the ABI's pure / deleted virtual call (then
     # std::terminate): a thread destroyed while joinable, a throw from a noexcept path, an object used after its destructor.
     # Sample: dev 561 ("terminate called without an active exception", labelled unknown).
@@ -4012,7 +4023,7 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     for exc_type, message, frames in links + [link for sub, _ in subs for link in sub]:
         rule = first_trace_rule(exc_type, message, frames)
         if rule is not None:
-            return rule.category, _exception_text(exc_type, message)
+            return _carried_cause(trace, rule, message) or (rule.category, _exception_text(exc_type, message))
     # [h29e] The child's traceback a wrapper carries in its message (mp.spawn's "-- Process N terminated with the following
     # error:", multiprocessing's RemoteTraceback, a worker's "Original Traceback") has frames of its own: the rules that
     # read frames (rendezvous_frame: an error raised inside torch's rendezvous, whatever its class) are tried on the child's
@@ -4052,6 +4063,35 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     exc_type, message, _ = _root_link(trace, links)
     return "python_exception", _exception_text(exc_type, message)
 
+
+
+#: [h30b] Trace rules that read a carrier, not a cause: the DataLoader re-raises in the main process the exception one of its
+#: workers raised (torch/utils/data/dataloader.py: torch < 1.2 `_process_next_batch: raise batch.exc_type(batch.exc_msg)` with
+#: the worker's formatted traceback as the message; later `_process_data: data.reraise()`, torch/_utils.py ExceptionWrapper:
+#: "Caught {exc_type.__name__} in DataLoader worker process N." + "\nOriginal " + the worker's traceback). The worker's own
+#: exception is the cause when it is one of these categories: the file system or store the dataset is read from failed under
+#: the worker (EIO, ESTALE, ENOSPC of /dev/shm or the disk, a Lustre or object-store error, a remote fetch: SPEC rev. 2
+#: storage_io). Any other worker exception (a dataset's KeyError, a truncated image, a collate error) stays the DataLoader's
+#: (dataloader_error), as the judged set labels them (054, 055). Sample: dev 1189 (dansuh17/segan-pytorch#19, EIO from np.load
+#: on a mounted drive in a worker).
+CARRIED_CAUSES: dict[str, frozenset[str]] = {"dataloader_reraise": frozenset({"storage_io"})}
+
+
+def _carried_cause(trace: TraceRecord, rule: TraceRule, message: str) -> tuple[str, str] | None:
+    """(category, message) of the exception a carrier rule's exception carries (CARRIED_CAUSES), when a trace rule reads
+    it as one of the causes the carrier stands aside for; else None. The worker's exception with its frames where the
+    trace kept them (trace_blocks' "remote"), else the last exception line inside the carrier's message."""
+    causes = CARRIED_CAUSES.get(rule.name)
+    if not causes:
+        return None
+    carried = _remote_links(trace)
+    if not carried and (inner := _message_exception(message)) is not None:
+        carried = [(inner[0], inner[1], [])]
+    for exc_type, inner_message, frames in carried:
+        inner_rule = first_trace_rule(exc_type, inner_message, frames)
+        if inner_rule is not None and inner_rule.category in causes:
+            return inner_rule.category, _exception_text(exc_type, inner_message)
+    return None
 
 
 _INNER_EXCEPTION = re.compile(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure))(?:: ?(?P<message>.*))?$")

@@ -9,7 +9,8 @@ ErrorDetector's, from the same rule table; a line both prefilters pass is ErrorD
 h27c (issue 16, session 27): the same holds for a native library's last words before abort(), lower case at the start of
 their line: glibc's malloc checks (rule glibc_malloc_abort), libstdc++'s terminate handler with no exception and the ABI's
 pure virtual call (cxx_terminate_no_exception), Rust's panic header (rust_panic). Their alternatives are heads of those
-rules' patterns too."""
+rules' patterns too. h30b: glibc's __fortify_fail line ("*** stack smashing detected ***: terminated", rule
+glibc_fortify_abort), whose 2.26-2.30 form ("...***: <unknown> terminated") holds none of ErrorDetector's keys."""
 
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ TOOL_EXIT_PREFILTER = (r"^(?:(?:I have no name!)?[\w@:/~.-]*[$#] )?command termi
                        r"|^[\w.-]+ +exited with code \d"  # compose_container_exit
                        # glibc_malloc_abort (h27c): the first word of each of its texts
                        r"|^(?:" + "|".join(sorted({re.escape(t.split(" ")[0]) for t in GLIBC_MALLOC_ABORTS})) + r") "
+                       r"|^\*\*\* [a-z][^*\n]* \*\*\*: "  # glibc_fortify_abort (h30b)
                        r"|^(?:terminate called |pure virtual method called|deleted virtual method called)"  # cxx_terminate_no_exception
                        r"|^thread '[^'\n]*' panicked at ")  # rust_panic
 _ERROR_PREFILTER = re.compile(ERROR_PREFILTER).search
