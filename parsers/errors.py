@@ -2046,6 +2046,20 @@ LINE_RULES: tuple[LineRule, ...] = (
              "digits/templates/status_updates.html (<h4 class=\"text-danger\">ERROR: {{exception}}</h4> and <pre>{{traceback}}</pre>), "
              "read in the stored index",
              classify=lambda m: EXITCODE_CATEGORY.get(int(m["code"] or m["logged"]))),
+    # [h30a] (fixtures/eval README "Batch h30a"): an error-level line a library logs for what it recovers from, read before
+    # logger_error so that it is no log's last word. The VITS family's load_checkpoint (Bert-VITS2 and its forks) logs
+    # "<key> is not in the checkpoint" at ERROR for every parameter the checkpoint lacks, keeps the model's own value for it,
+    # loads the rest with strict=False and logs "Loaded checkpoint ..." (jaywalnut310/vits logs the same words at INFO): the
+    # run goes on. A warning of the checkpoint. Samples: dev 1167, 1168 (YYuX-1145/Bert-VITS2-Integration-package#60, #68,
+    # `ERROR:models:emb_g.weight is not in the checkpoint` then the next checkpoints loaded). No key: logger_error's prefilter
+    # keys ("ERROR", "CRITICAL") take its lines.
+    LineRule("vits_key_not_in_checkpoint", "checkpoint_error", "",
+             _r(r"(?:^(?:ERROR|CRITICAL):[\w.<>-]*:|\[(?:ERROR|CRITICAL)\] | [-|] (?:ERROR|CRITICAL) *[-|] )"
+                r"(?P<key>[\w.]+) is not in the checkpoint\s*$"),
+             "fishaudio/Bert-VITS2 utils.py load_checkpoint (except: ... logger.error(f\"{k} is not in the checkpoint\"); "
+             "new_state_dict[k] = v; model.load_state_dict(new_state_dict, strict=False); logger.info(\"Loaded checkpoint '{}' "
+             "(iteration {})\" ...)); jaywalnut310/vits utils.py load_checkpoint (logger.info(\"%s is not in the checkpoint\" % k); "
+             "new_state_dict[k] = v)", WARNING),
     # Error-level lines of Python loggers: warnings here (a run often logs an error and goes on); the last word of a log
     # that failed. (Not glog's / TSL's `E` lines: C++ libraries log ERROR for what they recover from and go on, TensorFlow
     # and XLA at every start ("Unable to register cuDNN factory: ...", tensorflow/tsl cuda_dnn.cc; cuInit failures on a

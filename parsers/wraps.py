@@ -12,7 +12,8 @@ safe:
   `MIN_FULL` lines are exactly W long; and at least `MIN_SPLIT_WORDS` of them are followed by a
   line that carries no head of its own and goes on with the word the row ends in (the row ends
   in a letter, the next starts with a lower-case one): a break inside a word, which a terminal
-  makes and a writer does not;
+  makes and a writer does not; [h30a] or inside a bracket the row opened, the next line starting
+  at its first column (a writer's continuation inside brackets is indented; `inside_brackets`);
 - a row joins the next line only when the row is exactly W long and does not end in two
   spaces (padding: the logical line ended before the edge), and the next line is not blank and
   carries no head of its own (`HEAD`: a rank prefix, a timestamp, a logger's level, a Ray
@@ -73,11 +74,21 @@ def wrap_width(lines: list[str]) -> int | None:
     head = HEAD.match
     for i in [i for i, n in enumerate(lengths) if n == width and i + 1 < len(lines)]:
         row, nxt = lines[i].rstrip("\r"), lines[i + 1]
-        if row[-1:].isalpha() and nxt[:1].islower() and head(nxt) is None and not table_rows(row, nxt):
+        if (row[-1:].isalpha() and nxt[:1].islower() or inside_brackets(row) and nxt[:1].strip()) \
+                and head(nxt) is None and not table_rows(row, nxt):
             split_words += 1
             if split_words >= MIN_SPLIT_WORDS:
                 return width
     return None
+
+
+def inside_brackets(row: str) -> bool:
+    """[h30a] Whether `row` ends inside a bracket it opened: more `(` than `)` or more `[` than `]` in it. A writer who
+    breaks a line there goes on with an indented one (a call's arguments, a dict or a module's repr as Python and pprint
+    print them); a terminal breaks at the edge whatever is open ("... terminated with exception: [Rank 1" / "] Watchdog
+    caught ...", "... WorkNCCL(" / "SeqNum=...", the watchdog's line of torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp
+    wrapped at 75 columns, fixtures/eval dev 1154)."""
+    return row.count("(") > row.count(")") or row.count("[") > row.count("]")
 
 
 def table_rows(row: str, nxt: str) -> bool:
