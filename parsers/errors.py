@@ -2811,8 +2811,10 @@ LINE_RULES: tuple[LineRule, ...] = (
     # A container's waiting state in the pod's status as `kubectl get pod -o yaml|json` prints it: the kubelet could not
     # build its environment (a ConfigMap or a Secret, or a key asked of one, not found: CreateContainerConfigError) or
     # containerd still reserves its name (CreateContainerError); the status's `message` is the error's own text, without
-    # the event's "Error: " (k8s_configmap_not_found's, k8s_secret_not_found's and containerd_name_reserved's events). The
-    # kubelet retries; the pod starts once they are there: a failure where the log ends in it (rules.LAST_WORD_WARNINGS).
+    # the event's "Error: " (k8s_configmap_not_found's and k8s_secret_not_found's events). The kubelet retries; the pod
+    # starts once they are there: a failure where the log ends in it (rules.LAST_WORD_WARNINGS). containerd's reserved
+    # name is read by containerd_name_reserved (h29c) wherever it stands once the prefilter lets the status line in
+    # (_EXTRA_PATTERNS below); here only JSON's form, whose quotes are escaped (name \"...\").
     LineRule("k8s_container_waiting_message", "pods_ready_timeout", "",  # keys: _EXTRA_PATTERNS (": " then the error's words)
              _r(r"(?:^|\s)\"?message\"?: ['\"]?(?:(?:configmap|secret) \\?\"(?P<name>[^\"\\\n]+)\\?\" not found|couldn't find key "
                 r"(?P<key>\S+) in (?:ConfigMap|Secret) (?P<obj>[\w.-]+/[\w.-]+)|failed to reserve (?:sandbox|container) name \\?\")"),
@@ -3016,8 +3018,9 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    r": (?:GPU|MIG)-[0-9a-fA-F]{8}-",
                    # h30c: k8s_container_waiting_message's status message after its key's ": " (a quote may open it), dask's nanny,
                    # TensorPipe's origin, Apptainer's FATAL
-                   r": ['\"]?(?:configmap|secret) \\?\"", r": ['\"]?couldn't find key \S+ in (?:ConfigMap|Secret) ",
-                   r": ['\"]?failed to reserve (?:sandbox|container) name ", r"Worker (?:\S+ \(pid=\d+\) )?exceeded \d+% memory budget",
+                   # (no "|" inside a pattern: the prefilter is one alternation, tests/test_errors.py splits it)
+                   r": ['\"]?configmap \\?\"", r": ['\"]?secret \\?\"", r": ['\"]?couldn't find key ",
+                   r": ['\"]?failed to reserve [a-z]+ name ", r"Worker (?:\S+ \(pid=\d+\) )?exceeded \d+% memory budget",
                    r"\(this error originated at tensorpipe/", r"FATAL: +container creation failed: ")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
