@@ -2831,6 +2831,84 @@ LINE_RULES: tuple[LineRule, ...] = (
              "pod_manager.py PodManager._event_cb (logger.info(\"Got event %s, phase %s for pod: %s\" % (evt_type, phase, "
              "pod_name)); phase Failed then relaunch_worker where relaunches are left; read with find_string (three versions); "
              "k8s.io/api core/v1 PodFailed", WARNING),
+    # --- h30c (issue 16, session 30; fixtures/formats/failure_lines.json batch h30c): failure lines written from the batch's
+    # build half, each from its printer's source or its real runs (the `verified` field of each entry).
+    # A container's waiting state in the pod's status as `kubectl get pod -o yaml|json` prints it: the kubelet could not
+    # build its environment (a ConfigMap or a Secret, or a key asked of one, not found: CreateContainerConfigError) or
+    # containerd still reserves its name (CreateContainerError); the status's `message` is the error's own text, without
+    # the event's "Error: " (k8s_configmap_not_found's and k8s_secret_not_found's events). The kubelet retries; the pod
+    # starts once they are there: a failure where the log ends in it (rules.LAST_WORD_WARNINGS). containerd's reserved
+    # name is read by containerd_name_reserved (h29c) wherever it stands once the prefilter lets the status line in
+    # (_EXTRA_PATTERNS below); here only JSON's form, whose quotes are escaped (name \"...\").
+    LineRule("k8s_container_waiting_message", "pods_ready_timeout", "",  # keys: _EXTRA_PATTERNS (": " then the error's words)
+             _r(r"(?:^|\s)\"?message\"?: ['\"]?(?:(?:configmap|secret) \\?\"(?P<name>[^\"\\\n]+)\\?\" not found|couldn't find key "
+                r"(?P<key>\S+) in (?:ConfigMap|Secret) (?P<obj>[\w.-]+/[\w.-]+)|failed to reserve (?:sandbox|container) name \\?\")"),
+             "kubernetes/kubernetes pkg/kubelet/kuberuntime/kuberuntime_container.go startContainer (return s.Message(), "
+             "ErrCreateContainerConfig / ErrCreateContainer: the waiting state's Reason and Message), pkg/kubelet/kubelet_pods.go "
+             "makeEnvironmentVariables (fmt.Errorf(\"couldn't find key %v in ConfigMap %v/%v\", ...), \"... in Secret %v/%v\"; the "
+             "ConfigMap and Secret managers' NotFound: configmap \"%s\" not found, secret \"%s\" not found); containerd/containerd "
+             "pkg/cri/server/container_create.go (\"failed to reserve container name %q: %w\"); read with find_string (h29c's ids)",
+             WARNING),
+    # The kubelet's admission rejecting a pod whose node lacks the resource it asks for (reason OutOf<resource>, status
+    # "Pod was rejected: Node didn't have enough resource: ..."): the pod never runs on that node, the gang is not ready.
+    LineRule("k8s_pod_rejected_no_resource", "pods_ready_timeout", "Node didn't have enough resource: ",
+             _r(r"\bNode didn't have enough resource: (?P<resource>[\w./-]+), requested: \d+, used: \d+, capacity: \d+"),
+             "kubernetes/kubernetes pkg/kubelet/lifecycle/predicate.go (InsufficientResourceError.Error(): fmt.Sprintf(\"Node didn't have "
+             "enough resource: %s, requested: %d, used: %d, capacity: %d\", ...), reason \"OutOf\" + resource), pkg/kubelet/kubelet.go "
+             "rejectPod (status Phase Failed, Message \"Pod was rejected: \" + message); read with find_string"),
+    # dask's nanny restarting its worker whose memory crossed the terminate fraction (distributed.worker.memory.terminate,
+    # 95 % by default): the worker process was killed for host memory.
+    LineRule("dask_nanny_memory_restart", "host_oom", "",  # key: _EXTRA_PATTERNS ("Worker ... exceeded N% memory budget")
+             _r(r"\bWorker (?:(?:tcp|tls|ucx|inproc|ws|wss)://\S+ \(pid=\d+\) )?exceeded \d+% memory budget\. Restarting"),
+             "dask/distributed distributed/worker_memory.py NannyMemoryManager.memory_monitor (logger.warning(\"Worker %s (pid=%s) exceeded "
+             "%d%% memory budget. Restarting...\", ...), 2022.x+), distributed/nanny.py before it (logger.warning(\"Worker exceeded %d%% "
+             "memory budget. Restarting\", ...)); read with find_string"),
+    # TensorPipe (torch.distributed.rpc's transport) reporting that a peer's connection ended: its Error::what() appends
+    # " (this error originated at <file>:<line>)" to the transport's error (EOFError's "eof", libuv's "EOF: end of file",
+    # "ECONNRESET: connection reset by peer", "EPIPE: broken pipe"). The RPC agent logs it as a warning and fails the
+    # RPCs on that pipe: a peer gone, a failure where the log ends in it (rules.LAST_WORD_WARNINGS).
+    LineRule("tensorpipe_connection_lost", "nccl_error", "",  # key: _EXTRA_PATTERNS ("(this error originated at tensorpipe/")
+             _r(r"\b(?P<what>eof|EOF: end of file|ECONNRESET: connection reset by peer|EPIPE: broken pipe) \(this error originated at "
+                r"tensorpipe/"),
+             "pytorch/tensorpipe tensorpipe/common/error.cc (Error::what: error_->what() << \" (this error originated at \" << file_ << "
+             "\":\" << line_ << \")\"), EOFError (\"eof\"), tensorpipe/transport/uv UVError (uv_err_name + \": \" + uv_strerror); "
+             "pytorch/pytorch torch/csrc/distributed/rpc/tensorpipe_agent.cpp (\"RPC agent for %s encountered error when reading "
+             "incoming request from %s: %s\"); read with find_string",
+             WARNING),
+    # Intel Gaudi's PyTorch bridge when the HPU's device memory allocator cannot allocate (module PT_DEVMEM, 1.x's DEVMEM):
+    # device memory exhausted.
+    LineRule("hpu_devmem_oom", "cuda_oom", "FATAL ERROR :: MODULE:",
+             _r(r"\bFATAL ERROR :: MODULE:(?:PT_)?DEVMEM Allocation failed for size::\d+"),
+             "the Gaudi bridge's logger (\"[Rank:N] FATAL ERROR :: MODULE:<module> <text>\", a Gaudi kernel library's header macro, "
+             "find_string id 66690357553) with PT_DEVMEM's \"Allocation failed for size::<bytes> (<MB>)MB\" as real runs and Intel's "
+             "docs print it (batch h30c, `verified`)"),
+    # pyxis (Slurm's SPANK plugin that runs a step in an enroot container) when the container could not be imported,
+    # created or started: the step's tasks never ran (the image or the node's container runtime: as a pod whose container
+    # cannot be created). A summary: the enroot log pyxis prints under it ("pyxis:     <line>") says why where a rule reads
+    # it, and that cause outranks it (dev 231: the image's squashfs written to a full disk, storage_io).
+    LineRule("pyxis_container_failed", "pods_ready_timeout", "",  # keys: _EXTRA_KEYS (": container start failed ...", ...)
+             _r(r"\bpyxis: (?:container start failed with error code: \d+|container exited too soon|failed to import docker image"
+                r"|failed to create container filesystem|couldn't start container)"),
+             "NVIDIA/pyxis pyxis_slurmstepd.c (slurm_error(\"pyxis: container start failed with error code: %d\", ret), \"pyxis: container "
+             "exited too soon\", \"pyxis: failed to import docker image\", \"pyxis: failed to create container filesystem\", \"pyxis: "
+             "couldn't start container\"); read with find_string",
+             SUMMARY),
+    # Apptainer's / Singularity's starter when the container could not be set up (its image mounted, its binds, its
+    # session directory, its cgroups): the program never ran.
+    LineRule("apptainer_container_creation_failed", "pods_ready_timeout", "",  # key: _EXTRA_PATTERNS ("FATAL: +container creation failed: ")
+             _r(r"\bFATAL: +container creation failed: \S"),
+             "apptainer/apptainer (sylabs/singularity 3.x) sylog.Fatalf(\"container creation failed: %s\", err) with sylog's \"FATAL:   \" "
+             "prefix, as real runs print it (batch h30c, `verified`)"),
+    # An exception's repr alone on a line, as Hydra's short report prints the exception that instantiate() wrapped
+    # ("Error in call to target '<t>':" then repr(e), "full_key: ..."; hydra_job_failed's summary above it) and as loggers
+    # print repr(e): the exception's class and message say the category, as exception_line's. Only a class named ...Error /
+    # ...Exception with one quoted argument.
+    LineRule("exception_repr_line", "python_exception", "",  # keys: _EXTRA_KEYS ("Error('", "Error(\"", ...)
+             _r(r"^(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception))\((?P<q>['\"])(?P<message>.*)(?P=q)\)$"),
+             "facebookresearch/hydra hydra/_internal/instantiate/_instantiate2.py _call_target (msg = f\"Error in call to target "
+             "'{...}':\\n{repr(e)}\"), hydra/_internal/utils.py run_and_report (the exception's str without its traceback unless "
+             "HYDRA_FULL_ERROR=1); python/cpython Objects/exceptions.c BaseException_repr (\"Type('message')\")",
+             classify=_exception_line_category),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -2912,6 +2990,10 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "Error: couldn't find key ", "Failed to create pod sandbox: ", "Error: failed to reserve container name ",
                "XPU out of memory. Tried to allocate ", "UR_RESULT_ERROR_OUT_OF_DEVICE_MEMORY", "ZE_RESULT_ERROR_OUT_OF_DEVICE_MEMORY",
                "The NVIDIA driver on your system is too old", "CUDA driver version is insufficient",
+               # h30c: pyxis_container_failed (pyxis's words after "pyxis"), exception_repr_line (a class's name then "('" / "(\"")
+               ": container start failed with error code: ", ": container exited too soon", ": failed to import docker image",
+               ": failed to create container filesystem", ": couldn't start container", "Error('", "Error(\"", "Exception('",
+               "Exception(\"",
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
                "NAN |", "INF |",
@@ -2958,7 +3040,13 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    r"Marked /\S+ for killing due to memory pressure for ", r"Container \S+ failed liveness probe, will be restarted",
                    # h29c: device_plugin_marked_unhealthy's "'<resource>' device marked unhealthy: GPU-<uuid>": the ": " before the
                    # device's UUID (a quote first costs every line that holds one, tests/test_errors.py)
-                   r": (?:GPU|MIG)-[0-9a-fA-F]{8}-")
+                   r": (?:GPU|MIG)-[0-9a-fA-F]{8}-",
+                   # h30c: k8s_container_waiting_message's status message after its key's ": " (a quote may open it), dask's nanny,
+                   # TensorPipe's origin, Apptainer's FATAL
+                   # (no "|" inside a pattern: the prefilter is one alternation, tests/test_errors.py splits it)
+                   r": ['\"]?configmap \\?\"", r": ['\"]?secret \\?\"", r": ['\"]?couldn't find key ",
+                   r": ['\"]?failed to reserve [a-z]+ name ", r"Worker (?:\S+ \(pid=\d+\) )?exceeded \d+% memory budget",
+                   r"\(this error originated at tensorpipe/", r"FATAL: +container creation failed: ")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
@@ -4592,4 +4680,44 @@ TRACE_RULES += (
               message=_r(r"Terminating process because (?:the JAX distributed service detected fatal errors\..*?(?:The following "
                          r"tasks are unhealthy \(stopped sending heartbeats\)|Failed to send RPC to coordination service\. Either the "
                          r"leader task was preempted/died/restarted)|of missing heartbeat response from the coordinator)")),
+)
+
+
+TRACE_RULES += (
+    # --- h30c (issue 16, session 30; fixtures/formats/failure_lines.json batch h30c): the build half's exceptions (the line
+    # rules of the h30c block give the sources where they share one).
+    # TF's gRPC status for a peer it cannot reach (tf_peer_unavailable's words) where TF appended gRPC's debug string
+    # (grpc_util.h FromGrpcStatus: "\nAdditional GRPC error information from remote target <target>[ while calling
+    # <method>]:\n:<details>", JSON in grpc <= 1.45, absl's "UNKNOWN:... {key:value, ...}" after): the words are still the
+    # message's whole first line.
+    TraceRule("tf_peer_unavailable_grpc_details", "nccl_error", "tensorflow/tensorflow tensorflow/core/distributed_runtime/rpc/"
+              "grpc_util.h FromGrpcStatus (\"Additional GRPC error information from remote target \"); grpc/grpc iomgr / "
+              "client_channel texts (tf_peer_unavailable)",
+              message=_r(r"^\s*(?:OS Error|Socket closed|Connect Failed)[ \t]*\n+Additional GRPC error information from remote target ")),
+    # dask's scheduler giving up on a task whose workers all died running it (KilledWorker): workers died, the exception
+    # does not say why (the nanny's "exceeded N% memory budget" line, where the log holds it, does: a cause before it).
+    TraceRule("dask_killed_worker", "unknown", "dask/distributed distributed/scheduler.py (class KilledWorker(Exception): \"Attempted to "
+              "run task {task!r} on {n} different workers, but all those workers died while running it. ...\", 2022.11+; the args tuple "
+              "(key, WorkerState) before)",
+              type=_r(r"(?:^|\.)KilledWorker$")),
+    # torch.distributed.rpc's timeout for an RPC that got no answer in time (TensorPipe agent's pollTimeoutRpcs): a
+    # communication timeout between workers.
+    TraceRule("torch_rpc_timeout", "nccl_timeout", "pytorch/pytorch torch/csrc/distributed/rpc/tensorpipe_agent.cpp / rpc_agent.h "
+              "(kRpcTimeoutErrorStr = \"RPC ran for more than set timeout ({} ms) and will now be marked with an error\"; 1.6-1.7 without "
+              "the duration)",
+              message=_r(r"^\s*RPC ran for more than set timeout\b")),
+    # TensorPipe's transport error for a connection a peer ended (line rule tensorpipe_connection_lost), raised by an RPC.
+    TraceRule("tensorpipe_connection_lost", "nccl_error", "pytorch/tensorpipe tensorpipe/common/error.cc (line rule tensorpipe_connection_lost)",
+              message=_r(r"^\s*(?:eof|EOF: end of file|ECONNRESET: connection reset by peer|EPIPE: broken pipe) \(this error originated "
+                         r"at tensorpipe/")),
+    # NVIDIA DALI's pipeline error as its iterators raise it (RuntimeError "Critical error in pipeline:" then "Error when
+    # executing <CPU|GPU|Mixed> operator ..." / "Error in ... operator"): the input pipeline failed, as a DataLoader worker.
+    # (By its message alone: a rule's type and message are alternatives, _rule_matches.)
+    TraceRule("dali_pipeline_error", "dataloader_error", "NVIDIA/DALI dali/pipeline/executor/executor.cc HandleError (\"Error when executing "
+              "\" << device << \" operator \" ...), dali/python/nvidia/dali/pipeline.py (\"Critical error in pipeline:\\n\" ... \"Current pipeline "
+              "object is no longer valid.\"); DALI's tests assert it (find_string ids 24721142888, 24261929116)",
+              message=_r(r"^\s*Critical error in pipeline:\s*(?:\n|$)")),
+    # Intel Gaudi's device memory allocator (line rule hpu_devmem_oom) raised as RuntimeError: device memory exhausted.
+    TraceRule("hpu_devmem_oom", "cuda_oom", "the Gaudi bridge's PT_DEVMEM (line rule hpu_devmem_oom)",
+              message=_r(r"\bFATAL ERROR :: MODULE:(?:PT_)?DEVMEM Allocation failed for size::\d+")),
 )

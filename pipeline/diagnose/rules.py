@@ -391,3 +391,8 @@ LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"lustre_connection_lost", "k8s_volume
 # tts_run_folder_cleanup), printed only from their exception / KeyboardInterrupt handlers: a log that ends in it stopped
 # before its end for a reason it does not show (unknown); one where the handler's traceback follows is read by that.
 LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"tts_run_folder_cleanup"}
+# --- h30c (issue 16, session 30; fixtures/formats/failure_lines.json batch h30c): the same conditions in a pod's status as
+# `kubectl get pod -o yaml|json` prints it (a ConfigMap, a Secret or a key not found yet, a name containerd still reserves:
+# the kubelet retries), and TensorPipe's word that a peer's connection ended (the RPC agent logs it and fails that pipe's
+# RPCs; at a peer's clean exit the job goes on): failures only where the log ends in them.
+LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"k8s_container_waiting_message", "tensorpipe_connection_lost"}
