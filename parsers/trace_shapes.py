@@ -136,7 +136,10 @@ PREFILTER = (
     r"|│ +(?:File \"|Traceback \(most recent call last\):)"  # a traceback inside a viewer's box (MARGIN)
     # [h29b] a frame line of rich's panel whose title the copy lost (RICH_FRAME: an excerpt or a tail starts in the box)
     # (the border as a literal character: Hyperscan takes no "\u" escape; a superset of RICH_FRAME, no negated class of it)
-    r"|│ \S.*?:\d+ in \S.*│\s*$)"
+    r"|│ \S.*?:\d+ in \S.*│\s*$"
+    # [h30e] a stack a warning quotes, and the end of a TORCH_WARN (traces.QUOTED_STACK_HEAD: no trace, the parser skips it)
+    r"|.*Traceback of forward call that (?:caused the error|induced the previous calculation):"
+    r"|\s*\(Triggered internally at )"
 )
 
 # -- tracebacks other libraries draw (helper h16w, issue 16). Each shape was read off the library's real output

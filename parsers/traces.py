@@ -108,6 +108,17 @@ def _pe_after_exception(t: str) -> str:
     return "pe_args" if PE_TYPE.match(t) else "pe_message"
 
 
+# [h30e] A warning that quotes a stack: File lines with no header before them and no exception after them, not a
+# traceback (a header cut off would be read as one, FRAME in START). torch's anomaly mode (detect_anomaly, Lightning's
+# Trainer(detect_anomaly=True)) warns with the FORWARD call's stack of the node whose backward failed, right before the
+# backward's own traceback: torch/csrc/autograd/anomaly_mode.cpp _print_stack / AnomalyMetadata::print_stack
+# (TORCH_WARN("Error detected in ", name, ". ", "Traceback of forward call that caused the error:\n", stack), and for a
+# parent node "Previous calculation was induced by ", name, ". Traceback of forward call that induced the previous
+# calculation:\n"); then TORCH_WARN's " (Triggered internally at ...anomaly_mode.cpp:N.)" and the warnings module's
+# source line, both indented. Run: fixtures/runs/lightning_anomaly_nan (torch 2.15, Lightning 2.6.6).
+QUOTED_STACK_HEAD = re.compile(r"Traceback of forward call that (?:caused the error|induced the previous calculation):\s*$")
+QUOTED_STACK_END = re.compile(r"^\s*\(Triggered internally at ")  # c10's TORCH_WARN tail (c10/util/Exception.cpp)
+
 # ----------------------------------------------------------------------------- the rules
 
 TAKE = "take"  # the line belongs to the trace
@@ -437,6 +448,7 @@ class TraceParser:
         self._head_len = 0
         self._head_each_line: bool | None = None
         self._after_frame = False  # the last line taken off its head was a File line
+        self._quoted_stack = False  # [h30e] inside a stack a warning quotes (QUOTED_STACK_HEAD): no trace
         self._margin = False  # every line of the trace is inside a viewer's box (trace_shapes.MARGIN)
 
     @property
@@ -448,6 +460,11 @@ class TraceParser:
         if "\x1b" in text:
             text = ANSI.sub("", text)
         if self._state is None:
+            if self._quoted_stack and (FRAME.match(text) or text[:1] in (" ", "\t")) and not QUOTED_STACK_END.match(text):
+                return False, []  # a frame (or its source line) of the stack the warning quotes
+            self._quoted_stack = QUOTED_STACK_HEAD.search(text) is not None
+            if self._quoted_stack:
+                return False, []
             return self._start(line, text), []
         if self._head is not None:
             bare = self._without_head(line, text)
