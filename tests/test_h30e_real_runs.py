@@ -146,3 +146,35 @@ def test_a_failure_followed_by_progress_short_of_the_end_stands(tmp_path, capsys
     lines = [*steps(0, 1, 3), *(cri(5 + 0.001 * i, l) for i, l in enumerate(RAISE)), *steps(20, 1, 12)]
     (d,) = diagnose(pod_log(tmp_path, lines), capsys)
     assert (d["outcome"], d["category"]) == ("failed", "python_exception")
+
+
+# ---------------------------------------------------------------- the stack a warning quotes (traces.QUOTED_STACK_HEAD)
+
+def traces_of(lines: list[str]):
+    from gangscope.parsers.lines import Line
+    from gangscope.parsers.traces import TraceParser
+
+    parser = TraceParser()
+    out = [r for i, text in enumerate(lines) for r in parser.feed(Line(None, i, text))[1]]
+    return out + parser.close()
+
+
+ANOMALY_STACK = [
+    '  File "/workspace/train.py", line 93, in <module>', "    trainer.fit(model, loader)",
+    '  File "/workspace/train.py", line 61, in training_step', "    loss = loss * torch.log(loss - 1.0)",
+]
+BACKWARD_TRACE = ["Traceback (most recent call last):", '  File "/workspace/train.py", line 70, in step',
+                  "    loss.backward()", "RuntimeError: Function 'LogBackward0' returned nan values in its 0th output."]
+
+
+def test_the_forward_stack_torchs_anomaly_mode_quotes_is_no_traceback():
+    lines = ["/venv/lib/python3.11/site-packages/torch/autograd/graph.py:1113: UserWarning: Error detected in LogBackward0. "
+             "Traceback of forward call that caused the error:", *ANOMALY_STACK,
+             " (Triggered internally at /pytorch/torch/csrc/autograd/python_anomaly_mode.cpp:108.)",
+             "  return Variable._execution_engine.run_backward(", *BACKWARD_TRACE]
+    assert [r.exception_type for r in traces_of(lines)] == ["RuntimeError"]
+
+
+def test_the_same_frames_without_the_warnings_words_are_a_traceback_whose_header_was_cut():
+    lines = ["some other line", *ANOMALY_STACK, "ValueError: bad value"]
+    assert [r.exception_type for r in traces_of(lines)] == ["ValueError"]
