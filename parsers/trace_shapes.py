@@ -137,9 +137,8 @@ PREFILTER = (
     # [h29b] a frame line of rich's panel whose title the copy lost (RICH_FRAME: an excerpt or a tail starts in the box)
     # (the border as a literal character: Hyperscan takes no "\u" escape; a superset of RICH_FRAME, no negated class of it)
     r"|│ \S.*?:\d+ in \S.*│\s*$"
-    # [h30e] a stack a warning quotes, and the end of a TORCH_WARN (traces.QUOTED_STACK_HEAD: no trace, the parser skips it)
-    r"|.*Traceback of forward call that (?:caused the error|induced the previous calculation):"
-    r"|\s*\(Triggered internally at )"
+    # [h30e] the head of a stack a warning quotes (traces.QUOTED_STACK_HEAD: read, no trace)
+    r"|.*Traceback of forward call that (?:caused the error|induced the previous calculation):)"
 )
 
 # -- tracebacks other libraries draw (helper h16w, issue 16). Each shape was read off the library's real output
