@@ -4720,4 +4720,25 @@ TRACE_RULES += (
     # Intel Gaudi's device memory allocator (line rule hpu_devmem_oom) raised as RuntimeError: device memory exhausted.
     TraceRule("hpu_devmem_oom", "cuda_oom", "the Gaudi bridge's PT_DEVMEM (line rule hpu_devmem_oom)",
               message=_r(r"\bFATAL ERROR :: MODULE:(?:PT_)?DEVMEM Allocation failed for size::\d+")),
+    # --- h30e (issue 16, session 30; fixtures/README "Real runs, second batch"): what two real runs showed.
+    # torch's CPU allocator refusing an allocation (posix_memalign failed, e.g. under `ulimit -v` / a cgroup without swap,
+    # or a request larger than the host has): the host's memory is exhausted, as MemoryError and ENOMEM are (host_oom).
+    # accelerate's should_reduce_batch_size and Lightning's is_out_of_cpu_memory read the same words as a CPU OOM.
+    # Run: fixtures/runs/host_alloc_fail (torch 2.15: "[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator:
+    # can't allocate memory: you tried to allocate 67108864 bytes. Error code 12 (Cannot allocate memory)").
+    TraceRule("cpu_allocator_failed", "host_oom", "pytorch/pytorch c10/core/impl/alloc_cpu.cpp alloc_cpu (CAFFE_ENFORCE(err == 0, "
+              "\"DefaultCPUAllocator: can't allocate memory: you tried to allocate \", nbytes, \" bytes. Error code \", err, \" (\", "
+              "strerror(err), \")\"); on Android / Windows \"DefaultCPUAllocator: not enough memory: you tried to allocate \"); "
+              "huggingface/accelerate utils/memory.py should_reduce_batch_size; Lightning utilities/memory.py is_out_of_cpu_memory",
+              message=_r(r"DefaultCPUAllocator: (?:can't allocate memory|not enough memory): you tried to allocate \d+")),
+    # An exception raised while the DataLoader fetched a batch in the training process itself (num_workers=0: the dataset's
+    # __getitem__ or the collate_fn, called by the fetcher): the same failure as one raised in a worker and re-raised
+    # (dataloader_reraise, any class), without the worker. After the rules that read the words (a storage errno, CUDA
+    # OOM in a pinned copy, ... keep their category). Run: fixtures/runs/hf_collator_ragged (transformers'
+    # default_data_collator on a 12-token record among 16-token ones: "ValueError: expected sequence of length 16 at
+    # dim 1 (got 12)", raised through torch/utils/data/_utils/fetch.py, line 57, in fetch).
+    TraceRule("dataloader_fetch", "dataloader_error", "pytorch/pytorch torch/utils/data/_utils/fetch.py _MapDatasetFetcher.fetch "
+              "(data = [self.dataset[idx] for idx in possibly_batched_index]; return self.collate_fn(data)) and "
+              "_IterableDatasetFetcher.fetch, called by torch/utils/data/dataloader.py _SingleProcessDataLoaderIter._next_data",
+              frame=_r(r"torch[/\\]utils[/\\]data[/\\]_utils[/\\]fetch\.py:fetch$")),
 )

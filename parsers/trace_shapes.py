@@ -158,7 +158,9 @@ PREFILTER = (
     r"|│ +(?:File \"|Traceback \(most recent call last\):)"  # a traceback inside a viewer's box (MARGIN)
     # [h29b] a frame line of rich's panel whose title the copy lost (RICH_FRAME: an excerpt or a tail starts in the box)
     # (the border as a literal character: Hyperscan takes no "\u" escape; a superset of RICH_FRAME, no negated class of it)
-    r"|│ \S.*?:\d+ in \S.*│\s*$)"
+    r"|│ \S.*?:\d+ in \S.*│\s*$"
+    # [h30e] the head of a stack a warning quotes (traces.QUOTED_STACK_HEAD: read, no trace)
+    r"|.*Traceback of forward call that (?:caused the error|induced the previous calculation):)"
 )
 
 # -- tracebacks other libraries draw (helper h16w, issue 16). Each shape was read off the library's real output

@@ -109,6 +109,20 @@ def _pe_after_exception(t: str) -> str:
     return "pe_args" if PE_TYPE.match(t) else "pe_message"
 
 
+# [h30e] A warning that quotes a stack: File lines with no header before them and no exception after them, not a
+# traceback (a header cut off would be read as one, FRAME in START). torch's anomaly mode (detect_anomaly, Lightning's
+# Trainer(detect_anomaly=True)) warns with the FORWARD call's stack of the node whose backward failed, right before the
+# backward's own traceback: torch/csrc/autograd/anomaly_mode.cpp _print_stack / AnomalyMetadata::print_stack
+# (TORCH_WARN("Error detected in ", name, ". ", "Traceback of forward call that caused the error:\n", stack), and for a
+# parent node "Previous calculation was induced by ", name, ". Traceback of forward call that induced the previous
+# calculation:\n"); then TORCH_WARN's " (Triggered internally at ...anomaly_mode.cpp:N.)" and the warnings module's
+# source line, both indented. Read as the open state "quoted_stack" (START below): its File and indented lines are taken,
+# the TORCH_WARN tail ends it, any other line ends it too and is read again; it gives no record (_finish), and while it is
+# open the stream's lines all reach the parser, as for any open trace. Run: fixtures/runs/lightning_anomaly_nan (torch
+# 2.15, Lightning 2.6.6).
+QUOTED_STACK_HEAD = re.compile(r"Traceback of forward call that (?:caused the error|induced the previous calculation):\s*$")
+QUOTED_STACK_END = re.compile(r"^\s*\(Triggered internally at ")  # c10's TORCH_WARN tail (c10/util/Exception.cpp)
+
 # ----------------------------------------------------------------------------- the rules
 
 TAKE = "take"  # the line belongs to the trace
@@ -123,6 +137,7 @@ Rule = tuple[Callable[[str], Any], str, "str | Callable[[str], str] | None"]
 #: Where a trace starts. The first rule that matches wins (all start states are open states).
 START: list[Rule] = [
     (TB_HEAD.match, TAKE, "tb_head"),
+    (QUOTED_STACK_HEAD.search, TAKE, "quoted_stack"),  # [h30e] a warning's quoted stack: read, then dropped (_finish)
     (EG_HEAD.match, TAKE, "box"),
     (SYNTAX_FRAME.match, TAKE, "syntax"),  # a SyntaxError of the main script has no header
     (FRAME.match, TAKE, "frames"),  # a traceback whose header was cut off (an excerpt, a lost line)
@@ -147,6 +162,11 @@ START: list[Rule] = [
 
 #: state -> ordered rules. A state's rules that do not match leave the trace (END).
 RULES: dict[str, list[Rule]] = {
+    "quoted_stack": [  # [h30e] QUOTED_STACK_HEAD's frames and source lines, up to TORCH_WARN's tail
+        (QUOTED_STACK_END.match, LAST, None),
+        (FRAME.match, TAKE, "quoted_stack"),
+        (indented, TAKE, "quoted_stack"),
+    ],
     "tb_head": [  # loguru's header is followed by a blank line (its frames have one between them)
         (blank, HOLD, "lframes"),
         (anything, GOTO, "frames"),
@@ -727,6 +747,8 @@ class TraceParser:
         state, first, block = self._state, self._first, self._block
         self._state, self._first, self._held = None, None, []
         if first is None or state == "syntax":  # a `File "...", line N` that no SyntaxError followed
+            return []
+        if state == "quoted_stack":  # [h30e] the stack a warning quotes: no exception, no trace
             return []
         failures, self._failures = (self._failures.result() if self._failures else None), None
         lines = block.lines()

@@ -813,7 +813,8 @@ def cri_lines(path: Path):
     """(stream, Line) of a kubelet CRI log: `<time> <stream> <P|F> <text>`, P chunks joined."""
     pending: dict[str, list[str]] = {}
     last: dict[str, tuple[str, int]] = {}
-    for raw in path.read_text(encoding="utf-8", errors="replace").split("\n"):
+    # bytes, not read_text: universal newlines would split a tqdm bar's '\r' states into lines of their own (h30e)
+    for raw in path.read_bytes().decode("utf-8", errors="replace").split("\n"):
         parts = raw.split(" ", 3)
         if len(parts) < 3:
             continue
@@ -869,7 +870,9 @@ def test_every_traceback_of_a_real_run_comes_out_once_with_its_chain_and_rank(ru
     unmatched = list(got)
     for t in manifest["traces"]:
         ranks = manifest["pods"][t["pod"]]["ranks"]
-        for item in unmatched:
+        # a record whose prefix names its rank before one with none (h30e: a rank that failed in init_process_group,
+        # before torch's [rankN]: hook, prints the same type unprefixed in the same pod)
+        for item in sorted(unmatched, key=lambda item: item[2].rank is None and item[2].local_rank is None):
             pod, stream, r = item
             rank = r.rank
             if rank is None and r.local_rank is not None and r.local_rank < len(ranks):

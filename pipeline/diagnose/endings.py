@@ -153,9 +153,11 @@ def recovered(view: AttemptView, failures: list[Failure], root: Failure, event_i
     controller did not count a success, or the logs show no progress after the last failure (the failure in the
     logs then stands)."""
     end = job_end(view)
+    last = max((f.t for f in failures if math.isfinite(f.t)), default=None)
+    if end is None and last is not None:
+        return recovered_in_logs(view, failures, root, event_ids, last)
     if end is None or end["outcome"] != "succeeded":
         return None
-    last = max((f.t for f in failures if math.isfinite(f.t)), default=None)
     if last is None:
         return None
     later = [s for s in view.steps if (t := times.seconds(s.time)) is not None and t > last]
@@ -173,6 +175,33 @@ def recovered(view: AttemptView, failures: list[Failure], root: Failure, event_i
         symptoms=symptoms_of(failures, None, []),
         summary=f"finished after recovering from {root.category} ({who(first)}): training went on{at} and the job's "
                 f"controller says {end_words(end)}",
+    )  # fmt: skip
+
+
+def recovered_in_logs(view: AttemptView, failures: list[Failure], root: Failure, event_ids: list[str],
+                      last: float) -> DiagnosisRecord | None:
+    """[h30e] Without a controller's word: the logs' own end AFTER the last failure, the run's last step reached (its
+    step N/N, as `_clean_end` reads it, bars seen only at their end excepted), by a step counted from 1 again (a group
+    restarted from its start or a checkpoint: torchrun --max-restarts, an elastic restart, a launcher's retry, whose
+    agents say nothing of the restart at their default log level) or going on. Runs: fixtures/runs/restart_recovers
+    (torch 2.15, 1 pod x 2 ranks, --max-restarts=2: rank 1's ValueError in the first attempt, a restarted group that
+    died in gloo's connectFullMesh, then a third attempt to `epoch 2/2 step 20/20`, exit 0). A log whose last failure
+    comes after its last step (a crash while saving at the end) is untouched: the failure stands."""
+    ends = [s for s in view.steps
+            if s.step is not None and s.total_steps and s.step >= s.total_steps and s.dialect not in BARS_NEEDING_PROGRESS
+            and (t := times.seconds(s.time)) is not None and t > last]
+    if not ends:
+        return None
+    furthest = max(ends, key=lambda s: (s.time or "", s.step))
+    first = _first_failure(root.error)
+    base = dict(id=stable_id("diagnosis", view.job, view.attempt), job=view.job, attempt=view.attempt,
+                namespace=view.job.split("/", 1)[0] if "/" in view.job else None, events=event_ids)  # fmt: skip
+    return DiagnosisRecord(
+        **base, outcome="succeeded", category="success", confidence=CONFIDENCE["end_line"], time=furthest.time,
+        evidence=[error_evidence(root.error), record_evidence(furthest, f"step {furthest.step}")],
+        symptoms=symptoms_of(failures, None, []),
+        summary=f"finished after recovering from {root.category} ({who(first)}): training went on after it to step "
+                f"{furthest.step}/{furthest.total_steps} (a restarted group, or a retry)",
     )  # fmt: skip
 
 
