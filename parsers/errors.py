@@ -2856,6 +2856,18 @@ LINE_RULES: tuple[LineRule, ...] = (
              "storage.validate_config(...) except Exception as e: logging.error(\"Checkpoint storage validation failed: {}\"."
              "format(e)); sys.exit(1)), harness/determined/exec/harness.py main in earlier releases (the same message, return 1 "
              "/ sys.exit(1)), read with find_string (several versions)"),
+    # Determined's master on an allocation whose resources exited non-zero, in the wording since the FailureType was renamed
+    # ("resources failed with non-zero exit code"; determined_container_exit above reads the older "container failed ..."
+    # and the newer line where the agent's message still holds it). The message between ": " and " (exit code N)" is the
+    # agent's or launcher's, empty where it gave none (the double space of dev 1207). A summary, as determined_container_exit:
+    # the trial's own lines say why; 137 the kernel's kill.
+    LineRule("determined_resources_exit", "unknown", "(exit code ",
+             _r(r"resources failed with non-zero exit code: (?!container failed with non-zero exit code: )[^\n]*?"
+                r"\(exit code (?P<exitcode>-?\d+)\)"),
+             "determined-ai/determined master/pkg/aproto (ResourcesFailed FailureType = \"resources failed with non-zero exit "
+             "code\"; ContainerFailure.Error: fmt.Sprintf(\"%s: %s (exit code %d)\", FailureType, ErrMsg, ExitCode)), its e2e "
+             "tests' expected \"resources failed with non-zero exit code: unable to launch job: ...\"; read with find_string",
+             SUMMARY, classify=_exit_code_category),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"

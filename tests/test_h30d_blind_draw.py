@@ -61,6 +61,16 @@ OPERATOR = 'time="2025-03-02T11:40:12Z" level=warning msg="PodGroup {} unschedul
          "errno_storage", "storage_io"),
         ("ERROR:root:Checkpoint storage validation failed: Could not connect to the endpoint URL: \"https://s3.local/ckpts\"",
          "s3_endpoint", "storage_io"),
+        # Determined's master on resources that exited non-zero, in its renamed FailureType's wording: a summary by the code
+        ("[c71e05b2] crashed: resources failed with non-zero exit code:  (exit code 1) <error> [2025-03-02 11:40:13]",
+         "determined_resources_exit", "unknown"),
+        ("[c71e05b2] resources failed with non-zero exit code: unable to launch job: slurm option -G is not configurable "
+         "(exit code 1)", "determined_resources_exit", "unknown"),
+        ("[c71e05b2] crashed: resources failed with non-zero exit code:  (exit code 137)", "determined_resources_exit",
+         "host_oom"),
+        # the agent's message inside it: the older rule reads it, as before
+        ("[c71e05b2] resources failed with non-zero exit code: container failed with non-zero exit code: 247 (exit code 247)",
+         "determined_container_exit", "unknown"),
     ],
 )  # fmt: skip
 def test_the_lines_and_the_prefilter(line, rule, category):
@@ -143,6 +153,9 @@ DETERMINED_TRIAL = ("[2025-03-02T11:40:12.101Z] 4f2a9c1e || INFO: Validating che
         (KUBE_BATCH_DESCRIBE, "pods_ready_timeout"),
         # the validation's own failure outranks the exit it causes
         (DETERMINED_TRIAL, "checkpoint_error"),
+        # the exit line alone: the attempt failed, the log does not say why
+        ("[2025-03-02T11:40:13.002Z] c71e05b2 || INFO: New trial runner in (container 5b1) on agent gpu-h100-12\n"
+         "[c71e05b2] crashed: resources failed with non-zero exit code:  (exit code 1) <error> [2025-03-02 11:40:13]\n", "unknown"),
     ],
 )  # fmt: skip
 def test_the_logs_of_the_batch(tmp_path, text, category):
