@@ -2820,7 +2820,8 @@ LINE_RULES: tuple[LineRule, ...] = (
              "kubeflow/training-operator pkg/controller.v1/common/job.go ReconcileJobs (gang scheduling: \"// Delay pods creation "
              "until PodGroup status is Inqueue\" if jc.PodGroupControl.DelayPodCreationDueToPodGroup(pg) { log.Warnf(\"PodGroup %v "
              "unschedulable\", jobKey) }, then no ReconcilePods); kubeflow/common pkg/controller.v1/common/job.go the same "
-             "(logrus.Warnf, pg == nil || Phase \"\" || PodGroupPending); read in the stored index", WARNING),
+             "(logrus.Warnf, pg == nil || Phase \"\" || PodGroupPending); read in the stored index", WARNING,
+             match_only=True),  # logrus's msg="..." closes the line with a quote: the match is the message
     # - scheduler-plugins' Coscheduling plugin: PreFilter rejects a member of a PodGroup while fewer pods than minMember
     #   exist (and, in its older releases, the group's other pods for some seconds after one failed: "pod with pgName: <pg>
     #   last failed in 3s, deny"); klog prints "PreFilter failed" err="..." and the pod stays Pending. As the operator's
@@ -2833,7 +2834,8 @@ LINE_RULES: tuple[LineRule, ...] = (
              "%v cannot find enough sibling pods, current pods number: %v, minMember of group: %v\", pod.Name, len(pods), "
              "pg.Spec.MinMember)), pkg/coscheduling/coscheduling.go PreFilter (klog.Error(err) / klog.ErrorS(err, \"PreFilter "
              "failed\", ...); framework.Unschedulable), read in the stored index; the older \"pod with pgName: %v last failed in 3s, "
-             "deny\" as a real run prints it (dev 1199)", WARNING),
+             "deny\" as a real run prints it (dev 1199)", WARNING,
+             match_only=True),  # klog's err="..." pod="..." after it: the match is the message
     # - kube-batch (v0.2-v0.4, the scheduler Volcano grew from): its gang plugin, at the close of every scheduling session,
     #   backs off each job it allocated some but not all of the gang's tasks to and records the PodGroup event Unschedulable
     #   "not enough resource for job" (later releases print volcano_gang's "tasks in gang unschedulable"). A cause, as
