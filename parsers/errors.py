@@ -2909,6 +2909,70 @@ LINE_RULES: tuple[LineRule, ...] = (
              "'{...}':\\n{repr(e)}\"), hydra/_internal/utils.py run_and_report (the exception's str without its traceback unless "
              "HYDRA_FULL_ERROR=1); python/cpython Objects/exceptions.c BaseException_repr (\"Type('message')\")",
              classify=_exception_line_category),
+    # --- h30d (issue 16, session 30; fixtures/eval README "Batch h30d"): the classes of batch h30d's misses (dev 1196-1207,
+    # a second blind draw from the cluster side: gang schedulers, operators, managed training platforms).
+    # A gang scheduler or the operator in front of it saying the gang cannot be placed yet, in the wordings the set had no
+    # rule for (Volcano's "N/M tasks in gang unschedulable" is volcano_gang above):
+    # - the Kubeflow training-operator (and kubeflow/common before it), gang scheduling on: each reconcile of a job whose
+    #   PodGroup is absent or still Pending (not Inqueue) warns and creates no pod. A waiting state the operator repeats
+    #   until the scheduler admits the group, then it creates the pods and the job runs: the gang never became ready only
+    #   where the log ends in it (role warning, rules.LAST_WORD_WARNINGS). Sample: dev 1197 (kubeflow/trainer#1825, the
+    #   PodGroup never created because Volcano's CRD was missing).
+    LineRule("training_operator_podgroup_unschedulable", "pods_ready_timeout", "PodGroup ",
+             _r(r"\bPodGroup (?P<podgroup>[\w.-]+/[\w.-]+) unschedulable\b"),
+             "kubeflow/training-operator pkg/controller.v1/common/job.go ReconcileJobs (gang scheduling: \"// Delay pods creation "
+             "until PodGroup status is Inqueue\" if jc.PodGroupControl.DelayPodCreationDueToPodGroup(pg) { log.Warnf(\"PodGroup %v "
+             "unschedulable\", jobKey) }, then no ReconcilePods); kubeflow/common pkg/controller.v1/common/job.go the same "
+             "(logrus.Warnf, pg == nil || Phase \"\" || PodGroupPending); read in the stored index", WARNING,
+             match_only=True),  # logrus's msg="..." closes the line with a quote: the match is the message
+    # - scheduler-plugins' Coscheduling plugin: PreFilter rejects a member of a PodGroup while fewer pods than minMember
+    #   exist (and, in its older releases, the group's other pods for some seconds after one failed: "pod with pgName: <pg>
+    #   last failed in 3s, deny"); klog prints "PreFilter failed" err="..." and the pod stays Pending. As the operator's
+    #   warning: the gang not ready yet, a failure only where the log ends in it. Sample: dev 1199
+    #   (kubernetes-sigs/scheduler-plugins#450, a kubedl job's two workers rejected in turn, then one waiting at Permit).
+    LineRule("coscheduling_prefilter_rejected", "pods_ready_timeout", "",  # keys: _EXTRA_PATTERNS
+             _r(r"pre-filter pod (?P<pod>\S+) cannot find enough sibling pods, current pods number: (?P<count>\d+), minMember of "
+                r"group: (?P<min>\d+)|pod with pgName: (?P<podgroup>[\w.-]+/[\w.-]+) last failed in (?P<wait>\w+), deny"),
+             "kubernetes-sigs/scheduler-plugins pkg/coscheduling/core/core.go PodGroupManager.PreFilter (fmt.Errorf(\"pre-filter pod "
+             "%v cannot find enough sibling pods, current pods number: %v, minMember of group: %v\", pod.Name, len(pods), "
+             "pg.Spec.MinMember)), pkg/coscheduling/coscheduling.go PreFilter (klog.Error(err) / klog.ErrorS(err, \"PreFilter "
+             "failed\", ...); framework.Unschedulable), read in the stored index; the older \"pod with pgName: %v last failed in 3s, "
+             "deny\" as a real run prints it (dev 1199)", WARNING,
+             match_only=True),  # klog's err="..." pod="..." after it: the match is the message
+    # - kube-batch (v0.2-v0.4, the scheduler Volcano grew from): its gang plugin, at the close of every scheduling session,
+    #   backs off each job it allocated some but not all of the gang's tasks to and records the PodGroup event Unschedulable
+    #   "not enough resource for job" (later releases print volcano_gang's "tasks in gang unschedulable"). A cause, as
+    #   volcano_gang: the gang cannot be placed. Sample: dev 1198 (kubernetes-retired/kube-batch#447, `kubectl describe
+    #   podgroups` of a group with Min Member 6).
+    LineRule("kube_batch_gang_unschedulable", "pods_ready_timeout", "Unschedulable",
+             _r(r"\bUnschedulable\b.*\bnot enough resource for job\b"),
+             "kubernetes-sigs/kube-batch pkg/scheduler/plugins/gang/gang.go gangPlugin.OnSessionClose (if len(job.TaskStatusIndex"
+             "[api.Allocated]) != 0 { ssn.Backoff(job, arbcorev1.UnschedulableEvent, \"not enough resource for job\") }), "
+             "pkg/apis/scheduling/v1alpha1/types.go (UnschedulableEvent Event = \"Unschedulable\"), Session.Backoff recording it "
+             "on the PodGroup as a Warning event; read with git grep over the repository's history (fetch)"),
+    # Determined's harness, before a trial's training starts: it validates the experiment's checkpoint_storage (writes
+    # and removes a file in it) and on any error logs "Checkpoint storage validation failed: <error>" and exits 1 (the
+    # master then reports the allocation failed). The checkpoint storage cannot be used: checkpoint_error (as a permission
+    # error on a checkpoint path, dev 524). Sample: dev 1207 (determined-ai/determined#7869, shared_fs storage not
+    # writable by a non-root trial: "[Errno 13] Permission denied").
+    LineRule("determined_checkpoint_storage_invalid", "checkpoint_error", "Checkpoint storage validation failed",
+             _r(r"Checkpoint storage validation failed: (?P<why>[^\n]+)"),
+             "determined-ai/determined harness/determined/exec/launch.py main (logging.info(\"Validating checkpoint storage ...\"); "
+             "storage.validate_config(...) except Exception as e: logging.error(\"Checkpoint storage validation failed: {}\"."
+             "format(e)); sys.exit(1)), harness/determined/exec/harness.py main in earlier releases (the same message, return 1 "
+             "/ sys.exit(1)), read with find_string (several versions)"),
+    # Determined's master on an allocation whose resources exited non-zero, in the wording since the FailureType was renamed
+    # ("resources failed with non-zero exit code"; determined_container_exit above reads the older "container failed ..."
+    # and the newer line where the agent's message still holds it). The message between ": " and " (exit code N)" is the
+    # agent's or launcher's, empty where it gave none (the double space of dev 1207). A summary, as determined_container_exit:
+    # the trial's own lines say why; 137 the kernel's kill.
+    LineRule("determined_resources_exit", "unknown", "(exit code ",
+             _r(r"resources failed with non-zero exit code: (?!container failed with non-zero exit code: )[^\n]*?"
+                r"\(exit code (?P<exitcode>-?\d+)\)"),
+             "determined-ai/determined master/pkg/aproto (ResourcesFailed FailureType = \"resources failed with non-zero exit "
+             "code\"; ContainerFailure.Error: fmt.Sprintf(\"%s: %s (exit code %d)\", FailureType, ErrMsg, ExitCode)), its e2e "
+             "tests' expected \"resources failed with non-zero exit code: unable to launch job: ...\"; read with find_string",
+             SUMMARY, classify=_exit_code_category),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -3033,6 +3097,8 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # c10d_store_wait_timeout (h26a): c10d's "[c10d] " before it (logging.h, torch 2.2+), or glog's header ("W", the
                    # time, the file) where a build wrote none
                    r"\[c10d\] waitForInput: socket ", r"W[\d :.]*socket\.cpp:\d+\] waitForInput: socket ",
+                   # coscheduling_prefilter_rejected (h30d): the ": " before the counts / the group, not its lower-case words
+                   r": \d+, minMember of group: \d+", r": [\w.-]+/[\w.-]+ last failed in \w+, deny",
                    # kubectl_describe_pod_failed (h27b): describePod's phase line at the margin
                    r"Status:\s+Failed\s*$",
                    # h28c: systemd_oomd_kill's 255+ wording ("Killed" is a key), k8s_liveness_restart's Killing event (not the key

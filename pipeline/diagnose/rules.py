@@ -233,6 +233,11 @@ TEARDOWN_AT_THE_END = frozenset({"agent_closing", "elastic_group_restart", "ray_
 #: inside them ran out of GPU memory (batch h16z, dev 510); one where the run goes on shows it by a line after them
 #: (batch h16t, dev 523: the allocator's "The caller indicates that this is not a failure", rule tf_bfc_not_a_failure).
 LAST_WORD_WARNINGS = frozenset({"tf_device_alloc_retry"})
+#: [h30d] A gang scheduler's or its operator's word that the gang cannot be placed yet, repeated while it waits (the
+#: training-operator's "PodGroup <ns>/<job> unschedulable", scheduler-plugins Coscheduling's PreFilter rejections): the
+#: gang never became ready (pods_ready_timeout) where a log ends in them; a gang admitted later goes on to pods and steps.
+#: Dev 1197, 1199.
+LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | frozenset({"training_operator_podgroup_unschedulable", "coscheduling_prefilter_rejected"})
 
 #: How sure a diagnosis is, by what it rests on.
 CONFIDENCE = {
