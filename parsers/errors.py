@@ -1294,6 +1294,19 @@ LINE_RULES: tuple[LineRule, ...] = (
              "CorentinJ/Real-Time-Voice-Cloning vocoder/train.py (f\"| Epoch: {epoch} ({i}/{len(data_loader)}) | Loss: {avg_loss:.4f} | "
              "{speed:.1f} steps/s | Step: {k}k | \"), synthesizer/train.py (Loss: {loss_window.average:#.4}), vocoder/display.py stream "
              "(sys.stdout.write(\"\\r{%s}\" % message)); read with find_string; CPython float formatting (a NaN is \"nan\")"),
+    # h30g (issue 16, session 30; fixtures/eval README "Batch h30g"): nnU-Net v2's end-of-epoch record, written by its
+    # trainer's print_to_log_file (the timestamp `f"{datetime}:"` then the arguments joined by spaces, to the log file and
+    # the console): "<YYYY-MM-DD HH:MM:SS.ffffff>: train_loss X", X the epoch's mean training loss rounded by np.round (a
+    # NaN prints "nan"). The epoch mean is NaN only when the loss was NaN on its steps (nnU-Net's GradScaler skips the
+    # update and goes on): the divergence itself. Its `val_loss` record is not read (a validation-only NaN, e.g. fp16
+    # inference, leaves training sound). Projects built on the trainer (U-Mamba, its forks) print the same. Sample: dev 1254
+    # (bowang-lab/U-Mamba#8, "2025-04-18 19:06:52.807117: train_loss nan").
+    LineRule("nnunet_train_loss_nonfinite", "nan_loss", "",
+             _r(r"\b\d{4}-\d\d-\d\d \d\d:\d\d:\d\d(?:\.\d+)?: train_loss (?P<value>-?nan|-?inf)\b"),
+             "MIC-DKFZ/nnUNet nnunetv2/training/nnUNetTrainer/nnUNetTrainer.py on_epoch_end (self.print_to_log_file('train_loss', "
+             "np.round(self.logger.my_fantastic_logging['train_losses'][-1], decimals=4))) and print_to_log_file (args = "
+             "(f\"{dt_object}:\", *args); each written with \" \"; print(*args) to the console); the same in bowang-lab/U-Mamba's "
+             "copy of the trainer; read with find_string; numpy's repr of a NaN float is \"nan\""),
     LineRule("loss_is_nan", "nan_loss", "",
              _r(r"\b(?:loss|Loss|LOSS) (?:is|became|=) ?(?P<value>nan|NaN|inf|Inf|-inf)\b"),
              "user-code guards, e.g. `loss is nan` (FORMATS.md 4.14; not a library string)"),
@@ -3112,7 +3125,9 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    # (no "|" inside a pattern: the prefilter is one alternation, tests/test_errors.py splits it)
                    r": ['\"]?configmap \\?\"", r": ['\"]?secret \\?\"", r": ['\"]?couldn't find key ",
                    r": ['\"]?failed to reserve [a-z]+ name ", r"Worker (?:\S+ \(pid=\d+\) )?exceeded \d+% memory budget",
-                   r"\(this error originated at tensorpipe/", r"FATAL: +container creation failed: ")
+                   r"\(this error originated at tensorpipe/", r"FATAL: +container creation failed: ",
+                   # h30g: nnunet_train_loss_nonfinite's record (a lower-case key): the ": " after its timestamp
+                   r": train_loss -?nan\b", r": train_loss -?inf\b")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
