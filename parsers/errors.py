@@ -3126,8 +3126,9 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    r": ['\"]?configmap \\?\"", r": ['\"]?secret \\?\"", r": ['\"]?couldn't find key ",
                    r": ['\"]?failed to reserve [a-z]+ name ", r"Worker (?:\S+ \(pid=\d+\) )?exceeded \d+% memory budget",
                    r"\(this error originated at tensorpipe/", r"FATAL: +container creation failed: ",
-                   # h30g: nnunet_train_loss_nonfinite's record (a lower-case key): the ": " after its timestamp
-                   r": train_loss -?nan\b", r": train_loss -?inf\b")
+                   # h30g: nnunet_train_loss_nonfinite's record (a lower-case key): the ": " after its timestamp (no
+                   # `\b`: an anchor makes the whole prefilter inexact for the block scan, tests/test_exact_block_scan.py)
+                   r": train_loss -?nan", r": train_loss -?inf")
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)
