@@ -41,3 +41,14 @@ def detected(text: str) -> tuple[str, str] | None:
         return None
     _consumed, records = errors.ErrorDetector().feed(Line("2026-12-04T03:12:44.104512000Z", 0, text))
     return (records[0].pattern, records[0].category) if records else None
+
+
+def read_line(line: str) -> tuple[str, str] | None:
+    """(rule, category) the pipeline's line parsers give `line` (ErrorDetector's or ToolExitDetector's prefilter first)."""
+    from gangscope.parsers.errors import PREFILTER, detect
+    from gangscope.parsers.tool_exits import TOOL_EXIT_PREFILTER
+
+    if not (re.search(PREFILTER, line) or re.search(TOOL_EXIT_PREFILTER, line)):
+        return None
+    found = detect(line)
+    return (found[0].name, found[1]) if found is not None else None

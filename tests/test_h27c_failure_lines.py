@@ -14,18 +14,14 @@ import re
 import pytest
 
 from diagnose_in_process import the_diagnosis
+from rule_reference import read_line
 from gangscope.parsers.errors import GLIBC_MALLOC_ABORTS, LINE_RULES, PREFILTER, detect, first_trace_rule
 from gangscope.parsers.tool_exits import TOOL_EXIT_PREFILTER
 
 RULES = {r.name: r for r in LINE_RULES}
 
 
-def read(line: str) -> tuple[str, str] | None:
-    """(rule, category) the pipeline's line parsers give `line` (ErrorDetector's or ToolExitDetector's prefilter first)."""
-    if not (re.search(PREFILTER, line) or re.search(TOOL_EXIT_PREFILTER, line)):
-        return None
-    found = detect(line)
-    return (found[0].name, found[1]) if found is not None else None
+read = read_line  # (tests/rule_reference.py: the one copy)
 
 
 @pytest.mark.parametrize("text", GLIBC_MALLOC_ABORTS)

@@ -16,6 +16,7 @@ import re
 import pytest
 
 from diagnose_in_process import the_diagnosis
+from rule_reference import read_line
 from gangscope.parsers.errors import PREFILTER, detect, first_trace_rule
 from gangscope.parsers.tool_exits import TOOL_EXIT_PREFILTER
 
@@ -26,12 +27,7 @@ H28C_LINE_RULES = ("kernel_oom_kill_old", "systemd_oomd_kill", "kernel_hung_task
 H28C_TRACE_RULES = ("jax_distributed_initialize", "coordination_heartbeat_timeout", "host_enomem")
 
 
-def read(line: str) -> tuple[str, str] | None:
-    """(rule, category) the pipeline's line parsers give `line` (ErrorDetector's or ToolExitDetector's prefilter first)."""
-    if not (re.search(PREFILTER, line) or re.search(TOOL_EXIT_PREFILTER, line)):
-        return None
-    found = detect(line)
-    return (found[0].name, found[1]) if found is not None else None
+read = read_line  # (tests/rule_reference.py: the one copy)
 
 
 @pytest.mark.parametrize(

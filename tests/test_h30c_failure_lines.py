@@ -17,6 +17,7 @@ import re
 import pytest
 
 from diagnose_in_process import the_diagnosis
+from rule_reference import read_line
 from gangscope.parsers.errors import PREFILTER, detect, first_trace_rule
 from gangscope.parsers.tool_exits import TOOL_EXIT_PREFILTER
 
@@ -29,12 +30,7 @@ STEP = "[2026-01-07 11:02:01,118] [INFO] [trainer.py:233] step 120 | loss 2.4017
 STEP2 = "[2026-01-07 11:04:01,118] [INFO] [trainer.py:233] step 140 | loss 2.3871 | lr 1.90e-04\n"
 
 
-def read(line: str) -> tuple[str, str] | None:
-    """(rule, category) the pipeline's line parsers give `line` (ErrorDetector's or ToolExitDetector's prefilter first)."""
-    if not (re.search(PREFILTER, line) or re.search(TOOL_EXIT_PREFILTER, line)):
-        return None
-    found = detect(line)
-    return (found[0].name, found[1]) if found is not None else None
+read = read_line  # (tests/rule_reference.py: the one copy)
 
 
 @pytest.mark.parametrize(
