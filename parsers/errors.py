@@ -187,6 +187,15 @@ def _gpu_lib_call_category(m: re.Match[str]) -> str:
     return "cuda_error" if category == "unknown" else category
 
 
+# [h31a] The category of a Kaldi GPU call check's line (line rule kaldi_cu_safe_call): the runtime's error string read as c10's
+# "CUDA error: " + the same string is, a library's status string as its own line is (as _gpu_lib_call_category); the rest
+# cuda_error.
+def _kaldi_cu_safe_call_category(m: re.Match[str]) -> str:
+    what = m["what"].strip()
+    category = _message_category(("CUDA error: " + what) if m["lib"] == "cudaError_t" else what)
+    return "cuda_error" if category == "unknown" else category
+
+
 #: [h20a] The warning rules whose line says which exception the traceback printed right after it is, and the words of the line
 #: that name it: torch elastic's agent that could not close the rendezvous logs "The node '<n>' has failed to shutdown the
 #: rendezvous '<id>' due to an error of type RendezvousConnectionError." (pytorch/pytorch torch/distributed/elastic/rendezvous/
@@ -2412,6 +2421,25 @@ LINE_RULES: tuple[LineRule, ...] = (
              "CUFFT), providers/rocm/rocm_call.cc RocmCall (HIP, ROCBLAS, HIPSPARSE, HIPRAND, MIOPEN, HIPFFT), orttraining's NCCL_CALL "
              "(\"NCCL\"); read in the stored index",
              classify=_gpu_lib_call_category),
+    # --- h31a (issue 16, session 31; fixtures/eval README "Batch h31a"): the classes of batch h31a's misses (dev 1276-1294).
+    # Kaldi's GPU call checks (src/cudamatrix/cu-common.h): CU_SAFE_CALL, CUBLAS_SAFE_CALL, CUSPARSE_SAFE_CALL,
+    # CURAND_SAFE_CALL and CUSOLVER_SAFE_CALL raise with KALDI_ERR << "<type> " << ret << " : \"" << <the library's error
+    # string> << "\" returned from '" << #fun << "'", and KALDI_ERR's logger writes the message to stderr behind its header
+    # before it throws (src/base/kaldi-error.cc SendToLog / MessageLogger::HandleMessage: "ERROR (" << program name
+    # ("nnet3-train[5.4]:") << func << "():" << file << ':' << line << ") " message; then "[ Stack-Trace: ]" and the C++
+    # frames). The error string names the failure as c10's "CUDA error: " line does (the runtime's: out of memory cuda_oom,
+    # uncorrectable ECC gpu_hardware) or as a library's status name does (CUBLAS_STATUS_ALLOC_FAILED cuda_oom); the rest is a
+    # CUDA error. Sample: dev 1290 (kaldi-asr/kaldi#2636: nnet3-train's `ERROR (nnet3-train[5.4]:CopyToVec():cu-vector.cc:
+    # 899) cudaError_t 4 : "unspecified launch failure" returned from 'cudaMemcpy(...)'` in the last iteration of training).
+    LineRule("kaldi_cu_safe_call", "cuda_error", "ERROR (",
+             _r(r"ERROR \(\S*?\(\):[^\s():]+:\d+\) (?P<lib>cudaError_t|cublasStatus_t|cusparseStatus_t|curandStatus_t|"
+                r"cusolverStatus_t) (?P<code>-?\d+) : \"(?P<what>[^\"\n]*)\" returned from '"),
+             "kaldi-asr/kaldi src/cudamatrix/cu-common.h (CU_SAFE_CALL: KALDI_ERR << \"cudaError_t \" << ret << \" : \\\"\" << "
+             "cudaGetErrorString((cudaError_t)ret) << \"\\\" returned from '\" << #fun << \"'\"; the same for cublasStatus_t, "
+             "cusparseStatus_t, curandStatus_t, cusolverStatus_t), src/base/kaldi-error.cc (SendToLog: header \"ERROR (\" << "
+             "GetProgramName() << envelope.func << \"():\" << envelope.file << ':' << envelope.line << \")\", then \" \" and the "
+             "message); read in the stored index",
+             classify=_kaldi_cu_safe_call_category),
     # --- h28d (issue 16, session 28; fixtures/eval README "Batch h28d"): older versions' wordings (batch h28d, dev 1000-1015,
     # a blind draw of threads showing older framework versions).
     # fairseq's notices that it caught a CUDA OOM in a batch and goes on without it (warnings: the run went on or not, its
