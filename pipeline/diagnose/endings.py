@@ -594,7 +594,7 @@ def _last_line_words(record: Any) -> str:
     """[h31f] The proof of a traceback cut before its exception line is where it was cut: "; the last frame it shows: File
     "P", line N, in F" (its path's tail), else "; the last line it shows: X", or "; nothing of it follows its header"."""
     text = record.text if getattr(record, "kind", "") == "trace" else (record.line or record.message or "")
-    lines = [ln.strip() for ln in (text or "").splitlines() if ln.strip()]
+    lines = [" ".join(ln.split()) for ln in (text or "").splitlines() if ln.strip()]
     if not lines:
         return ""
     if _TRACEBACK_HEADER.search(lines[-1]):
