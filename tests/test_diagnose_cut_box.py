@@ -29,5 +29,5 @@ def test_a_box_cut_inside_the_rank_field_keeps_a_whole_rank(tmp_path, cut, rank)
     d = the_diagnosis(tmp_path, BOX + cut + "\n")
     assert d.category == "unknown"
     assert d.rank == rank
-    assert d.summary.endswith("failed (the box shows no exit code)")
+    assert d.summary.endswith("failed (the box shows no exit code).")  # [h31f] one sentence ends with its period
     assert "None" not in d.summary

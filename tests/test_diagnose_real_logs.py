@@ -468,7 +468,7 @@ def test_a_loss_printed_nan_three_times_or_twice_at_the_end_is_a_divergence_and_
     [d] = diagnose_text(tmp_path, three, "three")[0]
     assert d.category == "nan_loss"
     assert d.summary.startswith("the training loss was printed as nan 3 times (a worker in pod three)")
-    assert d.summary.endswith("first: epoch: 6 loss: nan")
+    assert d.summary.endswith("first: epoch: 6 loss: nan.")  # [h31f] one sentence ends with its period
     two = head + "epoch: 6 loss: nan\nepoch: 7 loss: nan\n"
     [d] = diagnose_text(tmp_path, two, "two")[0]
     assert d.category == "nan_loss"

@@ -29,7 +29,7 @@ from gangscope.pipeline.diagnose.root_cause import (
     box_agrees, failure_of, first_exit_of_same_error, find_root, first_failure, silent_ranks, without_handled, without_own_kills,
 )
 from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW, NONFINITE_STEPS, PRINTED_NONFINITE_LOSS
-from gangscope.pipeline.diagnose.summary import exception_type_of, summary_of
+from gangscope.pipeline.diagnose.summary import exception_type_of, sentence, summary_of
 from gangscope.pipeline.diagnose.views import AttemptView, group_attempts
 from gangscope.pipeline.isolation import StageFailures, frames_of
 
@@ -56,7 +56,9 @@ def diagnose(records: Iterable[Record | dict], attempts: Iterable[Any] | None = 
     out = []
     for view in group_attempts(records, attempts, jobs):
         try:
-            out.append(diagnose_attempt(view))
+            d = diagnose_attempt(view)
+            d.summary = sentence(d.summary)  # [h31f] every summary one sentence that ends once, whichever step wrote it
+            out.append(d)
         except Exception as exc:
             if failures is not None:
                 failures.add("diagnose", exc, position=f"{view.job} attempt {view.attempt}", job=view.job,

@@ -21,7 +21,7 @@ from gangscope.pipeline.diagnose.rules import (
 )
 from gangscope.pipeline.diagnose.rules import STALL_REPEATS  # h25a
 from gangscope.pipeline.diagnose.rules import FALLBACK_NCCL_WARNINGS  # h28d
-from gangscope.pipeline.diagnose.summary import cut_message, ranks_text, readable_message, who
+from gangscope.pipeline.diagnose.summary import cut_message, ranks_text, readable_message, who, without_stamp
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -235,9 +235,11 @@ def diverged(view: AttemptView, overflows: list[ErrorRecord], nonfinite: list[St
         first = {"pod": anchor.pod, "rank": anchor.rank, "node": anchor.node, "time": anchor.time}
         overflows = [first_printed, *(e for e in overflows if e is not first_printed)]
         summary = (f"the training loss was printed as {groups_of(first_printed).get('value', 'nan')} {len(printed)} "
-                   f"times ({who(first)}), first: {cut_message(' '.join((first_printed.line or '').split()))}")  # h20b: at a word, '...'
-    else:
-        summary = f"the fp16 loss scale overflowed {len(overflows)} times (skipped steps): training diverged"
+                   f"times ({who(first)}), first: {cut_message(without_stamp(' '.join((first_printed.line or '').split())))}")  # h20b: at a word, '...'
+    else:  # [h31f] who overflowed, and the first overflow's line as the proof
+        line = cut_message(without_stamp(" ".join((first_overflow.line or first_overflow.message or "").split()))) if first_overflow else ""
+        summary = (f"the fp16 loss scale overflowed {len(overflows)} times ({who(first)}; skipped steps): training diverged"
+                   + (f"; first: {line}" if line else ""))
     evidence = [error_evidence(e) for e in overflows[:2]]
     if first_step is not None:
         evidence.insert(0, record_evidence(first_step, f"step {first_step.step} loss {first_step.loss}"))
@@ -287,7 +289,7 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         first_stall = min(stalls, key=lambda s: s.time or "")
         stalled = sorted({s.rank for s in stalls if s.rank is not None})
         first = {"pod": first_stall.pod, "rank": first_stall.rank, "node": first_stall.node, "time": first_stall.time}
-        where = f"{ranks_text(stalled)} " if stalled else ""
+        where = _stalled_where(stalled, first)
         step = f" after step {first_stall.step}" if first_stall.step is not None else ""
         summary = f"progress of {where or 'the job '}stopped{step} with no error in the logs ({first_stall.message or 'stall'})"
         return DiagnosisRecord(
@@ -337,12 +339,13 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
                                category=named.category if named else (inside[1] if inside else "unknown"),
                                first_failure=who_, time=first.time, confidence=CONFIDENCE["cut_traceback"],
                                evidence=([error_evidence(named)] if named else [])
-                               + [record_evidence(t, _head_lines(t.text)) if t.kind == "trace" else error_evidence(t)
+                               + [record_evidence(t, _head_and_last_lines(t.text)) if t.kind == "trace" else error_evidence(t)
                                   for t in cut[:4]],
                                summary=f"the log ends inside a Python traceback cut before its exception line ({who(who_)}): "
                                        + (f"the line before it names the failure ({named.category}): {named.message or named.line}"
                                           if named else f"an exception was raised inside {inside[0]} ({inside[1]}), the text does not "
-                                          f"say which: {inside[2]}" if inside else "an exception was raised, the text does not say which"))  # fmt: skip
+                                          f"say which: {inside[2]}" if inside else "an exception was raised, the text does not say which")
+                                       + ("" if named or inside else _last_line_words(first)))  # fmt: skip
     teardown = teardown_at_the_end(view)
     if teardown:
         first = teardown[0]
@@ -460,7 +463,7 @@ def _reported_stall(view: AttemptView, reports: list[ErrorRecord], base: dict, e
     rank = int(groups_of(anchor)["stalled"]) if named else anchor.rank
     first = {"pod": anchor.pod, "rank": rank, "node": anchor.node, "time": reports[0].time}
     stalled = sorted({int(groups_of(e)["stalled"]) for e in named})
-    where = f"{ranks_text(stalled)} " if stalled else ""
+    where = _stalled_where(stalled, first)
     head = reports[0]
     return DiagnosisRecord(
         **base, time=head.time, outcome=outcome_of(end_reason, failed=False, default="running"), category="hang",
@@ -562,9 +565,51 @@ def raised_inside(cut: Any) -> tuple[str, str, str] | None:
     return None
 
 
+def _stalled_where(stalled: list[int], first: dict) -> str:
+    """[h31f] Whose progress stopped: the stalled ranks, with the first one's pod ("rank 3 in pod P", "ranks 0-3 (first rank 0
+    in pod P)"), or the job and the pod of the first stall report ("the job (a worker in pod P)"); "" where nothing is known."""
+    if not first.get("pod"):
+        return f"{ranks_text(stalled)} " if stalled else ""
+    if not stalled:
+        return f"the job ({who(first)}) "
+    if len(stalled) == 1 and first.get("rank") == stalled[0]:
+        return f"{who(first)} "
+    return f"{ranks_text(stalled)} (first {who(first)}) "
+
+
 def _head_lines(text: str | None, count: int = 3) -> str:
     """A cut trace's first lines (its header and where it was raised from)."""
     return "\n".join((text or "").splitlines()[:count])
+
+
+def _head_and_last_lines(text: str | None, count: int = 3, last: int = 3) -> str:
+    """[h31f] A cut trace's first lines and its last ones (where the log cut it: the proof the summary quotes)."""
+    lines = [ln for ln in (text or "").splitlines() if ln.strip()]
+    if len(lines) <= count + last:
+        return "\n".join(lines)
+    return "\n".join([*lines[:count], "  ...", *lines[-last:]])
+
+
+def _last_line_words(record: Any) -> str:
+    """[h31f] The proof of a traceback cut before its exception line is where it was cut: "; the last frame it shows: File
+    "P", line N, in F" (its path's tail), else "; the last line it shows: X", or "; nothing of it follows its header"."""
+    text = record.text if getattr(record, "kind", "") == "trace" else (record.line or record.message or "")
+    lines = [" ".join(ln.split()) for ln in (text or "").splitlines() if ln.strip()]
+    if not lines:
+        return ""
+    if _TRACEBACK_HEADER.search(lines[-1]):
+        return "; nothing of it follows its header"
+    for line in reversed(lines[-3:]):  # the frame before the cut: the last line, or above its code line and a cut one
+        m = _FRAME_LINE.match(line)
+        if m:
+            path = m["file"] if len(m["file"]) <= 80 else "..." + m["file"][-77:]
+            return f'; the last frame it shows: File "{path}", line {m["line"]}' + (f", in {m['function']}" if m["function"] else "")
+    return f"; the last line it shows: {cut_message(lines[-1], 120)}" if lines[-1].count('"') % 2 == 0 else \
+        f"; the last line it shows is cut: {cut_message(lines[-1].replace(chr(34), ''), 120)}"
+
+
+_TRACEBACK_HEADER = re.compile(r"Traceback \(most recent call last\)")
+_FRAME_LINE = re.compile(r'^File "(?P<file>[^"]+)", line (?P<line>\d+)(?:, in (?P<function>\S.*))?$')
 
 
 def _clean_end(view: AttemptView) -> str | None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from gangscope.parsers.records import ErrorRecord, Record
@@ -56,10 +57,16 @@ def evidence_of(view: AttemptView, root: Failure, failures: list[Failure], suspe
     return out
 
 
+# [h31f] A line that is only a traceback's header: an error read from its trace carries it as its line, and says nothing
+# the summary could quote (its message does: dev 021, 805).
+_HEADER_ONLY = re.compile(r"^\s*(?:\S+\s*)?Traceback \(most recent call last\):?\s*$")
+
+
 def error_evidence(error: ErrorRecord) -> dict[str, Any]:
-    """An error record as an evidence entry (its line)."""
+    """An error record as an evidence entry (its line; its message where the line is only a traceback's header)."""
+    text = error.message if error.message and error.line and _HEADER_ONLY.match(error.line) else error.line or error.message
     return {"record_id": error.id, "kind": "error", "pod": error.pod, "rank": error.rank, "time": error.time,
-            "text": error.line or error.message}  # fmt: skip
+            "text": text}  # fmt: skip
 
 
 def record_evidence(record: Record, text: str) -> dict[str, Any]:

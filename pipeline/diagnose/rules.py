@@ -401,3 +401,41 @@ LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"tts_run_folder_cleanup"}
 # the kubelet retries), and TensorPipe's word that a peer's connection ended (the RPC agent logs it and fails that pipe's
 # RPCs; at a peer's clean exit the job goes on): failures only where the log ends in them.
 LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"k8s_container_waiting_message", "tensorpipe_connection_lost"}
+# --- h31f (issue 16, session 31; fixtures/eval README "The one-sentence summary, audited (h31f)"): what the proving line says
+# happened, where a category's one wording (WHAT_HAPPENED) would say more than it does. Each entry: (category, pattern on the
+# root error's exception line / message / line, pattern on its traceback's frames ("file:function") or None, the words, the
+# source that prints the line). The first entry whose patterns match words the summary; none: WHAT_HAPPENED's.
+#: host_oom: an allocation that failed is no kill (nothing was killed: the process raised or aborted itself); a kill's
+#: wording (WHAT_HAPPENED) stays for the kernel's, the kubelet's, Slurm's, Ray's kills and a launcher's exit code -9 / 137.
+#: dataloader_error: "lost a DataLoader worker" only where a worker died; a worker's exception, and one raised while the
+#: DataLoader fetched in the training process itself (num_workers=0, no worker), are said as such; any other input pipeline
+#: failure (TF's tf.data, datasets, a sampler) is a failure to load data.
+_ALLOCATION_FAILED = (
+    r"^(?:[\w.]*\.)?(?:_Array)?MemoryError\b|DefaultCPUAllocator: (?:can't allocate memory|not enough memory)|std::bad_alloc|"
+    r"cannot allocate memory for thread-local data|Failed to malloc \d+ bytes|The paging file is too small|"
+    r"OOM when allocating tensor|\[Errno 12\] Cannot allocate memory")
+CAUSE_WORDINGS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None, str, str], ...] = (
+    ("host_oom", re.compile(_ALLOCATION_FAILED, re.M), None, "ran out of host memory (an allocation failed)",
+     "python/cpython Objects/exceptions.c (MemoryError); numpy/numpy numpy/_core/_exceptions.py _ArrayMemoryError; pytorch/"
+     "pytorch c10/core/impl/alloc_cpu.cpp alloc_cpu (\"DefaultCPUAllocator: can't allocate memory: you tried to allocate \", "
+     "nbytes, \" bytes. Error code \"...); gcc-mirror/gcc libstdc++-v3/libsupc++/new_op.cc (std::bad_alloc); bminor/glibc "
+     "elf/dl-tls.c oom(); NVIDIA/nccl src/include/alloc.h (\"Failed to malloc %ld bytes\"); Windows ERROR_COMMITMENT_LIMIT "
+     "(1455); tensorflow/tensorflow op_kernel.cc allocate_tensor (\"OOM when allocating tensor\" on the CPU); python/cpython "
+     "Lib/multiprocessing/popen_fork.py (os.fork: ENOMEM)"),
+    ("dataloader_error", re.compile(r"DataLoader worker \(pids?\(?s?\)? [^\n]*(?:killed by signal|exited unexpectedly)|"
+                                    r"DataLoader process \(pid|DataLoader worker process \d+ (?:exited|is killed)"), None,
+     "lost a DataLoader worker",
+     "pytorch/pytorch torch/csrc/DataLoader.cpp (\"DataLoader worker (pid %d) is killed by signal: %s.\"), torch/utils/data/"
+     "dataloader.py _try_get_data (\"DataLoader worker (pid(s) {pids_str}) exited unexpectedly\"); PaddlePaddle/Paddle "
+     "paddle/fluid/imperative/data_loader.cc (\"DataLoader process (pid %ld) exited ...\")"),
+    ("dataloader_error", re.compile(r"in DataLoader worker process \d+"), None, "failed in a DataLoader worker (it raised)",
+     "pytorch/pytorch torch/_utils.py ExceptionWrapper (\"Caught {exc_type.__name__} in DataLoader worker process N.\")"),
+    ("dataloader_error", re.compile(r""), re.compile(r"torch[/\\]utils[/\\]data[/\\]_utils[/\\]fetch\.py:fetch$"),
+     "failed while the DataLoader fetched a batch in the training process (no worker)",
+     "pytorch/pytorch torch/utils/data/_utils/fetch.py _MapDatasetFetcher.fetch / _IterableDatasetFetcher.fetch, called by "
+     "torch/utils/data/dataloader.py _SingleProcessDataLoaderIter._next_data"),
+    ("dataloader_error", re.compile(r""), None, "failed loading data (the DataLoader or input pipeline)", "SPEC rev. 2 dataloader_error"),
+)
+#: The size of the allocation that failed, where the line says it (the sources above): bytes, or numpy's "Unable to allocate
+#: 1.2 GiB for an array".
+ALLOCATION_SIZE = re.compile(r"you tried to allocate (\d+) bytes|Failed to malloc (\d+) bytes|Unable to allocate ([\d.]+ [KMGTPE]?i?B) ")

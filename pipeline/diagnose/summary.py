@@ -9,7 +9,8 @@ from gangscope.parsers import times
 from gangscope.parsers.errors import groups_of
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.root_cause import Failure
-from gangscope.pipeline.diagnose.rules import EFFECTS, MARKED_EXCEPTION_LINES, WHAT_HAPPENED
+from gangscope.pipeline.diagnose.rules import (ALLOCATION_SIZE, CAUSE_WORDINGS, EFFECTS, MARKED_EXCEPTION_LINES,
+                                              WHAT_HAPPENED)
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -102,8 +103,24 @@ _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # a closing double quote and brackets or commas, where the message opened none (an apostrophe is
 # never taken for one: "can't open '/x'").
 _DUMP_TAIL = re.compile(r"""\s*(")[\s,;)}\]]*$""")
-# A traceback header a wrapper's message ends with (the DataLoader's "Original Traceback ...:").
-_TRACEBACK_TAIL = re.compile(r"\s*(?:Original )?Traceback \(most recent call last\):?\s*$")
+# A traceback header a wrapper's message ends with (the DataLoader's "Original Traceback ...:"), and [h31f] what follows one
+# inside a message that runs on into the next block (torchrun's "failed (exitcode: -9) ... of binary: X" then the agent's
+# "Traceback (most recent call last): File ...", mp.spawn's "-- Process 2 terminated with the following error: Traceback
+# ..."): the traceback's own lines are the trace's, not the message's.
+_TRACEBACK_TAIL = re.compile(r"\s*(?:Original )?Traceback \(most recent call last\):?(?:\s.*)?$")
+# [h31f] A log line's own time left at the head of a message ("2025-12-31 07:22:37.807117: train_loss nan", dev 1254): the
+# line's stamp, not its words.
+# glog's prefix as well ("I1107 16:02:51.306615 20417 solver.cpp:347] ", google/glog src/logging.cc LogMessage: severity,
+# MMDD, time, thread id, file:line, "] ").
+_TIME_HEAD = re.compile(r"^(?:\[?\d{4}-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?(?:Z|[+-]\d\d:?\d\d)?(?:\]\s*|:?\s+)|"
+                        r"[IWEF]\d{4} \d\d:\d\d:\d\d\.\d+\s+\d+ [\w.-]+:\d+\] )(?=\S)")
+# [h31f] gangscope's own heads for torchrun's failure box (parsers/errors.py classify_child_failed, reading torch/distributed/
+# elastic/multiprocessing/errors/__init__.py ChildFailedError.format_msg's "Root Cause (first observed failure)"): said in
+# words, the wrapper's class name left out (issue 16: "wrappers unwrapped").
+_WRAPPER_HEADS: tuple[tuple[re.Pattern[str], str], ...] = (
+    (re.compile(r"^ChildFailedError root cause: "), "torchrun's root-cause box says "),
+    (re.compile(r"^ChildFailedError \(no failure listed\)$"), "torchrun's failure box lists no failure"),
+)
 
 
 def _squash(text: str) -> str:
@@ -124,9 +141,15 @@ def _clean(text: str) -> str:
         text = _TRACEBACK_TAIL.sub("", text)
         text = re.sub(r"(?:\s*:)+$", "", text).rstrip()
         text = re.sub(r"^(?::\s*)+", "", text)  # the rest of a line cut after its printer's name
+        text = _TIME_HEAD.sub("", text)
         if text == before:
             break
     return text
+
+
+def without_stamp(text: str) -> str:
+    """[h31f] A quoted line without the time (or glog prefix) its logger put at its head."""
+    return _TIME_HEAD.sub("", text)
 
 
 def cut_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
@@ -137,7 +160,7 @@ def cut_message(text: str, limit: int = MESSAGE_LIMIT) -> str:
     space = head.rfind(" ")
     if space >= limit // 2:
         head = head[:space]
-    return head.rstrip(" ,;:(") + "..."
+    return head.rstrip(" ,;:(.") + "..."
 
 
 def _continuation(view: AttemptView | None, error: ErrorRecord) -> str:
@@ -168,6 +191,8 @@ def readable_message(error: ErrorRecord, view: AttemptView | None = None) -> str
     joined on from the lines after it, dump and header debris taken off, cut at a word boundary."""
     raw = _squash(error.message or "")
     message = _clean(raw)
+    for head, words in _WRAPPER_HEADS:
+        message = head.sub(words, message)
     if raw.endswith(":"):
         rest = _clean(_continuation(view, error))
         if rest:
@@ -183,6 +208,36 @@ def _detail(error: ErrorRecord, view: AttemptView | None = None) -> str:
     # one sentence"): the exception's message, the launcher's signal line, the kernel's kill line
     message = readable_message(error, view)
     return f": {message}" if message else ""
+
+
+def what_happened(view: AttemptView, error: ErrorRecord, category: str) -> str:
+    """The words of what happened: the first of rules.CAUSE_WORDINGS whose patterns the root error's exception line / message /
+    line (and its traceback's frames) match, else WHAT_HAPPENED's for its category. An allocation that failed names its size
+    where the line says it."""
+    entries = [e for e in CAUSE_WORDINGS if e[0] == category]
+    if not entries:
+        return WHAT_HAPPENED.get(category, "failed")
+    trace = next((t for t in view.traces if error.trace_id and t.id == error.trace_id), None)
+    text = "\n".join(x for x in (error.message, error.line, trace and trace.message and
+                                 f"{trace.exception_type or ''}: {trace.message}") if x)  # fmt: skip
+    frames = [f"{f.file}:{f.function or ''}" for f in trace.frames] if trace is not None else []
+    for _category, words_at, frame_at, words, _source in entries:
+        if words_at.search(text) and (frame_at is None or any(frame_at.search(f) for f in frames)):
+            size = ALLOCATION_SIZE.search(text) if category == "host_oom" else None
+            if size:
+                amount = size.group(3) or f"{size.group(1) or size.group(2)} bytes"
+                words = words.replace("(an allocation failed)", f"(an allocation of {amount} failed)")
+            return words
+    return WHAT_HAPPENED.get(category, "failed")
+
+
+def sentence(text: str) -> str:
+    """[h31f] The summary as one sentence that ends once: a final period, unless it ends in one already, in a cut's "..." or
+    in the '!' / '?' of the message it quotes; a trailing ',', ';' or ':' gives way to it."""
+    text = text.rstrip()
+    if not text or re.search(r"[.!?]$", text):
+        return text
+    return re.sub(r"[\s,;:]+$", "", text) + "."
 
 
 def ranks_text(ranks: list[int]) -> str:
@@ -212,14 +267,17 @@ def summary_of(view: AttemptView, root: Failure, first: dict[str, Any], symptoms
         else:
             hit = f"{ranks_text(reporters)} (first {who(first)})" if len(reporters) > 1 else who(first)
         suspect = "is the suspect" if len(suspects) == 1 else "are the suspects"
+        # [h31f] the suspect's pod where the first failure is it, and the timeout's own line as its proof
+        named = who(first) if suspects == [first.get("rank")] and first.get("pod") else ranks_text(suspects)
+        proof = readable_message(error, view)
         text = (f"{hit} hit a collective timeout{op} while {ranks_text(suspects)} never reported one: "
-                f"{ranks_text(suspects)} {suspect} (stuck or dead before the collective)")
+                f"{named} {suspect} (stuck or dead before the collective)" + (f"; the timeout's line: {proof}" if proof else ""))
     else:
         step = _step_at(view, first.get("rank"), first.get("pod"), root.t)
         at = f" at step {step}" if step is not None else ""
         when = f" at {error.time}" if error.time and step is None else ""
         saving = _saving_checkpoint(view, error)
-        text = f"{who(first)} {WHAT_HAPPENED.get(root.category, 'failed')}{saving}{at}{when}{_detail(error, view)}"
+        text = f"{who(first)} {what_happened(view, error, root.category)}{saving}{at}{when}{_detail(error, view)}"
     tail = [_effect(len(s["ranks"]) or s["count"], EFFECTS[s["category"]]) for s in symptoms
             if s["category"] in EFFECTS and s["category"] != "nccl_timeout" or
             (s["category"] == "nccl_timeout" and not suspects)][:2]  # fmt: skip
