@@ -3014,6 +3014,26 @@ LINE_RULES: tuple[LineRule, ...] = (
              "code\"; ContainerFailure.Error: fmt.Sprintf(\"%s: %s (exit code %d)\", FailureType, ErrMsg, ExitCode)), its e2e "
              "tests' expected \"resources failed with non-zero exit code: unable to launch job: ...\"; read with find_string",
              SUMMARY, classify=_exit_code_category),
+    # h31e (fixtures/eval README "Batch h31e"): THC's cuBLAS check as a line of its own. __THCublasCheck maps the status to
+    # a fixed text and calls _THError(file, line, "cublas runtime error : %s", errmsg), which appends " at <file>:<line>":
+    # under Lua torch (cutorch) the error reaches the log with Lua's "<script>.lua:<n>: " before it (DIGITS' [FAIL] record,
+    # th's stack traceback after it), under PyTorch 0.4-1.4 as "RuntimeError: cublas runtime error : ..." (trace rules
+    # thc_cublas_alloc_failed / thc_cublas_error read that exception; this reads the line wherever it is). The texts are the
+    # source's switch: "resource allocation failed" (CUBLAS_STATUS_ALLOC_FAILED: device memory, cuda_oom as
+    # thc_cublas_alloc_failed), the others cuda_error. Sample: dev 1338 (NVIDIA/DIGITS#1242, nn/Linear.lua:99 "the GPU
+    # program failed to execute at .../cutorch/lib/THC/THCBlas.cu:211").
+    LineRule("thc_cublas_runtime_error", "cuda_error", ": cublas runtime error : ",
+             _r(r": cublas runtime error : (?P<what>library not initialized|resource allocation failed|an invalid numeric value "
+                r"was used as an argument|an absent device architectural feature is required|an access to GPU memory space "
+                r"failed|the GPU program failed to execute|an internal operation failed|unknown error)\b"),
+             "torch/cutorch lib/THC/THCGeneral.c and pytorch/pytorch aten/src/THC/THCGeneral.cpp (torch/lib/THC/THCGeneral.c "
+             "before 0.4) __THCublasCheck (switch(status): CUBLAS_STATUS_NOT_INITIALIZED \"library not initialized\", "
+             "ALLOC_FAILED \"resource allocation failed\", INVALID_VALUE \"an invalid numeric value was used as an argument\", "
+             "ARCH_MISMATCH \"an absent device architectural feature is required\", MAPPING_ERROR \"an access to GPU memory space "
+             "failed\", EXECUTION_FAILED \"the GPU program failed to execute\", INTERNAL_ERROR \"an internal operation failed\", "
+             "default \"unknown error\"; _THError(file, line, \"cublas runtime error : %s\", errmsg)); torch/torch7 "
+             "lib/TH/THGeneral.c _THError (\" at %s:%d\" appended); read with find_string (several versions)",
+             classify=lambda m: "cuda_oom" if m["what"] == "resource allocation failed" else "cuda_error"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -4270,6 +4290,15 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     if is_spawn_wrapper(links[-1][0], links[-1][1]):
         # the child's traceback is cut: a worker failed, and what it raised is not in the text
         return "unknown", f"{links[-1][0]}: a worker failed; its traceback is cut"
+    if links[-1][0].endswith("RemoteTraceback"):
+        # [h31e] A process pool's carrier of a worker's traceback as the last exception, no worker exception read from it:
+        # the pool formats the worker's traceback into the carrier's message ('\n"""\n' + traceback + '"""') and raises it as
+        # the __cause__ of the worker's own exception, re-raised in the parent, so a whole print ends with that exception
+        # (python/cpython Lib/concurrent/futures/process.py _ExceptionWithTraceback / _RemoteTraceback, Lib/multiprocessing/
+        # pool.py ExceptionWithTraceback / RemoteTraceback; joblib/loky externals/loky/process_executor.py the same). Ending
+        # on the carrier, the text was cut inside the worker's traceback: a worker failed, what it raised is not in the text.
+        # Sample: dev 1328 (pycaret/pycaret#2186, loky's `_RemoteTraceback:` and `"""`, cut in the worker's frames).
+        return "unknown", f"{links[-1][0]}: a worker process failed; its traceback is cut"
     if links[-1][0] in ("SystemExit", "KeyboardInterrupt") and not links[-1][1].strip(" 0"):
         return None
     exc_type, message, _ = _root_link(trace, links)
