@@ -3034,6 +3034,21 @@ LINE_RULES: tuple[LineRule, ...] = (
              "default \"unknown error\"; _THError(file, line, \"cublas runtime error : %s\", errmsg)); torch/torch7 "
              "lib/TH/THGeneral.c _THError (\" at %s:%d\" appended); read with find_string (several versions)",
              classify=lambda m: "cuda_oom" if m["what"] == "resource allocation failed" else "cuda_error"),
+    # --- h31b (issue 16, session 31; fixtures/eval README "Batch h31b"): the class of batch h31b's misses (dev 1300-1312, a
+    # third blind draw with no project named).
+    # faceswap's trainer catches the backend's device-memory error (TensorFlow's ResourceExhaustedError, later torch's
+    # OutOfMemoryError and an accelerator OOM; PlaidML's CL_MEM_OBJECT_ALLOCATION_FAILURE on AMD) and raises its own
+    # FaceswapError("You do not have enough GPU memory available to train the selected model at the selected settings. You
+    # can try a number of things:\n1) ..."); the launcher logs the message line by line at ERROR and the run ends. The
+    # library's exception is not printed: the message is the cause, the GPU's memory (cuda_oom). The numbered hints after it
+    # are no failure of their own. Sample: dev 1306 (deepfakes/faceswap#899, the launcher's `cli execute_script ERROR` lines).
+    LineRule("faceswap_gpu_oom", "cuda_oom", "You do not have enough GPU memory available to train",
+             _r(r"You do not have enough GPU memory available to train the selected model"),
+             "deepfakes/faceswap plugins/train/trainer/_base.py _Trainer.train_one_step / Batcher.train_one_batch (except "
+             "tf_errors.ResourceExhaustedError / OutOfMemoryError: msg = (\"You do not have enough GPU memory available to train "
+             "the selected model at the selected settings. You can try a number of things:\" \"\\n1) Close any other application "
+             "...\"); raise FaceswapError(msg) from err), lib/cli/launcher.py ScriptExecutor.execute_script (except FaceswapError "
+             "as err: for line in str(err).splitlines(): logger.error(line)); several versions read with find_string"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
