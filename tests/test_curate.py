@@ -265,3 +265,48 @@ def test_an_evicted_containers_open_record_is_flushed_not_lost():
     traces = [r for r in out if r.kind == "trace"]
     assert sorted(t.pod for t in traces) == sorted(f"train-worker-{p}" for p in range(1_000))
     assert stats.open_records_flushed >= 1_000 - 50
+
+
+def _cut_inside_a_character(tail_first: bool = False) -> tuple[bytes, str]:
+    # containerd cuts a long line into 16 KiB P chunks by bytes (internal/cri/io/logger.go), so a
+    # chunk may end inside a multi-byte character (a tqdm bar's '█' is 3 bytes) and the next begin
+    # with its rest
+    text = "WANT Epoch 1: " + "█" * 6000 + " 100/100"
+    raw = text.encode()
+    cut = 16384 - 40
+    while not 0x80 <= raw[cut] < 0xC0:
+        cut += 1
+    lines = [b"2024-01-01T00:00:00.1Z stdout P " + raw[:cut], b"2024-01-01T00:00:00.2Z stderr F WANT other stream",
+             b"2024-01-01T00:00:00.3Z stdout F " + raw[cut:]]
+    return b"\n".join(lines), text
+
+
+def _curate_blocks(blocks, block_scan):
+    stats = CurationStats()
+    cur = ContainerCurator(POD, "cri", stats, parser_classes=(Recorder,), block_scan=block_scan)
+    out = []
+    for block in blocks:
+        out += cur.feed_block(block)
+    return out + cur.close(), stats
+
+
+def test_a_character_the_runtime_cut_between_two_chunks_is_joined_whole_and_not_counted_invalid():
+    data, text = _cut_inside_a_character()
+    first_line_end = data.index(b"\n")
+    for block_scan in (True, False):
+        for blocks in ([data], [data[:first_line_end], data[first_line_end + 1 :]]):
+            out, stats = _curate_blocks(blocks, block_scan)
+            assert sorted(r.message for r in out) == sorted([text, "WANT other stream"]), (block_scan, len(blocks))
+            assert stats.invalid_utf8_lines == 0 and stats.dangling_partials == 0
+
+
+def test_bytes_that_are_not_utf8_are_still_counted_around_a_cut():
+    data, _text = _cut_inside_a_character()
+    bad = data + b"\n2024-01-01T00:00:00.4Z stdout F WANT \xff junk"
+    # a P chunk ending inside a character whose next chunk does not hold its rest
+    dangling = b"2024-01-01T00:00:00.1Z stdout P WANT bar \xe2\x96\n2024-01-01T00:00:00.2Z stdout F plain rest"
+    for block_scan in (True, False):
+        out, stats = _curate_blocks([bad], block_scan)
+        assert stats.invalid_utf8_lines == 1 and any(r.message == "WANT \ufffd junk" for r in out)
+        out, stats = _curate_blocks([dangling], block_scan)
+        assert stats.invalid_utf8_lines == 1 and [r.message for r in out] == ["WANT bar \ufffdplain rest"]

@@ -22,7 +22,7 @@ from gangscope.parsers.steps import TrainerLogFolder
 from gangscope.pipeline.curate.identity import Stamper, job_of
 from gangscope.pipeline.curate.snapshot import ContainerState, IdentityState, PartialState, RankMapState
 from gangscope.pipeline.isolation import failures_of
-from gangscope.pipeline.sources.files import PodIdentity, decode_block
+from gangscope.pipeline.sources.files import PodIdentity, cut_character_tail, decode_block, invalid_cri_lines
 from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.curate.substream import LINE_PARSERS, RuleFailed, SubStream, NO_TIME, STREAMS
 from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, newlines, prefix_may_continue, skipped_from,
@@ -90,6 +90,9 @@ class ContainerCurator:
         self.open_keys: dict = {}
         self.partial: dict[str, list] = {}  # stream -> [first_time, size, chunks...]
         self.partial_at: dict[str, object] = {}  # stream -> position of its first chunk
+        # stream -> the first bytes of a character its last P chunk ended in (the runtime cuts a long
+        # line into 16 KiB chunks by bytes): the next chunk of the stream begins with the rest
+        self.cut_tail: dict[str, bytes] = {}
         self.last_time: dict[str, str | None] = {}  # per stream: time and seq of the last complete line
         self.last_seq: dict[str, int] = {}
         self.text_seq = 0
@@ -115,6 +118,10 @@ class ContainerCurator:
     def feed_block(self, block: bytes) -> list[Record]:
         """A block of whole lines as read from the file."""
         if self.scanner is None:
+            if self.fmt == "cri" and (self.cut_tail or not block.isascii()):
+                # (a character cut between a P chunk and the next chunk of its stream: see _cri_text)
+                self.stats.invalid_utf8_lines += invalid_cri_lines(block, {s.encode(): t for s, t in self.cut_tail.items()})
+                return self.feed_lines([self._cri_text(raw) for raw in block.split(b"\n")])
             lines, invalid = decode_block(block)
             self.stats.invalid_utf8_lines += invalid
             return self.feed_lines(lines)
@@ -137,9 +144,9 @@ class ContainerCurator:
     def _scan_cri_lines(self, block: bytes, stats: CurationStats) -> list[Record]:
         exact_from = None
         ascii_block = block.isascii()
+        if not ascii_block or self.cut_tail:
+            stats.invalid_utf8_lines += invalid_cri_lines(block, {s.encode(): t for s, t in self.cut_tail.items()})
         if not ascii_block:
-            _lines, invalid = decode_block(block)
-            stats.invalid_utf8_lines += invalid
             hints = self.scanner.candidates(block)
         elif self.exact_mask:
             # the parsers' bits of exact_mask are re's answer for a line's text where its matches
@@ -215,7 +222,7 @@ class ContainerCurator:
                 elif stream in stale:
                     self._seq_before(block, pos, stream, stale.pop(stream), block[pos:first])
             if not plain or (self.partial and STREAM_NAMES[stream] in self.partial):
-                self._cri_envelope(block[pos:end].decode("utf-8", "replace"), out, hints.get(pos, 0))
+                self._cri_envelope(self._cri_text(block[pos:end]), out, hints.get(pos, 0))
             else:
                 if time is None:
                     time = block[pos:first].decode("utf-8", "replace")
@@ -471,6 +478,27 @@ class ContainerCurator:
             self._expire(time, out)
             return True
         return False
+
+    def _cri_text(self, raw: bytes) -> str:
+        """A CRI line that goes through the envelope, as text: a character the runtime cut between a
+        P chunk and the next chunk of its stream is decoded whole from its bytes (invalid_cri_lines
+        counts the same way)."""
+        if not self.cut_tail and raw.isascii():
+            return raw.decode("ascii")
+        parts = raw.split(b" ", 3)
+        if len(parts) != 4 or parts[1] not in STREAM_NAMES:
+            return raw.decode("utf-8", "replace")
+        stream = STREAM_NAMES[parts[1]]
+        text = parts[3]
+        tail = self.cut_tail.pop(stream, None)
+        if tail:
+            text = tail + text
+        if parts[2] == b"P":
+            end = cut_character_tail(text)
+            if end < len(text):
+                self.cut_tail[stream] = text[end:]
+                text = text[:end]
+        return (raw[: len(raw) - len(parts[3])] + text).decode("utf-8", "replace")
 
     def _cri_envelope(self, raw: str, out: list[Record], hints: int) -> None:
         """A CRI line that is not a complete line of a stream with nothing pending: through the envelope."""
@@ -749,7 +777,8 @@ class ContainerCurator:
             identity=IdentityState(namespace=ident.namespace, pod=ident.pod, pod_uid=ident.pod_uid, container=ident.container,
                                    restart=ident.restart, node=ident.node, labels=ident.labels, annotations=ident.annotations),
             subs=[sub.snapshot(k) for k, sub in self.subs.items()], open=[index[k] for k in self.open_keys],
-            partial=[PartialState(stream=stream, time=p[0], size=p[1], chunks=p[2:], at=self.partial_at.get(stream))
+            partial=[PartialState(stream=stream, time=p[0], size=p[1], chunks=p[2:], at=self.partial_at.get(stream),
+                                  cut_tail=self.cut_tail.get(stream, b""))
                      for stream, p in self.partial.items()],
             last_time=dict(self.last_time), last_seq=dict(self.last_seq), text_seq=self.text_seq,
             deadline_due=self._deadline_due, trainer_logs=self.trainer_logs.snapshot(), last_used=self.last_used,
@@ -774,6 +803,8 @@ class ContainerCurator:
         for p in state.partial:
             c.partial[p.stream] = [p.time, p.size, *p.chunks]
             c.partial_at[p.stream] = p.at
+            if p.cut_tail:
+                c.cut_tail[p.stream] = p.cut_tail
         c.last_time, c.last_seq, c.text_seq = dict(state.last_time), dict(state.last_seq), state.text_seq
         c._deadline_due = state.deadline_due
         c.deadline = None if state.deadline_due is None else deadline_text(state.deadline_due)
@@ -801,6 +832,7 @@ class ContainerCurator:
     def close(self) -> list[Record]:
         """End of the container's log: dangling partials become lines, open records are flushed."""
         out: list[Record] = []
+        self.cut_tail.clear()  # (a character cut at the end of a dangling partial: its replacement is lost with it)
         for stream, pending in list(self.partial.items()):
             self.stats.dangling_partials += 1
             del self.partial[stream]

@@ -68,13 +68,15 @@ class SubState(msgspec.Struct, kw_only=True, omit_defaults=True):
 
 class PartialState(msgspec.Struct, kw_only=True, omit_defaults=True):
     """A CRI line of `stream` still being joined from P chunks: the first chunk's time and
-    position (`at`), the chunks kept and their size."""
+    position (`at`), the chunks kept and their size, and the first bytes of a character the last
+    chunk ended in (`cut_tail`: the runtime cuts by bytes; the next chunk holds the rest)."""
 
     stream: str
     time: str | None = None
     size: int = 0
     chunks: list[str] = []
     at: int | None = None
+    cut_tail: bytes = b""
 
 
 class RankMapState(msgspec.Struct, kw_only=True, omit_defaults=True):

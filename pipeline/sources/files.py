@@ -1104,6 +1104,58 @@ def decode_block(data: bytes) -> tuple[list[str], int]:
     return lines, invalid
 
 
+def cut_character_tail(data: bytes) -> int:
+    """Where the last character of `data` starts if its bytes are not all there (a UTF-8 sequence
+    the runtime cut at its 16 KiB chunk size: containerd splits a long line into P chunks by
+    bytes), else len(data)."""
+    size = len(data)
+    for back in range(1, min(4, size + 1)):
+        byte = data[size - back]
+        if byte < 0x80:
+            break
+        if byte >= 0xC0:  # a lead byte: how many bytes its character has
+            need = 2 if byte < 0xE0 else 3 if byte < 0xF0 else 4
+            return size - back if back < need else size
+    return size
+
+
+def invalid_cri_lines(block: bytes, cut_tails: dict[bytes, bytes]) -> int:
+    """How many lines of a CRI block are not valid UTF-8, where a character cut between a line's P
+    chunk and the next chunk of its stream is whole again (`cut_tails`: per stream, the bytes of a
+    character its last P chunk before the block began; the curator's `cut_tail`)."""
+    if not cut_tails:
+        try:
+            block.decode("utf-8")
+            return 0
+        except UnicodeDecodeError:
+            pass
+    invalid = 0
+    tails = dict(cut_tails)
+    for raw in block.split(b"\n"):
+        parts = raw.split(b" ", 3)
+        if len(parts) != 4:
+            try:
+                raw.decode("utf-8")
+            except UnicodeDecodeError:
+                invalid += 1
+            continue
+        stream, text = parts[1], parts[3]
+        tail = tails.pop(stream, None)
+        if tail:
+            text = tail + text
+        end = len(text)
+        if parts[2] == b"P":
+            end = cut_character_tail(text)
+            if end < len(text):
+                tails[stream] = text[end:]
+        try:
+            raw[: len(raw) - len(parts[3])].decode("utf-8")
+            text[:end].decode("utf-8")
+        except UnicodeDecodeError:
+            invalid += 1
+    return invalid
+
+
 def read_lines(path: str, stats: ReadStats, *, max_line_bytes: int = 1 << 20) -> Iterator[list[str]]:
     """The file's lines as text, in blocks (for small inputs such as event files)."""
     for block in read_blocks(path, stats, max_line_bytes=max_line_bytes):
