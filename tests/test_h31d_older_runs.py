@@ -183,3 +183,15 @@ def test_two_box_entries_ending_in_the_same_line_name_no_rank(tmp_path, capsys):
         gloo, gloo.split(" F ", 1)[0] + " F   KeyError: 'target_column'", 1))
     (d,) = diagnose(run, capsys)
     assert d["first_failure"]["rank"] != 3, d["summary"]
+
+
+def test_a_box_whose_root_cause_is_a_failure_of_its_own_keeps_it(tmp_path, capsys):
+    # the same box, its root cause an exception of the rank's own (not a lost peer): the SIGKILLed entry is not promoted
+    run = copy_run("sigkill_torch2_1", tmp_path)
+    (log,) = [p for p in run.joinpath("pods").rglob("*.log") if "_sigkill-worker-0_" in str(p)]
+    head, box = log.read_text().split("Root Cause (first observed failure):", 1)
+    reset = [ln for ln in box.splitlines() if "Connection reset by peer" in ln][0]
+    log.write_text(head + "Root Cause (first observed failure):" + box.replace(
+        reset, reset.split(" F ", 1)[0] + " F   ValueError: unsupported token id 50001 in batch (vocab size 50000)", 1))
+    (d,) = diagnose(run, capsys)
+    assert d["category"] != "host_oom", d["summary"]

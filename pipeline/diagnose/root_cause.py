@@ -98,14 +98,19 @@ def failure_of(error: ErrorRecord, ranks: RankMap) -> Failure | None:
 
 def box_outside_kills(view: AttemptView, ranks: RankMap) -> list[Failure]:
     """[h31d] Workers a torchrun box lists, not as its root cause, as killed by a signal from outside the agent
-    (rules.BOX_OUTSIDE_KILL_EXITCODES: no "Sending process <pid> closing signal" line of the pod names their pid): each is a
-    launcher's report of that death (tier 1), at the box's time, with the entry's global rank."""
+    (rules.BOX_OUTSIDE_KILL_EXITCODES: no "Sending process <pid> closing signal" line of the pod names their pid), where the
+    box's root cause is itself an effect of another rank's failure (`EFFECTS`: a lost peer, a collective timeout): each is a
+    launcher's report of that death (tier 1), at the box's time, with the entry's global rank. A root cause that is a
+    failure of its own (an exception, a crash) stands."""
     out: list[Failure] = []
     closed: dict[str | None, set[str]] | None = None
     for error in view.errors:
         if not error.trace_id or not is_box(error):
             continue
         entries = ranks.box_of_trace.get(error.trace_id) or []
+        roots = [e for e in entries if e.get("root_cause")]
+        if len(roots) != 1 or failure_category(roots[0])[0] not in EFFECTS:
+            continue  # the box's root cause is a failure of its own (or the box lists none): it stands
         kills = [e for e in entries if not e.get("root_cause") and e.get("exitcode") in BOX_OUTSIDE_KILL_EXITCODES
                  and isinstance(e.get("rank"), int)]  # fmt: skip
         if not kills:

@@ -413,7 +413,8 @@ LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"k8s_container_waiting_message", "ten
 #: "failed (exitcode: N) local_rank: M" line names the first failure it saw, the peer. Such an entry is a launcher's word
 #: that the worker died of that signal (tier 1, as that line is), unless the agent itself signalled that pid ("Sending
 #: process N closing signal SIGTERM", then SIGKILL to one still alive after its timeout: multiprocessing/api.py
-#: SubprocessContext._close; rule agent_closing, whose pid this reads). SIGTERM (-15) is left out: the agent's own close
-#: lists its survivors so (torch 2.15's boxes do).
+#: SubprocessContext._close; rule agent_closing, whose pid this reads), and only where the box's root-cause entry is itself
+#: one of the `EFFECTS` (the bias above puts a peer's report of the death first; a root cause that is a failure of its own
+#: stands). SIGTERM (-15) is left out: the agent's own close lists its survivors so (torch 2.15's boxes do).
 BOX_OUTSIDE_KILL_EXITCODES = frozenset({-9})
 
