@@ -1,7 +1,7 @@
 """Real runs under OLDER releases (h31d; fixtures/runs/<scenario>_torch<major>_<minor>, fixtures/generate/failures.py, issue 16).
 
-Scenarios of fixtures/runs run again for real under torch 2.1.2 (Lightning 2.1.4, transformers 4.36.2) and torch 2.4.1
-(Lightning 2.4.0, transformers 4.44.2), CPU / gloo: each diagnosis is checked against the label its manifest carries
+Scenarios of fixtures/runs run again for real under torch 2.1.2 (Lightning 2.1.4, transformers 4.36.2), torch 2.2.2 and
+torch 2.4.1 (Lightning 2.4.0, transformers 4.44.2), CPU / gloo, and store_get_timeout (new) under the three: each diagnosis is checked against the label its manifest carries
 (outcome, category, and the first failing rank where the logs can tell it). Then near misses of the three rules the batch
 brought: parsers/errors.py store_listen_logged, pipeline/diagnose/root_cause.py box_outside_kills and
 pipeline/diagnose/ranks.py _rank_by_exception_line, each beside a case the rule must leave alone.
@@ -37,7 +37,7 @@ def diagnose(path: Path, capsys) -> list[dict]:
 
 
 def test_the_batch_is_there_and_made_by_older_releases():
-    assert len(OLDER_RUNS) == 19
+    assert len(OLDER_RUNS) == 24
     for run in OLDER_RUNS:
         manifest = json.loads((RUNS / run / "manifest.json").read_text())
         want = run.rsplit("_torch", 1)[1].replace("_", ".") + "."
