@@ -1672,6 +1672,18 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("store_clients", "rendezvous_error", "Timed out after ",
              _r(r"Timed out after (?P<seconds>\d+) seconds waiting for clients\. (?P<joined>\d+)/(?P<total>\d+) clients joined"),
              "pytorch/pytorch torch/csrc/distributed/c10d/TCPStore.cpp (\"Timed out after {} seconds waiting for clients. {}/{} clients joined.\")"),
+    # [h31d] The same sentence as c10d LOGS it, alone on its line behind c10d's log header (C10D_ERROR: glog's "[E socket.cpp:472]
+    # [c10d] " in torch 2.1, "[E1205 09:27:16.778441030 socket.cpp:497] [c10d] " in 2.4): SocketListenOp::run logs it and then
+    # throws SocketError with the same words and the bind errors, so a failure that ends the process is told by that exception
+    # (store_listen below reads its message). The logged line alone is what torchrun's c10d rendezvous backend says when it tries
+    # to host the store because the endpoint names this machine and another agent already holds the port: it joins as a client
+    # and goes on (c10d_rendezvous_backend.py _create_tcp_store, `for is_server in [is_host, False]`). Real runs: every agent
+    # but the store's host in fixtures/runs/*_torch2_1 and *_torch2_4 (2 agents on one machine); torch 2.15 no longer logs it.
+    LineRule("store_listen_logged", "rendezvous_error", "The server socket has failed to listen",
+             _r(r"\[E[\d :.]*(?:\S*/)?socket\.cpp:\d+\] \[c10d\] The server socket has failed to listen on any local network address\.\s*$"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp SocketListenOp::run (C10D_ERROR(msg), then "
+             "C10D_THROW_ERROR(SocketError, msg + the bind errors)); torch/distributed/elastic/rendezvous/"
+             "c10d_rendezvous_backend.py _create_tcp_store (torch 2.1.2, 2.4.1: retries as a client)", WARNING),
     LineRule("store_listen", "rendezvous_error", "The server socket has failed to listen",
              _r(r"The server socket has failed to listen on any local network address"),
              "pytorch/pytorch torch/csrc/distributed/c10d/socket.cpp"),

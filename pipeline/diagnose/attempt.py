@@ -26,7 +26,7 @@ from gangscope.pipeline.diagnose.evidence import evidence_of, symptoms_of
 from gangscope.pipeline.diagnose.nonfinite_tail import nonfinite_tail, without_recovered_losses
 from gangscope.pipeline.diagnose.ranks import RankMap
 from gangscope.pipeline.diagnose.root_cause import (
-    box_agrees, failure_of, first_exit_of_same_error, find_root, first_failure, silent_ranks, without_handled, without_own_kills,
+    box_agrees, box_outside_kills, failure_of, first_exit_of_same_error, find_root, first_failure, silent_ranks, without_handled, without_own_kills,
 )
 from gangscope.pipeline.diagnose.rules import CONFIDENCE, ENDLESS_OVERFLOW, NONFINITE_STEPS, PRINTED_NONFINITE_LOSS
 from gangscope.pipeline.diagnose.summary import exception_type_of, sentence, summary_of
@@ -102,6 +102,7 @@ def diagnose_attempt(view: AttemptView) -> DiagnosisRecord:
         f = failure_of(e, ranks)
         if f is not None:
             found.append(f)
+    found += box_outside_kills(view, ranks)  # [h31d] a worker killed from outside that the box does not name as root cause
     failures = without_handled(found, view)
     failures = without_recovered_losses(failures, view)  # a NaN step the loss came back from
     failures = without_own_kills(failures)  # srun's / slurmstepd's own kill of the step

@@ -131,7 +131,29 @@ class RankMap:
             hits = [e for e in entries if e.get("exitcode") == -signal]
             if len(hits) == 1:
                 return hits[0].get("rank")
+        return _rank_by_exception_line(error, entries)
+
+
+def _rank_by_exception_line(error: ErrorRecord, entries: list[dict[str, Any]]) -> int | None:
+    """[h31d] An unprefixed traceback's rank from the box entry whose traceback ends in the same exception line.
+
+    Under @record a worker's uncaught exception goes to its error file (torch/distributed/elastic/multiprocessing/errors/
+    error_handler.py record_exception: the formatted traceback) and the agent's box prints that file's traceback in the
+    worker's entry, under its global rank (errors/__init__.py ChildFailedError.format_msg: `rank : N (local_rank: M)`,
+    `traceback : ...`). Before torch 2.2 no `[rankN]:` prefix tells which local rank printed a traceback to the pod's
+    stream (real runs fixtures/runs/*_torch2_1), so the entry is the only place that says it: one rank, only where exactly
+    one rank's entry ends in that line word for word (two ranks that raised the same error stay unknown)."""
+    said = (error.line or "").strip()
+    if not said or error.trace_id is None:
         return None
+    ranks = {e.get("rank") for e in entries
+             if isinstance(e.get("rank"), int) and _last_line(str(e.get("message") or "")) == said}  # fmt: skip
+    return ranks.pop() if len(ranks) == 1 else None
+
+
+def _last_line(text: str) -> str:
+    lines = [ln.strip() for ln in text.splitlines() if ln.strip()]
+    return lines[-1] if lines else ""
 
 
 _FATAL_SIGNALS = {"Segmentation fault": 11, "Aborted": 6, "Bus error": 7, "Floating point exception": 8,

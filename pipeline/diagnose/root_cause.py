@@ -33,14 +33,18 @@ from bisect import bisect_left
 import math
 import re
 from dataclasses import dataclass
+
+from msgspec.structs import replace
 from typing import Any
 
 from gangscope.parsers import times
-from gangscope.parsers.errors import END, SUMMARY, WARNING, child_failures, first_trace_rule, frame_key, rule_role
+from gangscope.parsers.errors import (
+    END, SUMMARY, WARNING, child_failures, failure_category, first_trace_rule, frame_key, groups_of, rule_role,
+)
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
 from gangscope.pipeline.diagnose.rules import (
-    AGENT_CLOSING_EXITCODES, BARE_STACK_CRASHES, CANN_REPORTS, CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER,
+    AGENT_CLOSING_EXITCODES, BARE_STACK_CRASHES, BOX_OUTSIDE_KILL_EXITCODES, CANN_REPORTS, CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER,
     EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS, INFORMATIVE_SUMMARY,
     LAUNCHER_OWN_KILL, NPU_CALL_FAILED, OOM_SKIP_NOTICES, UNRAISABLE_REPORTS, UNRAISABLE_STILL_FAILS, WATCHDOG_TEARDOWN_ABORT,
 )
@@ -90,6 +94,42 @@ def failure_of(error: ErrorRecord, ranks: RankMap) -> Failure | None:
     box_t = times.seconds(ranks.box_time(error)) if box else None
     return Failure(error, tier, t if t is not None else math.inf, ranks.rank_of(error, box),
                    box_t if box_t is not None else math.inf)
+
+
+def box_outside_kills(view: AttemptView, ranks: RankMap) -> list[Failure]:
+    """[h31d] Workers a torchrun box lists, not as its root cause, as killed by a signal from outside the agent
+    (rules.BOX_OUTSIDE_KILL_EXITCODES: no "Sending process <pid> closing signal" line of the pod names their pid), where the
+    box's root cause is itself an effect of another rank's failure (`EFFECTS`: a lost peer, a collective timeout): each is a
+    launcher's report of that death (tier 1), at the box's time, with the entry's global rank. A root cause that is a
+    failure of its own (an exception, a crash) stands."""
+    out: list[Failure] = []
+    closed: dict[str | None, set[str]] | None = None
+    for error in view.errors:
+        if not error.trace_id or not is_box(error):
+            continue
+        entries = ranks.box_of_trace.get(error.trace_id) or []
+        roots = [e for e in entries if e.get("root_cause")]
+        if len(roots) != 1 or failure_category(roots[0])[0] not in EFFECTS:
+            continue  # the box's root cause is a failure of its own (or the box lists none): it stands
+        kills = [e for e in entries if not e.get("root_cause") and e.get("exitcode") in BOX_OUTSIDE_KILL_EXITCODES
+                 and isinstance(e.get("rank"), int)]  # fmt: skip
+        if not kills:
+            continue
+        if closed is None:
+            closed = {}
+            for e in view.errors:
+                if e.pattern == "agent_closing" and (pid := groups_of(e).get("pid")):
+                    closed.setdefault(e.pod, set()).add(pid)
+        t = times.seconds(error.time)
+        box_t = times.seconds(ranks.box_time(error))
+        for entry in kills:
+            if str(entry.get("pid")) in closed.get(error.pod, set()):
+                continue
+            category, said = failure_category(entry)
+            report = replace(error, category=category, message=f"torchrun's box: {said}")
+            out.append(Failure(report, 1, t if t is not None else math.inf, entry["rank"],
+                               box_t if box_t is not None else math.inf))
+    return out
 
 
 def without_handled(failures: list[Failure], view: AttemptView) -> list[Failure]:

@@ -439,3 +439,20 @@ CAUSE_WORDINGS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None, str, s
 #: The size of the allocation that failed, where the line says it (the sources above): bytes, or numpy's "Unable to allocate
 #: 1.2 GiB for an array".
 ALLOCATION_SIZE = re.compile(r"you tried to allocate (\d+) bytes|Failed to malloc (\d+) bytes|Unable to allocate ([\d.]+ [KMGTPE]?i?B) ")
+# --- h31d (issue 16, session 31; fixtures/eval README "Real runs under older releases (h31d)"): torchrun's box, read whole.
+#: [h31d] The exit codes with which torchrun's box lists a worker that something OUTSIDE the agent killed, when that entry is
+#: not the box's root cause: the box's "Root Cause (first observed failure)" is the failure with the smallest timestamp
+#: (torch/distributed/elastic/multiprocessing/errors/__init__.py ChildFailedError.get_first_failure), and a worker killed by
+#: a signal leaves no error file, so its ProcessFailure takes the time the agent noticed the death (`self.timestamp =
+#: int(time.time())`), up to one monitor interval late (torchrun's --monitor-interval: 5 s by default in torch 2.1, 0.1 s
+#: in 2.4, torch/distributed/run.py), while a peer that lost its connection to it wrote its error file at once. So under
+#: torch 2.1 the box of fixtures/runs/sigkill_torch2_1 names the peer ("Connection reset by peer") as root cause and the
+#: SIGKILLed rank 1 only as "Failures: [1]: ... exitcode : -9 ... Signal 9 (SIGKILL) received by PID N"; the agent's own
+#: "failed (exitcode: N) local_rank: M" line names the first failure it saw, the peer. Such an entry is a launcher's word
+#: that the worker died of that signal (tier 1, as that line is), unless the agent itself signalled that pid ("Sending
+#: process N closing signal SIGTERM", then SIGKILL to one still alive after its timeout: multiprocessing/api.py
+#: SubprocessContext._close; rule agent_closing, whose pid this reads), and only where the box's root-cause entry is itself
+#: one of the `EFFECTS` (the bias above puts a peer's report of the death first; a root cause that is a failure of its own
+#: stands). SIGTERM (-15) is left out: the agent's own close lists its survivors so (torch 2.15's boxes do).
+BOX_OUTSIDE_KILL_EXITCODES = frozenset({-9})
+
