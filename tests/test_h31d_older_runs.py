@@ -54,15 +54,21 @@ def test_each_run_under_an_older_release_gets_its_label(run, capsys):
         assert (d["first_failure"] or {}).get("rank") == (label["first_failure"] or {}).get("rank"), d["summary"]
 
 
-def test_the_run_kept_aside_is_still_diagnosed_and_its_cut_character_is_counted(capsys):
+def test_the_run_kept_aside_is_diagnosed_and_its_cut_character_read_whole(capsys, tmp_path):
     # fixtures/known_gaps/lightning_sigterm_torch2_1: Lightning 2.1's tqdm bar (one CRI line of '\r' states, over 16 KiB) is
-    # cut by the runtime at 16384 bytes inside a multi-byte character ('█'), as containerd cuts (capture.py); gangscope
-    # decodes the P chunk and the F line one by one and counts 2 invalid UTF-8 lines (replay then exits 1, which
-    # test_faults' replay of fixtures/runs must not): kept out of fixtures/runs until the chunks are joined as bytes
+    # cut by the runtime at 16384 bytes inside a multi-byte character ('█'), as containerd cuts (capture.py). The curation
+    # joins the chunks' bytes (pipeline/curate/container.py _cri_text): no invalid UTF-8 is counted (2 before). The run stays
+    # out of fixtures/runs for its other mark: the bar's last state had no newline when the pod was SIGTERMed, a dangling
+    # partial, flushed and counted, and a replay that flushed a line unfinished exits 1 (README), which test_faults' replay
+    # of fixtures/runs must not.
     run = RUNS.parent / "known_gaps" / "lightning_sigterm_torch2_1"
     label = json.loads((run / "manifest.json").read_text())["label"]
     (d,) = diagnose(run, capsys)
     assert (d["category"], d["first_failure"]["rank"]) == (label["category"], label["first_failure"]["rank"]) == ("preempted", 0)
+    out = tmp_path / "out"
+    assert main(["replay", str(run), "--out", str(out)]) == 1
+    summary = json.loads((out / "summary.json").read_text())
+    assert (summary["invalid_utf8_lines"], summary["dangling_partials"]) == (0, 1)
 
 
 def test_the_manifests_name_their_root_line_as_the_log_prints_it():
