@@ -39,7 +39,8 @@ from typing import Any
 
 from gangscope.parsers import times
 from gangscope.parsers.errors import (
-    END, SUMMARY, WARNING, child_failures, failure_category, first_trace_rule, frame_key, groups_of, rule_role,
+    END, SUMMARY, WARNING, child_failures, exception_category, failure_category, first_trace_rule, frame_key, groups_of,
+    rule_role,
 )
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
@@ -274,6 +275,7 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
         root = _stack_of_its_own_timeout(root, effects)  # [h20a]
         root = _abort_of_its_own_watchdog(root, effects)  # [h26b]
         root = _npu_call_of_its_own_report(root, failures)  # [h28f]
+        root = _message_on_the_lines_below(root, failures)  # [h31c]
         root = _first_named_by_launcher(root, failures)
         return root, ("rank_report" if root.tier == 0 else "launcher")
     if first_effect is not None:
@@ -384,6 +386,32 @@ def _npu_call_of_its_own_report(root: Failure, failures: list[Failure]) -> Failu
            and (f.rank is None or root.rank is None or f.rank == root.rank)
            and (_near(f, root) or not (math.isfinite(f.t) and math.isfinite(root.t)))]
     return min(own, key=_earliest) if own else root
+
+
+#: [h31c] An exception line that carries no message of its own: its class alone ("MemoryError", "ResourceExhaustedError:"),
+#: optionally with a rank prefix. CPython prints "Type: " + str(e) and "Type" alone for an empty str: a class with nothing
+#: after it printed a message that began with a newline (PaddlePaddle's enforce errors: "\n\n---...C++ Traceback...Error
+#: Message Summary:...ResourceExhaustedError: \n\nOut of memory error on GPU N. ..."), its words on the lines below it.
+_BARE_EXCEPTION_LINE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)):?\s*$")
+#: How far below it (lines of its stream) the words of such a message are read: a C++ traceback and a summary's rules.
+MESSAGE_BELOW_LINES = 40
+
+
+def _message_on_the_lines_below(root: Failure, failures: list[Failure]) -> Failure:
+    """[h31c] An exception whose line carries no message (`_BARE_EXCEPTION_LINE`), whose category is its class's alone (the
+    trace rules that read no words: `python_exception`, MemoryError's host_oom): the first failure of a category of its own
+    (not `unknown`, not `python_exception`) read on the lines just below it in the same stream (same pod and container,
+    within MESSAGE_BELOW_LINES) is that message's words, what happened; else the exception. Sample: batch h31c's
+    paddle_summary_gpu_oom (Paddle's MemoryError with its GPU allocator's "Out of memory error on GPU N" in the summary)."""
+    if root.tier != 0:
+        return root
+    m = _BARE_EXCEPTION_LINE.match(root.error.line or "") or _BARE_EXCEPTION_LINE.match(root.error.message or "")
+    if m is None or root.category != (exception_category(m["type"], "") or "python_exception"):
+        return root
+    e = root.error
+    below = [f for f in failures if f.tier == 0 and f.category not in ("unknown", "python_exception", root.category)
+             and f.error.pod == e.pod and f.error.container == e.container and 0 < f.seq - root.seq <= MESSAGE_BELOW_LINES]
+    return min(below, key=lambda f: f.seq) if below else root
 
 
 def _first_named_by_launcher(root: Failure, failures: list[Failure]) -> Failure:
