@@ -127,7 +127,7 @@ def box_outside_kills(view: AttemptView, ranks: RankMap) -> list[Failure]:
             if str(entry.get("pid")) in closed.get(error.pod, set()):
                 continue
             category, said = failure_category(entry)
-            report = replace(error, category=category, message=f"torchrun's box: {said}")
+            report = replace(error, category=category, message=f"torchrun's failure box: {said}")
             out.append(Failure(report, 1, t if t is not None else math.inf, entry["rank"],
                                box_t if box_t is not None else math.inf))
     return out
