@@ -3074,6 +3074,30 @@ LINE_RULES: tuple[LineRule, ...] = (
              "the selected model at the selected settings. You can try a number of things:\" \"\\n1) Close any other application "
              "...\"); raise FaceswapError(msg) from err), lib/cli/launcher.py ScriptExecutor.execute_script (except FaceswapError "
              "as err: for line in str(err).splitlines(): logger.error(line)); several versions read with find_string"),
+    # --- h31g (issue 16, session 31; fixtures/eval README "Batch h31g"): the class of batch h31g's misses (dev 1340-1350).
+    # A raster the input pipeline reads (GDAL, through rasterio / torchgeo / osgeo.gdal) that cannot be read: GDAL reports the
+    # block it failed to read (CE_Failure), libtiff the short read under it, GDAL's GeoTIFF driver the failed decode. The
+    # default handler prints each as "ERROR 1: <message>" on stderr (port/cpl_error.cpp CPLDefaultErrorHandler: "ERROR %d:
+    # %s\n" for CE_Failure, "Warning %d: %s\n" for CE_Warning). A dataset file the loader cannot read: dataloader_error
+    # (SPEC: dataset errors). Not anchored on the handler's "ERROR 1: ", so a copy of the message inside a raised exception
+    # reads too. (A storage errno raised after these lines, EIO in a later traceback, is read after them: the first cause wins,
+    # as for every cause line; fixtures/eval README "Batch h31g" says so.) Sample: dev 1349 (LiZhuoHong/Paraformer#1).
+    LineRule("gdal_read_block_failed", "dataloader_error", "IReadBlock failed at X offset",
+             _r(r"IReadBlock failed at X offset \d+, Y offset \d+"),
+             "OSGeo/gdal gcore/gdalrasterband.cpp GDALRasterBand::GetLockedBlockRef (ReportError(CE_Failure, CPLE_AppDefined, "
+             "\"IReadBlock failed at X offset %d, Y offset %d%s\", ...); before 2.x CPLError with \"IReadBlock failed at X offset "
+             "%d, Y offset %d\"); port/cpl_error.cpp CPLDefaultErrorHandler (\"ERROR %d: %s\\n\"); read with find_string (several "
+             "versions)"),
+    LineRule("gdal_tiff_read_failed", "dataloader_error", "TIFFRead",
+             _r(r"TIFFReadEncoded(?:Strip|Tile)\(\) failed\."),
+             "OSGeo/gdal frmts/gtiff/geotiff.cpp GTiffRasterBand::IReadBlock / GTiffDataset::LoadBlockBuf (CPLError(CE_Failure, "
+             "CPLE_AppDefined, \"TIFFReadEncodedStrip() failed.\"), read with find_string (several versions); the tile form "
+             "\"TIFFReadEncodedTile() failed.\" as OSGeo/gdal#5489's title quotes it"),
+    LineRule("libtiff_read_error", "dataloader_error", "Read error at scanline",
+             _r(r"Read error at scanline \d+(?:, strip \d+)?; got \d+ bytes, expected \d+"),
+             "libtiff libtiff/tif_read.c TIFFFillStrip / TIFFReadRawStrip1 (TIFFErrorExt(..., module, \"Read error at scanline %lu; "
+             "got %lu bytes, expected %lu\" and \"Read error at scanline %lu, strip %lu; got ...\"); GDAL's libtiff handler prefixes "
+             "the module (\"TIFFFillStrip:Read error ...\"); read with find_string (several versions)"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
