@@ -17,7 +17,11 @@ import pytest
 from gangscope.pipeline.run.cli import main
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
-OLDER_RUNS = sorted(p.parent.name for p in RUNS.glob("*_torch*_*/manifest.json"))
+GAPS = RUNS.parent / "known_gaps"
+# runs of fixtures/runs, and those kept in fixtures/known_gaps (see test_the_runs_kept_aside_...)
+OLDER = {p.parent.name: p.parent for base in (RUNS, GAPS) for p in base.glob("*_torch*_*/manifest.json")}
+OLDER_RUNS = sorted(OLDER)
+KEPT_ASIDE = sorted(p.parent.name for p in GAPS.glob("*_torch*_*/manifest.json"))
 # Runs whose logs do not say which rank failed first (the label's rank is the generator's knowledge):
 NO_RANK_IN_THE_LOGS = {
     # torch <= 2.4's box lists no worker the agent SIGTERMed (torch 2.15's does, `exitcode : -15`): the silent rank 3 is
@@ -37,9 +41,9 @@ def diagnose(path: Path, capsys) -> list[dict]:
 
 
 def test_the_batch_is_there_and_made_by_older_releases():
-    assert len(OLDER_RUNS) == 23  # + fixtures/known_gaps/lightning_sigterm_torch2_1 (see the next test)
+    assert len(OLDER_RUNS) == 24 and KEPT_ASIDE == ["lightning_sigterm_torch2_1", "lightning_step_raises_torch2_1"]
     for run in OLDER_RUNS:
-        manifest = json.loads((RUNS / run / "manifest.json").read_text())
+        manifest = json.loads((OLDER[run] / "manifest.json").read_text())
         want = run.rsplit("_torch", 1)[1].replace("_", ".") + "."
         assert manifest["versions"]["torch"].startswith(want), run
         assert manifest["scenario_of"] == run.rsplit("_torch", 1)[0]
@@ -47,35 +51,35 @@ def test_the_batch_is_there_and_made_by_older_releases():
 
 @pytest.mark.parametrize("run", OLDER_RUNS)
 def test_each_run_under_an_older_release_gets_its_label(run, capsys):
-    label = json.loads((RUNS / run / "manifest.json").read_text())["label"]
-    (d,) = diagnose(RUNS / run, capsys)
+    label = json.loads((OLDER[run] / "manifest.json").read_text())["label"]
+    (d,) = diagnose(OLDER[run], capsys)
     assert (d["outcome"], d["category"]) == (label["outcome"], label["category"]), d["summary"]
     if run not in NO_RANK_IN_THE_LOGS:
         assert (d["first_failure"] or {}).get("rank") == (label["first_failure"] or {}).get("rank"), d["summary"]
 
 
-def test_the_run_kept_aside_is_diagnosed_and_its_cut_character_read_whole(capsys, tmp_path):
-    # fixtures/known_gaps/lightning_sigterm_torch2_1: Lightning 2.1's tqdm bar (one CRI line of '\r' states, over 16 KiB) is
-    # cut by the runtime at 16384 bytes inside a multi-byte character ('█'), as containerd cuts (capture.py). The curation
-    # joins the chunks' bytes (pipeline/curate/container.py _cri_text): no invalid UTF-8 is counted (2 before). The run stays
-    # out of fixtures/runs for its other mark: the bar's last state had no newline when the pod was SIGTERMed, a dangling
-    # partial, flushed and counted, and a replay that flushed a line unfinished exits 1 (README), which test_faults' replay
-    # of fixtures/runs must not.
-    run = RUNS.parent / "known_gaps" / "lightning_sigterm_torch2_1"
-    label = json.loads((run / "manifest.json").read_text())["label"]
-    (d,) = diagnose(run, capsys)
-    assert (d["category"], d["first_failure"]["rank"]) == (label["category"], label["first_failure"]["rank"]) == ("preempted", 0)
+@pytest.mark.parametrize("run", KEPT_ASIDE)
+def test_the_runs_kept_aside_read_whole_and_end_in_a_dangling_partial(run, tmp_path):
+    # fixtures/known_gaps: under Lightning 2.1 the tqdm bar's last state had no newline when the rank died
+    # (lightning_step_raises) or the pod was SIGTERMed (lightning_sigterm): the runtime wrote it as a P chunk that no F
+    # line ends, a dangling partial, flushed and counted, and a replay that flushed a line unfinished exits 1 (README),
+    # which test_faults' replay of fixtures/runs must not. (Under their first names both runs shared the torch 2.15 runs'
+    # namespace, pods and uids, so a replay of fixtures/runs joined the two runs' logs and the dangling chunk to the
+    # other run's next line: now each older run has its release's namespace, failures.py namespace_of.)
+    # lightning_sigterm_torch2_1's bar was also cut by the runtime at 16384 bytes inside a multi-byte character ('█'),
+    # as containerd cuts (capture.py): the curation joins the chunks' bytes (pipeline/curate/container.py _cri_text), so
+    # no invalid UTF-8 is counted (2 before). Their labels are checked with the others above.
     out = tmp_path / "out"
-    assert main(["replay", str(run), "--out", str(out)]) == 1
+    assert main(["replay", str(OLDER[run]), "--out", str(out)]) == 1
     summary = json.loads((out / "summary.json").read_text())
-    assert (summary["invalid_utf8_lines"], summary["dangling_partials"]) == (0, 1)
+    assert (summary["invalid_utf8_lines"], summary["dangling_partials"], summary["unreadable_lines"]) == (0, 1, 0)
 
 
 def test_the_manifests_name_their_root_line_as_the_log_prints_it():
     for run in OLDER_RUNS:
-        label = json.loads((RUNS / run / "manifest.json").read_text())["label"]
+        label = json.loads((OLDER[run] / "manifest.json").read_text())["label"]
         assert {"exception_type", "first_failing_rank", "root_line"} <= set(label), run
-        logs = "".join(p.read_text(errors="replace") for p in (RUNS / run / "pods").rglob("*.log"))
+        logs = "".join(p.read_text(errors="replace") for p in (OLDER[run] / "pods").rglob("*.log"))
         assert label["root_line"] and label["root_line"] in logs, run
 
 
@@ -133,7 +137,7 @@ def test_a_rank_that_raises_after_the_logged_listen_failure_is_the_answer(tmp_pa
 
 def copy_run(run: str, tmp_path: Path) -> Path:
     dest = tmp_path / run
-    shutil.copytree(RUNS / run, dest)
+    shutil.copytree(OLDER[run], dest)
     return dest
 
 
