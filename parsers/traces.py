@@ -416,6 +416,22 @@ class TraceState(msgspec.Struct, tag="trace", kw_only=True, omit_defaults=True):
     after_frame: bool = False
     margin: bool = False
     failures: FailureBoxState | None = None
+    aside: TraceState | None = None  # [h31h] a trace set aside while another rank's trace is read (TraceParser.feed)
+
+
+# [h31h] Traces of other ranks set aside at most at once in one stream (a pod's ranks: 8 GPUs a node); past it a header
+# inside a trace ends it, as before.
+MAX_ASIDE = 8
+# [h31h] Where a CPython frame line starts behind a progress bar's '\r' states on the same line (tqdm/std.py status_printer
+# writes '\r' + the bar and no newline until the bar closes; another rank's File line, one write of its own, lands behind it)
+GLUED_FRAME = '  File "'
+
+
+def _depth(state: TraceState | None) -> int:
+    n = 0
+    while state is not None:
+        n, state = n + 1, state.aside
+    return n
 
 
 class TraceParser:
@@ -461,17 +477,30 @@ class TraceParser:
         self._head_each_line: bool | None = None
         self._after_frame = False  # the last line taken off its head was a File line
         self._margin = False  # every line of the trace is inside a viewer's box (trace_shapes.MARGIN)
+        # [h31h] the traces set aside (the last one first) while another's is read, and whether the line being fed
+        # is to be read again by the trace taken up again
+        self._aside: TraceState | None = None
+        self._again = False
 
     @property
     def open(self) -> bool:
         return self._state is not None
 
     def feed(self, line: Line) -> tuple[bool, list[Record]]:
+        consumed, records = self._feed(line)
+        while self._again:  # [h31h] the trace ended, one set aside was taken up again: the line is read by it
+            self._again = False
+            consumed, more = self._feed(line)
+            records += more
+        return consumed, records
+
+    def _feed(self, line: Line) -> tuple[bool, list[Record]]:
         text = line.text
         if "\x1b" in text:
             text = ANSI.sub("", text)
         if self._state is None:
             return self._start(line, text), []
+        glued = False
         if self._head is not None:
             bare = self._without_head(line, text)
             if bare is None:  # a collector's line of another head (level, process): the trace is over
@@ -482,10 +511,18 @@ class TraceParser:
                 return self._restart(line, text)
             line, text = line._replace(text=unmargin(line.text)), unmargin(text)
         elif self._head is None and self._state in ("frames", "tb_head"):
+            if "\r" in text and (at := text.rfind(GLUED_FRAME)) > 0 and FRAME.match(text[at:]):
+                # [h31h] another rank's File line behind this stream's open progress bar: the frame from its indent on
+                line, text, glued = line._replace(text=line.text[line.text.rfind(GLUED_FRAME):]), text[at:], True
             if text[:1] not in (" ", "\t", ""):
                 line, text = self._reindent(line, text)
             else:
                 self._after_frame = False
+        if (self._aside is not None and self._state == "message" and text[:1] == " " and self._aside.state in ("frames", "tb_head")
+                and (not self._text_lines or FRAME.match(text))):
+            # [h31h] an indented line right after this trace's exception line, or a File line in its message, while another
+            # rank's trace waits aside for its frames: the other trace's (CPython writes a traceback line by line)
+            return self._restart(line, text)
         if self._state == "sp_frames" and self._cpython_source_at_margin(text):
             self._as_cpython_frames()
             line, text = line._replace(text="    " + line.text), "    " + text
@@ -503,6 +540,15 @@ class TraceParser:
             if action != GOTO:
                 break
             state = nxt  # type: ignore[assignment]
+        if (action == END and state == "frames" and self._head is None and not self._margin and TB_HEAD.match(text)
+                and _depth(self._aside) < MAX_ASIDE):
+            # [h31h] another rank's header inside the frames of this one (unprefixed tracebacks of two ranks of a pod, torch
+            # < 2.2, written into one stderr line by line): this trace is set aside, taken up again when the other ends
+            aside = self.snapshot()
+            self._aside = None
+            consumed = self._start(line, text)
+            self._aside = aside
+            return consumed, []
         if action == END or (state in FREE_TEXT and not self._text_goes_on(state, gap)):
             return self._restart(line, text)
         if action == ASIDE:
@@ -528,13 +574,14 @@ class TraceParser:
         self._state = nxt(text) if callable(nxt) else nxt  # type: ignore[assignment]
         if self._state not in FREE_TEXT:
             self._text_lines = 0
-        return True, []
+        return not glued, []
 
     def close(self) -> list[Record]:
         """End of the stream: an open trace is emitted; one cut short is `truncated`."""
-        if self._state is None:
-            return []
-        return self._finish()
+        records: list[Record] = []
+        while self._state is not None:  # and the traces set aside, each taken up again (_finish)
+            records += self._finish()
+        return records
 
     @property
     def quiet_s(self) -> float:
@@ -548,12 +595,11 @@ class TraceParser:
         For streams that go quiet after a trace (a rank that died): the caller passes a
         time it saw elsewhere (another stream of the pod, a later poll), so the parser
         stays pure and still needs no clock."""
-        if self._state is None or self._last_s is None:
-            return []
+        records: list[Record] = []
         now = times.leading_seconds(time)
-        if now is None or now - self._last_s <= self.quiet_s:
-            return []
-        return self._finish()
+        while self._state is not None and self._last_s is not None and now is not None and now - self._last_s > self.quiet_s:
+            records += self._finish()  # then a trace set aside and taken up again, if it is as quiet
+        return records
 
     # -- snapshots
 
@@ -570,6 +616,7 @@ class TraceParser:
             head=self._head, head_len=self._head_len, head_each_line=self._head_each_line, after_frame=self._after_frame,
             margin=self._margin,
             failures=None if self._failures is None else self._failures.snapshot(),
+            aside=self._aside,
         )
 
     def restore(self, state: "TraceState") -> None:
@@ -587,6 +634,7 @@ class TraceParser:
         self._after_frame = state.after_frame
         self._margin = state.margin
         self._failures = None if state.failures is None else FailureBox.from_snapshot(state.failures)
+        self._aside = state.aside
 
     # -- internals
 
@@ -734,6 +782,9 @@ class TraceParser:
 
     def _restart(self, line: Line, text: str) -> tuple[bool, list[Record]]:
         records = self._finish()
+        if self._state is not None:  # [h31h] a trace set aside was taken up again: it reads the line (feed)
+            self._again = True
+            return False, records
         return self._start(line, text), records
 
     def _take(self, text: str) -> None:
@@ -746,6 +797,15 @@ class TraceParser:
     def _finish(self) -> list[Record]:
         state, first, block = self._state, self._first, self._block
         self._state, self._first, self._held = None, None, []
+        if self._aside is not None:  # [h31h] the last trace set aside is taken up again (after this one's record is made)
+            aside, self._aside = self._aside, None
+            try:
+                return self._finish_one(state, first, block)
+            finally:
+                self.restore(aside)
+        return self._finish_one(state, first, block)
+
+    def _finish_one(self, state: str | None, first: Line | None, block: _Block) -> list[Record]:
         if first is None or state == "syntax":  # a `File "...", line N` that no SyntaxError followed
             return []
         if state == "quoted_stack":  # [h30e] the stack a warning quotes: no exception, no trace

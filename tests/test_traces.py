@@ -853,15 +853,12 @@ RUN_NAMES = sorted(p.parent.name for p in RUNS.glob("*/manifest.json"))
 # [h31d] Runs under torch 2.1 (no `[rankN]:` prefix before 2.2) in which two ranks of one pod printed their tracebacks at the
 # same moment into the same stderr, line by line interleaved (a second header before the first trace's frames, or a frame
 # block after the other's exception line), or in which rank 0's open tqdm bar (no newline yet) got glued in front of rank 1's
-# first File line: the parser cuts one trace at the other's header and does not take up its frames again (one comes out
-# without an exception, the other with two exception lines), or reads the glued File line as no frame. A known gap
-# (fixtures/eval/README.md "Real runs under older releases (h31d)"), strict: a parser that reads them must drop the mark.
+# first File line. [h31h] The parser reads them (a trace set aside while the other's is read, a frame behind a bar's '\r'):
+# no longer an xfail (tests/test_h31h_interleaved_traces.py).
 INTERLEAVED_UNPREFIXED = {"collective_timeout_torch2_1", "hf_collator_ragged_torch2_1", "sigterm_torch2_1"}
 
 
-@pytest.mark.parametrize("run", [pytest.param(r, marks=pytest.mark.xfail(strict=True, reason="unprefixed tracebacks "
-                                                                          "interleaved or glued to a bar (h31d)"))
-                                 if r in INTERLEAVED_UNPREFIXED else r for r in RUN_NAMES])
+@pytest.mark.parametrize("run", RUN_NAMES)
 def test_every_traceback_of_a_real_run_comes_out_once_with_its_chain_and_rank(run):
     manifest = json.loads((RUNS / run / "manifest.json").read_text())
     got: list[tuple[str, str, TraceRecord]] = []
