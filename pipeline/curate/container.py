@@ -22,7 +22,7 @@ from gangscope.parsers.steps import TrainerLogFolder
 from gangscope.pipeline.curate.identity import Stamper, job_of
 from gangscope.pipeline.curate.snapshot import ContainerState, IdentityState, PartialState, RankMapState
 from gangscope.pipeline.isolation import failures_of
-from gangscope.pipeline.sources.files import PodIdentity, cut_character_tail, decode_block, invalid_cri_lines
+from gangscope.pipeline.sources.files import PodIdentity, decode_block, invalid_cri_lines, whole_characters
 from gangscope.pipeline.curate.stats import CurationLimits, CurationStats
 from gangscope.pipeline.curate.substream import LINE_PARSERS, RuleFailed, SubStream, NO_TIME, STREAMS
 from gangscope.pipeline.curate.block_lines import (DEADLINE_CHARS, deadline_text, newlines, prefix_may_continue, skipped_from,
@@ -488,16 +488,7 @@ class ContainerCurator:
         parts = raw.split(b" ", 3)
         if len(parts) != 4 or parts[1] not in STREAM_NAMES:
             return raw.decode("utf-8", "replace")
-        stream = STREAM_NAMES[parts[1]]
-        text = parts[3]
-        tail = self.cut_tail.pop(stream, None)
-        if tail:
-            text = tail + text
-        if parts[2] == b"P":
-            end = cut_character_tail(text)
-            if end < len(text):
-                self.cut_tail[stream] = text[end:]
-                text = text[:end]
+        text = whole_characters(self.cut_tail, STREAM_NAMES[parts[1]], parts[2] == b"P", parts[3])
         return (raw[: len(raw) - len(parts[3])] + text).decode("utf-8", "replace")
 
     def _cri_envelope(self, raw: str, out: list[Record], hints: int) -> None:

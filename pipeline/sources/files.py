@@ -1119,6 +1119,21 @@ def cut_character_tail(data: bytes) -> int:
     return size
 
 
+def whole_characters(tails: dict, stream, partial: bool, text: bytes) -> bytes:
+    """A CRI chunk's text with the bytes of the character its stream's last P chunk began in front
+    (`tails`: per stream, taken off), cut where its own last character is not all there if it is a
+    P chunk (those bytes kept in `tails` for the stream's next chunk)."""
+    tail = tails.pop(stream, None)
+    if tail:
+        text = tail + text
+    if partial:
+        end = cut_character_tail(text)
+        if end < len(text):
+            tails[stream] = text[end:]
+            return text[:end]
+    return text
+
+
 def invalid_cri_lines(block: bytes, cut_tails: dict[bytes, bytes]) -> int:
     """How many lines of a CRI block are not valid UTF-8, where a character cut between a line's P
     chunk and the next chunk of its stream is whole again (`cut_tails`: per stream, the bytes of a
@@ -1139,18 +1154,10 @@ def invalid_cri_lines(block: bytes, cut_tails: dict[bytes, bytes]) -> int:
             except UnicodeDecodeError:
                 invalid += 1
             continue
-        stream, text = parts[1], parts[3]
-        tail = tails.pop(stream, None)
-        if tail:
-            text = tail + text
-        end = len(text)
-        if parts[2] == b"P":
-            end = cut_character_tail(text)
-            if end < len(text):
-                tails[stream] = text[end:]
+        text = whole_characters(tails, parts[1], parts[2] == b"P", parts[3])
         try:
             raw[: len(raw) - len(parts[3])].decode("utf-8")
-            text[:end].decode("utf-8")
+            text.decode("utf-8")
         except UnicodeDecodeError:
             invalid += 1
     return invalid
