@@ -321,12 +321,10 @@ def test_a_flush_left_busy_sends_again_only_the_documents_not_acknowledged(throt
 
     url, prefix = throttled_opensearch, f"faults-unsent-{uuid.uuid4().hex[:8]}-"
     records: list = []
-    # The runs of torch 2.15 and the dialects (not the older releases' runs, h31d): with them too the documents the node
-    # refused once are over its 4 MB of indexing memory together and are refused at every try, because the sink sends
-    # what a busy flush left in one bulk again (batch_docs / batch_bytes are unbounded here on purpose): a liveness limit
-    # of an unbounded batch, noted in the README's faults table, not what this test measures.
-    paths = [str(p) for p in sorted((ROOT / "fixtures" / "runs").iterdir()) if p.is_dir() and "_torch" not in p.name]
-    replay_mod.run(replay_mod.ReplayOptions(paths=[*paths, str(ROOT / "fixtures" / "dialects")]), records.extend)
+    # Every run and the dialects again (9d96287 had left the older releases' runs out): their one bulk (batch_docs /
+    # batch_bytes are unbounded here on purpose) is over the node's 4 MB of indexing memory, refused whole at every try
+    # until the sink cut a bulk refused whole in halves (h32e).
+    replay_mod.run(replay_mod.ReplayOptions(paths=[str(p) for p in FIXTURE_PATHS]), records.extend)
     assert len({r.kind for r in records}) >= 5  # a bulk over five indices or more: rejected in part
     sink = OpenSearchSink(url, prefix=prefix, batch_docs=1 << 30, batch_bytes=1 << 62, max_retries=1,
                           initial_backoff=0.05, refresh=True, dead_letter=tmp_path / "dead.ndjson")
@@ -349,7 +347,11 @@ def test_a_flush_left_busy_sends_again_only_the_documents_not_acknowledged(throt
     # indexed (a replay's records hold newer versions of some ids)
     assert stats.total == len(records) and stats.failed == 0
     assert sum(len(by) for by in documents(url, prefix).values()) == len({r.id for r in records})
-    figures("a flush left busy, sent again", documents=len(records), unsent_per_try=unsent_per_try)
+    # the whole bulk is over the node's indexing memory: it was refused whole and sent in halves
+    assert stats.bulk_splits >= 1
+    figures("a flush left busy, sent again", documents=len(records), unsent_per_try=unsent_per_try,
+            flushes=len(unsent_per_try) + 1, bulk_splits=stats.bulk_splits, bulks_cut=stats.bulks_cut,
+            throttled_requests=stats.throttled_requests, throttled_documents=stats.throttled_documents)
 
 
 def big_traces(n: int, size: int) -> list:
@@ -361,28 +363,126 @@ def big_traces(n: int, size: int) -> list:
 
 
 @pytest.mark.servers
-def test_a_bulk_request_refused_with_429_at_every_try_raises_busy_with_the_unsent_count_and_dead_letters_nothing(
+def test_a_bulk_over_the_nodes_indexing_memory_from_the_first_try_lands_whole_in_halves(throttled_opensearch, tmp_path):
+    # Until h32e this bulk was sent again as it was and refused with 429 at every try (OpenSearchBusy, 2500 unsent):
+    # IndexingPressure refuses a request whose bytes alone are over indexing_pressure.memory.limit, whatever the wait.
+    from gangscope.pipeline.sinks.opensearch import OpenSearchSink
+
+    url, prefix = throttled_opensearch, f"faults-halves-{uuid.uuid4().hex[:8]}-"
+    records = big_traces(2500, 2000)  # one 5 MB bulk request: over the node's 4 MB of indexing memory
+    dead = tmp_path / "dead.ndjson"
+    sink = OpenSearchSink(url, prefix=prefix, batch_docs=1 << 20, batch_bytes=64 << 20, max_retries=3,
+                          initial_backoff=0.05, max_backoff=0.2, refresh=True, dead_letter=dead)
+    t0 = time.monotonic()
+    sink.write(records)
+    sink.flush()
+    stats = sink.stats
+    assert stats.total == len(records) and stats.created == len(records) and stats.failed == 0 and not dead.exists()
+    assert stats.bulk_splits >= 1 and stats.throttled_requests >= len(records)  # refused whole once at least
+    assert stats.bulk_cap is not None and stats.bulk_cap < 4 * 2**20  # remembered: the next bulks stay below
+    assert "bulks refused whole sent again in halves" in stats.summary()
+    splits, refused, seconds = stats.bulk_splits, stats.throttled_requests, round(time.monotonic() - t0, 2)
+    # the sink's next batch is cut below the cap before it is sent, not refused first
+    sink.write(big_traces(5000, 2000)[2500:])
+    sink.close()
+    assert stats.bulks_cut >= 1 and stats.bulk_splits == splits and stats.throttled_requests == refused
+    assert stats.total == 2 * len(records)
+    assert len(documents(url, prefix)["trace"]) == 2 * len(records)
+    figures("a bulk over the node's indexing memory (5 MB, 4 MB node)", documents=len(records), bulk_splits=splits,
+            throttled_requests=refused, seconds=seconds, next_batch_cut_in=stats.bulks_cut + 1, cap=stats.bulk_cap,
+            summary=stats.summary())
+
+
+@pytest.mark.servers
+def test_a_single_document_refused_with_429_at_every_try_raises_busy_with_the_unsent_count_and_dead_letters_nothing(
         throttled_opensearch, tmp_path):
+    # What test_a_bulk_request_refused_with_429_at_every_try_... asserted of a 2500-document bulk until h32e, now of
+    # the one bulk that halves cannot help: one document alone over the node's 4 MB of indexing memory.
     from gangscope.pipeline.sinks.opensearch import OpenSearchBusy, OpenSearchSink
 
     url, prefix = throttled_opensearch, f"faults-busy-{uuid.uuid4().hex[:8]}-"
-    records = big_traces(2500, 2000)  # one 5 MB bulk request: over the node's 4 MB of indexing memory
+    records = big_traces(1, 5 << 20)
     dead = tmp_path / "dead.ndjson"
     sink = OpenSearchSink(url, prefix=prefix, batch_docs=1 << 20, batch_bytes=64 << 20, max_retries=3,
                           initial_backoff=0.05, max_backoff=0.2, dead_letter=dead)
     with pytest.raises(OpenSearchBusy) as busy:
         sink.write(records)
         sink.flush()
-    assert "429" in str(busy.value) and f"{len(records)} documents unsent" in str(busy.value)
-    assert sink.stats.throttled_requests == 3 * len(records)  # every retry after a 429, with backoff
+    assert "429" in str(busy.value) and "1 documents unsent" in str(busy.value)
+    assert [doc.id for doc in busy.value.unsent] == [records[0].id]
+    assert sink.stats.throttled_requests == 3  # every retry after a 429, with backoff
+    assert sink.stats.bulk_splits == 0 and sink.stats.bulk_cap is None  # one document: nothing to halve
     assert sink.stats.failed == 0 and not dead.exists()
-    # nothing was lost: the same records, sent in smaller requests, all go in
-    again = OpenSearchSink(url, prefix=prefix, batch_bytes=1 << 20, refresh=True, dead_letter=dead)
-    again.write(records)
-    assert again.close().total == len(records)
-    assert len(documents(url, prefix)["trace"]) == len(records)
-    figures("OpenSearch 429 for a whole request", documents=len(records), tries=4,
+    figures("OpenSearch 429 for a whole request of one document", documents=len(records), tries=4,
             throttled_requests=sink.stats.throttled_requests, message=str(busy.value)[:160])
+
+
+@pytest.mark.servers
+def test_a_document_alone_over_the_limit_amid_others_leaves_it_and_those_after_it_unsent_in_order(
+        throttled_opensearch, tmp_path):
+    # The halves go down to the one document no half can carry: those before it are indexed, it and those after it
+    # are unsent in the batch's order (a retry sends them again in that order: a newer version of an id stays last).
+    from gangscope.pipeline.sinks.opensearch import OpenSearchBusy, OpenSearchSink
+
+    url, prefix = throttled_opensearch, f"faults-amid-{uuid.uuid4().hex[:8]}-"
+    small = big_traces(40, 1000)
+    huge = big_traces(41, 5 << 20)[40]
+    records = [*small[:20], huge, *small[20:]]
+    dead = tmp_path / "dead.ndjson"
+    sink = OpenSearchSink(url, prefix=prefix, batch_docs=1 << 20, batch_bytes=64 << 20, max_retries=3,
+                          initial_backoff=0.05, max_backoff=0.2, refresh=True, dead_letter=dead)
+    with pytest.raises(OpenSearchBusy) as busy:
+        sink.write(records)
+        sink.flush()
+    assert [doc.id for doc in busy.value.unsent] == [r.id for r in records[20:]]
+    assert f"{len(records) - 20} documents unsent" in str(busy.value)
+    assert sink.stats.total == 20 and sink.stats.bulk_splits >= 1 and sink.stats.failed == 0 and not dead.exists()
+
+
+# A node taking request bodies of 1 MB at most (http.max_content_length, 100mb by default): its HTTP layer answers a
+# larger one 413 (Request Entity Too Large) before any indexing.
+SMALL_BODY_NODE = "http.max_content_length: 1mb"
+
+
+@pytest.fixture(scope="module")
+def small_body_opensearch():
+    node = PrivateServer("opensearch", GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS=SMALL_BODY_NODE)
+    try:
+        node.up()
+        yield node.address
+    finally:
+        node.remove()
+
+
+@pytest.mark.servers
+def test_a_bulk_over_http_max_content_length_answered_413_lands_whole_in_halves(small_body_opensearch, tmp_path):
+    # Until h32e a 413 ended the flush at once (OpenSearchError, every document unsent, and the same again at every
+    # flush). A 413 says the size only: the halves go without waiting, and no try is spent.
+    from gangscope.pipeline.sinks.opensearch import OpenSearchError, OpenSearchSink
+
+    url, prefix = small_body_opensearch, f"faults-413-{uuid.uuid4().hex[:8]}-"
+    records = big_traces(2500, 2000)  # 5 MB: five times the node's largest body
+    dead = tmp_path / "dead.ndjson"
+    sink = OpenSearchSink(url, prefix=prefix, batch_docs=1 << 20, batch_bytes=64 << 20, max_retries=0,
+                          refresh=True, dead_letter=dead)
+    t0 = time.monotonic()
+    sink.write(records)
+    sink.flush()
+    stats = sink.stats
+    assert stats.total == len(records) and stats.failed == 0 and not dead.exists()
+    assert stats.bulk_splits >= 3 and stats.retries == 0 and stats.throttled_requests == 0  # 5 MB -> under 1 MB
+    seconds = round(time.monotonic() - t0, 2)
+    # one document alone over the limit: as before, an error naming it unsent, nothing dead-lettered
+    huge = big_traces(2501, 2 << 20)[2500]
+    with pytest.raises(OpenSearchError) as refused:
+        sink.write([huge])
+        sink.flush()
+    assert "413" in str(refused.value) and "1 documents unsent" in str(refused.value)
+    assert [doc.id for doc in refused.value.unsent] == [huge.id] and not dead.exists()
+    sink.close()
+    assert len(documents(url, prefix)["trace"]) == len(records)
+    figures("a bulk over http.max_content_length (5 MB, 1 MB node)", documents=len(records),
+            bulk_splits=stats.bulk_splits, requests=stats.batches, bulks_cut=stats.bulks_cut, seconds=seconds)
 
 
 # --- poison messages -------------------------------------------------------------------------------

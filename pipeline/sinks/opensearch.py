@@ -9,6 +9,17 @@ every retry `OpenSearchBusy` (one line each, saying how much is unsent) — a bu
 rejection, so a 429 is never dead-lettered. Nothing is dropped silently: the error holds the documents
 still unsent (`unsent`), which `requeue` takes back, so that a caller retrying later sends only those,
 not again what the server acknowledged already.
+
+A bulk of more than one document the server refuses whole for its size is not sent again as it was: a 429
+of the node's indexing memory (`indexing_pressure.memory.limit`: a request alone over it is refused at
+every try) or a 413 (a body over `http.max_content_length`) cuts it in two halves of about the same
+bytes, sent in their turn with the same retry policy (a 429 is a try, waited for; a 413 only says the
+size), and so on down to one document, which ends as before (`OpenSearchBusy`, or `OpenSearchError` for
+a 413). The sink remembers half the refused size as a cap on the bytes of its next bulks, raised by an
+eighth after each bulk taken that came near it, forgotten once it is `batch_bytes` again; the halving
+is counted (`SinkStats.bulk_splits`, in the summary line). The documents keep the batch's order: a
+half goes before the next, a retry before the pieces after it, and a flush given up on leaves them
+unsent in that order.
 """
 
 from __future__ import annotations
@@ -58,6 +69,11 @@ class SinkStats:
     throttled_documents: int = 0
     batches: int = 0
     bytes: int = 0
+    # bulks refused whole (413, or 429 with more than one document) and sent again in two halves; bulks a batch was
+    # cut into beyond one because an earlier refusal taught a cap (bytes per bulk, None while none was learnt)
+    bulk_splits: int = 0
+    bulks_cut: int = 0
+    bulk_cap: int | None = None
     dead_letter: str | None = None
     failure_reasons: dict[str, int] = field(default_factory=dict)
     aliases_swapped: dict[str, str] = field(default_factory=dict)
@@ -75,6 +91,8 @@ class SinkStats:
             line += f"; {self.retries} retried"
         if self.throttled_requests or self.throttled_documents:
             line += f" ({self.throttled_requests + self.throttled_documents} after a 429)"
+        if self.bulk_splits:
+            line += f"; {self.bulk_splits} bulks refused whole sent again in halves"
         if self.failed:
             reasons = ", ".join(f"{r} x{n}" for r, n in sorted(self.failure_reasons.items()))
             line += f"; {self.failed} FAILED ({reasons}) -> {self.dead_letter}"
@@ -153,8 +171,9 @@ class OpenSearchSink:
     """Index records into OpenSearch, one alias per record kind.
 
     url: `http[s]://[user:password@]host:port`. prefix: put before every index name (tests,
-    tenants). batch_docs / batch_bytes: flush when either is reached. max_retries, initial_backoff,
-    max_backoff: the retry policy for 429 and 5xx (seconds, doubling). dead_letter: NDJSON file for
+    tenants). batch_docs / batch_bytes: flush when either is reached (a bulk refused whole for its size is
+    sent in halves, and the next ones below a cap learnt from it: see the module's doc). max_retries,
+    initial_backoff, max_backoff: the retry policy for 429 and 5xx (seconds, doubling). dead_letter: NDJSON file for
     rejected documents (created only when one is). refresh: make documents searchable on close.
     reindex: write into a new version of each index and swap the aliases on close (see
     `indices.Reindex`). username, password, ca_certs, client_cert, client_key, verify_certs,
@@ -206,6 +225,7 @@ class OpenSearchSink:
         self.stats.dead_letter = str(self._dead.path)
         self._buffer: list[_BulkDoc] = []
         self._buffered_bytes = 0
+        self._cap: int | None = None  # bytes per bulk learnt from bulks refused whole (`_lower_cap`)
         self._actions: dict[str, tuple[bytes, bytes]] = {}  # index -> its action line around the id
         self._closed = False
         self._settings = settings
@@ -346,6 +366,8 @@ class OpenSearchSink:
         mine.throttled_documents += part.throttled_documents
         mine.batches += part.batches
         mine.bytes += part.bytes
+        mine.bulk_splits += getattr(part, "bulk_splits", 0)
+        mine.bulks_cut += getattr(part, "bulks_cut", 0)
         if part.dead_letter and Path(part.dead_letter).exists():
             self._dead.take(Path(part.dead_letter))
 
@@ -361,42 +383,72 @@ class OpenSearchSink:
     # --- sending ----------------------------------------------------------------------------
 
     def _send(self, batch: list[_BulkDoc]) -> None:
-        pending = batch
-        attempt = 0
-        while pending:
-            if attempt:
+        # Pieces still to send, the next one last (a stack): each with the tries its documents had. A bulk the server
+        # refuses whole for its size (413, or a 429 of its indexing memory) is cut in two halves that take its place;
+        # the documents of a piece go before those of the pieces after it, so the order the batch had is kept.
+        pieces: list[tuple[list[_BulkDoc], int]] = [(batch, 0)]
+        wait = 0  # the backoff before the next request: 0 after an answer that took every document
+        while pieces:
+            pending, attempt = pieces.pop()
+            if self._cap is not None and len(pending) > 1:
+                cut = self._cut(pending)  # over the cap learnt (in this flush or an earlier one): cut first
+                if len(cut) > 1:
+                    pieces.extend((piece, attempt) for piece in reversed(cut))
+                    continue
+            if wait:
                 self.stats.retries += len(pending)
-                time.sleep(min(self.max_backoff, self.initial_backoff * 2 ** (attempt - 1)))
+                time.sleep(min(self.max_backoff, self.initial_backoff * 2 ** (wait - 1)))
             last = attempt >= self.max_retries
+            # the body from the documents' bytes as they are (opensearch-py's bulk helper encoded every line again to
+            # measure it, then the whole body); the answer's JSON is decoded by the client, only what `_BULK_ANSWER`
+            # keeps of it
+            body = b"".join([doc.lines for doc in pending])
             try:
-                # the body from the documents' bytes as they are (opensearch-py's bulk helper encoded
-                # every line again to measure it, then the whole body); the answer's JSON is decoded
-                # by the client, only what `_BULK_ANSWER` keeps of it
-                answer = self.client.bulk(body=b"".join([doc.lines for doc in pending]), filter_path=_BULK_ANSWER)
+                answer = self.client.bulk(body=body, filter_path=_BULK_ANSWER)
             except os_exc.ConnectionError as exc:
                 if last:
                     raise _unsent(OpenSearchUnavailable(
                         f"{indices.describe(exc, self.url)}; gave up after {attempt + 1} tries "
-                        f"with {len(pending)} documents unsent"), pending) from None
-                attempt += 1
+                        f"with {len(pending)} documents unsent"), _rest(pending, pieces)) from None
+                pieces.append((pending, attempt + 1))
+                wait = attempt + 1
                 continue
             except os_exc.TransportError as exc:
-                if _retryable(exc.status_code) and not last:
-                    if exc.status_code == 429:
+                status = exc.status_code
+                if status in _REFUSED_WHOLE and len(pending) > 1 and not (last and status == 429):
+                    # Refused whole: in halves, each with the retry policy. A 429 (the node's indexing memory, which
+                    # the body alone may exceed) is a try, waited for; a 413 (the body over http.max_content_length)
+                    # says the size only: the halves go at once. The cap learnt keeps the next bulks below it.
+                    half = _middle(pending, len(body))
+                    tries = attempt + 1 if status == 429 else attempt
+                    pieces.append((pending[half:], tries))
+                    pieces.append((pending[:half], tries))
+                    self.stats.bulk_splits += 1
+                    self._lower_cap(len(body))
+                    if status == 429:
                         self.stats.throttled_requests += len(pending)
-                    attempt += 1
+                        wait = tries
                     continue
-                error = OpenSearchBusy if exc.status_code == 429 else OpenSearchError
-                raise _unsent(error(f"{indices.describe(exc, self.url)}; {len(pending)} documents unsent"),
-                              pending) from None
+                if status == 429 and len(pending) > 1:
+                    self._lower_cap(len(body))  # given up on at its last try: the next flush starts below it
+                if _retryable(status) and not last:
+                    if status == 429:
+                        self.stats.throttled_requests += len(pending)
+                    pieces.append((pending, attempt + 1))
+                    wait = attempt + 1
+                    continue
+                error = OpenSearchBusy if status == 429 else OpenSearchError
+                raise _unsent(error(f"{indices.describe(exc, self.url)}; {len(pending) + _count(pieces)} documents "
+                                    f"unsent"), _rest(pending, pieces)) from None
             items = answer.get("items") if isinstance(answer, dict) else None
             if not isinstance(items, list) or len(items) != len(pending):
                 # an answer that does not say what became of each document: none is taken as indexed
                 raise _unsent(OpenSearchError(
                     f"OpenSearch at {indices.redact(self.url)} answered a bulk request of {len(pending)} documents "
-                    f"with {len(items) if isinstance(items, list) else 'no'} items; {len(pending)} documents unsent"),
-                    pending)
+                    f"with {len(items) if isinstance(items, list) else 'no'} items; "
+                    f"{len(pending) + _count(pieces)} documents unsent"), _rest(pending, pieces))
             self.stats.batches += 1
+            self._raise_cap(len(body))
             retry: list[_BulkDoc] = []
             busy: list[_BulkDoc] = []
             for doc, item in zip(pending, items):
@@ -422,9 +474,46 @@ class OpenSearchSink:
             if busy:
                 raise _unsent(OpenSearchBusy(
                     f"OpenSearch at {indices.redact(self.url)} still answers 429 (too many requests) after "
-                    f"{attempt + 1} tries; {len(busy)} documents unsent"), busy)
-            pending = retry
-            attempt += 1
+                    f"{attempt + 1} tries; {len(busy) + _count(pieces)} documents unsent"), _rest(busy, pieces))
+            if retry:
+                pieces.append((retry, attempt + 1))
+            wait = attempt + 1 if retry else 0
+
+    # --- the bulk size learnt from whole refusals --------------------------------------------------
+
+    def _cut(self, batch: list[_BulkDoc]) -> list[list[_BulkDoc]]:
+        """The documents in bulks of at most the learnt cap's bytes (a document over it alone in its own). Called
+        only once a bulk was refused whole: the normal path looks at the cap and nothing else."""
+        cap = self._cap or self.batch_bytes
+        pieces, piece, size = [], [], 0
+        for doc in batch:
+            if piece and size + doc.size > cap:
+                pieces.append(piece)
+                piece, size = [], 0
+            piece.append(doc)
+            size += doc.size
+        if piece:
+            pieces.append(piece)
+        if len(pieces) > 1:
+            self.stats.bulks_cut += len(pieces) - 1
+        return pieces
+
+    def _lower_cap(self, refused: int) -> None:
+        """A bulk of `refused` bytes was refused whole: the next bulks of this sink are at most half of it."""
+        cap = max(1, refused // 2)
+        if self._cap is None or cap < self._cap:
+            self._cap = cap
+            self.stats.bulk_cap = cap
+
+    def _raise_cap(self, taken: int) -> None:
+        """A bulk of `taken` bytes was taken (answered item by item): a cap it came near is raised by an eighth
+        (slowly, as a refusal halves it), and forgotten once it is the batch's own bound again."""
+        cap = self._cap
+        if cap is None or taken * 2 < cap:
+            return
+        cap += max(1, cap // 8)
+        self._cap = None if cap >= self.batch_bytes else cap
+        self.stats.bulk_cap = self._cap
 
     def _reject(self, doc: _BulkDoc, info: dict[str, Any]) -> None:
         error = info.get("error")
@@ -437,6 +526,34 @@ class OpenSearchSink:
 # What of the bulk answer is read (each item's status, result and error): a quarter of its bytes to
 # decode (the answer's JSON decoding was 3 % of the consumer's CPU, bench.honest --consume-only).
 _BULK_ANSWER = "errors,items.*.status,items.*.result,items.*.error"
+
+
+# Whole-request refusals a smaller bulk may pass: 429 (OpenSearch's IndexingPressure.markCoordinatingOperationStarted
+# throws OpenSearchRejectedExecutionException, "rejected execution of coordinating operation [... coordinating_operation_bytes=
+# ..., max_coordinating_and_primary_bytes=...]", when the bytes in flight with this request's are over
+# indexing_pressure.memory.limit: a request alone over it is refused at every try) and 413 (the HTTP layer's answer to a
+# body over http.max_content_length, 100mb by default).
+_REFUSED_WHOLE = (413, 429)
+
+
+def _middle(docs: list, size: int) -> int:
+    """Where `docs` (more than one, `size` bytes together) are cut in two halves of about the same bytes (not the same
+    count: one large trace among short progress lines would leave a half as large as the whole)."""
+    seen = 0
+    for i, doc in enumerate(docs):
+        before, seen = seen, seen + doc.size
+        if seen * 2 >= size:  # the document that holds the middle byte: in the half it has more of itself in
+            return min(max(1, i + 1 if seen * 2 - size <= size - before * 2 else i), len(docs) - 1)
+    return len(docs) // 2
+
+
+def _count(pieces: list) -> int:
+    return sum(len(docs) for docs, _ in pieces)
+
+
+def _rest(first: list, pieces: list) -> list:
+    """`first`, then the documents of the pieces still to send, in the batch's order (the next piece is last)."""
+    return [*first, *(doc for docs, _ in reversed(pieces) for doc in docs)]
 
 
 def _retryable(status: Any) -> bool:
