@@ -125,6 +125,7 @@ class Service:
         self.sink_ok = False
         self.kafka_ok = True  # False from a failed offset commit to the next one that goes through
         self._throttled = (0, 0)  # the sink's 429 counts already in the metrics
+        self._bulk_splits = 0  # the sink's bulks sent in halves already in the metrics
         self.server = None
         self.last_commit = time.monotonic()
         self.last_flush = 0.0
@@ -593,6 +594,10 @@ class Service:
             if n > before:
                 self.metrics.sink_throttled.labels(level).inc(n - before)
         self._throttled = now
+        splits = getattr(stats, "bulk_splits", 0)
+        if splits > self._bulk_splits:
+            self.metrics.sink_bulk_splits.inc(splits - self._bulk_splits)
+            self._bulk_splits = splits
 
     # -- partitions ------------------------------------------------------------------------
 

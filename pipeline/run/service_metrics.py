@@ -38,6 +38,9 @@ class ServiceMetrics:
             "gangscope_sink_throttled", "documents sent to OpenSearch again after it answered 429 (too many "
             "requests), for the whole bulk request (level=request) or for the document (level=document)", ["level"],
             registry=r)
+        self.sink_bulk_splits = Counter(
+            "gangscope_sink_bulk_splits", "bulk requests OpenSearch refused whole for their size (413, or 429 of its "
+            "indexing memory) and the sink sent again in two halves", registry=r)
         self.commit_failures = Counter("gangscope_offset_commit_failures",
                                        "offset commits that failed (broker or group coordinator unreachable)",
                                        registry=r)

@@ -438,8 +438,12 @@ class OpenSearchSink:
                     wait = attempt + 1
                     continue
                 error = OpenSearchBusy if status == 429 else OpenSearchError
-                raise _unsent(error(f"{indices.describe(exc, self.url)}; {len(pending) + _count(pieces)} documents "
-                                    f"unsent"), _rest(pending, pieces)) from None
+                said = indices.describe(exc, self.url)
+                if status == 413:  # the HTTP layer's 413 has no body to describe
+                    said = (f"{said.rstrip(': ')} (request entity too large: a bulk of {len(pending)} document(s), "
+                            f"{len(body):,} bytes, over the server's http.max_content_length)")
+                raise _unsent(error(f"{said}; {len(pending) + _count(pieces)} documents unsent"),
+                              _rest(pending, pieces)) from None
             items = answer.get("items") if isinstance(answer, dict) else None
             if not isinstance(items, list) or len(items) != len(pending):
                 # an answer that does not say what became of each document: none is taken as indexed
