@@ -535,8 +535,9 @@ _BULK_ANSWER = "errors,items.*.status,items.*.result,items.*.error"
 # Whole-request refusals a smaller bulk may pass. 429: OpenSearch's IndexingPressure.markCoordinatingOperationStarted
 # (server/src/main/java/org/opensearch/index/IndexingPressure.java) throws OpenSearchRejectedExecutionException
 # "rejected execution of coordinating operation [... coordinating_operation_bytes=N,
-# max_coordinating_and_primary_bytes=L]" when the bytes in flight with this request's are over indexing_pressure.memory.limit: a request alone over it is
-# refused at every try. 413: the HTTP layer's answer to a body over http.max_content_length (100mb by default).
+# max_coordinating_and_primary_bytes=L]" when the bytes in flight with this request's are over
+# indexing_pressure.memory.limit: a request alone over it is refused at every try. 413: the HTTP layer's answer to a
+# body over http.max_content_length (100mb by default).
 _REFUSED_WHOLE = (413, 429)
 
 
