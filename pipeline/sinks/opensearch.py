@@ -409,7 +409,7 @@ class OpenSearchSink:
                 if last:
                     raise _unsent(OpenSearchUnavailable(
                         f"{indices.describe(exc, self.url)}; gave up after {attempt + 1} tries "
-                        f"with {len(pending)} documents unsent"), _rest(pending, pieces)) from None
+                        f"with {len(pending) + _count(pieces)} documents unsent"), _rest(pending, pieces)) from None
                 pieces.append((pending, attempt + 1))
                 wait = attempt + 1
                 continue
