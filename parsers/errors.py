@@ -3342,19 +3342,22 @@ def groups_of(error: ErrorRecord) -> dict[str, str]:
 # (torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp logPrefix(): "[Rank 3] ", "[PG 1 Rank 3] ",
 # "[PG ID 0 PG GUID 0(default_pg) Rank 3] "), Megatron's grad-norm check
 # (megatron/core/distributed/param_and_grad_buffer.py: f"Rank {rank}: found NaN in local grad
-# norm"), DeepSpeed's loss scaler ("OVERFLOW! Rank 0 Skipping step").
+# norm"), DeepSpeed's loss scaler ("OVERFLOW! Rank 0 Skipping step"); h32f: pytorch_lightning 1.x's deadlock detection,
+# raised by the rank that failed, with its own global rank and traceback (pytorch_lightning/strategies/ddp.py
+# reconciliate_processes, 1.5-1.9: raise DeadlockDetectedException(f"DeadLock detected from rank: {self.global_rank} \n
+# {trace}"); run fixtures/runs/ptl_step_raises_torch2_1, whose unprefixed lines name no rank otherwise).
 MESSAGE_RANK = re.compile(r"\[(?:PG [^\]]*?)?Rank (?P<r1>\d{1,6})\]|\bRank (?P<r2>\d{1,6}): found NaN|OVERFLOW! Rank (?P<r3>\d{1,6}) "
-                          r"|\bRank (?P<r4>\d{1,6}) crashed with exit code")
+                          r"|\bRank (?P<r4>\d{1,6}) crashed with exit code|\bDeadLock detected from rank: (?P<r5>\d{1,6})\b")
 
 
 def rank_in_text(text: str) -> int | None:
     """The rank a line names in its text (see MESSAGE_RANK), if any."""
-    if "Rank " not in text:  # every alternative of MESSAGE_RANK holds it
+    if "Rank " not in text and "from rank: " not in text:  # every alternative of MESSAGE_RANK holds one of them
         return None
     m = MESSAGE_RANK.search(text)
     if m is None:
         return None
-    return int(m["r1"] or m["r2"] or m["r3"] or m["r4"])
+    return int(m["r1"] or m["r2"] or m["r3"] or m["r4"] or m["r5"])
 
 
 def _category_of(rule: LineRule, m: re.Match[str]) -> str:
@@ -5026,4 +5029,19 @@ TRACE_RULES += (
               "unavailable')\"); h5py/h5py h5py/_hl/files.py make_fid (OSError / BlockingIOError \"Unable to [synchronously ]open "
               "file\"); real runs' copies (batch h31c, `verified`)",
               message=_r(r"\bUnable to (?:synchronously )?(?:open|create) file \(unable to lock file, errno = \d+")),
+)
+
+
+TRACE_RULES += (
+    # --- h32f (issue 16, session 32; fixtures/eval README "Real runs of new scenarios (h32f)"): the Hugging Face Trainer's
+    # own refusal to resume from a checkpoint it cannot find, raised as a ValueError on every rank at start (runs
+    # hf_resume_missing_torch2_1 / _torch2_4, transformers 4.36.2 / 4.44.2): `resume_from_checkpoint=<folder>` whose folder
+    # holds no weights file (or does not exist), and `resume_from_checkpoint=True` with no checkpoint-N folder in
+    # output_dir. Loading a checkpoint failed: checkpoint_error (as framework_checkpoint_load reads DeepSpeed's, Lightning's
+    # and transformers' modeling_utils' words for the same).
+    TraceRule("hf_trainer_resume_missing", "checkpoint_error", "huggingface/transformers src/transformers/trainer.py "
+              "Trainer._load_from_checkpoint (raise ValueError(f\"Can't find a valid checkpoint at {resume_from_checkpoint}\")), "
+              "Trainer.train (raise ValueError(f\"No valid checkpoint found in output directory ({args.output_dir})\")); read in "
+              "the 4.36.2 and 4.44.2 wheels",
+              message=_r(r"^Can't find a valid checkpoint at \S|^No valid checkpoint found in output directory \(")),
 )

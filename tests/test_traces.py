@@ -858,7 +858,17 @@ RUN_NAMES = sorted(p.parent.name for p in RUNS.glob("*/manifest.json"))
 INTERLEAVED_UNPREFIXED = {"collective_timeout_torch2_1", "hf_collator_ragged_torch2_1", "sigterm_torch2_1"}
 
 
-@pytest.mark.parametrize("run", RUN_NAMES)
+# [h32f] hf_resume_truncated_torch2_1 (torch 2.1, no prefix): both ranks of the pod raise the same exception through the
+# same stack within a millisecond; the two headers come first, then the two stacks' lines alternate (rank A's first two
+# frames, rank B's first frames from the top again, ...). h31h's set-aside trace is taken up when the current one ends, so
+# the two identical stacks are read as one trace with the other's frames: the chain and exception type are right, the
+# frame counts are not. A strict xfail until the parser can tell two identical stacks apart (nothing in the lines does).
+INTERLEAVED_SAME_STACK = {"hf_resume_truncated_torch2_1"}
+RUN_PARAMS = [pytest.param(r, marks=pytest.mark.xfail(strict=True, reason="h32f: two identical unprefixed stacks interleaved"))
+              if r in INTERLEAVED_SAME_STACK else r for r in RUN_NAMES]
+
+
+@pytest.mark.parametrize("run", RUN_PARAMS)
 def test_every_traceback_of_a_real_run_comes_out_once_with_its_chain_and_rank(run):
     manifest = json.loads((RUNS / run / "manifest.json").read_text())
     got: list[tuple[str, str, TraceRecord]] = []
