@@ -579,6 +579,23 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"^frame #\d+: c10d::ProcessGroupNCCL::WorkNCCL::checkTimeout\("),
              "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp (WorkNCCL::checkTimeout throws the timeout; "
              "c10/util/Exception.cpp prints the backtrace as \"frame #%d: %s + 0x%x (0x%x in %s)\")"),
+    # [h32a] The same kind of paste for the NCCL communicator's unique-id exchange: broadcastUniqueNCCLID does nothing but
+    # rank 0's store_->set of the ncclUniqueId and the other ranks' store_->get of it (every torch release; 2.1+ catch
+    # the get's error and rethrow it as DistBackendError "[r] is setting up NCCL communicator and retrieving ncclUniqueId
+    # from [0] via c10d key-value store ...", which trace rule `rendezvous` reads), so a c10::Error backtrace holding its
+    # frame, or its "Exception raised from broadcastUniqueNCCLID at", is that store exchange failing, whatever message
+    # the paste lost. Other ProcessGroupNCCL frames (allgather, getNCCLComm, initNCCLComm, checkForNCCLErrors) throw
+    # argument checks, NCCL errors or a timeout's abort alike and are not read. Dev 840 (frames only).
+    LineRule("nccl_unique_id_frame", "rendezvous_error", "ProcessGroupNCCL::broadcastUniqueNCCLID(",
+             _r(r"^frame #\d+: c10d::ProcessGroupNCCL::broadcastUniqueNCCLID\("),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp broadcastUniqueNCCLID (store_->set / store_->get "
+             "of the ncclUniqueId); c10/util/Exception.cpp (\"frame #%d: %s + 0x%x (0x%x in %s)\")"),
+    LineRule("nccl_unique_id_raised", "rendezvous_error", "Exception raised from broadcastUniqueNCCLID at ",
+             _r(r"Exception raised from broadcastUniqueNCCLID at "),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp broadcastUniqueNCCLID (store_->set / store_->get "
+             "of the ncclUniqueId; 2.1+: C10_THROW_ERROR(DistBackendError, \"[\", rank_, \"] is setting up NCCL communicator and "
+             "retrieving ncclUniqueId from [0] via c10d key-value store by key '...', but store->get('...') got error: \" ...)); "
+             "c10/util/Exception.cpp (\"Exception raised from %s at %s:%d (most recent call first):\", \"frame #%d: ...\")"),
     # The watchdog's first word on a timed-out work (torch 2.2+), before its "Watchdog caught
     # collective operation timeout" (which a paste may have lost). Its opening words and the work's
     # number suffice: a terminal or a viewer wraps the long line anywhere after them ("..., last
