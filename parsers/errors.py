@@ -3115,6 +3115,44 @@ LINE_RULES: tuple[LineRule, ...] = (
              "libtiff libtiff/tif_read.c TIFFFillStrip / TIFFReadRawStrip1 (TIFFErrorExt(..., module, \"Read error at scanline %lu; "
              "got %lu bytes, expected %lu\" and \"Read error at scanline %lu, strip %lu; got ...\"); GDAL's libtiff handler prefixes "
              "the module (\"TIFFFillStrip:Read error ...\"); read with find_string (several versions)"),
+    # --- h32b (issue 16, session 32; fixtures/eval README "Batch h32b"): the classes of batch h32b's misses (dev 1385-1391, a
+    # fourth blind draw with no project named).
+    # ProcessGroupNCCL::broadcastUniqueNCCLID wraps the store's error as "[r] is setting up NCCL communicator and retrieving
+    # ncclUniqueId from [0] via c10d key-value store by key '...', but store->get('...') got error: " + e.what() + ". This may
+    # indicate a possible application crash on rank 0 or a network set up issue.": the what() of a c10::Error carries its C++
+    # backtrace, so the head and this tail stand on either side of the frames (each line behind "[rankN]: " in torch 2.2+). A
+    # copy cut above the frames holds the tail alone (the head is read by TraceRule rendezvous). The tail's words are only this
+    # function's (and its XCCL / MCCL forks'): the NCCL id exchange through the c10d store failed, rendezvous_error, as the
+    # head. Sample: dev 1386 (hiyouga/LlamaFactory#5769, rank 2's frames #50-#56 then the tail).
+    LineRule("nccl_unique_id_store_tail", "rendezvous_error", "This may indicate a possible application crash on rank 0",
+             _r(r"This may indicate a possible application crash on rank 0 or a network set up issue"),
+             "pytorch/pytorch torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp broadcastUniqueNCCLID (C10_THROW_ERROR(DistBackendError, "
+             "exceptionMsg + e.what() + \". This may indicate a possible application crash on rank 0 or a network set up issue.\"); "
+             "its catch (...) branch \"Unknown exception while [r] is setting up NCCL communicator and retrieving ncclUniqueId from "
+             "[0] via c10d key-value store by key '...'. This may indicate ...\"; TORCH_CHECK(false, ...) in earlier releases); "
+             "ProcessGroupXCCL.cpp and out-of-tree MCCL backends the same words; read with find_string (several versions)"),
+    # DeepSpeed's per-node launcher tears its workers down in sigkill_handler: logger.info(f"Killing subprocess {process.pid}")
+    # for each worker, then, when a worker had exited non-zero, logger.error(f"{cmd} exits with return code = N") (rule
+    # deepspeed_launcher) and exit; when the launcher itself got SIGINT / SIGTERM, logger.info(f"Main process received
+    # {sig_names[signum]}, exiting"). The handler runs only from those two places (the main loop on a worker's non-zero exit,
+    # the signal handlers): the attempt ended without success. The INFO lines alone (a copy cut before the next line) name no
+    # cause: a failure with no why (unknown; README "Silent stops" rule 2, an agent killing its workers). The signal line says
+    # the launcher was stopped from outside (SIGTERM as signal 15 is read elsewhere, SIGINT as KeyboardInterrupt): preempted.
+    # The launcher's logger format is "[%(asctime)s] [%(levelname)s] [%(filename)s:%(lineno)d:%(funcName)s] %(message)s", so
+    # the rules read the "[launch.py:N:sigkill_handler] " before the words (Composer's launcher prints "Killing subprocess N
+    # with SIGTERM" after a worker's failure it reports itself). Sample: dev 1388 (tdrussell/diffusion-pipe#333).
+    LineRule("deepspeed_launcher_killing", "unknown", "Killing subprocess ",
+             _r(r"\[launch\.py:\d+:sigkill_handler\] Killing subprocess (?P<pid>\d+)\s*$"),
+             "deepspeedai/DeepSpeed deepspeed/launcher/launch.py main's sigkill_handler (for process in processes: "
+             "logger.info(f\"Killing subprocess {process.pid}\"); called by the loop when process.returncode != 0 and registered "
+             "for SIGINT / SIGTERM); deepspeed/utils/logging.py LoggerFactory (\"[%(asctime)s] [%(levelname)s] "
+             "[%(filename)s:%(lineno)d:%(funcName)s] %(message)s\"); several versions read with find_string",
+             SUMMARY),
+    LineRule("deepspeed_launcher_signal", "preempted", "Main process received SIG",
+             _r(r"\[launch\.py:\d+:sigkill_handler\] Main process received (?P<name>SIGINT|SIGTERM), exiting"),
+             "deepspeedai/DeepSpeed deepspeed/launcher/launch.py main's sigkill_handler (sig_names = {2: \"SIGINT\", 15: "
+             "\"SIGTERM\"}; if signum in sig_names: logger.info(f\"Main process received {sig_names[signum]}, exiting\"), printed "
+             "only when no worker had exited non-zero); several versions read with find_string"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"

@@ -47,7 +47,8 @@ from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
 from gangscope.pipeline.diagnose.rules import (
     AGENT_CLOSING_EXITCODES, BARE_STACK_CRASHES, BOX_OUTSIDE_KILL_EXITCODES, CANN_REPORTS, CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER,
     EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS, INFORMATIVE_SUMMARY,
-    LAUNCHER_OWN_KILL, NPU_CALL_FAILED, OOM_SKIP_NOTICES, UNRAISABLE_REPORTS, UNRAISABLE_STILL_FAILS, WATCHDOG_TEARDOWN_ABORT,
+    LAUNCHER_OWN_KILL, NPU_CALL_FAILED, OOM_SKIP_NOTICES, TEARDOWN_ONLY, UNRAISABLE_REPORTS, UNRAISABLE_STILL_FAILS,
+    WATCHDOG_TEARDOWN_ABORT,
 )
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -283,7 +284,9 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
         close = [f for f in effects if _near(f, first_effect)]
         root = min(close, key=_explaining)
         return _explained_by_earlier(root, close), "effect"
-    return (min(failures, key=_earliest), "unknown") if failures else (None, "unknown")
+    # [h32b] a teardown's first words (rules.TEARDOWN_ONLY) only where nothing else failed
+    said = [f for f in failures if f.error.pattern not in TEARDOWN_ONLY] or failures
+    return (min(said, key=_earliest), "unknown") if said else (None, "unknown")
 
 
 _EFFECT_RANK = {category: i for i, category in enumerate(EFFECT_ORDER)}

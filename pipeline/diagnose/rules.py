@@ -109,6 +109,11 @@ INFORMATIVE_SUMMARY = frozenset({"host_oom", "preempted", "cuda_oom", "gpu_hardw
                                  "checkpoint_error", "storage_io", "dataloader_error", "nan_loss",
                                  "python_exception"})  # fmt: skip
 
+#: [h32b] Launcher summaries that only say the teardown began (a line printed before the launcher's own report of why:
+#: DeepSpeed's "Killing subprocess N" before its "exits with return code = N"): the root of an attempt only where no other
+#: failure was read; another summary, later as it comes, says more (which rank, which exit code, which error).
+TEARDOWN_ONLY: frozenset[str] = frozenset({"deepspeed_launcher_killing"})
+
 #: Loss-scale overflows in one attempt beyond which the run is called diverged (fp16
 #: dynamic loss scaling skips an occasional step by design).
 ENDLESS_OVERFLOW = 20
@@ -435,6 +440,11 @@ CAUSE_WORDINGS: tuple[tuple[str, re.Pattern[str], re.Pattern[str] | None, str, s
      "pytorch/pytorch torch/utils/data/_utils/fetch.py _MapDatasetFetcher.fetch / _IterableDatasetFetcher.fetch, called by "
      "torch/utils/data/dataloader.py _SingleProcessDataLoaderIter._next_data"),
     ("dataloader_error", re.compile(r""), None, "failed loading data (the DataLoader or input pipeline)", "SPEC rev. 2 dataloader_error"),
+    # [h32b] the teardown's first words alone (rule deepspeed_launcher_killing): no crash of the worker is in the log
+    ("unknown", re.compile(r"sigkill_handler\] Killing subprocess \d+"), None,
+     "was killed by its launcher's teardown (a worker exited non-zero or the launcher got a signal: the log does not say which)",
+     "deepspeedai/DeepSpeed deepspeed/launcher/launch.py sigkill_handler (logger.info(f\"Killing subprocess {process.pid}\"), "
+     "called on a worker's non-zero exit and on SIGINT / SIGTERM)"),
 )
 #: The size of the allocation that failed, where the line says it (the sources above): bytes, or numpy's "Unable to allocate
 #: 1.2 GiB for an array".
