@@ -3115,21 +3115,20 @@ LINE_RULES: tuple[LineRule, ...] = (
              "\"Reconciling\", err.Error())), pkg/constants/constants.go (JobCreationFailedReason = \"JobCreationFailed\"); "
              "v0.3.0 to v0.9.1 read with git grep (fetch)", WARNING,
              classify=lambda m: None if " already exists" in m["why"] else "pods_ready_timeout"),
-    # Open MPI's mpirun (ORTE, Open MPI <= 4) and PRRTE's prterun / mpirun (Open MPI 5) when the daemons it starts on the
-    # job's other nodes (over ssh, or an MPIJob launcher's kubectl exec) never report back: the box "ORTE was unable to
-    # reliably start one or more daemons." (PRTE / PRRTE the same), or, for a daemon that started and could not connect
-    # back, "An ORTE daemon has
-    # unexpectedly failed after launch and before communicating back to mpirun." The job's processes never came together:
-    # a start-up failure of the launch, rendezvous_error (as a worker that cannot resolve the master's service, dev 271).
-    # The reason the launcher printed above it (ssh's "Could not resolve hostname", "orted: command not found", "Host key
-    # verification failed") is the detail; a cause rule that reads one of those lines is earlier and wins. Sample: dev 1411
-    # (kubeflow/mpi-operator#481, an MPIJob launcher started before its workers' names resolved); real runs quoted on the
-    # Open MPI users list (ssh's unresolved host, orted not found, host key verification, tcp_peer_send_blocking). Not read:
-    # current PRRTE's form, which the tool's basename heads ("prterun was unable to ...": Open MPI 5's mpirun execs prterun),
-    # a lower-case first word the prefilter's keys cannot start with (see _EXTRA_KEYS).
+    # Open MPI's mpirun (ORTE, Open MPI <= 4; PRRTE's under Open MPI 5) when the daemons it starts on the job's other nodes
+    # (over ssh, or an MPIJob launcher's kubectl exec) never report back: the box "ORTE was unable to reliably start one or
+    # more daemons." (PRTE / PRRTE the same), or, for a daemon that started and could not connect back, "An ORTE daemon has
+    # unexpectedly failed after launch and before communicating back to mpirun." (the box's first line ends at "before").
+    # The job's processes never came together: a start-up failure of the launch, rendezvous_error (as a worker that cannot
+    # resolve the master's service, dev 271). The reason the launcher printed above it (ssh's "Could not resolve hostname",
+    # "orted: command not found", "Host key verification failed") is the detail; a cause rule that reads one of those lines
+    # is earlier and wins. Sample: dev 1411 (kubeflow/mpi-operator#481, an MPIJob launcher started before its workers' names
+    # resolved); real runs quoted on the Open MPI users list (ssh's unresolved host, orted not found, host key verification,
+    # tcp_peer_send_blocking). Not read: current PRRTE's form, which the tool's basename heads ("prterun was unable to ...":
+    # Open MPI 5's mpirun execs prterun), a lower-case first word the prefilter's keys cannot start with (see _EXTRA_KEYS).
     LineRule("mpirun_daemon_launch_failed", "rendezvous_error", "",  # keys: _EXTRA_KEYS
              _r(r"\b(?P<runtime>ORTE|PRTE|PRRTE) was unable to reliably start one or more daemons\."
-                r"|\bAn? (?P<daemon>ORTE|PRTE|PRRTE) daemon has unexpectedly failed after launch and before communicating back"),
+                r"|\bAn? (?P<daemon>ORTE|PRTE|PRRTE) daemon has unexpectedly failed after launch and before\b"),
              "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt [failed-daemon-launch] (\"ORTE was unable to reliably start "
              "one or more daemons.\\nThis usually is caused by: ...\") and [failed-daemon] (\"An ORTE daemon has unexpectedly "
              "failed after launch and before\\ncommunicating back to mpirun. ...\"), shown by orte/mca/errmgr/default_hnp/"
