@@ -3153,6 +3153,44 @@ LINE_RULES: tuple[LineRule, ...] = (
              "deepspeedai/DeepSpeed deepspeed/launcher/launch.py main's sigkill_handler (sig_names = {2: \"SIGINT\", 15: "
              "\"SIGTERM\"}; if signum in sig_names: logger.info(f\"Main process received {sig_names[signum]}, exiting\"), printed "
              "only when no worker had exited non-zero); several versions read with find_string"),
+    # --- h32d (issue 16, session 32; fixtures/eval README "Batch h32d"): the classes of batch h32d's misses (dev 1405-1413,
+    # a third blind draw from the cluster side).
+    # The JobSet controller (JobSet, and Kubeflow Trainer v2's TrainJob over it) creating a replicated job's child Jobs: when
+    # the API server refuses one (the Job "is invalid", "is forbidden" by a quota or a webhook, ...) it logs "creating jobs"
+    # with the error "job <name> creation failed with error: <api error>" and records the Warning event JobCreationFailed
+    # with the same text, and retries at the next reconcile; no pod of that Job exists until the create succeeds. The gang
+    # never became ready where a log ends in it (role warning, rules.LAST_WORD_WARNINGS); a create that later succeeds goes
+    # on to pods and steps. "already exists" is no refusal (the Job is there: a reconcile on a stale cache). Sample: dev
+    # 1405 (kubeflow/trainer#2363, a TrainJob's trainer-node Job "is invalid" on its resource limits).
+    LineRule("jobset_job_creation_failed", "pods_ready_timeout", "",  # keys: _EXTRA_KEYS (the event), _EXTRA_PATTERNS (the log)
+             _r(r"\bjob \\?\"(?P<job>[\w.-]+)\\?\" creation failed with error: (?P<why>.*)"),
+             "kubernetes-sigs/jobset pkg/controllers/jobset_controller.go createJobs (finalErrs = append(finalErrs, "
+             "fmt.Errorf(\"job %q creation failed with error: %v\", job.Name, err))), reconcileReplicatedJobs (log.Error(err, "
+             "\"creating jobs\"); r.Record.Eventf(js, nil, corev1.EventTypeWarning, constants.JobCreationFailedReason, "
+             "\"Reconciling\", err.Error())), pkg/constants/constants.go (JobCreationFailedReason = \"JobCreationFailed\"); "
+             "v0.3.0 to v0.9.1 read with git grep (fetch)", WARNING,
+             classify=lambda m: None if " already exists" in m["why"] else "pods_ready_timeout"),
+    # Open MPI's mpirun (ORTE, Open MPI <= 4; PRRTE's under Open MPI 5) when the daemons it starts on the job's other nodes
+    # (over ssh, or an MPIJob launcher's kubectl exec) never report back: the box "ORTE was unable to reliably start one or
+    # more daemons." (PRTE / PRRTE the same), or, for a daemon that started and could not connect back, "An ORTE daemon has
+    # unexpectedly failed after launch and before communicating back to mpirun." (the box's first line ends at "before").
+    # The job's processes never came together: a start-up failure of the launch, rendezvous_error (as a worker that cannot
+    # resolve the master's service, dev 271). The reason the launcher printed above it (ssh's "Could not resolve hostname",
+    # "orted: command not found", "Host key verification failed") is the detail; a cause rule that reads one of those lines
+    # is earlier and wins. Sample: dev 1411 (kubeflow/mpi-operator#481, an MPIJob launcher started before its workers' names
+    # resolved); real runs quoted on the Open MPI users list (ssh's unresolved host, orted not found, host key verification,
+    # tcp_peer_send_blocking). Not read: current PRRTE's form, which the tool's basename heads ("prterun was unable to ...":
+    # Open MPI 5's mpirun execs prterun), a lower-case first word the prefilter's keys cannot start with (see _EXTRA_KEYS).
+    LineRule("mpirun_daemon_launch_failed", "rendezvous_error", "",  # keys: _EXTRA_KEYS
+             _r(r"\b(?P<runtime>ORTE|PRTE|PRRTE) was unable to reliably start one or more daemons\."
+                r"|\bAn? (?P<daemon>ORTE|PRTE|PRRTE) daemon has unexpectedly failed after launch and before\b"),
+             "open-mpi/ompi orte/mca/errmgr/base/help-errmgr-base.txt [failed-daemon-launch] (\"ORTE was unable to reliably start "
+             "one or more daemons.\\nThis usually is caused by: ...\") and [failed-daemon] (\"An ORTE daemon has unexpectedly "
+             "failed after launch and before\\ncommunicating back to mpirun. ...\"), shown by orte/mca/errmgr/default_hnp/"
+             "errmgr_default_hnp.c (orte_show_help(\"help-errmgr-base.txt\", \"failed-daemon-launch\", true) when the daemon job "
+             "failed), v2.1.6, v3.1.6 and v4.1.6 read with git grep (fetch); openpmix/prrte src/mca/errmgr/base/help-errmgr-base.txt "
+             "(\"%s was unable to reliably start one or more daemons.\", pmix_show_help(..., true, prte_tool_basename); \"An PRTE "
+             "daemon has unexpectedly failed after launch ...\")"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -3238,6 +3276,10 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                ": container start failed with error code: ", ": container exited too soon", ": failed to import docker image",
                ": failed to create container filesystem", ": couldn't start container", "Error('", "Error(\"", "Exception('",
                "Exception(\"",
+               # h32d: mpirun_daemon_launch_failed's two boxes (ORTE's, PRTE's and PRRTE's words after the runtime's first letter),
+               # jobset_job_creation_failed's Warning event (its log line: _EXTRA_PATTERNS)
+               "RTE was unable to reliably start one or more daemons", "RTE daemon has unexpectedly failed after launch",
+               "JobCreationFailed",
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
                "NAN |", "INF |",
@@ -3295,7 +3337,9 @@ _EXTRA_PATTERNS = (r"NCCL INFO [\w/.-]+\.[a-z]{1,3}:\d+ -> [1-6]",  # nccl_retur
                    r"\(this error originated at tensorpipe/", r"FATAL: +container creation failed: ",
                    # h30g: nnunet_train_loss_nonfinite's record (a lower-case key): the ": " after its timestamp (no
                    # `\b`: an anchor makes the whole prefilter inexact for the block scan, tests/test_exact_block_scan.py)
-                   r": train_loss -?nan", r": train_loss -?inf")
+                   r": train_loss -?nan", r": train_loss -?inf",
+                   # h32d: jobset_job_creation_failed's error in the controller's log line, a JSON string after its key's ":"
+                   r': ?"job \\"[\w.-]+\\" creation failed with error: ')
 PREFILTER = "|".join(
     [re.escape(k) for k in sorted({r.key for r in LINE_RULES if r.key} | set(_EXTRA_KEYS), key=len, reverse=True)]
     + list(_EXTRA_PATTERNS)

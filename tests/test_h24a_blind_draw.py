@@ -26,8 +26,10 @@ from rule_reference import category_of
         # near misses: the box's other lines, the start-up boxes of the same help file, prose about the message
         ("  Remote daemon: [[40211,0],2] on node gpu-node-07", None),
         ("This is usually due to either a failure of the TCP network", None),
-        ("ORTE was unable to reliably start one or more daemons.", None),
-        ("An ORTE daemon has unexpectedly failed after launch and before", None),
+        # the start-up boxes of the same help file: no rule here; since batch h32d (dev 1411, an MPIJob launcher whose
+        # workers' names did not resolve) rule mpirun_daemon_launch_failed reads them as a start-up failure
+        ("ORTE was unable to reliably start one or more daemons.", "rendezvous_error"),
+        ("An ORTE daemon has unexpectedly failed after launch and before", "rendezvous_error"),
         ("the launcher lost communication with a remote daemon, retrying", None),
     ],
 )  # fmt: skip

@@ -324,10 +324,13 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         first = warned[0]
         who_ = _first_failure(first)
         what = "NCCL warning" if first.category == "nccl_error" else "warning"
+        # [h32d] a gang's waiting words (a PodGroup unschedulable, a child Job refused, a volume or Secret not there yet) say
+        # what they stand for only in the category: the sentence says it (dev 1199, 1405)
+        lead = "the gang never became ready: " if first.category == "pods_ready_timeout" else ""
         return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=False, default="running"),
                                category=first.category, first_failure=who_, time=first.time, confidence=CONFIDENCE["warnings_at_end"],
                                evidence=[error_evidence(e) for e in warned[:4]],
-                               summary=f"the log ends in {len(warned)} {what}{'s' if len(warned) > 1 else ''} with no error "
+                               summary=f"{lead}the log ends in {len(warned)} {what}{'s' if len(warned) > 1 else ''} with no error "
                                        f"raised and no progress after them ({who(who_)}): {first.message or first.line}")  # fmt: skip
     cut = cut_traceback_at_the_end(view)
     if cut:

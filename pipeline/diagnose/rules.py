@@ -466,3 +466,7 @@ ALLOCATION_SIZE = re.compile(r"you tried to allocate (\d+) bytes|Failed to mallo
 #: stands). SIGTERM (-15) is left out: the agent's own close lists its survivors so (torch 2.15's boxes do).
 BOX_OUTSIDE_KILL_EXITCODES = frozenset({-9})
 
+# --- h32d (issue 16, session 32; fixtures/eval README "Batch h32d"): the JobSet controller's refusal from the API server of a
+# child Job of the gang (parsers/errors.py jobset_job_creation_failed): it retries every reconcile, and the Job's pods exist
+# once a create succeeds: the gang never became ready (pods_ready_timeout) where a log ends in it. Dev 1405.
+LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"jobset_job_creation_failed"}
