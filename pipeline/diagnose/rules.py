@@ -456,3 +456,11 @@ ALLOCATION_SIZE = re.compile(r"you tried to allocate (\d+) bytes|Failed to mallo
 #: stands). SIGTERM (-15) is left out: the agent's own close lists its survivors so (torch 2.15's boxes do).
 BOX_OUTSIDE_KILL_EXITCODES = frozenset({-9})
 
+
+#: [h32c] Exception messages that say what failed is printed on the lines below them: PaddlePaddle's imperative tracer
+#: wrapping an operator's C++ exception other than its own enforce error (a BadAlloc from the allocator, a std::exception)
+#: in errors::Fatal("Operator %s raises an %s exception.\nThe exception content is\n:%s.", type, demangle(typeid(ex).name()),
+#: ex.what()) (PaddlePaddle/Paddle paddle/fluid/imperative/tracer.cc TraceOp, Paddle 2.0-2.4; "(Fatal) " the short form's
+#: type tag): the exception's first line names the wrapper, its words (an allocator's "Out of memory error on GPU N") come
+#: after "The exception content is". Read as a bare exception line is (root_cause._message_on_the_lines_below).
+CAUSE_BELOW_MESSAGES = re.compile(r"^\(Fatal\) Operator \S+ raises an (?:struct |class )?[\w:]+ exception\.\s*$")
