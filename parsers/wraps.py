@@ -44,7 +44,7 @@ from __future__ import annotations
 
 import re
 
-MIN_WIDTH = 60  # narrower panes do not hold a log line's head
+MIN_WIDTH = 60  # from this width on, MIN_SPLIT_WORDS breaks show a wrap (narrower: NARROW_*)
 MIN_FULL = 3  # rows exactly W long
 MIN_SPLIT_WORDS = 2  # of them followed by the rest of a word they cut
 NARROW_MIN_WIDTH = 40  # [h32c] a narrower pane, read only on more evidence (module doc)
