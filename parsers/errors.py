@@ -816,6 +816,19 @@ LINE_RULES: tuple[LineRule, ...] = (
              "cudaErrorIllegalAddress 700, LaunchTimeout 702, Assert 710, HardwareStackError 714, IllegalInstruction 715, "
              "MisalignedAddress 716, InvalidAddressSpace 717, InvalidPc 718, LaunchFailure 719, ECCUncorrectable 214, NvlinkUncorrectable 220",
              classify=lambda m: "gpu_hardware" if m["gpu"] else "cuda_error"),
+    # --- h32c (issue 16, session 32; fixtures/formats/failure_lines.json batch h32c): RCCL's CUCHECK, the HIP driver call under
+    # RCCL's own allocation or launch that failed, WARNs "HIP failure '<hipGetErrorString>' at <file>:<line>" (not NVIDIA's
+    # "Cuda failure"): read as nccl_cuda_oom and nccl_cuda_kernel_fault read CUDACHECK's, the same strings (HIP's
+    # hipGetErrorString gives CUDA's texts): out of memory the GPU's memory exhausted, a kernel's fault cuda_error, ECC
+    # gpu_hardware; any other failure stays the generic WARN's (nccl_error), as for NVIDIA's.
+    LineRule("rccl_hip_failure", "cuda_error", "HIP failure ",
+             _r(r"\bNCCL WARN HIP failure '(?P<what>(?P<oom>out of memory)|an illegal memory access was encountered|the launch timed out "
+                r"and was terminated|device-side assert triggered|hardware stack error|an illegal instruction was encountered|misaligned "
+                r"address|operation not supported on global/shared address space|invalid program counter|unspecified launch failure|"
+                r"(?P<gpu>uncorrectable ECC error encountered))' at \S+:\d+"),
+             "ROCm/rccl src/include/checks.h CUCHECK / CUCHECKGOTO (WARN(\"HIP failure '%s' at %s:%d\", hipGetErrorString(err), __FILE__, "
+             "__LINE__); return ncclUnhandledCudaError), read with find_string (batch h32c, `verified`)",
+             classify=lambda m: "cuda_oom" if m["oom"] else "gpu_hardware" if m["gpu"] else "cuda_error"),
     # --- h26d (issue 16, session 26; failure_lines.json batch h26d): the transports under NCCL / MPI reporting a failed
     # completion or a fatal endpoint error: the network between the ranks failed (nccl_error).
     # UCX's mlx5 completion with error (UCX 1.8+; the "%s on %s:%d/%s (synd ...)" of 1.8-1.12 and "%s on " UCT_IB_IFACE_FMT
@@ -5143,4 +5156,47 @@ TRACE_RULES += (
               "Trainer.train (raise ValueError(f\"No valid checkpoint found in output directory ({args.output_dir})\")); read in "
               "the 4.36.2 and 4.44.2 wheels",
               message=_r(r"^Can't find a valid checkpoint at \S|^No valid checkpoint found in output directory \(")),
+    # --- h32c (issue 16, session 32; fixtures/formats/failure_lines.json batch h32c): the build half's exceptions, each from its
+    # printer's source (the entries' `verified` field).
+    # PaddlePaddle's check of a CUDA runtime / driver / library call (PADDLE_ENFORCE_GPU_SUCCESS): errors::External with
+    # build_nvidia_error_msg's "CUDA error(<code>), <cudaGetErrorString>. ", "CU error(<code>). ", "CUDNN error(<code>),
+    # <status>. ", "CUBLAS error(<code>). " ..., raised as OSError ("(External) " before it in the short form) or printed as
+    # "ExternalError: " under "Error Message Summary:". Code 2 (cudaErrorMemoryAllocation, CUDA_ERROR_OUT_OF_MEMORY) is the
+    # GPU's memory exhausted; the libraries' ALLOC_FAILED and an ECC error are read first (device_alloc_failed, gpu_ecc); any
+    # other a CUDA runtime error. NCCL's ("NCCL error(N), ...") is nccl_error's.
+    TraceRule("paddle_external_cuda_oom", "cuda_oom", "PaddlePaddle/Paddle paddle/phi/core/enforce.h build_nvidia_error_msg (sout << "
+              "\"CUDA error(\" << e << \"), \" << cudaGetErrorString(e) << \". \"; \"CU error(\" << stat << \"). \"), PADDLE_ENFORCE_GPU_SUCCESS "
+              "(phi::errors::External(...)); paddle/fluid/pybind/exception.cc (EXTERNAL -> OSError); read with find_string",
+              message=_r(r"^\s*(?:\(External\)\s*)?CU(?:DA)? error\(2\)[,.]")),
+    TraceRule("paddle_external_gpu_error", "cuda_error", "PaddlePaddle/Paddle paddle/phi/core/enforce.h build_nvidia_error_msg (\"CUDA "
+              "error(%d), %s. \", \"CU error(%d). \", \"CUDNN error(%d), %s. \", \"CUBLAS error(%d). \", \"CURAND error(%d). \", "
+              "\"CUSparse error(%d). \", \"CUSOLVER error(%d). \", \"CUFFT error(%d). \"); read with find_string",
+              message=_r(r"^\s*(?:\(External\)\s*)?(?:CU(?:DA)?|CUDNN|CUBLAS|CURAND|CUSparse|CUSOLVER|CUFFT) error\(\d+\)[,.]")),
+    # s3fs re-raises every error of its calls to S3 through _error_wrapper (translate_boto_error: the server's code as an
+    # OSError of its errno, TimeoutError, FileNotFoundError, PermissionError, or OSError(EIO) with botocore's text): what
+    # passed through it is the object store's answer, storage_io, whatever its class.
+    TraceRule("s3fs_error_wrapper", "storage_io", "fsspec/s3fs s3fs/core.py _error_wrapper (except ClientError as e: err = "
+              "translate_boto_error(e); ... raise err), s3fs/errors.py ERROR_CODE_TO_EXCEPTION (SlowDown / ServiceUnavailable -> "
+              "OSError(EBUSY), InternalError -> OSError(EREMOTEIO), RequestTimeout -> TimeoutError, NoSuchKey -> FileNotFoundError); "
+              "read with find_string",
+              frame=_r(r"s3fs[/\\]core\.py:_error_wrapper$")),
+    # aiohttp's client errors where a file or dataset is fetched over HTTP (fsspec's HTTPFileSystem, datasets' streaming):
+    # the server closed the connection, the body was cut short, or it answered a server error / rate limit: a remote fetch
+    # that failed, storage_io, as remote_fetch reads requests' and urllib3's. A 4xx of the request's own is left.
+    TraceRule("aiohttp_fetch_failed", "storage_io", "aio-libs/aiohttp aiohttp/client_exceptions.py (ServerDisconnectedError: "
+              "\"Server disconnected\"; ClientPayloadError), aiohttp/client_proto.py (ClientPayloadError(\"Response payload is not "
+              "completed\")); read with find_string",
+              type=_r(r"^aiohttp\.(?:client_exceptions\.)?(?:ServerDisconnectedError|ClientPayloadError)$")),
+    TraceRule("aiohttp_response_server_error", "storage_io", "aio-libs/aiohttp aiohttp/client_exceptions.py ClientResponseError.__str__ "
+              "(\"{}, message={!r}, url={!r}\".format(self.status, self.message, str(self.request_info.real_url))), raised by "
+              "ClientResponse.raise_for_status; fsspec/filesystem_spec fsspec/implementations/http.py _raise_not_found_for_status; read "
+              "with find_string",
+              message=_r(r"^\s*(?:5\d\d|429), message=(?P<q>['\"]).*?(?P=q), url=['\"]")),
+    # torch.distributed.checkpoint's async_save refused: its planning collectives run on a CPU process group, and the
+    # default group has no CPU backend (an NCCL-only init_process_group): the checkpoint was not saved, checkpoint_error
+    # (as h27c's dcp_checkpoint_exists, a save DCP refused by how it was called).
+    TraceRule("dcp_async_save_no_cpu_backend", "checkpoint_error", "pytorch/pytorch torch/distributed/checkpoint/state_dict_saver.py "
+              "async_save (assert torch.device(\"cpu\") in pg._device_types, \"A CPU backend must be enabled for async save; try "
+              "initializing process group with 'cpu:gloo,cuda:nccl'\" 2.3-2.7; raise AssertionError(...) 2.8+); read with find_string",
+              message=_r(r"A CPU backend must be enabled for async save")),
 )

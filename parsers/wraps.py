@@ -14,6 +14,17 @@ safe:
   in a letter, the next starts with a lower-case one): a break inside a word, which a terminal
   makes and a writer does not; [h30a] or inside a bracket the row opened, the next line starting
   at its first column (a writer's continuation inside brackets is indented; `inside_brackets`);
+  [h32c] a pane narrower than `MIN_WIDTH`, down to `NARROW_MIN_WIDTH` (a web UI's log pane, a
+  split terminal: launcher boxes copied at 40-56 columns), counts when the block shows more of
+  those breaks, `NARROW_MIN_SPLIT_WORDS`: short lines of one length come by chance more often,
+  and a 40-column row still holds the heads `HEAD` reads (a rank prefix, a date, a level); a
+  rule line cut at W (a row of W dashes or equals signs, the next line the rest of the same
+  sign: Open MPI's 74-dash help boxes, torchrun's 60-sign ChildFailedError box) is such a break
+  too (`cut_rule`), and a row ending in a dotted name goes on with the next line even when that
+  line reads as an exception's header (`cut_name`: "torch.distributed.elastic.multiprocessin" /
+  "g.errors.ChildFailedError: ", the class's qualified name cut by the edge); a row followed by
+  the same text again is no break (ranks printing one line each: "read 1281167 files from 1000
+  directories" four times, fixtures/eval dev 668: the rest of a cut word is never the row itself);
 - a row joins the next line only when the row is exactly W long and does not end in two
   spaces (padding: the logical line ended before the edge), and the next line is not blank and
   carries no head of its own (`HEAD`: a rank prefix, a timestamp, a logger's level, a Ray
@@ -33,9 +44,11 @@ from __future__ import annotations
 
 import re
 
-MIN_WIDTH = 60  # narrower panes do not hold a log line's head
+MIN_WIDTH = 60  # from this width on, MIN_SPLIT_WORDS breaks show a wrap (narrower: NARROW_*)
 MIN_FULL = 3  # rows exactly W long
 MIN_SPLIT_WORDS = 2  # of them followed by the rest of a word they cut
+NARROW_MIN_WIDTH = 40  # [h32c] a narrower pane, read only on more evidence (module doc)
+NARROW_MIN_SPLIT_WORDS = 3
 MIN_SHARED_COLUMNS = 2  # column starts two lines share to be rows of one table
 
 # Where a column of a table starts: a text after two or more spaces (a printer's column padding).
@@ -68,16 +81,17 @@ def wrap_width(lines: list[str]) -> int | None:
         return None
     lengths = list(map(len, lines))
     width = max(lengths)
-    if width < MIN_WIDTH or lengths.count(width) < MIN_FULL:
+    if width < NARROW_MIN_WIDTH or lengths.count(width) < MIN_FULL:
         return None
+    needed = MIN_SPLIT_WORDS if width >= MIN_WIDTH else NARROW_MIN_SPLIT_WORDS
     split_words = 0
     head = HEAD.match
     for i in [i for i, n in enumerate(lengths) if n == width and i + 1 < len(lines)]:
         row, nxt = lines[i].rstrip("\r"), lines[i + 1]
-        if (row[-1:].isalpha() and nxt[:1].islower() or inside_brackets(row) and nxt[:1].strip()) \
-                and head(nxt) is None and not table_rows(row, nxt):
+        if cut_rule(row, nxt) or (row[-1:].isalpha() and nxt[:1].islower() or inside_brackets(row) and nxt[:1].strip()) \
+                and (head(nxt) is None or cut_name(row, nxt)) and not table_rows(row, nxt) and nxt.rstrip() != row.rstrip():
             split_words += 1
-            if split_words >= MIN_SPLIT_WORDS:
+            if split_words >= needed:
                 return width
     return None
 
@@ -89,6 +103,29 @@ def inside_brackets(row: str) -> bool:
     caught ...", "... WorkNCCL(" / "SeqNum=...", the watchdog's line of torch/csrc/distributed/c10d/ProcessGroupNCCL.cpp
     wrapped at 75 columns, fixtures/eval dev 1154)."""
     return row.count("(") > row.count(")") or row.count("[") > row.count("]")
+
+
+_RULE_SIGNS = "-=*"  # the signs launchers draw their boxes' rules with
+
+
+def cut_rule(row: str, nxt: str) -> bool:
+    """[h32c] Whether `row` is a rule line the edge cut: all of it one sign (`_RULE_SIGNS`), the next line the rest of it,
+    the same sign alone and shorter. A writer's rules are whole lines; two rules in a row (Open MPI prints its box's
+    closing and opening rules so) are each as long as the first."""
+    sign = row[:1]
+    return bool(sign) and sign in _RULE_SIGNS and row == sign * len(row) and 0 < len(nxt) < len(row) and nxt == sign * len(nxt)
+
+
+# A row ending in a dotted name (a module path), and a line going on with the rest of it up to an exception class.
+_ROW_ENDS_IN_NAME = re.compile(r"(?:^|[\s:(\[])(?:[A-Za-z_]\w*\.)+[A-Za-z_]\w*$")
+_NAME_GOES_ON = re.compile(r"[a-z_.\d]\w*(?:\.[A-Za-z_]\w*)*(?:Error|Exception|Warning|Interrupt)\b")
+
+
+def cut_name(row: str, nxt: str) -> bool:
+    """[h32c] Whether the edge cut an exception's qualified name: `row` ends in a dotted name and `nxt` begins with the
+    rest of it (lower case, a digit or a dot first) up to the class, so that the rest reads as an exception's header of
+    its own ("g.errors.ChildFailedError: "). A header a writer starts on a line of its own begins with the whole name."""
+    return _ROW_ENDS_IN_NAME.search(row) is not None and _NAME_GOES_ON.match(nxt) is not None
 
 
 def table_rows(row: str, nxt: str) -> bool:
@@ -112,7 +149,7 @@ def join_wrapped(lines: list[str]) -> list[str]:
         line = lines[i]
         while len(lines[i]) == width and i + 1 < n and not lines[i].rstrip("\r").endswith("  "):
             nxt = lines[i + 1]
-            if not nxt.strip() or head(nxt) is not None or table_rows(lines[i], nxt):
+            if not nxt.strip() or head(nxt) is not None and not cut_name(lines[i].rstrip("\r"), nxt) or table_rows(lines[i], nxt):
                 break
             line = line.rstrip("\r") + nxt
             i += 1

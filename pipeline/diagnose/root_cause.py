@@ -45,7 +45,8 @@ from gangscope.parsers.errors import (
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.ranks import RankMap, box_of_pod, is_box
 from gangscope.pipeline.diagnose.rules import (
-    AGENT_CLOSING_EXITCODES, BARE_STACK_CRASHES, BOX_OUTSIDE_KILL_EXITCODES, CANN_REPORTS, CRASH_EXPLAINED_BY_EARLIER, ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER,
+    AGENT_CLOSING_EXITCODES, BARE_STACK_CRASHES, BOX_OUTSIDE_KILL_EXITCODES, CANN_REPORTS, CAUSE_BELOW_MESSAGES, CRASH_EXPLAINED_BY_EARLIER,
+    ECHO_OF_ANOTHER_FAILURE, EFFECT_ORDER,
     EFFECT_SLACK_S, EFFECTS, EXPLAINED_WHEN_LATER, EXPLAINING_TIMEOUT, FIRST_FAILURE_REPORTS, INFORMATIVE_SUMMARY,
     LAUNCHER_OWN_KILL, NPU_CALL_FAILED, OOM_SKIP_NOTICES, TEARDOWN_ONLY, UNRAISABLE_REPORTS, UNRAISABLE_STILL_FAILS,
     WATCHDOG_TEARDOWN_ABORT,
@@ -396,6 +397,8 @@ def _npu_call_of_its_own_report(root: Failure, failures: list[Failure]) -> Failu
 #: after it printed a message that began with a newline (PaddlePaddle's enforce errors: "\n\n---...C++ Traceback...Error
 #: Message Summary:...ResourceExhaustedError: \n\nOut of memory error on GPU N. ..."), its words on the lines below it.
 _BARE_EXCEPTION_LINE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)):?\s*$")
+#: [h32c] An exception line whose message says its words are below it (rules.CAUSE_BELOW_MESSAGES), read as a bare one.
+_ANNOUNCING_EXCEPTION_LINE = re.compile(r"^\s*(?:\[rank\d+\]:\s*)?(?P<type>(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)): (?P<message>.+)$")
 #: How far below it (lines of its stream) the words of such a message are read: a C++ traceback and a summary's rules.
 MESSAGE_BELOW_LINES = 40
 
@@ -409,12 +412,20 @@ def _message_on_the_lines_below(root: Failure, failures: list[Failure]) -> Failu
     if root.tier != 0:
         return root
     m = _BARE_EXCEPTION_LINE.match(root.error.line or "") or _BARE_EXCEPTION_LINE.match(root.error.message or "")
+    if m is None:  # [h32c] or one whose message announces them below
+        m = _announcing_line(root.error.line or "") or _announcing_line(root.error.message or "")
     if m is None or root.category != (exception_category(m["type"], "") or "python_exception"):
         return root
     e = root.error
     below = [f for f in failures if f.tier == 0 and f.category not in ("unknown", "python_exception", root.category)
              and f.error.pod == e.pod and f.error.container == e.container and 0 < f.seq - root.seq <= MESSAGE_BELOW_LINES]
     return min(below, key=lambda f: f.seq) if below else root
+
+
+def _announcing_line(text: str) -> re.Match[str] | None:
+    """[h32c] `text` as an exception line whose message says its words follow on the lines below (CAUSE_BELOW_MESSAGES)."""
+    m = _ANNOUNCING_EXCEPTION_LINE.match(text)
+    return m if m is not None and CAUSE_BELOW_MESSAGES.match(m["message"]) else None
 
 
 def _first_named_by_launcher(root: Failure, failures: list[Failure]) -> Failure:

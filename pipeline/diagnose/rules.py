@@ -470,3 +470,11 @@ BOX_OUTSIDE_KILL_EXITCODES = frozenset({-9})
 # child Job of the gang (parsers/errors.py jobset_job_creation_failed): it retries every reconcile, and the Job's pods exist
 # once a create succeeds: the gang never became ready (pods_ready_timeout) where a log ends in it. Dev 1405.
 LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"jobset_job_creation_failed"}
+
+#: [h32c] Exception messages that say what failed is printed on the lines below them: PaddlePaddle's imperative tracer
+#: wrapping an operator's C++ exception other than its own enforce error (a BadAlloc from the allocator, a std::exception)
+#: in errors::Fatal("Operator %s raises an %s exception.\nThe exception content is\n:%s.", type, demangle(typeid(ex).name()),
+#: ex.what()) (PaddlePaddle/Paddle paddle/fluid/imperative/tracer.cc TraceOp, Paddle 2.0-2.4; "(Fatal) " the short form's
+#: type tag): the exception's first line names the wrapper, its words (an allocator's "Out of memory error on GPU N") come
+#: after "The exception content is". Read as a bare exception line is (root_cause._message_on_the_lines_below).
+CAUSE_BELOW_MESSAGES = re.compile(r"^\(Fatal\) Operator \S+ raises an (?:struct |class )?[\w:]+ exception\.\s*$")
