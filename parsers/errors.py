@@ -3598,6 +3598,17 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               "NVMLError_LibRmVersionMismatch, NVML_ERROR_RESET_REQUIRED -> NVMLError_ResetRequired)",
               type=_r(r"(?:^|\.)NVMLError_(?:GpuIsLost|LibRmVersionMismatch|ResetRequired)$"),
               message=_r(r"Failed to initialize NVML: (?:Driver/library version mismatch|RM has detected an NVML/RM version mismatch|GPU is lost)")),
+    # h32g: NVML initialised, then cannot return a handle for a device (pynvml's nvmlDeviceGetHandleBy* raising
+    # NVMLError_Unknown / NVMLError_GpuIsLost): the call nvidia-smi reports as "Unable to determine the device handle for
+    # GPU ...: <nvmlErrorString>" (line rule nvml_lost, gpu_hardware for any reason). Only through a handle query: NVML's
+    # init failing with "Unknown Error" (a container that lost its device nodes) stays out (h25b's near miss), and so do
+    # the configuration codes (NotSupported, NoPermission, DriverNotLoaded, InvalidArgument: an AMD / MUSA shim's index).
+    # Sample: dev 1440 (sehoffmann/dmlcloud#58, torch.cuda._get_pynvml_handler at a callback's pre_run).
+    TraceRule("nvml_device_handle", "gpu_hardware", "NVIDIA nvidia-ml-py pynvml.py (nvmlDeviceGetHandleByIndex -> "
+              "nvmlDeviceGetHandleByIndex_v2, _nvmlCheckReturn raises NVMLError(ret), subclass by code: NVML_ERROR_UNKNOWN (999) -> "
+              "NVMLError_Unknown \"Unknown Error\", NVML_ERROR_GPU_IS_LOST (15) -> NVMLError_GpuIsLost); read in the stored index",
+              type=_r(r"(?:^|\.)NVMLError_(?:Unknown|GpuIsLost)$"),
+              frame=_r(r"pynvml(?:/nvml)?\.py:nvmlDeviceGetHandleBy(?:Index|PciBusId|UUID|Serial)(?:_v2)?$")),
     # botocore's errors while reading an object's body (the connection broke mid-download: urllib3's ProtocolError, a reset,
     # a short read): the object store, storage_io.
     TraceRule("botocore_stream", "storage_io", "boto/botocore botocore/exceptions.py (ResponseStreamingError fmt = 'An error occurred "
