@@ -8,6 +8,7 @@ from typing import Any
 from gangscope.parsers import times
 from gangscope.parsers.errors import groups_of
 from gangscope.parsers.records import ErrorRecord
+from gangscope.parsers.steps import NONFINITE_LOSS
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (ALLOCATION_SIZE, CAUSE_WORDINGS, EFFECTS, MARKED_EXCEPTION_LINES,
                                               WHAT_HAPPENED)
@@ -207,7 +208,43 @@ def _detail(error: ErrorRecord, view: AttemptView | None = None) -> str:
     # every category quotes the line that proves it (issue 16: "the cause, the rank and the proof in
     # one sentence"): the exception's message, the launcher's signal line, the kernel's kill line
     message = readable_message(error, view)
+    if error.pattern == NONFINITE_LOSS and message:
+        shown = nonfinite_excerpt(error.line or "", message)
+        message = f"{message}; the line: {shown}" if shown else message
     return f": {message}" if message else ""
+
+
+# [h32h] a non-finite value as a step line prints it (the step parser's _NAN_TEXT: nan / inf in their cases)
+_NONFINITE_VALUE = re.compile(r"(?<![A-Za-z])(?:nan|NaN|NAN|inf|Inf|INF)(?![A-Za-z])")
+EXCERPT_BEFORE = 60
+# a progress bar's drawing (Keras' "[====>....]", tqdm's blocks): no words; an excerpt starts after it
+_BAR_DRAWING = re.compile(r"[=>.#\u2500-\u259f]{10,}\]?")
+
+
+def nonfinite_excerpt(line: str, message: str) -> str:
+    """[h32h] The proof of a run of non-finite losses (parsers/steps.py _nan_loss_error: "loss is not finite at step N
+    (<dialect> step line)"), from the step line that printed it: the line, without its logger's time, up to the first
+    non-finite value of the field the message names ("grad norm" -> a grad field, else a loss field; else the first
+    non-finite value), with up to EXCERPT_BEFORE characters before it ("..." where cut). Empty where the line shows none."""
+    text = without_stamp(_squash(line))
+    field = "grad" if message.startswith("grad norm") else "loss"
+    hits = list(_NONFINITE_VALUE.finditer(text))
+    hit = next((m for m in hits if field in text[max(0, m.start() - 40):m.start()].lower()), hits[0] if hits else None)
+    if hit is None:
+        return ""
+    end = hit.end()
+    if end < len(text) and text[end] in "'\"":  # a quoted value ('nan' in a dict's repr, "NaN" in a JSON line)
+        end += 1
+    start = max(0, hit.start() - EXCERPT_BEFORE)
+    if start:
+        space = text.find(" ", start, hit.start())
+        start = space + 1 if space != -1 else start
+    bars = [m.end() for m in _BAR_DRAWING.finditer(text, start, hit.start())]
+    start = bars[-1] if bars else start
+    shown = text[start:end]
+    if shown.count('"') % 2:  # a JSON string cut at its head: start after its lone quote
+        shown = shown[shown.index('"') + 1:]
+    return ("..." if start else "") + shown.strip()
 
 
 def what_happened(view: AttemptView, error: ErrorRecord, category: str) -> str:
