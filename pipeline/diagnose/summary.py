@@ -187,11 +187,18 @@ def _continuation(view: AttemptView | None, error: ErrorRecord) -> str:
     return ""
 
 
+# [h32h] A traceback frame read as an exception's message: an exception line with no message ("...RendezvousTimeoutError",
+# raised bare) followed by a pasted block's `  File "...", line N, in f` (dev 1406). Python prints a frame only on its own
+# line before the exception line (traceback.py StackSummary.format: '  File "{}", line {}, in {}'), never as the message:
+# the summary quotes the type alone.
+_FRAME_AS_MESSAGE = re.compile(r"(?<=[\w.]): File \"[^\"]*\", line \d+, in \S+.*$")
+
+
 def readable_message(error: ErrorRecord, view: AttemptView | None = None) -> str:
     """The error's message as a summary quotes it: one line, the text a trailing ':' announced
     joined on from the lines after it, dump and header debris taken off, cut at a word boundary."""
     raw = _squash(error.message or "")
-    message = _clean(raw)
+    message = _FRAME_AS_MESSAGE.sub("", _clean(raw))
     for head, words in _WRAPPER_HEADS:
         message = head.sub(words, message)
     if raw.endswith(":"):
