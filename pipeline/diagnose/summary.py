@@ -194,11 +194,21 @@ def _continuation(view: AttemptView | None, error: ErrorRecord) -> str:
 _FRAME_AS_MESSAGE = re.compile(r"(?<=[\w.]): File \"[^\"]*\", line \d+, in \S+.*$")
 
 
+# [h32h] A message read out of a JSON string value (a controller's zap line: `"error": "job \"x\" creation failed ..."`,
+# dev 1405; Go's %q / strconv.Quote escapes the same way) keeps its escapes: `\"` and `\\` are a quote and a backslash.
+# Only where every quote of the message is escaped: a message that has bare quotes too is not one JSON string but nested
+# quoting (runc's `caused "...: caused \"...\""`, dev 463), whose levels unescaping would merge.
+_ESCAPED = re.compile(r'\\(["\\])')
+_BARE_QUOTE = re.compile(r'(?<!\\)"')
+
+
 def readable_message(error: ErrorRecord, view: AttemptView | None = None) -> str:
     """The error's message as a summary quotes it: one line, the text a trailing ':' announced
     joined on from the lines after it, dump and header debris taken off, cut at a word boundary."""
     raw = _squash(error.message or "")
     message = _FRAME_AS_MESSAGE.sub("", _clean(raw))
+    if '\\"' in message and message.count('\\"') % 2 == 0 and not _BARE_QUOTE.search(message):
+        message = _ESCAPED.sub(r"\1", message)  # [h32h] a JSON string's escaped quotes, read as JSON reads them
     for head, words in _WRAPPER_HEADS:
         message = head.sub(words, message)
     if raw.endswith(":"):
