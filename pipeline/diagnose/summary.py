@@ -121,6 +121,13 @@ _TIME_HEAD = re.compile(r"^(?:\[?\d{4}-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?(
 _WRAPPER_HEADS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^ChildFailedError root cause: "), "torchrun's root-cause box says "),
     (re.compile(r"^ChildFailedError \(no failure listed\)$"), "torchrun's failure box lists no failure"),
+    # [h32h] one entry of the box read as a message (its lines joined: dev 280): the same file's _FAILURE_FORMAT_TEMPLATE,
+    # "[${idx}]:\n  time      : ${time}\n  host      : ${hostname}\n  rank      : ${rank} (local_rank: ${local_rank})\n
+    # exitcode  : ${exitcode} (pid: ${pid})[ ${signal_name}]\n  error_file: ${error_file}\n  traceback : ${message}" (torch
+    # 1.9's "msg: ..." in place of "traceback : ...")
+    (re.compile(r"^(?:\[\d+\]:? )?(?:time ?: \S+ )?(?:host ?: \S+ )?rank ?: (\d+) \(local_rank: \d+\) exitcode ?: (-?\d+) "
+                r"\(pid: \d+\)(?: \(?SIG[A-Z]+\)?)? error_file ?: \S+ (?:traceback ?: |msg: )"),
+     r"torchrun's failure box says rank \1 exited with code \2: "),
 )
 
 
