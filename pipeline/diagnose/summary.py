@@ -267,7 +267,7 @@ def nonfinite_excerpt(line: str, message: str) -> str:
     start = bars[-1] if bars else start
     shown = text[start:end]
     if shown.count('"') % 2:  # a JSON string cut at its head: start after its lone quote
-        shown = shown[shown.index('"') + 1:]
+        shown = shown[shown.index('"') + 1:].lstrip(" ,;")
     return ("..." if start else "") + shown.strip()
 
 
