@@ -331,7 +331,7 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
                                category=first.category, first_failure=who_, time=first.time, confidence=CONFIDENCE["warnings_at_end"],
                                evidence=[error_evidence(e) for e in warned[:4]],
                                summary=f"{lead}the log ends in {len(warned)} {what}{'s' if len(warned) > 1 else ''} with no error "
-                                       f"raised and no progress after them ({who(who_)}): {first.message or first.line}")  # fmt: skip
+                                       f"raised and no progress after them ({who(who_)}): {readable_message(first, view) or first.line}")  # fmt: skip
     cut = cut_traceback_at_the_end(view)
     if cut:
         first = cut[0]

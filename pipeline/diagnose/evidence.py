@@ -40,7 +40,7 @@ def evidence_of(view: AttemptView, root: Failure, failures: list[Failure], suspe
     traces = {t.id: t for t in view.traces}
     trace = traces.get(root.error.trace_id or "")
     if trace is not None and trace.text:
-        out.append(record_evidence(trace, _trace_excerpt(trace.text)))
+        out.append(record_evidence(trace, _trace_excerpt(trace.text, quoted=root.error.message or "")))
     box = box_of_pod(view, root.error.pod)
     if box is not None:
         excerpt = _root_cause_excerpt(box.text)
@@ -75,12 +75,30 @@ def record_evidence(record: Record, text: str) -> dict[str, Any]:
             "time": record.time, "text": text}  # fmt: skip
 
 
-def _trace_excerpt(text: str, tail: int = 4) -> str:
-    """The header and the last lines of a trace: where it was raised and what."""
+def _trace_excerpt(text: str, tail: int = 4, quoted: str = "") -> str:
+    """The header and the last lines of a trace: where it was raised and what. [h32h] Where the message the summary quotes
+    (`quoted`, the root error's message) is a line of the trace that the head and tail leave out (an earlier link of an
+    exception chain: "The above exception was the direct cause of ..." / "During handling of ...", a sub-exception of an
+    ExceptionGroup), that line is shown too, between "..." (the proof the summary quotes)."""
     lines = [ln for ln in text.splitlines() if ln.strip()]
     if len(lines) <= tail + 1:
         return "\n".join(lines)
-    return "\n".join([lines[0], "  ...", *lines[-tail:]])
+    kept = [lines[0], "  ...", *lines[-tail:]]
+    said = _squash(quoted.splitlines()[0] if quoted.strip() else "").rstrip(":").strip()
+    if len(said) >= QUOTED_LINE_CHARS and not any(said in _squash(ln) for ln in kept):
+        at = next((i for i, ln in enumerate(lines[1:-tail], 1) if said in _squash(ln)), None)
+        if at is not None:
+            kept = [lines[0], *(["  ..."] if at > 1 else []), lines[at], *(["  ..."] if at < len(lines) - tail - 1 else []),
+                    *lines[-tail:]]
+    return "\n".join(kept)
+
+
+# [h32h] the shortest quoted message looked for in a trace (shorter ones, a bare "OSError", say nothing a line would prove)
+QUOTED_LINE_CHARS = 12
+
+
+def _squash(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
 
 
 def _root_cause_excerpt(text: str) -> str | None:

@@ -8,6 +8,7 @@ from typing import Any
 from gangscope.parsers import times
 from gangscope.parsers.errors import groups_of
 from gangscope.parsers.records import ErrorRecord
+from gangscope.parsers.steps import NONFINITE_LOSS
 from gangscope.pipeline.diagnose.root_cause import Failure
 from gangscope.pipeline.diagnose.rules import (ALLOCATION_SIZE, CAUSE_WORDINGS, EFFECTS, MARKED_EXCEPTION_LINES,
                                               WHAT_HAPPENED)
@@ -120,6 +121,13 @@ _TIME_HEAD = re.compile(r"^(?:\[?\d{4}-\d\d-\d\d[T _]\d\d:\d\d:\d\d(?:[.,]\d+)?(
 _WRAPPER_HEADS: tuple[tuple[re.Pattern[str], str], ...] = (
     (re.compile(r"^ChildFailedError root cause: "), "torchrun's root-cause box says "),
     (re.compile(r"^ChildFailedError \(no failure listed\)$"), "torchrun's failure box lists no failure"),
+    # [h32h] one entry of the box read as a message (its lines joined: dev 280): the same file's _FAILURE_FORMAT_TEMPLATE,
+    # "[${idx}]:\n  time      : ${time}\n  host      : ${hostname}\n  rank      : ${rank} (local_rank: ${local_rank})\n
+    # exitcode  : ${exitcode} (pid: ${pid})[ ${signal_name}]\n  error_file: ${error_file}\n  traceback : ${message}" (torch
+    # 1.9's "msg: ..." in place of "traceback : ...")
+    (re.compile(r"^(?:\[\d+\]:? )?(?:time ?: \S+ )?(?:host ?: \S+ )?rank ?: (\d+) \(local_rank: \d+\) exitcode ?: (-?\d+) "
+                r"\(pid: \d+\)(?: \(?SIG[A-Z]+\)?)? error_file ?: \S+ (?:traceback ?: |msg: )"),
+     r"torchrun's failure box says rank \1 exited with code \2: "),
 )
 
 
@@ -186,11 +194,28 @@ def _continuation(view: AttemptView | None, error: ErrorRecord) -> str:
     return ""
 
 
+# [h32h] A traceback frame read as an exception's message: an exception line with no message ("...RendezvousTimeoutError",
+# raised bare) followed by a pasted block's `  File "...", line N, in f` (dev 1406). Python prints a frame only on its own
+# line before the exception line (traceback.py StackSummary.format: '  File "{}", line {}, in {}'), never as the message:
+# the summary quotes the type alone.
+_FRAME_AS_MESSAGE = re.compile(r"(?<=[\w.]): File \"[^\"]*\", line \d+, in \S+.*$")
+
+
+# [h32h] A message read out of a JSON string value (a controller's zap line: `"error": "job \"x\" creation failed ..."`,
+# dev 1405; Go's %q / strconv.Quote escapes the same way) keeps its escapes: `\"` and `\\` are a quote and a backslash.
+# Only where every quote of the message is escaped: a message that has bare quotes too is not one JSON string but nested
+# quoting (runc's `caused "...: caused \"...\""`, dev 463), whose levels unescaping would merge.
+_ESCAPED = re.compile(r'\\(["\\])')
+_BARE_QUOTE = re.compile(r'(?<!\\)"')
+
+
 def readable_message(error: ErrorRecord, view: AttemptView | None = None) -> str:
     """The error's message as a summary quotes it: one line, the text a trailing ':' announced
     joined on from the lines after it, dump and header debris taken off, cut at a word boundary."""
     raw = _squash(error.message or "")
-    message = _clean(raw)
+    message = _FRAME_AS_MESSAGE.sub("", _clean(raw))
+    if '\\"' in message and message.count('\\"') % 2 == 0 and not _BARE_QUOTE.search(message):
+        message = _ESCAPED.sub(r"\1", message)  # [h32h] a JSON string's escaped quotes, read as JSON reads them
     for head, words in _WRAPPER_HEADS:
         message = head.sub(words, message)
     if raw.endswith(":"):
@@ -207,7 +232,43 @@ def _detail(error: ErrorRecord, view: AttemptView | None = None) -> str:
     # every category quotes the line that proves it (issue 16: "the cause, the rank and the proof in
     # one sentence"): the exception's message, the launcher's signal line, the kernel's kill line
     message = readable_message(error, view)
+    if error.pattern == NONFINITE_LOSS and message:
+        shown = nonfinite_excerpt(error.line or "", message)
+        message = f"{message}; the line: {shown}" if shown else message
     return f": {message}" if message else ""
+
+
+# [h32h] a non-finite value as a step line prints it (the step parser's _NAN_TEXT: nan / inf in their cases)
+_NONFINITE_VALUE = re.compile(r"(?<![A-Za-z])(?:nan|NaN|NAN|inf|Inf|INF)(?![A-Za-z])")
+EXCERPT_BEFORE = 60
+# a progress bar's drawing (Keras' "[====>....]", tqdm's blocks): no words; an excerpt starts after it
+_BAR_DRAWING = re.compile(r"[=>.#\u2500-\u259f]{10,}\]?")
+
+
+def nonfinite_excerpt(line: str, message: str) -> str:
+    """[h32h] The proof of a run of non-finite losses (parsers/steps.py _nan_loss_error: "loss is not finite at step N
+    (<dialect> step line)"), from the step line that printed it: the line, without its logger's time, up to the first
+    non-finite value of the field the message names ("grad norm" -> a grad field, else a loss field; else the first
+    non-finite value), with up to EXCERPT_BEFORE characters before it ("..." where cut). Empty where the line shows none."""
+    text = without_stamp(_squash(line))
+    field = "grad" if message.startswith("grad norm") else "loss"
+    hits = list(_NONFINITE_VALUE.finditer(text))
+    hit = next((m for m in hits if field in text[max(0, m.start() - 40):m.start()].lower()), hits[0] if hits else None)
+    if hit is None:
+        return ""
+    end = hit.end()
+    if end < len(text) and text[end] in "'\"":  # a quoted value ('nan' in a dict's repr, "NaN" in a JSON line)
+        end += 1
+    start = max(0, hit.start() - EXCERPT_BEFORE)
+    if start:
+        space = text.find(" ", start, hit.start())
+        start = space + 1 if space != -1 else start
+    bars = [m.end() for m in _BAR_DRAWING.finditer(text, start, hit.start())]
+    start = bars[-1] if bars else start
+    shown = text[start:end]
+    if shown.count('"') % 2:  # a JSON string cut at its head: start after its lone quote
+        shown = shown[shown.index('"') + 1:].lstrip(" ,;")
+    return ("..." if start else "") + shown.strip()
 
 
 def what_happened(view: AttemptView, error: ErrorRecord, category: str) -> str:
