@@ -238,14 +238,19 @@ class BulkFlood:
             t.join(60)
 
 
-@pytest.fixture(scope="module")
-def throttled_opensearch():
-    node = PrivateServer("opensearch", GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS=THROTTLED_NODE)
+def _private_opensearch(settings: str):
+    """An OpenSearch node of the test's own with extra settings: its address while the module runs."""
+    node = PrivateServer("opensearch", GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS=settings)
     try:
         node.up()
         yield node.address
     finally:
         node.remove()
+
+
+@pytest.fixture(scope="module")
+def throttled_opensearch():
+    yield from _private_opensearch(THROTTLED_NODE)
 
 
 @pytest.mark.servers
@@ -446,12 +451,7 @@ SMALL_BODY_NODE = "http.max_content_length: 1mb"
 
 @pytest.fixture(scope="module")
 def small_body_opensearch():
-    node = PrivateServer("opensearch", GANGSCOPE_OPENSEARCH_EXTRA_SETTINGS=SMALL_BODY_NODE)
-    try:
-        node.up()
-        yield node.address
-    finally:
-        node.remove()
+    yield from _private_opensearch(SMALL_BODY_NODE)
 
 
 @pytest.mark.servers
