@@ -1938,6 +1938,18 @@ LINE_RULES: tuple[LineRule, ...] = (
              "recent call last)\", box ROUNDED: '╭─ ... ─╮'), _render_stack (each frame: path:line in name, then its code as a Syntax "
              "with highlight_lines={lineno}); rich/syntax.py (line_pointer \"❱ \" before a highlighted line's number, \"> \" on "
              "legacy Windows consoles, not read here); Lightning, accelerate launch, typer print it", WARNING),
+    # h33a (issue 16, session 33; fixtures/eval README "Batch h33a"): CPython's traceback header cut inside itself by the
+    # copy ("Traceback (m", "[rank2]: Traceback (most recen"): a strict prefix of the header, ending the line. Printed only
+    # while an exception is reported, like the header parsers/traces.py reads whole; a pod whose last record is one was
+    # cut inside a failure (rules.RENDERED_TRACEBACK_LINES: unknown). A warning, never a failure by itself: the same cut
+    # after another failure (dev 1076, 1220) changes nothing. Samples: dev 1477 (mmpretrain#464), 1076, 1220.
+    LineRule("traceback_header_cut", "unknown", "Traceback (",
+             _r(r"^(?:\[rank\d+\]: ?)?Traceback \((?:m(?:o(?:s(?:t(?: (?:r(?:e(?:c(?:e(?:n(?:t(?: (?:c(?:a(?:l(?:l(?: (?:l(?:a(?:s"
+                r"(?:t\)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?)?$"),
+             "python/cpython Lib/traceback.py TracebackException.format (yield 'Traceback (most recent call last):\\n'), "
+             "Python/traceback.c _PyTraceBack_Print (\"Traceback (most recent call last):\\n\"); IDSIA/sacred sacred/utils.py "
+             "(\"Traceback (most recent calls WITHOUT Sacred internals):\", the same head up to 'call'); torch's [rankN]: "
+             "log_line_prefix_template; read with find_string", WARNING),
     # pytest's report of a failed test: the exception's lines behind its "E" marker (the first one "Type: message"), and
     # the short summary's "FAILED <nodeid> - Type: message" (cut to the terminal's width with "..."): read as
     # `exception_line` reads the bare line, the category from the type and message.

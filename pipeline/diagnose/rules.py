@@ -154,7 +154,8 @@ CUT_TRACEBACK_FORMS = frozenset({"traceback"})
 #: rich's traceback box (its title, a frame's current-line marker). Like CPython's header and frames, they are printed only
 #: while an exception is reported, its own line last (IPython/core/ultratb.py VerboseTB, rich/traceback.py Traceback): a pod
 #: whose last record is one of them was cut inside a failure (endings.cut_traceback_at_the_end: unknown).
-RENDERED_TRACEBACK_LINES = frozenset({"ultratb_header", "ultratb_location", "rich_traceback"})
+RENDERED_TRACEBACK_LINES = frozenset({"ultratb_header", "ultratb_location", "rich_traceback",
+                                      "traceback_header_cut"})  # [h33a] CPython's header cut inside itself (dev 1477)
 
 #: [h22c] Where a traceback cut before its exception line was raised, by the frames it shows (innermost first, each
 #: `path:function` as parsers/errors.frame_key writes a frame; an IPython location line's path and function alike): the
