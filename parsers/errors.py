@@ -3247,6 +3247,13 @@ LINE_RULES: tuple[LineRule, ...] = (
              "openxla/xla xla/tsl/distributed_runtime/coordination/coordination_service.cc (absl::StrFormat(\"Barrier timed out. Id: "
              "%s. This usually happens because a task triggered the barrier too early or too slowly. ...\")); read with find_string",
              classify=lambda m: "rendezvous_error" if m["barrier"] == "PjRT_Client_Connect" else "nccl_timeout"),
+    # (h33c part B) The Job controller's verdict on an Indexed Job with backoffLimitPerIndex: indexes failed, or more than
+    # maxFailedIndexes did. A summary, as k8s_job_backoff_limit: the indexes' pods say why.
+    LineRule("k8s_job_failed_indexes", "unknown", "",  # keys: _EXTRA_KEYS
+             _r(r"Job has (?:failed indexes|exceeded the specified maximal number of failed indexes)"),
+             "kubernetes/kubernetes pkg/controller/job/job_controller.go syncJob (jm.newFailureCondition(batch.JobReasonFailedIndexes, "
+             "\"Job has failed indexes\"), jm.newFailureCondition(batch.JobReasonMaxFailedIndexesExceeded, \"Job has exceeded the "
+             "specified maximal number of failed indexes\")); read with find_string (33249757, 66920481658)", SUMMARY),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -3336,6 +3343,7 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                # jobset_job_creation_failed's Warning event (its log line: _EXTRA_PATTERNS)
                "RTE was unable to reliably start one or more daemons", "RTE daemon has unexpectedly failed after launch",
                "JobCreationFailed",
+               "Job has failed indexes", "Job has exceeded the specified maximal number of failed indexes",  # k8s_job_failed_indexes (h33c)
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
                "NAN |", "INF |",
@@ -5290,4 +5298,16 @@ TRACE_RULES += (
               "too slowly. ...\\n# of tasks that reached the barrier: %d/%d.\\n...\") as DeadlineExceededError); read with "
               "find_string (1253268257, 1065118684)",
               message=_r(r"Barrier timed out\. Id: \S")),
+    # (h33c part B) vLLM's v1 worker at start: the free GPU memory is below gpu_memory_utilization's share of the device (other
+    # processes, a trainer's own tensors beside a colocated rollout engine): GPU memory taken, cuda_oom (as vllm_kv_cache_memory).
+    TraceRule("vllm_startup_free_memory", "cuda_oom", "vllm-project/vllm vllm/v1/worker/gpu_worker.py Worker.init_device (raise "
+              "ValueError(f\"Free memory on device ({gib(free)}/{gib(total)} GiB) on startup is less than desired GPU memory utilization "
+              "({util}, {gib(requested)} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\"); the "
+              "device named since 0.10 (\"on device cuda:0 (...)\")); read with find_string",
+              message=_r(r"^Free memory on device (?:[\w:]+ )?\([\d.]+/[\d.]+ GiB\) on startup is less than desired GPU memory utilization")),
+    # (h33c part B) Intel Gaudi's bridge could not take the device (SynapseAI's status as RuntimeError): the device busy or its
+    # runtime unusable, as CUDA's "all CUDA-capable devices are busy or unavailable": cuda_error.
+    TraceRule("gaudi_device_acquire_failed", "cuda_error", "Intel Gaudi habana_frameworks (closed source): RuntimeError(\"synStatus=26 "
+              "[Generic failure] Device acquire failed.\"); real copies read with find_string (56060327261, 56470694092)",
+              message=_r(r"^synStatus=\d+ \[[^\]\n]*\] Device acquire failed")),
 )
