@@ -3216,6 +3216,56 @@ LINE_RULES: tuple[LineRule, ...] = (
              "failed), v2.1.6, v3.1.6 and v4.1.6 read with git grep (fetch); openpmix/prrte src/mca/errmgr/base/help-errmgr-base.txt "
              "(\"%s was unable to reliably start one or more daemons.\", pmix_show_help(..., true, prte_tool_basename); \"An PRTE "
              "daemon has unexpectedly failed after launch ...\")"),
+    # --- h33c (issue 16, session 33; fixtures/formats/failure_lines.json batch h33c): the build half's lines, each from its
+    # printer's source (the entries' `verified` field).
+    # PRRTE's help texts (Open MPI 5's mpirun execs prterun; openpmix/prrte src/mca/schizo/prte/help-prun.txt, shown for prterun
+    # and prun with the tool's basename first) keep their own line breaks: "%s noticed that process rank %lu with PID %lu on
+    # node %s exited on\nsignal %d (%s)." ([prun:proc-aborted-strsignal]; [prun:proc-aborted] "signal %d." with no name),
+    # so the signal is alone on the next line, lower case at its start (parsers/tool_exits.py's anchored prefilter; a name
+    # such as "Killed" is one of this table's keys too). A summary, as mpirun_signal: the signal decides (9 host_oom).
+    LineRule("prrte_signal_continued", "unknown", "",  # keys: parsers/tool_exits.py TOOL_EXIT_PREFILTER
+             _r(r"^signal (?P<signal>\d+)(?: \((?P<what>[^)\n]*)\))?\.\s*$"),
+             "openpmix/prrte src/mca/schizo/prte/help-prun.txt [prun:proc-aborted] (\"%s noticed that process rank %lu with PID %lu "
+             "on node %s exited on\\nsignal %d.\"), [prun:proc-aborted-strsignal] (\"... exited on\\nsignal %d (%s).\"); read at "
+             "52d5e4bb1f (fetch)", SUMMARY),
+    # The exit code under the non-zero-exit box's first process ("   Exit code:    %d", aligned under "Process name: "): ORTE's
+    # [orterun:non-zero-exit] and PRRTE's [prun:non-zero-exit]; 137 (a wrapper's 128 + SIGKILL) host memory, else unknown.
+    LineRule("mpirun_nonzero_exit_code", "unknown", "Exit code:",
+             _r(r"^ {2,3}Exit code: {4}(?P<exitcode>-?\d+)\s*$"),
+             "openpmix/prrte src/mca/schizo/prte/help-prun.txt [prun:non-zero-exit] (\"%s detected that one or more processes exited "
+             "with non-zero status,\\nthus causing the job to be terminated. The first process to do so was:\\n\\n   Process name: "
+             "%s\\n   Exit code:    %d\"); open-mpi/ompi orte/tools/orterun/help-orterun.txt [orterun:non-zero-exit] (\"  Exit code:    "
+             "%d\")", SUMMARY, classify=_exit_code_category),
+    # PRRTE names the first process by its PMIx namespace and rank ("[prterun-<host>-<pid>@<job>,<rank>]"), where ORTE wrote
+    # [[jobid,app],vpid] (mpirun_first_process): the rank that exited first.
+    LineRule("prrte_first_process", "unknown", "Process name: [",
+             _r(r"^\s*Process name: \[(?P<nspace>[\w.-]+)@\d+,(?P<rank>\d+)\]"),
+             "openpmix/prrte src/mca/schizo/prte/help-prun.txt [prun:non-zero-exit] (\"   Process name: %s\", PRTE_NAME_PRINT: "
+             "\"[%s,%s]\" of the namespace \"prterun-<host>-<pid>@<n>\" and the rank)", SUMMARY),
+    # The launcher found no executable to start a rank with ([prun:exe-not-found]): the launch was misconfigured (a path, a
+    # misspelt option read as the executable), python_exception (SPEC rev. 2: a configuration error). Its siblings (the
+    # could-not-access / working-directory texts below) were left to the measure half: no rule.
+    LineRule("mpirun_executable_not_found", "python_exception", "",  # keys: parsers/tool_exits.py TOOL_EXIT_PREFILTER
+             _r(r"^(?P<launcher>[\w.-]+) was unable to find the specified executable file, and therefore did"),
+             "openpmix/prrte src/mca/schizo/prte/help-prun.txt [prun:exe-not-found] (\"%s was unable to find the specified "
+             "executable file, and therefore did\\nnot launch the job.  This error was first reported for process rank\\n%lu; ...\"); "
+             "read at 52d5e4bb1f (fetch)"),
+    # XLA's coordination service (jax.distributed, orbax's multihost barriers): a barrier some task did not reach in time,
+    # as a log line (a trainer's ERROR with the status); the 2024+ wording "Barrier timed out. Id: <id>." (trace rule
+    # xla_barrier_timeout gives the source). The connect barrier of jax.distributed.initialize is the start-up's rendezvous;
+    # any later barrier a collective that timed out, nccl_timeout.
+    LineRule("xla_barrier_timeout", "nccl_timeout", "Barrier timed out. Id: ",
+             _r(r"Barrier timed out\. Id: (?P<barrier>[^\s.]+(?:\.[^\s.]+)*)\."),
+             "openxla/xla xla/tsl/distributed_runtime/coordination/coordination_service.cc (absl::StrFormat(\"Barrier timed out. Id: "
+             "%s. This usually happens because a task triggered the barrier too early or too slowly. ...\")); read with find_string",
+             classify=lambda m: "rendezvous_error" if m["barrier"] == "PjRT_Client_Connect" else "nccl_timeout"),
+    # (h33c part B) The Job controller's verdict on an Indexed Job with backoffLimitPerIndex: indexes failed, or more than
+    # maxFailedIndexes did. A summary, as k8s_job_backoff_limit: the indexes' pods say why.
+    LineRule("k8s_job_failed_indexes", "unknown", "",  # keys: _EXTRA_KEYS
+             _r(r"Job has (?:failed indexes|exceeded the specified maximal number of failed indexes)"),
+             "kubernetes/kubernetes pkg/controller/job/job_controller.go syncJob (jm.newFailureCondition(batch.JobReasonFailedIndexes, "
+             "\"Job has failed indexes\"), jm.newFailureCondition(batch.JobReasonMaxFailedIndexesExceeded, \"Job has exceeded the "
+             "specified maximal number of failed indexes\")); read with find_string (33249757, 66920481658)", SUMMARY),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -3305,6 +3355,7 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                # jobset_job_creation_failed's Warning event (its log line: _EXTRA_PATTERNS)
                "RTE was unable to reliably start one or more daemons", "RTE daemon has unexpectedly failed after launch",
                "JobCreationFailed",
+               "Job has failed indexes", "Job has exceeded the specified maximal number of failed indexes",  # k8s_job_failed_indexes (h33c)
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
                "NAN |", "INF |",
@@ -5222,4 +5273,53 @@ TRACE_RULES += (
               "async_save (assert torch.device(\"cpu\") in pg._device_types, \"A CPU backend must be enabled for async save; try "
               "initializing process group with 'cpu:gloo,cuda:nccl'\" 2.3-2.7; raise AssertionError(...) 2.8+); read with find_string",
               message=_r(r"A CPU backend must be enabled for async save")),
+)
+
+
+TRACE_RULES += (
+    # --- h33c (issue 16, session 33; fixtures/formats/failure_lines.json batch h33c): the build half's exceptions, each from its
+    # printer's source (the entries' `verified` field).
+    # torch_npu's check of an HCCL call (HCCL_CHECK_ERROR: "<func>:<file>:<line> HCCL function error: <call>, error code is
+    # <HcclResult>" + "ERR02200 DIST call hccl api failed." + CANN's message): Ascend's collective library failed, the NCCL of
+    # the NPU: nccl_error, whatever the code (the build half held no timeout code: HCCL_E_TIMEOUT 9 is left to the measure half).
+    TraceRule("hccl_call_failed", "nccl_error", "Ascend/pytorch torch_npu/csrc/distributed/HCCLUtils.hpp HCCL_CHECK_ERROR "
+              "(TORCH_CHECK(false, __func__, \":\", __FILE__, \":\", __LINE__, \" HCCL function error: \", ..., \", error code is \", Error, "
+              "DIST_ERROR(ErrCode::HCCL) ...)), NPUException.cpp formatErrorCode (\"ERR02200 DIST call hccl api failed\"); read with find_string / "
+              "read_file",
+              message=_r(r"HCCL function error: [^\n]*, error code is \d+")),
+    # torch_npu's check of an ACL runtime call (NPU_CHECK_ERROR: "... NPU function error: <call>, error code is <aclError>" +
+    # "ERR00100 PTA call acl api failed" + "[Error]: <the code's text>"; before 2.1 " NPU error, error code is <N>"): the NPU's
+    # runtime failed, as CUDA's runtime errors: cuda_error; a DMA hardware fault (507013) gpu_hardware. (The memory codes,
+    # 207018 "The memory on the device is exhausted." and the like, were in the measure half only: no rule, cuda_error.)
+    TraceRule("npu_acl_hardware", "gpu_hardware", "Ascend/pytorch NPUException.h NPU_CHECK_ERROR, NPUErrorCodes.h (507013 \"System "
+              "Direct Memory Access (DMA) hardware execution error.\"); read with read_file",
+              message=_r(r"NPU (?:function error: [^\n]*|error), error code is 507013\b")),
+    TraceRule("npu_acl_error", "cuda_error", "Ascend/pytorch NPUException.h NPU_CHECK_ERROR, NPUErrorCodes.h (the runtime's codes: "
+              "507035 \"The vector core execution is abnormal.\", 507014 \"The aicore execution times out.\", 107001 \"Invalid device "
+              "ID.\", ...); read with read_file",
+              message=_r(r"NPU (?:function error: [^\n]*|error), error code is \d+")),
+    # XLA's coordination service: a barrier some task did not reach in time (2024+ wording; jax's wait_at_barrier, orbax's
+    # multihost sync). The connect barrier of jax.distributed.initialize is the start-up's rendezvous (as jax_connect_barrier
+    # reads the older "Barrier_id: " wording); any later barrier a collective that timed out, nccl_timeout.
+    TraceRule("jax_connect_barrier_id", "rendezvous_error", "openxla/xla xla/tsl/distributed_runtime/coordination/"
+              "coordination_service.cc (absl::StrFormat(\"Barrier timed out. Id: %s. ...\")), xla/pjrt/distributed/client.cc "
+              "(the connect barrier \"PjRT_Client_Connect\"); read with find_string",
+              message=_r(r"Barrier timed out\. Id: PjRT_Client_Connect\.")),
+    TraceRule("xla_barrier_timeout", "nccl_timeout", "openxla/xla xla/tsl/distributed_runtime/coordination/coordination_service.cc "
+              "(absl::StrFormat(\"Barrier timed out. Id: %s. This usually happens because a task triggered the barrier too early or "
+              "too slowly. ...\\n# of tasks that reached the barrier: %d/%d.\\n...\") as DeadlineExceededError); read with "
+              "find_string (1253268257, 1065118684)",
+              message=_r(r"Barrier timed out\. Id: \S")),
+    # (h33c part B) vLLM's v1 worker at start: the free GPU memory is below gpu_memory_utilization's share of the device (other
+    # processes, a trainer's own tensors beside a colocated rollout engine): GPU memory taken, cuda_oom (as vllm_kv_cache_memory).
+    TraceRule("vllm_startup_free_memory", "cuda_oom", "vllm-project/vllm vllm/v1/worker/gpu_worker.py Worker.init_device (raise "
+              "ValueError(f\"Free memory on device ({gib(free)}/{gib(total)} GiB) on startup is less than desired GPU memory utilization "
+              "({util}, {gib(requested)} GiB). Decrease GPU memory utilization or reduce GPU memory used by other processes.\"); the "
+              "device named since 0.10 (\"on device cuda:0 (...)\")); read with find_string",
+              message=_r(r"^Free memory on device (?:[\w:]+ )?\([\d.]+/[\d.]+ GiB\) on startup is less than desired GPU memory utilization")),
+    # (h33c part B) Intel Gaudi's bridge could not take the device (SynapseAI's status as RuntimeError): the device busy or its
+    # runtime unusable, as CUDA's "all CUDA-capable devices are busy or unavailable": cuda_error.
+    TraceRule("gaudi_device_acquire_failed", "cuda_error", "Intel Gaudi habana_frameworks (closed source): RuntimeError(\"synStatus=26 "
+              "[Generic failure] Device acquire failed.\"); real copies read with find_string (56060327261, 56470694092)",
+              message=_r(r"^synStatus=\d+ \[[^\]\n]*\] Device acquire failed")),
 )

@@ -27,7 +27,11 @@ TOOL_EXIT_PREFILTER = (r"^(?:(?:I have no name!)?[\w@:/~.-]*[$#] )?command termi
                        r"|^(?:" + "|".join(sorted({re.escape(t.split(" ")[0]) for t in GLIBC_MALLOC_ABORTS})) + r") "
                        r"|^\*\*\* [a-z][^*\n]* \*\*\*: "  # glibc_fortify_abort (h30b)
                        r"|^(?:terminate called |pure virtual method called|deleted virtual method called)"  # cxx_terminate_no_exception
-                       r"|^thread '[^'\n]*' panicked at ")  # rust_panic
+                       r"|^thread '[^'\n]*' panicked at "  # rust_panic
+                       # h33c: PRRTE's help texts, lower case at their line's start (prrte_signal_continued,
+                       # mpirun_executable_not_found)
+                       r"|^signal \d+(?: \([^)\n]*\))?\.\s*$"
+                       r"|^[\w.-]+ was unable to find the specified executable file")
 _ERROR_PREFILTER = re.compile(ERROR_PREFILTER).search
 
 

@@ -21,7 +21,8 @@ from diagnose_in_process import the_diagnosis
 T = "2026-03-02T08:11:40.512000000Z"
 RULES = {r.name: r for r in LINE_RULES}
 TOOL_RULES = ("kubectl_command_exit", "compose_container_exit",
-              "glibc_malloc_abort", "glibc_fortify_abort", "cxx_terminate_no_exception", "rust_panic")  # h27c; glibc_fortify_abort: h30b
+              "glibc_malloc_abort", "glibc_fortify_abort", "cxx_terminate_no_exception", "rust_panic",  # h27c; glibc_fortify_abort: h30b
+              "prrte_signal_continued", "mpirun_executable_not_found")  # h33c: PRRTE's help texts
 
 
 def rule_and_category(line: str) -> tuple[str, str] | None:

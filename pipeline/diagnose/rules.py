@@ -62,7 +62,7 @@ LAUNCHER_OWN_KILL: dict[str, frozenset[str]] = {
 #: "The first process to do so was: Process name: [[j,a],N]") or to leave early ([proc-exit-no-sync]). Batch h16n,
 #: dev 403.
 ECHO_OF_ANOTHER_FAILURE = re.compile(r"Horovod has been shut down\. This (?:was|has been) caused by an exception on one of the ranks")
-FIRST_FAILURE_REPORTS = frozenset({"mpirun_first_process", "mpirun_exited_early"})
+FIRST_FAILURE_REPORTS = frozenset({"mpirun_first_process", "mpirun_exited_early"}) | {"prrte_first_process"}  # h33c: PRRTE's names
 
 #: Among simultaneous effects, the one that explains the others comes first: a SIGTERM a
 #: launcher RECEIVED (eviction, preemption) makes its peers lose their connection, which
