@@ -5211,3 +5211,25 @@ TRACE_RULES += (
               "initializing process group with 'cpu:gloo,cuda:nccl'\" 2.3-2.7; raise AssertionError(...) 2.8+); read with find_string",
               message=_r(r"A CPU backend must be enabled for async save")),
 )
+TRACE_RULES += (
+    # [h33b] (issue 16, session 33; fixtures/eval README "Batch h33b"): a DataLoader's reader polls its workers' result queue
+    # with a timeout, and on queue.Empty checks its workers: a dead one raises the loader's own RuntimeError inside that
+    # except block ("During handling of the above exception" / "The above exception was the direct cause"), a live one
+    # sends it back to polling (the Empty is swallowed: Paddle `continue`, torch `return (False, None)`). So a queue.Empty
+    # printed with its traceback through the reader's get is always the first half of the loader's failure report
+    # ("DataLoader N workers exit unexpectedly, pids: ..." / "DataLoader worker (pid(s) ...) exited unexpectedly"), and
+    # where a paste cuts the second half before its exception line, the Empty is what is left. Sample: dev 1501
+    # (PaddlePaddle/PaddleDetection#8732, Paddle's reader thread at exit, the second traceback cut in _thread_loop). The
+    # full reports keep their rules (dev 1500, 1304: dataloader_error; 887, a worker killed by signal first: host_oom).
+    TraceRule("dataloader_poll_empty", "dataloader_error", "PaddlePaddle/Paddle python/paddle/io/dataloader/dataloader_iter.py "
+              "(python/paddle/fluid/dataloader/dataloader_iter.py before 2.5) _DataLoaderIterMultiProcess._get_data (data = "
+              "self._data_queue.get(timeout=self._timeout); except Exception as e: ... if len(failed_workers) > 0: raise "
+              "RuntimeError(\"DataLoader {} workers exit unexpectedly, \" \"pids: {}\".format(...)); if isinstance(e, queue.Empty) or "
+              "isinstance(e, IOError): continue), _try_get_data in the releases that have it; pytorch/pytorch "
+              "torch/utils/data/dataloader.py _MultiProcessingDataLoaderIter._try_get_data (raise RuntimeError(f\"DataLoader worker "
+              "(pid(s) {pids_str}) exited unexpectedly\") from e; if isinstance(e, queue.Empty): return (False, None)); read with "
+              "find_string and find_files",
+              type=_r(r"^(?:_?queue\.)?Empty$"),
+              frame=_r(r"(?:paddle[/\\](?:fluid|io)[/\\]dataloader[/\\]dataloader_iter|torch[/\\]utils[/\\]data[/\\]dataloader)\.py:"
+                       r"(?:\w+\.)?_(?:try_)?get_data$")),
+)
