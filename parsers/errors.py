@@ -4483,9 +4483,11 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     # an ExceptionGroup raised last: its sub-exceptions (and theirs) are what failed; the group only gathers them
     details = trace.details
     subs = _sub_exceptions(trace) if isinstance(details, dict) and details.get("exceptions") and WRAPPERS.search(links[-1][0]) else []
-    for exc_type, message, frames in links + [link for sub, _ in subs for link in sub]:
+    for at, (exc_type, message, frames) in enumerate(links + [link for sub, _ in subs for link in sub]):
         rule = first_trace_rule(exc_type, message, frames)
         if rule is not None:
+            if at < len(links) - 1 and rule.name in LAST_LINK_RULES:
+                continue  # the chain goes on: its later exception is the report (LAST_LINK_RULES)
             return _carried_cause(trace, rule, message) or (rule.category, _exception_text(exc_type, message))
     # [h29e] The child's traceback a wrapper carries in its message (mp.spawn's "-- Process N terminated with the following
     # error:", multiprocessing's RemoteTraceback, a worker's "Original Traceback") has frames of its own: the rules that
@@ -5233,3 +5235,8 @@ TRACE_RULES += (
               frame=_r(r"(?:paddle[/\\](?:fluid|io)[/\\]dataloader[/\\]dataloader_iter|torch[/\\]utils[/\\]data[/\\]dataloader)\.py:"
                        r"(?:\w+\.)?_(?:try_)?get_data$")),
 )
+
+#: Trace rules that read an exception only when it is the last of its chain (classify_trace): the first half of a report
+#: whose second half, when the paste holds it, is the one to quote (dataloader_poll_empty: the loader's RuntimeError
+#: raised while it handled the Empty).
+LAST_LINK_RULES = frozenset({"dataloader_poll_empty"})

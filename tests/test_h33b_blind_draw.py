@@ -146,6 +146,30 @@ def test_the_full_paddle_report_keeps_its_reading(tmp_path):
     ]) + "\n"
     d = the_diagnosis(tmp_path, text)
     assert d.category == "dataloader_error", d.summary
+    # the Empty is the report's first half only: the loader's own words are quoted (LAST_LINK_RULES)
+    assert "workers exit unexpectedly" in d.summary and "Empty" not in d.summary, d.summary
+
+
+def test_the_full_torch_report_quotes_the_loader_s_words(tmp_path):
+    path = TORCH[0]
+    text = "\n".join([
+        "Traceback (most recent call last):",
+        f'  File "{path}", line 1133, in _try_get_data',
+        "    data = self._data_queue.get(timeout=timeout)",
+        '  File "/opt/conda/lib/python3.10/multiprocessing/queues.py", line 114, in get',
+        "    raise Empty",
+        "_queue.Empty",
+        "",
+        "The above exception was the direct cause of the following exception:",
+        "",
+        "Traceback (most recent call last):",
+        f'  File "{path}", line 1146, in _try_get_data',
+        "    raise RuntimeError(f'DataLoader worker (pid(s) {pids_str}) exited unexpectedly') from e",
+        "RuntimeError: DataLoader worker (pid(s) 40517) exited unexpectedly",
+    ]) + "\n"
+    d = the_diagnosis(tmp_path, text)
+    assert d.category == "dataloader_error", d.summary
+    assert "exited unexpectedly" in d.summary and "Empty" not in d.summary, d.summary
 
 
 def test_a_worker_killed_by_signal_before_the_empty_s_report_stays_host_oom(tmp_path):
