@@ -4546,9 +4546,11 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     # an ExceptionGroup raised last: its sub-exceptions (and theirs) are what failed; the group only gathers them
     details = trace.details
     subs = _sub_exceptions(trace) if isinstance(details, dict) and details.get("exceptions") and WRAPPERS.search(links[-1][0]) else []
-    for exc_type, message, frames in links + [link for sub, _ in subs for link in sub]:
+    for at, (exc_type, message, frames) in enumerate(links + [link for sub, _ in subs for link in sub]):
         rule = first_trace_rule(exc_type, message, frames)
         if rule is not None:
+            if at < len(links) - 1 and rule.name in LAST_LINK_RULES:
+                continue  # the chain goes on: its later exception is the report (LAST_LINK_RULES)
             return _carried_cause(trace, rule, message) or (rule.category, _exception_text(exc_type, message))
     # [h29e] The child's traceback a wrapper carries in its message (mp.spawn's "-- Process N terminated with the following
     # error:", multiprocessing's RemoteTraceback, a worker's "Original Traceback") has frames of its own: the rules that
@@ -5323,3 +5325,30 @@ TRACE_RULES += (
               "[Generic failure] Device acquire failed.\"); real copies read with find_string (56060327261, 56470694092)",
               message=_r(r"^synStatus=\d+ \[[^\]\n]*\] Device acquire failed")),
 )
+TRACE_RULES += (
+    # [h33b] (issue 16, session 33; fixtures/eval README "Batch h33b"): a DataLoader's reader polls its workers' result queue
+    # with a timeout, and on queue.Empty checks its workers: a dead one raises the loader's own RuntimeError inside that
+    # except block ("During handling of the above exception" / "The above exception was the direct cause"), a live one
+    # sends it back to polling (the Empty is swallowed: Paddle `continue`, torch `return (False, None)`). So a queue.Empty
+    # printed with its traceback through the reader's get is always the first half of the loader's failure report
+    # ("DataLoader N workers exit unexpectedly, pids: ..." / "DataLoader worker (pid(s) ...) exited unexpectedly"), and
+    # where a paste cuts the second half before its exception line, the Empty is what is left. Sample: dev 1501
+    # (PaddlePaddle/PaddleDetection#8732, Paddle's reader thread at exit, the second traceback cut in _thread_loop). The
+    # full reports keep their rules (dev 1500, 1304: dataloader_error; 887, a worker killed by signal first: host_oom).
+    TraceRule("dataloader_poll_empty", "dataloader_error", "PaddlePaddle/Paddle python/paddle/io/dataloader/dataloader_iter.py "
+              "(python/paddle/fluid/dataloader/dataloader_iter.py before 2.5) _DataLoaderIterMultiProcess._get_data (data = "
+              "self._data_queue.get(timeout=self._timeout); except Exception as e: ... if len(failed_workers) > 0: raise "
+              "RuntimeError(\"DataLoader {} workers exit unexpectedly, \" \"pids: {}\".format(...)); if isinstance(e, queue.Empty) or "
+              "isinstance(e, IOError): continue), _try_get_data in the releases that have it; pytorch/pytorch "
+              "torch/utils/data/dataloader.py _MultiProcessingDataLoaderIter._try_get_data (raise RuntimeError(f\"DataLoader worker "
+              "(pid(s) {pids_str}) exited unexpectedly\") from e; if isinstance(e, queue.Empty): return (False, None)); read with "
+              "find_string and find_files",
+              type=_r(r"^(?:_?queue\.)?Empty$"),
+              frame=_r(r"(?:paddle[/\\](?:fluid|io)[/\\]dataloader[/\\]dataloader_iter|torch[/\\]utils[/\\]data[/\\]dataloader)\.py:"
+                       r"(?:\w+\.)?_(?:try_)?get_data$")),
+)
+
+#: Trace rules that read an exception only when it is the last of its chain (classify_trace): the first half of a report
+#: whose second half, when the paste holds it, is the one to quote (dataloader_poll_empty: the loader's RuntimeError
+#: raised while it handled the Empty).
+LAST_LINK_RULES = frozenset({"dataloader_poll_empty"})
