@@ -5325,6 +5325,8 @@ TRACE_RULES += (
               "[Generic failure] Device acquire failed.\"); real copies read with find_string (56060327261, 56470694092)",
               message=_r(r"^synStatus=\d+ \[[^\]\n]*\] Device acquire failed")),
 )
+
+
 TRACE_RULES += (
     # [h33b] (issue 16, session 33; fixtures/eval README "Batch h33b"): a DataLoader's reader polls its workers' result queue
     # with a timeout, and on queue.Empty checks its workers: a dead one raises the loader's own RuntimeError inside that
