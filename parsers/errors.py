@@ -3069,6 +3069,20 @@ LINE_RULES: tuple[LineRule, ...] = (
              "code\"; ContainerFailure.Error: fmt.Sprintf(\"%s: %s (exit code %d)\", FailureType, ErrMsg, ExitCode)), its e2e "
              "tests' expected \"resources failed with non-zero exit code: unable to launch job: ...\"; read with find_string",
              SUMMARY, classify=_exit_code_category),
+    # h33f (fixtures/eval README "Batch h33f"): Determined's master when a trial stops after failing more times than the
+    # experiment's max_restarts allows: the trial actor's PostStop / close returns the error, and the actor system logs it
+    # as `error shutting down actor  error="trial N failed and reached maximum number of restarts"` (with the trial's
+    # `exiting trial early ... with reason ERRORED` before it). The trial failed for good; why is in its own lines (or
+    # determined_container_exit's): a summary of no category of its own, as determined_container_exit. Sample: dev 1534
+    # (determined-ai/determined#2343, the master's records only).
+    # The key is the field's opening (logrus' text formatter: error="..."), every key starting with a rare sign or a capital.
+    LineRule("determined_trial_max_restarts", "unknown", "=\"trial ",
+             _r(r"error=\"trial \d+ failed and reached maximum number of restarts\""),
+             "determined-ai/determined master/internal/trial.go (trial.close / the PostStop case of trial.Receive in older "
+             "releases: if t.restarts > MaxRestarts { ...; return errors.Errorf(\"trial %d failed and reached maximum number "
+             "of restarts\", t.id) }), logged by master/pkg/actor/ref.go (on PostStop's error: r.log.WithError(err).Error("
+             "\"error shutting down actor\")); read with find_string (several releases)",
+             SUMMARY),
     # h31e (fixtures/eval README "Batch h31e"): THC's cuBLAS check as a line of its own. __THCublasCheck maps the status to
     # a fixed text and calls _THError(file, line, "cublas runtime error : %s", errmsg), which appends " at <file>:<line>":
     # under Lua torch (cutorch) the error reaches the log with Lua's "<script>.lua:<n>: " before it (DIGITS' [FAIL] record,
@@ -4531,6 +4545,15 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         # Sample: dev 1328 (pycaret/pycaret#2186, loky's `_RemoteTraceback:` and `"""`, cut in the worker's frames).
         return "unknown", f"{links[-1][0]}: a worker process failed; its traceback is cut"
     if links[-1][0] in ("SystemExit", "KeyboardInterrupt") and not links[-1][1].strip(" 0"):
+        return None
+    if trace.exception_type is None and trace.chain and trace.chain[-1].connector == "context":
+        # [h33f] A chain whose last exception was cut (the text ends inside its traceback) right after "During handling of
+        # the above exception, another exception occurred:" (python/cpython Lib/traceback.py TracebackException.format,
+        # _context_message: the exception raised while the earlier one was being handled). No rule above named any link:
+        # the earlier one was being handled (`_root_link` stops there), so it is not what failed, and what failed is not in
+        # the text: the trace reads as one cut before its exception line (endings: unknown, or what its frames name), not
+        # as the handled exception (mmcv's IterLoader catching the DataLoader's StopIteration at an epoch's end, dev 1526).
+        # A "direct cause" link (`raise ... from`) is unchanged: it is the cause of the exception cut after it.
         return None
     exc_type, message, _ = _root_link(trace, links)
     return "python_exception", _exception_text(exc_type, message)
