@@ -4477,6 +4477,12 @@ FATAL_ERROR_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+#: [h33f] The iterator protocol's end signal (Python docs, Built-in Exceptions: StopIteration "Raised by built-in function
+#: next() and an iterator's __next__() method to signal that there are no further items"; StopAsyncIteration the same for
+#: __anext__): an exception being handled when a chain's next exception was raised is never the failure when it is one.
+ITERATION_END = re.compile(r"^(?:builtins\.)?Stop(?:Async)?Iteration$")
+
+
 def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     """(category, message) for a completed trace; None when it reports nothing.
 
@@ -4546,14 +4552,17 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         return "unknown", f"{links[-1][0]}: a worker process failed; its traceback is cut"
     if links[-1][0] in ("SystemExit", "KeyboardInterrupt") and not links[-1][1].strip(" 0"):
         return None
-    if trace.exception_type is None and trace.chain and trace.chain[-1].connector == "context":
+    if (trace.exception_type is None and trace.chain and trace.chain[-1].connector == "context"
+            and ITERATION_END.match(trace.chain[-1].exception_type or "")):
         # [h33f] A chain whose last exception was cut (the text ends inside its traceback) right after "During handling of
         # the above exception, another exception occurred:" (python/cpython Lib/traceback.py TracebackException.format,
-        # _context_message: the exception raised while the earlier one was being handled). No rule above named any link:
-        # the earlier one was being handled (`_root_link` stops there), so it is not what failed, and what failed is not in
-        # the text: the trace reads as one cut before its exception line (endings: unknown, or what its frames name), not
-        # as the handled exception (mmcv's IterLoader catching the DataLoader's StopIteration at an epoch's end, dev 1526).
-        # A "direct cause" link (`raise ... from`) is unchanged: it is the cause of the exception cut after it.
+        # _context_message), the exception being handled the iterator protocol's end signal: StopIteration /
+        # StopAsyncIteration, raised by next() / __next__ when an iterator has no more items and caught by design (mmcv's
+        # IterLoader at an epoch's end restarts the DataLoader's iterator, dev 1526). That signal is never what failed; what
+        # failed was raised while handling it and is cut: the trace reads as one cut before its exception line (endings:
+        # unknown, or what its frames name). Any other handled exception still names the failure where its successor is cut
+        # (dev 125: the TypeError a script's cleanup handled before its NameError echo; dev 1327: a dataset's KeyError), and
+        # a "direct cause" link (`raise ... from`; PEP 479's "generator raised StopIteration") is unchanged.
         return None
     exc_type, message, _ = _root_link(trace, links)
     return "python_exception", _exception_text(exc_type, message)
