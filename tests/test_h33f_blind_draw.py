@@ -4,11 +4,11 @@ than torchrun, shaped like the judged set.
 Two classes of its misses as they came:
 
 - dev 1526: a chain whose last exception was cut (the text ends inside its traceback) right after "During handling of the
-  above exception, another exception occurred:" (CPython Lib/traceback.py, TracebackException.format's context message).
-  The handled exception (mmcv's IterLoader catching the DataLoader's StopIteration at an epoch's end) was read as what
-  failed. Where no rule names a link, the handled one is not the failure (`_root_link` stops at "during handling"): the
-  trace reads as cut before its exception line. A "direct cause" link, a complete chain, and a handled exception a rule
-  names (a CUDA OOM, an EIO) read as before.
+  above exception, another exception occurred:" (CPython Lib/traceback.py, TracebackException.format's context message),
+  the handled exception StopIteration (mmcv's IterLoader catching the DataLoader's end of an epoch), read as what failed.
+  The iterator protocol's end signal (StopIteration / StopAsyncIteration) is never the failure: the trace reads as cut
+  before its exception line. Any other handled exception, a "direct cause" link, a complete chain, and a handled exception
+  a rule names (a CUDA OOM, an EIO) read as before.
 - dev 1534: Determined's master logging `error shutting down actor  error="trial N failed and reached maximum number of
   restarts"` (determined-ai/determined master/internal/trial.go, logged by master/pkg/actor/ref.go): the trial failed for
   good; a summary of no category of its own (rule determined_trial_max_restarts), outranked by the trial's own lines.
@@ -32,6 +32,12 @@ HANDLED = {
         f'  File "{SITE}/torch/utils/data/dataloader.py", line 1318, in _next_data\n'
         "    raise StopIteration\n"
         "StopIteration\n"
+    ),
+    "StopAsyncIteration": (
+        "Traceback (most recent call last):\n"
+        '  File "/srv/jobs/seg/tools/stream.py", line 52, in __anext__\n'
+        "    raise StopAsyncIteration\n"
+        "StopAsyncIteration\n"
     ),
     "KeyError": (
         "Traceback (most recent call last):\n"
@@ -63,11 +69,19 @@ CUT_TAIL = (
 START = "2025-02-11 07:14:09,551 - mmseg - INFO - Iter [3950/40000]\tlr: 9.1e-05, loss: 0.6120\n"
 
 
-@pytest.mark.parametrize("handled", sorted(HANDLED))
-def test_a_chain_cut_after_during_handling_is_a_cut_trace(tmp_path, handled):
+@pytest.mark.parametrize("handled", ["StopIteration", "StopAsyncIteration"])
+def test_a_chain_cut_after_a_handled_stop_iteration_is_a_cut_trace(tmp_path, handled):
     d = the_diagnosis(tmp_path, START + HANDLED[handled] + CONTEXT + CUT_TAIL)
     assert d.category == "unknown", (d.category, d.summary)
     assert "cut before its exception line" in d.summary, d.summary
+
+
+@pytest.mark.parametrize("handled", ["KeyError", "ValueError"])
+def test_another_handled_exception_still_names_the_failure(tmp_path, handled):
+    # as f8131fb read it: a handled exception may be the cause (dev 125: a TypeError, then its handler's NameError echo)
+    d = the_diagnosis(tmp_path, START + HANDLED[handled] + CONTEXT + CUT_TAIL)
+    assert d.category == "python_exception", (d.category, d.summary)
+    assert handled in d.summary, d.summary
 
 
 @pytest.mark.parametrize("prefix", ["", "[rank3]:"])
