@@ -3081,6 +3081,20 @@ LINE_RULES: tuple[LineRule, ...] = (
              "code\"; ContainerFailure.Error: fmt.Sprintf(\"%s: %s (exit code %d)\", FailureType, ErrMsg, ExitCode)), its e2e "
              "tests' expected \"resources failed with non-zero exit code: unable to launch job: ...\"; read with find_string",
              SUMMARY, classify=_exit_code_category),
+    # h33f (fixtures/eval README "Batch h33f"): Determined's master when a trial stops after failing more times than the
+    # experiment's max_restarts allows: the trial actor's PostStop / close returns the error, and the actor system logs it
+    # as `error shutting down actor  error="trial N failed and reached maximum number of restarts"` (with the trial's
+    # `exiting trial early ... with reason ERRORED` before it). The trial failed for good; why is in its own lines (or
+    # determined_container_exit's): a summary of no category of its own, as determined_container_exit. Sample: dev 1534
+    # (determined-ai/determined#2343, the master's records only).
+    # The key is the field's opening (logrus' text formatter: error="..."), every key starting with a rare sign or a capital.
+    LineRule("determined_trial_max_restarts", "unknown", "=\"trial ",
+             _r(r"error=\"trial \d+ failed and reached maximum number of restarts\""),
+             "determined-ai/determined master/internal/trial.go (trial.close / the PostStop case of trial.Receive in older "
+             "releases: if t.restarts > MaxRestarts { ...; return errors.Errorf(\"trial %d failed and reached maximum number "
+             "of restarts\", t.id) }), logged by master/pkg/actor/ref.go (on PostStop's error: r.log.WithError(err).Error("
+             "\"error shutting down actor\")); read with find_string (several releases)",
+             SUMMARY),
     # h31e (fixtures/eval README "Batch h31e"): THC's cuBLAS check as a line of its own. __THCublasCheck maps the status to
     # a fixed text and calls _THError(file, line, "cublas runtime error : %s", errmsg), which appends " at <file>:<line>":
     # under Lua torch (cutorch) the error reaches the log with Lua's "<script>.lua:<n>: " before it (DIGITS' [FAIL] record,
@@ -4526,6 +4540,12 @@ FATAL_ERROR_CAUSES: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
+#: [h33f] The iterator protocol's end signal (Python docs, Built-in Exceptions: StopIteration "Raised by built-in function
+#: next() and an iterator's __next__() method to signal that there are no further items"; StopAsyncIteration the same for
+#: __anext__): an exception being handled when a chain's next exception was raised is never the failure when it is one.
+ITERATION_END = re.compile(r"^(?:builtins\.)?Stop(?:Async)?Iteration$")
+
+
 def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     """(category, message) for a completed trace; None when it reports nothing.
 
@@ -4596,6 +4616,18 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         # Sample: dev 1328 (pycaret/pycaret#2186, loky's `_RemoteTraceback:` and `"""`, cut in the worker's frames).
         return "unknown", f"{links[-1][0]}: a worker process failed; its traceback is cut"
     if links[-1][0] in ("SystemExit", "KeyboardInterrupt") and not links[-1][1].strip(" 0"):
+        return None
+    if (trace.exception_type is None and trace.chain and trace.chain[-1].connector == "context"
+            and ITERATION_END.match(trace.chain[-1].exception_type or "")):
+        # [h33f] A chain whose last exception was cut (the text ends inside its traceback) right after "During handling of
+        # the above exception, another exception occurred:" (python/cpython Lib/traceback.py TracebackException.format,
+        # _context_message), the exception being handled the iterator protocol's end signal: StopIteration /
+        # StopAsyncIteration, raised by next() / __next__ when an iterator has no more items and caught by design (mmcv's
+        # IterLoader at an epoch's end restarts the DataLoader's iterator, dev 1526). That signal is never what failed; what
+        # failed was raised while handling it and is cut: the trace reads as one cut before its exception line (endings:
+        # unknown, or what its frames name). Any other handled exception still names the failure where its successor is cut
+        # (dev 125: the TypeError a script's cleanup handled before its NameError echo; dev 1327: a dataset's KeyError), and
+        # a "direct cause" link (`raise ... from`; PEP 479's "generator raised StopIteration") is unchanged.
         return None
     exc_type, message, _ = _root_link(trace, links)
     return "python_exception", _exception_text(exc_type, message)
