@@ -3,6 +3,7 @@ on real lines (shape cache splits, guard scans, exact hints, the generic dialect
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
 from typing import Iterator
 
@@ -12,7 +13,14 @@ BINARY = (".gz", ".png", ".pyc")
 
 def fixture_lines(max_file_bytes: int = 5_000_000) -> Iterator[str]:
     """Each line of each fixture file that is text and at most `max_file_bytes` long, in path order
-    (invalid UTF-8 replaced)."""
+    (invalid UTF-8 replaced). Read once per test session: a dozen modules walk these ~20 MB,
+    some of them several times, and the fixtures do not change while the tests run."""
+    yield from _lines(max_file_bytes)
+
+
+@functools.lru_cache(maxsize=None)
+def _lines(max_file_bytes: int) -> tuple[str, ...]:
+    out: list[str] = []
     for path in sorted(FIXTURES.rglob("*")):
         if not path.is_file() or path.suffix in BINARY or path.stat().st_size > max_file_bytes:
             continue
@@ -20,4 +28,5 @@ def fixture_lines(max_file_bytes: int = 5_000_000) -> Iterator[str]:
             text = path.read_text("utf-8", errors="replace")
         except OSError:
             continue
-        yield from text.splitlines()
+        out.extend(text.splitlines())
+    return tuple(out)
