@@ -51,7 +51,6 @@ from gangscope.pipeline.diagnose.rules import (
     LAUNCHER_OWN_KILL, NPU_CALL_FAILED, OOM_SKIP_NOTICES, TEARDOWN_ONLY, UNRAISABLE_REPORTS, UNRAISABLE_STILL_FAILS,
     WATCHDOG_TEARDOWN_ABORT,
 )
-from gangscope.pipeline.diagnose.rules import BOX_OUTSIDE_TERM_EXITCODES  # h33d
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -115,19 +114,15 @@ def box_outside_kills(view: AttemptView, ranks: RankMap) -> list[Failure]:
         roots = [e for e in entries if e.get("root_cause")]
         if len(roots) != 1 or failure_category(roots[0])[0] not in EFFECTS:
             continue  # the box's root cause is a failure of its own (or the box lists none): it stands
-        kills = [e for e in entries if not e.get("root_cause") and isinstance(e.get("rank"), int)
-                 and e.get("exitcode") in BOX_OUTSIDE_KILL_EXITCODES | BOX_OUTSIDE_TERM_EXITCODES]  # fmt: skip
+        kills = [e for e in entries if not e.get("root_cause") and e.get("exitcode") in BOX_OUTSIDE_KILL_EXITCODES
+                 and isinstance(e.get("rank"), int)]  # fmt: skip
         if not kills:
             continue
         if closed is None:
-            closed, agent_failed = {}, set()
+            closed = {}
             for e in view.errors:
                 if e.pattern == "agent_closing" and (pid := groups_of(e).get("pid")):
                     closed.setdefault(e.pod, set()).add(pid)
-                elif e.pattern == "agent_failed":
-                    agent_failed.add(e.pod)
-        # [h33d] a SIGTERM entry only where the agent's close is in the pod's log (rules.BOX_OUTSIDE_TERM_EXITCODES)
-        kills = [e for e in kills if e.get("exitcode") not in BOX_OUTSIDE_TERM_EXITCODES or error.pod in agent_failed]
         t = times.seconds(error.time)
         box_t = times.seconds(ranks.box_time(error))
         for entry in kills:

@@ -478,15 +478,3 @@ LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"jobset_job_creation_failed"}
 #: type tag): the exception's first line names the wrapper, its words (an allocator's "Out of memory error on GPU N") come
 #: after "The exception content is". Read as a bare exception line is (root_cause._message_on_the_lines_below).
 CAUSE_BELOW_MESSAGES = re.compile(r"^\(Fatal\) Operator \S+ raises an (?:struct |class )?[\w:]+ exception\.\s*$")
-
-#: [h33d] The same launcher's word for a worker SIGTERMed from outside the agent (fixtures/runs/worker_sigterm_torch2_1: one
-#: worker process, not its agent, gets SIGTERM; under torch 2.1's 5 s monitor interval the box's root cause is a peer's "Connection
-#: reset by peer" and the SIGTERMed rank only "Failures: [1]: ... exitcode : -15 ... Signal 15 (SIGTERM) received by PID N").
-#: BOX_OUTSIDE_KILL_EXITCODES leaves -15 out because torch 2.15's box also lists the survivors the agent itself SIGTERMed; the
-#: agent names each of those pids first ("Sending process N closing signal SIGTERM", logged by SubprocessContext._close only
-#: for a process still alive), and it logs both in one call: multiprocessing/api.py SubprocessContext._poll runs `self.close()`
-#: and then `logger.error("failed (exitcode: %s) local_rank: %s (pid: %s) of binary: %s", ...)` (torch 2.1.2, 2.4.1 and 2.15;
-#: rule agent_failed). So a -15 entry counts only in a pod whose log holds that agent_failed line (the agent's close is in the
-#: log, not cut from a paste) and no agent_closing line naming its pid; the box's root cause must be one of the EFFECTS, as
-#: for -9. Category: the entry's own (failure_category: SIGTERM, preempted).
-BOX_OUTSIDE_TERM_EXITCODES = frozenset({-15})
