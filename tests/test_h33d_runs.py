@@ -2,9 +2,8 @@
 
 Six scenarios of fixtures/generate/failures.py, each run for real on the CPU (gloo) under torch 2.1.2 (Lightning 2.1.4,
 accelerate 0.25.0) and torch 2.4.1 (Lightning 2.4.0, accelerate 0.34.2): 12 runs. Each diagnosis is checked against the
-label its manifest carries (the generator's truth), then the two rules the batch brought, each beside its near misses:
-root_cause.box_outside_kills for a SIGTERM entry (rules.BOX_OUTSIDE_TERM_EXITCODES) and the Lightning bar's padded NaN
-(dialects._LIGHTNING_NUM).
+label its manifest carries (the generator's truth), then the rule the batch brought (the Lightning bar's padded NaN,
+dialects._LIGHTNING_NUM) and the SIGTERM box entry left to the lead (strict xfails), each beside its near misses.
 """
 from __future__ import annotations
 
@@ -24,6 +23,15 @@ BATCH = sorted(f"{s}_torch{r}" for s in SCENARIOS for r in ("2_1", "2_4"))
 # "To enable traceback see" for both (no @record); Lightning's bar carries no rank (the category is checked, not the rank).
 RANK_NOT_IN_THE_LOGS = {"early_exit_torch2_1", "early_exit_torch2_4", "accelerate_raises_torch2_1",
                         "lightning_amp_nan_torch2_1", "lightning_amp_nan_torch2_4"}
+
+
+# worker_sigterm_torch2_1: the SIGTERMed rank is only a "Failures:" entry (-15) behind a peer's root cause (torch 2.1's 5 s
+# monitor interval). A rule that reads it (root_cause.box_outside_kills for -15 where the agent's close is in the log and does
+# not name the pid) was written and reverted: tests/test_h31d_older_runs.py test_a_worker_listed_with_sigterm_is_not_promoted
+# forbids exactly this shape (h31d: torch 2.15's boxes list the survivors the agent closed as -15). Strict xfails until the
+# lead settles it (fixtures/eval/README.md, "Real runs of new scenarios (h33d)").
+SIGTERM_ENTRY = pytest.mark.xfail(strict=True, reason="h33d: a -15 box entry is not promoted (test_h31d_older_runs)")
+LABEL_PARAMS = [pytest.param(r, marks=SIGTERM_ENTRY) if r == "worker_sigterm_torch2_1" else r for r in BATCH]
 
 
 def diagnose(path: Path, capsys) -> list[dict]:
@@ -67,7 +75,7 @@ def test_the_batch_is_there_each_run_made_by_its_release_in_a_namespace_of_its_o
     assert manifest("accelerate_raises_torch2_4")["versions"]["accelerate"] == "0.34.2"
 
 
-@pytest.mark.parametrize("run", BATCH)
+@pytest.mark.parametrize("run", LABEL_PARAMS)
 def test_each_run_gets_its_label(run, capsys):
     label = manifest(run)["label"]
     (d,) = diagnose(RUNS / run, capsys)
@@ -106,7 +114,7 @@ def test_lightning_pads_a_nan_loss_in_its_bar_and_ends_with_exit_0():
         assert manifest(run)["pods"]["lightning-amp-nan-worker-0"]["exit_code"] == 0
 
 
-# ---------------------------------------------------------------- rule 1: a SIGTERM entry of the box behind a peer's root cause
+# ---------------------------------------------------------------- left to the lead: a SIGTERM entry of the box behind a peer's root cause
 
 AGENT_FAILED = ("[2026-03-02 10:14:07,201] torch.distributed.elastic.multiprocessing.api: [ERROR] failed (exitcode: 1) "
                 "local_rank: 0 (pid: 4410) of binary: /usr/bin/python3\n")
@@ -151,6 +159,7 @@ def _box(root_rank: int, root_exc: str, term_rank: int, term_pid: int = 4411) ->
             "============================================================\n")
 
 
+@SIGTERM_ENTRY
 def test_a_worker_sigtermed_from_outside_behind_a_peers_root_cause_is_preempted_with_its_rank(tmp_path, capsys):
     d = diagnose_text(tmp_path, PEER + AGENT_FAILED + _box(4, PEER, 5), capsys)
     assert (d["category"], (d["first_failure"] or {}).get("rank")) == ("preempted", 5), d["summary"]
@@ -173,7 +182,7 @@ def test_a_root_cause_that_is_a_failure_of_its_own_stands_beside_a_sigterm_entry
     assert (d["category"], (d["first_failure"] or {}).get("rank")) == ("python_exception", 4), d["summary"]
 
 
-# ---------------------------------------------------------------- rule 2: Lightning's bar pads a NaN / Inf it prints
+# ---------------------------------------------------------------- the rule: Lightning's bar pads a NaN / Inf it prints
 
 def _bar(step: int, value: str) -> str:
     return f"Epoch 0:  {step * 5}%|█         | {step}/20 [00:00<00:00, 81.10it/s, train_loss={value}]"
@@ -197,7 +206,9 @@ def test_the_padding_of_a_finite_value_is_unchanged_and_a_word_is_not_a_number()
 
 
 def test_a_lightning_run_whose_bar_shows_nan_then_ends_is_nan_loss(tmp_path, capsys):
-    text = "\n".join([_bar(i, "1.380") for i in range(1, 6)] + [_bar(i, "nan.0") for i in range(6, 21)]
-                     + ["`Trainer.fit` stopped: `max_epochs=2` reached."]) + "\n"
+    # tqdm redraws the bar with "\r" on a pipe: one line of states, as in the runs (each state on its own line is read by
+    # the printed-loss line rule already)
+    text = ("\r".join([_bar(i, "1.380") for i in range(1, 6)] + [_bar(i, "nan.0") for i in range(6, 21)])
+            + "\n`Trainer.fit` stopped: `max_epochs=2` reached.\n")
     d = diagnose_text(tmp_path, text, capsys)
     assert d["category"] == "nan_loss", d["summary"]
