@@ -399,11 +399,18 @@ TQDM_EPOCH = Dialect(
 # SRC Lightning-AI/pytorch-lightning@2.6.6 src/lightning/pytorch/callbacks/progress/tqdm_progress.py
 # (on_train_epoch_start set_description, on_train_batch_end set_postfix(self.get_metrics(...)));
 # progress_bar.py get_metrics adds "v_num".
+# [h33d] Lightning's Tqdm.format_num pads a float it prints to _PAD_SIZE (5) characters: a text without "." that float() reads
+# gets "." and then "0"s, so a NaN loss is printed "nan.0", an infinite one "inf.0" / "-inf." (Lightning-AI/pytorch-lightning
+# src/lightning/pytorch/callbacks/progress/tqdm_progress.py Tqdm.format_num, in lightning 2.1.4 and 2.4.0 as in 2.6.6;
+# fixtures/runs/lightning_amp_nan_torch2_1, _torch2_4: "train_loss=nan.0"). The number is read without its padding.
+_LIGHTNING_NUM = NUM + pp.Opt(pp.Regex(r"\.0*(?=[,\]])").leave_whitespace().suppress())
+_LIGHTNING_POSTFIX = pp.ZeroOrMore(L(",") + (pair(_POSTFIX_KEY, "=", _LIGHTNING_NUM + pp.FollowedBy(pp.Char(",]")))
+                                             | R(r"[^,\]]+")))
 LIGHTNING = Dialect(
     name="lightning",
     source="Lightning-AI/pytorch-lightning@2.6.6:src/lightning/pytorch/callbacks/progress/tqdm_progress.py (set_description(f\"Epoch {trainer.current_epoch}\"), set_postfix(get_metrics))",
     guard=Guard("Epoch", ("/s", "s/")),
-    grammar=K("Epoch") + val("epoch") + L(":") + _BAR_TAIL,
+    grammar=K("Epoch") + val("epoch") + L(":") + _BAR_COUNTS + _TIMES + _RATE + _LIGHTNING_POSTFIX + L("]"),
     keys={"v_num": ("skip",)},
     kind="bar",
     epoch_base=0,

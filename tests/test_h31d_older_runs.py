@@ -21,8 +21,10 @@ RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
 # (tests/test_h32f_runs.py): this batch is h31d's scenarios under the older releases
 H32F_SCENARIOS = {"master_port_mismatch", "nnodes_wrong", "persistent_worker_killed", "dcp_read_only", "lightning_torchrun_tee",
                   "hf_resume_truncated", "hf_resume_missing", "ptl_step_raises", "ptl_sigterm"}
+# and h33d's (tests/test_h33d_runs.py)
+H33D_SCENARIOS = {"barrier_raise", "early_exit", "worker_sigterm", "compile_metric", "accelerate_raises", "lightning_amp_nan"}
 OLDER = {p.parent.name: p.parent for p in RUNS.glob("*_torch*_*/manifest.json")
-         if p.parent.name.rsplit("_torch", 1)[0] not in H32F_SCENARIOS}
+         if p.parent.name.rsplit("_torch", 1)[0] not in H32F_SCENARIOS | H33D_SCENARIOS}
 OLDER_RUNS = sorted(OLDER)
 # runs whose last stdout line is a P chunk no F line ends (see test_a_bar_left_unfinished_...)
 DANGLING_BAR = ["lightning_sigterm_torch2_1", "lightning_step_raises_torch2_1"]
