@@ -16,14 +16,10 @@ from bench.score_dialects import run_stream
 from gangscope.pipeline.run.cli import main
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
-# the two Lightning runs wait in fixtures/known_gaps: in fixtures/runs they make tests/test_partition_batch_keys.py's batched
-# curation differ from the one-by-one curation (on f8131fb's code too; fixtures/eval/README.md, h33d)
-GAPS = RUNS.parent / "known_gaps"
-IN_GAPS = {"lightning_amp_nan_torch2_1", "lightning_amp_nan_torch2_4"}
 
 
 def run_dir(run: str) -> Path:
-    return (GAPS if run in IN_GAPS else RUNS) / run
+    return RUNS / run
 SCENARIOS = ("barrier_raise", "early_exit", "worker_sigterm", "compile_metric", "accelerate_raises", "lightning_amp_nan")
 BATCH = sorted(f"{s}_torch{r}" for s in SCENARIOS for r in ("2_1", "2_4"))
 # The rank the logs cannot name (the label keeps the generator's): a rank that exits 0 prints nothing and torchrun's box lists

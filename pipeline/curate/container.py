@@ -829,7 +829,10 @@ class ContainerCurator:
             del self.partial[stream]
             self.partial_at.pop(stream, None)
             self._logical(pending[0], stream, "".join(pending[2:]), out)
-        for key, sub in self.subs.items():
+        # In the order their open records started, not the order the sub-streams were made: a line that makes one
+        # differs between a message fed alone and a batch's block scan, and the records a replay or a batch gives
+        # must come out the same (an open bar step on stdout and a trace on stderr, both cut by the log's end).
+        for key, sub in sorted(self.subs.items(), key=_by_opening):
             stream = key if isinstance(key, str) else key[0]
             try:
                 records = sub.close()
@@ -846,3 +849,10 @@ class ContainerCurator:
             held = []
         self._emit(held, None, out, fold=False)
         return out
+
+
+def _by_opening(item) -> tuple:
+    """Sort key of a (key, sub-stream) pair: where its open record started; one with nothing open last (a stable sort
+    keeps the rest as made)."""
+    opened_at = item[1].opened_at if item[1].open_bits else None
+    return (0, opened_at) if isinstance(opened_at, int) else (1, 0)
