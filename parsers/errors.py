@@ -5402,7 +5402,8 @@ TRACE_RULES += (
     # [h33h] (issue 16, session 33; fixtures/eval README "Batch h33h"): Arrow's Parquet reader refusing a file that is empty,
     # shorter than a footer, or has no footer magic (a shard written by a crashed job, a Git LFS pointer cloned without LFS):
     # pyarrow raises it as ArrowInvalid ("Could not open Parquet input source '<name>': " + the reader's message), a
-    # python_exception by its type; the training's data files cannot be read: a dataset error. Sample: dev 1567
+    # python_exception by its type; the training's data files cannot be read: a dataset error. By the reader's words alone
+    # (a TraceRule's type matches on its own: any other ArrowInvalid, a schema or a cast, stays the code's). Sample: dev 1567
     # (Physical-Intelligence/openpi#771, HF datasets' parquet builder under LeRobotDataset, a 0-byte shard).
     TraceRule("parquet_unreadable_file", "dataloader_error", "apache/arrow cpp/src/parquet/file_reader.cc SerializedFile::ParseMetaData "
               "(throw ParquetInvalidOrCorruptedFileException(\"Parquet file size is 0 bytes\"), (\"Parquet file size is \", "
@@ -5410,8 +5411,7 @@ TRACE_RULES += (
               "found in footer. Either the file is corrupted or this is not a parquet file.\"; older releases \"Invalid Parquet file "
               "size is 0 bytes\"), ParquetFileReader::Contents::Open (\"Could not open Parquet input source '\" + description + \"': \" "
               "+ e.what()), raised by pyarrow as ArrowInvalid (python/pyarrow/error.pxi); read with find_string",
-              type=_r(r"^(?:pyarrow\.lib\.)?ArrowInvalid$"),
-              message=_r(r"Parquet file size is \d+ bytes|Parquet magic bytes not found in footer")),
+              message=_r(r"Parquet file size is \d+ bytes|Parquet magic bytes not found in footer\. Either the file is corrupted")),
 )
 
 #: Trace rules that read an exception only when it is the last of its chain (classify_trace): the first half of a report
