@@ -1145,6 +1145,16 @@ LINE_RULES: tuple[LineRule, ...] = (
              "EXIT STATUS (\"If a command is not found, the child process created to execute it returns a status of 127. If a command "
              "is found but is not executable, the return status is 126.\")", SUMMARY,
              classify=lambda m: "python_exception" if m["exitcode"] in ("126", "127") else EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown")),
+    # [h33h] `ray job submit` (and `ray job status` / `stop`) when the job ended FAILED: the CLI prints the job's id inside a
+    # box of dashes, then "Status message: ..." when Ray kept one (rule ray_job_entrypoint_failed reads its exit code). The box
+    # says the job failed, not why: unknown, a summary that a worker's own error in the same log outranks. Through cli_logger,
+    # bare on a terminal, behind "<time>\tERR cli.py:<line> -- " when records are logged (dev 233). Samples: dev 1572
+    # (verl-project/verl#3987, the box after an actor's death), dev 233 and 375 (their causes read before it).
+    LineRule("ray_job_failed", "unknown", "Job '",
+             _r(r"(?:^(?:\x1b?\[[0-9;]*m)*|\bcli\.py:\d+ -- )Job '(?P<job>[^'\s]+)' failed(?:\x1b?\[[0-9;]*m)*\s*$"),
+             "ray-project/ray python/ray/dashboard/modules/job/cli.py _log_job_status (elif info.status == JobStatus.FAILED: "
+             "_log_big_error_msg(f\"Job '{job_id}' failed\"), cli_logger.error of \"-\" * len(msg), msg, \"-\" * len(msg); then "
+             "cli_logger.print(f\"Status message: {info.message}\")); read with read_file", SUMMARY),
     # OpenMPI's note that a rank called MPI_Abort (it kills every process of the job): the rank that gave up.
     LineRule("mpi_abort_invoked", "unknown", "MPI_ABORT was invoked on rank ",
              _r(r"MPI_ABORT was invoked on rank (?P<rank>\d+) in communicator (?P<comm>\S+)"),
@@ -1637,7 +1647,7 @@ LINE_RULES: tuple[LineRule, ...] = (
     # restarting" above; ../shared/eval/diagnosis-dev/046). A summary: the container keeps failing, its own error (or
     # a launcher's signal report) is the cause where the log has it.
     LineRule("k8s_pod_crash_loop", "pods_ready_timeout", "CrashLoopBackOff",
-             _r(r"^\s*(?P<pod>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+\d+/\d+\s+(?:Init:)?CrashLoopBackOff\s+\d+(?:\s+\([^)\n]*\))?\s+\S+\s*$"),
+             _r(r"^\s*(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?\s+(?=\S+\s+\d+/\d+\s))?(?P<pod>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+\d+/\d+\s+(?:Init:)?CrashLoopBackOff\s+\d+(?:\s+\([^)\n]*\))?\s+\S+\s*$"),
              "kubernetes/kubernetes pkg/printers/internalversion/printers.go printPod (columns NAME READY STATUS RESTARTS AGE; STATUS "
              "is a waiting container's State.Waiting.Reason, \"Init:\" + it for an init container; RESTARTS \"%d (%s ago)\" since 1.22); "
              "pkg/kubelet/container/sync_result.go (ErrCrashLoopBackOff = errors.New(\"CrashLoopBackOff\"), the waiting reason while "
@@ -1651,8 +1661,13 @@ LINE_RULES: tuple[LineRule, ...] = (
     # NODE and READINESS GATES after AGE; 5m4s), both read before by their FailedScheduling / describe lines.
     # A summary, as k8s_pod_crash_loop: a worker's own error printed in the same log (a pod re-created Pending after it)
     # is the cause where there is one.
+    # [h33h] Both pod-row rules also read `kubectl get pods -A` / `--all-namespaces`, whose printer puts the pod's NAMESPACE
+    # (a DNS label) in a first column (kubernetes/kubernetes pkg/printers/internalversion/printers.go printPod before 1.11:
+    # `if options.WithNamespace { fmt.Fprintf(w, "%s\t", namespace) }` then name, ready, reason, restarts, age; since,
+    # k8s.io/cli-runtime pkg/printers/tableprinter.go decorateTable adds the NAMESPACE column at the beginning; read with
+    # find_string). Sample: dev 1571 (NTHU-LSALAB/KubeShare#29, `mnist` 0/1 Pending for 14h among the system pods).
     LineRule("k8s_pod_pending_row", "pods_ready_timeout", "Pending",
-             _r(r"^\s*(?P<pod>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+0/\d+\s+Pending\s+\d+(?:\s+\([^)\n]*\))?\s+"
+             _r(r"^\s*(?:[a-z0-9](?:[-a-z0-9]*[a-z0-9])?\s+(?=\S+\s+0/\d+\s))?(?P<pod>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+0/\d+\s+Pending\s+\d+(?:\s+\([^)\n]*\))?\s+"
                 r"(?P<age>(?:\d+y)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?)(?:(?:\s+\S+){4})?\s*$"),
              "kubernetes/kubernetes pkg/printers/internalversion/printers.go printPod (columns NAME READY STATUS RESTARTS AGE; "
              "STATUS is pod.Status.Phase, Pending until every container runs); staging/src/k8s.io/apimachinery/pkg/util/duration/"
@@ -5380,6 +5395,23 @@ TRACE_RULES += (
               type=_r(r"^(?:_?queue\.)?Empty$"),
               frame=_r(r"(?:paddle[/\\](?:fluid|io)[/\\]dataloader[/\\]dataloader_iter|torch[/\\]utils[/\\]data[/\\]dataloader)\.py:"
                        r"(?:\w+\.)?_(?:try_)?get_data$")),
+)
+
+
+TRACE_RULES += (
+    # [h33h] (issue 16, session 33; fixtures/eval README "Batch h33h"): Arrow's Parquet reader refusing a file that is empty,
+    # shorter than a footer, or has no footer magic (a shard written by a crashed job, a Git LFS pointer cloned without LFS):
+    # pyarrow raises it as ArrowInvalid ("Could not open Parquet input source '<name>': " + the reader's message), a
+    # python_exception by its type; the training's data files cannot be read: a dataset error. By the reader's words alone
+    # (a TraceRule's type matches on its own: any other ArrowInvalid, a schema or a cast, stays the code's). Sample: dev 1567
+    # (Physical-Intelligence/openpi#771, HF datasets' parquet builder under LeRobotDataset, a 0-byte shard).
+    TraceRule("parquet_unreadable_file", "dataloader_error", "apache/arrow cpp/src/parquet/file_reader.cc SerializedFile::ParseMetaData "
+              "(throw ParquetInvalidOrCorruptedFileException(\"Parquet file size is 0 bytes\"), (\"Parquet file size is \", "
+              "source_size_, \" bytes, smaller than the minimum file footer (\", kFooterSize, \" bytes)\"), \"Parquet magic bytes not "
+              "found in footer. Either the file is corrupted or this is not a parquet file.\"; older releases \"Invalid Parquet file "
+              "size is 0 bytes\"), ParquetFileReader::Contents::Open (\"Could not open Parquet input source '\" + description + \"': \" "
+              "+ e.what()), raised by pyarrow as ArrowInvalid (python/pyarrow/error.pxi); read with find_string",
+              message=_r(r"Parquet file size is \d+ bytes|Parquet magic bytes not found in footer\. Either the file is corrupted")),
 )
 
 #: Trace rules that read an exception only when it is the last of its chain (classify_trace): the first half of a report
