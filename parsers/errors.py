@@ -1008,6 +1008,17 @@ LINE_RULES: tuple[LineRule, ...] = (
              "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py (f\"Signal {-self.exitcode} ({self.signal_name()})\"; "
              "_FAILURE_FORMAT_TEMPLATE \"rank      : ${rank} (local_rank: ${local_rank})\")",
              SUMMARY),
+    # [h33g] The same box's entry for a child that failed without an error file: _FAILURE_FORMAT_TEMPLATE's last field
+    # "  traceback : ${message}" with ProcessFailure's message for a missing error file, "To enable traceback see:
+    # https://pytorch.org/docs/stable/elastic/errors.html" (torch/distributed/elastic/multiprocessing/errors/__init__.py,
+    # ProcessFailure.__post_init__ / _format_failure). The box is printed only by ChildFailedError, so the line alone (a copy
+    # holding the box's tail, dev 1547) says a child failed, not why (fixtures/eval README "Silent stops" rule 2: unknown).
+    LineRule("box_no_error_file", "unknown", "To enable traceback see: ",
+             _r(r"^\s*traceback\s*: To enable traceback see: https?://pytorch\.org/docs/stable/elastic/errors\.html"),
+             "pytorch/pytorch torch/distributed/elastic/multiprocessing/errors/__init__.py (_FAILURE_FORMAT_TEMPLATE \"  traceback : "
+             "${message}\"; ProcessFailure: self.message = \"To enable traceback see: https://pytorch.org/docs/stable/elastic/errors.html\" "
+             "when the error file is missing)",
+             SUMMARY),
     LineRule("spawn_signal", "unknown", "SIG",
              _r(r"process (?P<index>\d+) terminated with signal (?P<name>SIG\w+)"),
              "pytorch/pytorch torch/multiprocessing/spawn.py (f\"process {error_index:d} terminated with signal {name}\")",
@@ -4019,8 +4030,12 @@ TRACE_RULES: tuple[TraceRule, ...] = (
               type=_r(r"^KeyboardInterrupt$")),
     # The old DataLoader re-raised the worker's exception as its own type with the worker's
     # traceback as the message; the new one through ExceptionWrapper.reraise.
+    # [h33g] Not torch/_utils.py's reraise frame alone: ExceptionWrapper.reraise is also how nn.DataParallel re-raises a
+    # replica's exception (torch/nn/parallel/parallel_apply.py _worker: ExceptionWrapper(where=f"in replica {i} on device
+    # {device}"), parallel_apply: output.reraise()), a model's forward failing, no data loading (dev 1556, Spico197/DocEE#12).
+    # The DataLoader's re-raise always passes through dataloader.py's _process_data frame, which stays.
     TraceRule("dataloader_reraise", "dataloader_error", "pytorch/pytorch torch/utils/data/dataloader.py (_process_next_batch: raise batch.exc_type(batch.exc_msg); _process_data: data.reraise()), torch/_utils.py ExceptionWrapper.reraise",
-              frame=_r(r"torch/utils/data/dataloader\.py:(?:_process_next_batch|_process_data)$|torch/_utils\.py:reraise$")),
+              frame=_r(r"torch/utils/data/dataloader\.py:(?:_process_next_batch|_process_data)$")),
     TraceRule("tf_record_corrupted", "dataloader_error", "tensorflow/tensorflow tensorflow/core/lib/io/record_reader.cc (errors::DataLoss("
               "\"corrupted record at \", offset), \"truncated record at \"); python/framework/errors_impl.py DataLossError",
               message=_r(r"^\s*(?:corrupted|truncated) record at \d+")),  # by the message: a DataLossError is also a checkpoint's

@@ -183,7 +183,10 @@ def test_the_logs_of_these_classes_say_it(path, said):
 
 #: dev ids after the h31f sample (1262 on) whose summaries still fail a check, by class (fixtures/eval/README.md h32h):
 #: a traceback cut before its exception line whose last line is itself cut ("the last line it shows: 102 balan")
-LATER_LEFT = {"1343": "proof"}
+#: [h33g] the same class in batch h33g (dev 1546: loguru's frame line cut, `File "/home/<user>/c`, quoted without its double
+#: quote), and a cut traceback whose operation frame is a Windows path, quoted with its separators turned to "/" (dev 1554,
+#: `D:\\Anaconda\\...\\fetch.py`): both fail on 092ba0e as on h33g (its rules do not touch them), left to the summary's owner
+LATER_LEFT = {"1343": "proof", "1546": "proof", "1554": "proof"}
 
 
 def test_the_later_dev_logs_summaries_pass_the_audit_but_the_classes_left_alone():

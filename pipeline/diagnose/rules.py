@@ -195,7 +195,7 @@ CUT_TRACEBACK_FRAMES: tuple[tuple[str, str, str, re.Pattern[str], str], ...] = (
      "save_model); NVIDIA/Megatron-LM megatron/training/checkpointing.py (save_checkpoint; megatron/checkpointing.py before 2024)"),
     ("dataloader_iteration", "dataloader_error", "the DataLoader's iteration",
      re.compile(r"torch/utils/data/dataloader\.py:(?:\w+\.)?(?:__next__|_next_data|_process_data|_get_data|_try_get_data|_process_next_batch)$|"
-                r"torch/utils/data/_utils/(?:fetch|worker|signal_handling)\.py:|torch/_utils\.py:reraise$"),
+                r"torch/utils/data/_utils/(?:fetch|worker|signal_handling)\.py:"),  # [h33g] not _utils.py:reraise (DataParallel's too)
      "pytorch/pytorch torch/utils/data/dataloader.py (_BaseDataLoaderIter.__next__ -> _next_data -> _process_data -> "
      "ExceptionWrapper.reraise for a worker's exception; _get_data/_try_get_data for a worker that died), "
      "torch/utils/data/_utils/fetch.py (the dataset's __getitem__ / __iter__ with num_workers=0), worker.py, signal_handling.py"),
