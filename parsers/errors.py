@@ -3613,6 +3613,10 @@ class TraceRule:
     type: re.Pattern[str] | None = None
     message: re.Pattern[str] | None = None
     frame: re.Pattern[str] | None = None  # matched against "file:function" of each frame
+    #: read only when its exception is the last of its chain (classify_trace): the first half of a report whose second
+    #: half, when the paste holds it, is the one to quote (dataloader_poll_empty: the loader's RuntimeError raised while it
+    #: handled the Empty).
+    last_link_only: bool = False
 
 
 TRACE_RULES: tuple[TraceRule, ...] = (
@@ -4599,8 +4603,8 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
     for at, (exc_type, message, frames) in enumerate(links + [link for sub, _ in subs for link in sub]):
         rule = first_trace_rule(exc_type, message, frames)
         if rule is not None:
-            if at < len(links) - 1 and rule.name in LAST_LINK_RULES:
-                continue  # the chain goes on: its later exception is the report (LAST_LINK_RULES)
+            if at < len(links) - 1 and rule.last_link_only:
+                continue  # the chain goes on: its later exception is the report (TraceRule.last_link_only)
             return _carried_cause(trace, rule, message) or (rule.category, _exception_text(exc_type, message))
     # [h29e] The child's traceback a wrapper carries in its message (mp.spawn's "-- Process N terminated with the following
     # error:", multiprocessing's RemoteTraceback, a worker's "Original Traceback") has frames of its own: the rules that
@@ -5409,7 +5413,8 @@ TRACE_RULES += (
               "find_string and find_files",
               type=_r(r"^(?:_?queue\.)?Empty$"),
               frame=_r(r"(?:paddle[/\\](?:fluid|io)[/\\]dataloader[/\\]dataloader_iter|torch[/\\]utils[/\\]data[/\\]dataloader)\.py:"
-                       r"(?:\w+\.)?_(?:try_)?get_data$")),
+                       r"(?:\w+\.)?_(?:try_)?get_data$"),
+              last_link_only=True),
 )
 
 
@@ -5428,8 +5433,3 @@ TRACE_RULES += (
               "+ e.what()), raised by pyarrow as ArrowInvalid (python/pyarrow/error.pxi); read with find_string",
               message=_r(r"Parquet file size is \d+ bytes|Parquet magic bytes not found in footer\. Either the file is corrupted")),
 )
-
-#: Trace rules that read an exception only when it is the last of its chain (classify_trace): the first half of a report
-#: whose second half, when the paste holds it, is the one to quote (dataloader_poll_empty: the loader's RuntimeError
-#: raised while it handled the Empty).
-LAST_LINK_RULES = frozenset({"dataloader_poll_empty"})

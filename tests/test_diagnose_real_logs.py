@@ -21,7 +21,7 @@ from hypothesis import strategies as st
 from gangscope.parsers.errors import detect
 from gangscope.parsers.records import ErrorRecord
 from gangscope.pipeline.diagnose.attempt import diagnose
-from gangscope.pipeline.run import replay
+from diagnose_in_process import replayed
 
 ROOT = Path(__file__).resolve().parent.parent
 LOG_DIRS = [ROOT / "fixtures" / "eval" / "dev", ROOT / "fixtures" / "eval" / "heldout",
@@ -33,11 +33,8 @@ SPLICES = settings(max_examples=int(os.environ.get("GANGSCOPE_SPLICES", "400")),
 
 
 def diagnose_text(tmp_path: Path, text: str, name: str = "spliced"):
-    """`gangscope diagnose FILE` in process: the diagnoses and what isolation caught."""
-    path = tmp_path / f"{name}.log"
-    path.write_text(text)
-    result = replay.run(replay.ReplayOptions(paths=[str(path)], fmt="text"), lambda batch: None)
-    return result.diagnoses, result.failures.summary()
+    """`gangscope diagnose FILE` in process: the diagnoses and what isolation caught (job default/<name>)."""
+    return replayed(tmp_path, text, name)
 
 
 def test_real_logs_are_here():

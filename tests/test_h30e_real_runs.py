@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from gangscope.pipeline.run.cli import main
+from diagnose_in_process import cli_diagnoses, cli_diagnosis
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
 NEW_RUNS = ["checkpoint_disk_full", "checkpoint_read_only", "host_alloc_fail", "host_memory_error", "restarts_exhausted",
@@ -21,16 +21,10 @@ NEW_RUNS = ["checkpoint_disk_full", "checkpoint_read_only", "host_alloc_fail", "
             "lightning_sigterm", "lightning_disk_full", "lightning_success", "hf_collator_ragged"]
 
 
-def diagnose(path: Path, capsys) -> list[dict]:
-    capsys.readouterr()
-    main(["diagnose", str(path), "--json"])
-    return json.loads(capsys.readouterr().out)
-
-
 @pytest.mark.parametrize("run", NEW_RUNS)
 def test_each_real_run_of_the_second_batch_gets_its_label(run, capsys):
     label = json.loads((RUNS / run / "manifest.json").read_text())["label"]
-    (d,) = diagnose(RUNS / run, capsys)  # one pod attempt, however many torchrun attempts it holds
+    (d,) = cli_diagnoses(RUNS / run, capsys)  # one pod attempt, however many torchrun attempts it holds
     assert (d["outcome"], d["category"]) == (label["outcome"], label["category"]), d["summary"]
     want_rank = (label["first_failure"] or {}).get("rank")
     assert (d["first_failure"] or {}).get("rank") == want_rank, d["summary"]
@@ -52,13 +46,6 @@ def trace(exc_line: str, frames: tuple[tuple[str, str], ...] = (("train.py", "ma
     return f"Traceback (most recent call last):\n{body}{exc_line}\n"
 
 
-def diagnose_text(tmp_path: Path, text: str, capsys) -> dict:
-    log = tmp_path / "train.log"
-    log.write_text(text)
-    (d,) = diagnose(log, capsys)
-    return d
-
-
 @pytest.mark.parametrize("line", [
     # posix_memalign failing (alloc_cpu.cpp), as torch 2.x prints it
     "RuntimeError: [enforce fail at alloc_cpu.cpp:117] err == 0. DefaultCPUAllocator: can't allocate memory: you tried to "
@@ -68,7 +55,7 @@ def diagnose_text(tmp_path: Path, text: str, capsys) -> dict:
     "you tried to allocate 1073741824 bytes.",
 ])
 def test_the_cpu_allocator_refusing_memory_is_host_oom(line, tmp_path, capsys):
-    d = diagnose_text(tmp_path, trace(line), capsys)
+    d = cli_diagnosis(tmp_path, trace(line), capsys)
     assert (d["outcome"], d["category"]) == ("failed", "host_oom")
 
 
@@ -76,7 +63,7 @@ def test_the_cpu_allocators_negative_size_check_is_a_bug_not_memory(tmp_path, ca
     # the same function's other enforce: a negative size is the caller's bug, the host has memory to spare
     line = ("RuntimeError: [enforce fail at alloc_cpu.cpp:75] ((ptrdiff_t)nbytes) >= 0. alloc_cpu() seems to have been "
             "called with negative number: 18446744073709551615")
-    d = diagnose_text(tmp_path, trace(line), capsys)
+    d = cli_diagnosis(tmp_path, trace(line), capsys)
     assert d["category"] == "python_exception"
 
 
@@ -89,18 +76,18 @@ FETCH = (("train.py", "main"), ("/venv/lib/python3.11/site-packages/torch/utils/
 
 
 def test_an_exception_raised_while_the_dataloader_fetches_a_batch_is_a_dataloader_error(tmp_path, capsys):
-    d = diagnose_text(tmp_path, trace("KeyError: 'caption'", FETCH), capsys)
+    d = cli_diagnosis(tmp_path, trace("KeyError: 'caption'", FETCH), capsys)
     assert d["category"] == "dataloader_error"
 
 
 def test_the_same_exception_outside_the_fetch_stays_a_python_exception(tmp_path, capsys):
-    d = diagnose_text(tmp_path, trace("KeyError: 'caption'", (("train.py", "main"), ("/data/corpus.py", "build_index"))), capsys)
+    d = cli_diagnosis(tmp_path, trace("KeyError: 'caption'", (("train.py", "main"), ("/data/corpus.py", "build_index"))), capsys)
     assert d["category"] == "python_exception"
 
 
 def test_a_storage_errno_raised_in_the_fetch_keeps_its_storage_category(tmp_path, capsys):
     line = "OSError: [Errno 5] Input/output error: '/mnt/fsx/shards/shard-00017.tar'"
-    d = diagnose_text(tmp_path, trace(line, FETCH), capsys)
+    d = cli_diagnosis(tmp_path, trace(line, FETCH), capsys)
     assert d["category"] == "storage_io"
 
 
@@ -129,7 +116,7 @@ def steps(t0: float, first: int, last: int, total: int = 20) -> list[str]:
 
 def test_a_failure_followed_by_the_last_step_is_a_recovered_run(tmp_path, capsys):
     lines = [*steps(0, 1, 3), *(cri(5 + 0.001 * i, l) for i, l in enumerate(RAISE)), *steps(20, 1, 20)]
-    (d,) = diagnose(pod_log(tmp_path, lines), capsys)
+    (d,) = cli_diagnoses(pod_log(tmp_path, lines), capsys)
     assert (d["outcome"], d["category"]) == ("succeeded", "success")
     assert "recovering from python_exception" in d["summary"]
 
@@ -137,14 +124,14 @@ def test_a_failure_followed_by_the_last_step_is_a_recovered_run(tmp_path, capsys
 def test_a_failure_after_the_last_step_stands(tmp_path, capsys):
     # the run reached its last step, then crashed (saving, tearing down): the failure is the answer
     lines = [*steps(0, 1, 20), *(cri(10 + 0.001 * i, l) for i, l in enumerate(RAISE))]
-    (d,) = diagnose(pod_log(tmp_path, lines), capsys)
+    (d,) = cli_diagnoses(pod_log(tmp_path, lines), capsys)
     assert (d["outcome"], d["category"]) == ("failed", "python_exception")
 
 
 def test_a_failure_followed_by_progress_short_of_the_end_stands(tmp_path, capsys):
     # training went on after the failure but the log stops before the last step: no end, the failure stands
     lines = [*steps(0, 1, 3), *(cri(5 + 0.001 * i, l) for i, l in enumerate(RAISE)), *steps(20, 1, 12)]
-    (d,) = diagnose(pod_log(tmp_path, lines), capsys)
+    (d,) = cli_diagnoses(pod_log(tmp_path, lines), capsys)
     assert (d["outcome"], d["category"]) == ("failed", "python_exception")
 
 

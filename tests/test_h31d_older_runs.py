@@ -15,6 +15,7 @@ from pathlib import Path
 import pytest
 
 from gangscope.pipeline.run.cli import main
+from diagnose_in_process import cli_diagnoses, cli_diagnosis
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
 # h32f's runs of new scenarios are named the same way (<scenario>_torch2_1 / _torch2_4) and have their own test
@@ -40,12 +41,6 @@ NO_RANK_IN_THE_LOGS = {
 }
 
 
-def diagnose(path: Path, capsys) -> list[dict]:
-    capsys.readouterr()
-    main(["diagnose", str(path), "--json"])
-    return json.loads(capsys.readouterr().out)
-
-
 def test_the_batch_is_there_and_made_by_older_releases():
     assert len(OLDER_RUNS) == 24
     for run in OLDER_RUNS:
@@ -58,7 +53,7 @@ def test_the_batch_is_there_and_made_by_older_releases():
 @pytest.mark.parametrize("run", OLDER_RUNS)
 def test_each_run_under_an_older_release_gets_its_label(run, capsys):
     label = json.loads((OLDER[run] / "manifest.json").read_text())["label"]
-    (d,) = diagnose(OLDER[run], capsys)
+    (d,) = cli_diagnoses(OLDER[run], capsys)
     assert (d["outcome"], d["category"]) == (label["outcome"], label["category"]), d["summary"]
     if run not in NO_RANK_IN_THE_LOGS:
         assert (d["first_failure"] or {}).get("rank") == (label["first_failure"] or {}).get("rank"), d["summary"]
@@ -91,13 +86,6 @@ def test_the_manifests_name_their_root_line_as_the_log_prints_it():
 
 # ---------------------------------------------------------------- c10d's logged listen failure (store_listen_logged)
 
-def diagnose_text(tmp_path: Path, text: str, capsys) -> dict:
-    log = tmp_path / "train.log"
-    log.write_text(text)
-    (d,) = diagnose(log, capsys)
-    return d
-
-
 LOGGED = {
     "torch 2.1": "[W socket.cpp:436] [c10d] The server socket has failed to bind to [::]:29400 (errno: 98 - Address already in use).\n"
                  "[W socket.cpp:436] [c10d] The server socket has failed to bind to 0.0.0.0:29400 (errno: 98 - Address already in use).\n"
@@ -120,7 +108,7 @@ def test_the_logged_listen_failure_of_an_agent_that_then_trains_is_no_failure(fo
     # then a collective timed out (an effect, as a lost store is: the earlier of the two was the answer before h31d)
     exc = ("RuntimeError: [../third_party/gloo/gloo/transport/tcp/unbound_buffer.cc:81] Timed out waiting 5000ms for recv "
            "operation to complete")
-    d = diagnose_text(tmp_path, LOGGED[form] + TRAIN + trace(exc), capsys)
+    d = cli_diagnosis(tmp_path, LOGGED[form] + TRAIN + trace(exc), capsys)
     assert (d["outcome"], d["category"]) == ("failed", "nccl_timeout"), d["summary"]
 
 
@@ -129,13 +117,13 @@ def test_the_listen_failure_that_was_thrown_is_still_a_rendezvous_error(form, tm
     # the same logged line, then SocketListenOp's throw, uncaught: the exception says it (store_listen)
     exc = ("torch.distributed.DistNetworkError: The server socket has failed to listen on any local network address. The "
            "server socket has failed to bind to [::]:29500 (errno: 98 - Address already in use).")
-    d = diagnose_text(tmp_path, LOGGED[form] + trace(exc), capsys)
+    d = cli_diagnosis(tmp_path, LOGGED[form] + trace(exc), capsys)
     assert (d["outcome"], d["category"]) == ("failed", "rendezvous_error"), d["summary"]
 
 
 def test_a_rank_that_raises_after_the_logged_listen_failure_is_the_answer(tmp_path, capsys):
     # a cause of the rank's own still beats the store line (as before: the line was an effect, now a warning)
-    d = diagnose_text(tmp_path, LOGGED["torch 2.1"] + TRAIN + trace("ValueError: unsupported token id 50001"), capsys)
+    d = cli_diagnosis(tmp_path, LOGGED["torch 2.1"] + TRAIN + trace("ValueError: unsupported token id 50001"), capsys)
     assert d["category"] == "python_exception", d["summary"]
 
 
@@ -162,7 +150,7 @@ def killed_pid(run_dir: Path) -> str:
 def test_a_worker_killed_from_outside_that_the_box_does_not_call_root_cause_is_the_root(capsys):
     # torch 2.1: the box's root cause is the peer that lost its connection (its error file came first); rank 1's SIGKILL
     # is only listed under "Failures:"
-    (d,) = diagnose(RUNS / "sigkill_torch2_1", capsys)
+    (d,) = cli_diagnoses(RUNS / "sigkill_torch2_1", capsys)
     assert (d["category"], d["first_failure"]["rank"]) == ("host_oom", 1), d["summary"]
 
 
@@ -177,7 +165,7 @@ def test_a_worker_the_agent_itself_signalled_is_not_killed_from_outside(tmp_path
     lines.insert(at, f"{stamp} stderr F [2026-12-05 09:24:31,300] torch.distributed.elastic.multiprocessing.api: [WARNING] "
                      f"Sending process {pid} closing signal SIGTERM\n")
     log.write_text("".join(lines))
-    (d,) = diagnose(run, capsys)
+    (d,) = cli_diagnoses(run, capsys)
     assert d["category"] != "host_oom", d["summary"]
 
 
@@ -187,7 +175,7 @@ def test_a_worker_listed_with_sigterm_is_not_promoted(tmp_path, capsys):
     pid = killed_pid(run)
     edit_pod(run, "sigkill-worker-0", f"exitcode  : -9 (pid: {pid})", f"exitcode  : -15 (pid: {pid})")
     edit_pod(run, "sigkill-worker-0", "Signal 9 (SIGKILL) received by PID", "Signal 15 (SIGTERM) received by PID")
-    (d,) = diagnose(run, capsys)
+    (d,) = cli_diagnoses(run, capsys)
     assert d["category"] not in ("host_oom", "preempted"), d["summary"]
 
 
@@ -195,7 +183,7 @@ def test_a_worker_listed_with_sigterm_is_not_promoted(tmp_path, capsys):
 
 def test_an_unprefixed_traceback_takes_the_rank_of_the_box_entry_ending_in_its_line(capsys):
     # torch 2.1: worker-1's ranks 2 and 3 print unprefixed; the box lists rank 3 with the KeyError, rank 2 with gloo's error
-    (d,) = diagnose(RUNS / "rank_raises_torch2_1", capsys)
+    (d,) = cli_diagnoses(RUNS / "rank_raises_torch2_1", capsys)
     assert (d["category"], d["first_failure"]["rank"]) == ("python_exception", 3), d["summary"]
 
 
@@ -208,7 +196,7 @@ def test_two_box_entries_ending_in_the_same_line_name_no_rank(tmp_path, capsys):
     gloo = [ln for ln in root[1].splitlines() if "Connection closed by peer" in ln][0]
     log.write_text(root[0] + "Root Cause (first observed failure):" + root[1].replace(
         gloo, gloo.split(" F ", 1)[0] + " F   KeyError: 'target_column'", 1))
-    (d,) = diagnose(run, capsys)
+    (d,) = cli_diagnoses(run, capsys)
     assert d["first_failure"]["rank"] != 3, d["summary"]
 
 
@@ -220,5 +208,5 @@ def test_a_box_whose_root_cause_is_a_failure_of_its_own_keeps_it(tmp_path, capsy
     reset = [ln for ln in box.splitlines() if "Connection reset by peer" in ln][0]
     log.write_text(head + "Root Cause (first observed failure):" + box.replace(
         reset, reset.split(" F ", 1)[0] + " F   ValueError: unsupported token id 50001 in batch (vocab size 50000)", 1))
-    (d,) = diagnose(run, capsys)
+    (d,) = cli_diagnoses(run, capsys)
     assert d["category"] != "host_oom", d["summary"]

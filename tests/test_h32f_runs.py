@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from gangscope.parsers.errors import rank_in_text
-from gangscope.pipeline.run.cli import main
+from diagnose_in_process import cli_diagnoses, cli_diagnosis
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
 SCENARIOS = {"master_port_mismatch": ("2_1", "2_4"), "nnodes_wrong": ("2_1", "2_4"), "persistent_worker_killed": ("2_1", "2_4"),
@@ -25,19 +25,6 @@ BATCH = sorted(f"{s}_torch{r}" for s, rels in SCENARIOS.items() for r in rels)
 # SLURM / fault-tolerant training (trainer/connectors/signal_connector.py), rank 0 dies of the signal, and what the log
 # shows is rank 1's gloo peer reset. The label (preempted, rank 0) is the generator's knowledge; the log cannot say it.
 NOT_IN_THE_LOGS = {"ptl_sigterm_torch2_1"}
-
-
-def diagnose(path: Path, capsys) -> list[dict]:
-    capsys.readouterr()
-    main(["diagnose", str(path), "--json"])
-    return json.loads(capsys.readouterr().out)
-
-
-def diagnose_text(tmp_path: Path, text: str, capsys) -> dict:
-    log = tmp_path / "train.log"
-    log.write_text(text)
-    (d,) = diagnose(log, capsys)
-    return d
 
 
 def manifest(run: str) -> dict:
@@ -64,7 +51,7 @@ def test_the_batch_is_there_each_run_made_by_its_release_in_a_namespace_of_its_o
 @pytest.mark.parametrize("run", BATCH)
 def test_each_run_gets_its_label(run, capsys):
     label = manifest(run)["label"]
-    (d,) = diagnose(RUNS / run, capsys)
+    (d,) = cli_diagnoses(RUNS / run, capsys)
     if run in NOT_IN_THE_LOGS:
         assert d["outcome"] == "failed", d["summary"]
         return
@@ -125,7 +112,7 @@ def _trace(exc_line: str, prefix: str = "") -> str:
 ])
 @pytest.mark.parametrize("prefix", ["", "[rank1]: "])
 def test_the_trainer_finding_no_checkpoint_to_resume_is_a_checkpoint_error(exc_line, prefix, tmp_path, capsys):
-    d = diagnose_text(tmp_path, _trace(exc_line, prefix), capsys)
+    d = cli_diagnosis(tmp_path, _trace(exc_line, prefix), capsys)
     assert (d["outcome"], d["category"]) == ("failed", "checkpoint_error"), d["summary"]
 
 
@@ -136,7 +123,7 @@ def test_the_trainer_finding_no_checkpoint_to_resume_is_a_checkpoint_error(exc_l
     "ValueError: expected 'Can't find a valid checkpoint at' to be handled by the caller",
 ])
 def test_other_value_errors_stay_python_exceptions(exc_line, tmp_path, capsys):
-    d = diagnose_text(tmp_path, _trace(exc_line), capsys)
+    d = cli_diagnosis(tmp_path, _trace(exc_line), capsys)
     assert d["category"] == "python_exception", d["summary"]
 
 
@@ -162,7 +149,7 @@ DEADLOCK = ("Traceback (most recent call last):\n"
 
 
 def test_lightning_s_deadlock_report_names_the_rank_that_failed(tmp_path, capsys):
-    d = diagnose_text(tmp_path, DEADLOCK.replace("{rank}", "3"), capsys)
+    d = cli_diagnosis(tmp_path, DEADLOCK.replace("{rank}", "3"), capsys)
     assert (d["category"], (d["first_failure"] or {}).get("rank")) == ("python_exception", 3), d["summary"]
 
 

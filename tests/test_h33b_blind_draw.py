@@ -80,24 +80,38 @@ def test_after_the_end_of_training_lines(tmp_path):
     assert d.category == "dataloader_error", d.summary
 
 
-@pytest.mark.parametrize("path", TORCH)
-def test_torch_s_poll_empty_cut_before_the_direct_cause_is_a_dataloader_failure(tmp_path, path):
-    lib = _lib(path)
-    sep = "\\" if "\\" in path else "/"
-    text = "\n".join([
+def torch_report(path: str, raised: list[str], after: list[str]) -> str:
+    """torch's poll: `raised` under its timed get, then the direct-cause header and the second traceback's `after`."""
+    return "\n".join([
         "Traceback (most recent call last):",
         f'  File "{path}", line 1133, in _try_get_data',
         "    data = self._data_queue.get(timeout=timeout)",
-        f'  File "{lib}{sep}multiprocessing{sep}queues.py", line 114, in get',
-        "    raise Empty",
-        "_queue.Empty",
+        *raised,
         "",
         "The above exception was the direct cause of the following exception:",
         "",
         "Traceback (most recent call last):",
-        '  File "train.py", line 212, in <module>',
-        "    main(",
+        *after,
     ]) + "\n"
+
+
+def torch_empty(path: str) -> list[str]:
+    """The Empty of the timed get (multiprocessing/queues.py beside the interpreter's modules)."""
+    lib = _lib(path)
+    sep = "\\" if "\\" in path else "/"
+    return [f'  File "{lib}{sep}multiprocessing{sep}queues.py", line 114, in get', "    raise Empty", "_queue.Empty"]
+
+
+def torch_loader_raises(path: str, pids: str) -> list[str]:
+    """The loader's own RuntimeError, raised from the Empty (or from a worker's failure) in _try_get_data."""
+    return [f'  File "{path}", line 1146, in _try_get_data',
+            "    raise RuntimeError(f'DataLoader worker (pid(s) {pids_str}) exited unexpectedly') from e",
+            f"RuntimeError: DataLoader worker (pid(s) {pids}) exited unexpectedly"]
+
+
+@pytest.mark.parametrize("path", TORCH)
+def test_torch_s_poll_empty_cut_before_the_direct_cause_is_a_dataloader_failure(tmp_path, path):
+    text = torch_report(path, torch_empty(path), ['  File "train.py", line 212, in <module>', "    main("])
     d = the_diagnosis(tmp_path, text)
     assert d.category == "dataloader_error", d.summary
 
@@ -146,27 +160,12 @@ def test_the_full_paddle_report_keeps_its_reading(tmp_path):
     ]) + "\n"
     d = the_diagnosis(tmp_path, text)
     assert d.category == "dataloader_error", d.summary
-    # the Empty is the report's first half only: the loader's own words are quoted (LAST_LINK_RULES)
+    # the Empty is the report's first half only: the loader's own words are quoted (TraceRule.last_link_only)
     assert "workers exit unexpectedly" in d.summary and "Empty" not in d.summary, d.summary
 
 
 def test_the_full_torch_report_quotes_the_loader_s_words(tmp_path):
-    path = TORCH[0]
-    text = "\n".join([
-        "Traceback (most recent call last):",
-        f'  File "{path}", line 1133, in _try_get_data',
-        "    data = self._data_queue.get(timeout=timeout)",
-        '  File "/opt/conda/lib/python3.10/multiprocessing/queues.py", line 114, in get',
-        "    raise Empty",
-        "_queue.Empty",
-        "",
-        "The above exception was the direct cause of the following exception:",
-        "",
-        "Traceback (most recent call last):",
-        f'  File "{path}", line 1146, in _try_get_data',
-        "    raise RuntimeError(f'DataLoader worker (pid(s) {pids_str}) exited unexpectedly') from e",
-        "RuntimeError: DataLoader worker (pid(s) 40517) exited unexpectedly",
-    ]) + "\n"
+    text = torch_report(TORCH[0], torch_empty(TORCH[0]), torch_loader_raises(TORCH[0], "40517"))
     d = the_diagnosis(tmp_path, text)
     assert d.category == "dataloader_error", d.summary
     assert "exited unexpectedly" in d.summary and "Empty" not in d.summary, d.summary
@@ -174,23 +173,12 @@ def test_the_full_torch_report_quotes_the_loader_s_words(tmp_path):
 
 def test_a_worker_killed_by_signal_before_the_empty_s_report_stays_host_oom(tmp_path):
     # dev 887's shape: the SIGCHLD handler's report of a worker killed by the kernel, chained under the poll's Empty
-    path = TORCH[0]
-    text = "\n".join([
-        "Traceback (most recent call last):",
-        f'  File "{path}", line 1133, in _try_get_data',
-        "    data = self._data_queue.get(timeout=timeout)",
+    text = torch_report(TORCH[0], [
         '  File "/opt/conda/lib/python3.10/multiprocessing/queues.py", line 113, in get',
         "    if not self._poll(timeout):",
         '  File "/opt/conda/lib/python3.10/site-packages/torch/utils/data/_utils/signal_handling.py", line 66, in handler',
         "    _error_if_any_worker_fails()",
         "RuntimeError: DataLoader worker (pid 51234) is killed by signal: Killed. ",
-        "",
-        "The above exception was the direct cause of the following exception:",
-        "",
-        "Traceback (most recent call last):",
-        f'  File "{path}", line 1146, in _try_get_data',
-        "    raise RuntimeError(f'DataLoader worker (pid(s) {pids_str}) exited unexpectedly') from e",
-        "RuntimeError: DataLoader worker (pid(s) 51234) exited unexpectedly",
-    ]) + "\n"
+    ], torch_loader_raises(TORCH[0], "51234"))
     d = the_diagnosis(tmp_path, text)
     assert d.category == "host_oom", d.summary

@@ -14,6 +14,7 @@ import pytest
 
 from bench.score_dialects import run_stream
 from gangscope.pipeline.run.cli import main
+from diagnose_in_process import cli_diagnoses, cli_diagnosis
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
 
@@ -36,19 +37,6 @@ RANK_NOT_IN_THE_LOGS = {"early_exit_torch2_1", "early_exit_torch2_4", "accelerat
 # lead settles it (fixtures/eval/README.md, "Real runs of new scenarios (h33d)").
 SIGTERM_ENTRY = pytest.mark.xfail(strict=True, reason="h33d: a -15 box entry is not promoted (test_h31d_older_runs)")
 LABEL_PARAMS = [pytest.param(r, marks=SIGTERM_ENTRY) if r == "worker_sigterm_torch2_1" else r for r in BATCH]
-
-
-def diagnose(path: Path, capsys) -> list[dict]:
-    capsys.readouterr()
-    main(["diagnose", str(path), "--json"])
-    return json.loads(capsys.readouterr().out)
-
-
-def diagnose_text(tmp_path: Path, text: str, capsys) -> dict:
-    log = tmp_path / "train.log"
-    log.write_text(text)
-    (d,) = diagnose(log, capsys)
-    return d
 
 
 def manifest(run: str) -> dict:
@@ -82,7 +70,7 @@ def test_the_batch_is_there_each_run_made_by_its_release_in_a_namespace_of_its_o
 @pytest.mark.parametrize("run", LABEL_PARAMS)
 def test_each_run_gets_its_label(run, capsys):
     label = manifest(run)["label"]
-    (d,) = diagnose(run_dir(run), capsys)
+    (d,) = cli_diagnoses(run_dir(run), capsys)
     assert (d["outcome"], d["category"]) == (label["outcome"], label["category"]), d["summary"]
     if run in RANK_NOT_IN_THE_LOGS:
         return
@@ -165,24 +153,24 @@ def _box(root_rank: int, root_exc: str, term_rank: int, term_pid: int = 4411) ->
 
 @SIGTERM_ENTRY
 def test_a_worker_sigtermed_from_outside_behind_a_peers_root_cause_is_preempted_with_its_rank(tmp_path, capsys):
-    d = diagnose_text(tmp_path, PEER + AGENT_FAILED + _box(4, PEER, 5), capsys)
+    d = cli_diagnosis(tmp_path, PEER + AGENT_FAILED + _box(4, PEER, 5), capsys)
     assert (d["category"], (d["first_failure"] or {}).get("rank")) == ("preempted", 5), d["summary"]
 
 
 def test_a_sigterm_the_agent_sent_itself_stays_a_symptom(tmp_path, capsys):
     # the agent named that pid ("Sending process 4411 closing signal SIGTERM"): its own close of a survivor
-    d = diagnose_text(tmp_path, PEER + CLOSING + AGENT_FAILED + _box(4, PEER, 5), capsys)
+    d = cli_diagnosis(tmp_path, PEER + CLOSING + AGENT_FAILED + _box(4, PEER, 5), capsys)
     assert d["category"] == "nccl_error", d["summary"]
 
 
 def test_a_box_pasted_without_the_agents_close_is_not_read_for_a_sigterm(tmp_path, capsys):
     # no agent_failed line: the paste may have cut the agent's "Sending process" lines (torch 2.15 lists its survivors -15)
-    d = diagnose_text(tmp_path, PEER + _box(4, PEER, 5), capsys)
+    d = cli_diagnosis(tmp_path, PEER + _box(4, PEER, 5), capsys)
     assert d["category"] == "nccl_error", d["summary"]
 
 
 def test_a_root_cause_that_is_a_failure_of_its_own_stands_beside_a_sigterm_entry(tmp_path, capsys):
-    d = diagnose_text(tmp_path, OWN + AGENT_FAILED + _box(4, OWN, 5), capsys)
+    d = cli_diagnosis(tmp_path, OWN + AGENT_FAILED + _box(4, OWN, 5), capsys)
     assert (d["category"], (d["first_failure"] or {}).get("rank")) == ("python_exception", 4), d["summary"]
 
 
@@ -214,5 +202,5 @@ def test_a_lightning_run_whose_bar_shows_nan_then_ends_is_nan_loss(tmp_path, cap
     # the printed-loss line rule already)
     text = ("\r".join([_bar(i, "1.380") for i in range(1, 6)] + [_bar(i, "nan.0") for i in range(6, 21)])
             + "\n`Trainer.fit` stopped: `max_epochs=2` reached.\n")
-    d = diagnose_text(tmp_path, text, capsys)
+    d = cli_diagnosis(tmp_path, text, capsys)
     assert d["category"] == "nan_loss", d["summary"]
