@@ -91,6 +91,23 @@ TB_TEXT = "Traceback (most recent call last):"
 # line. Both continue the exception's message (real TF 2.21 output: fixtures/tf_real/*.log).
 TF_NODE_STACK = re.compile(r"^(?:Detected at node .{1,2000} defined at \(most recent call last\):|Original stack trace for '[^'\n]{1,2000}':)\s*$")
 TF_NO_STACK = re.compile(r"^<stack traces unavailable>\s*$")
+# [h34e] torch.compile's (dynamo's) errors go on after blank lines: pytorch/pytorch torch/_dynamo/exc.py augment_exc_message
+# appends to the exception's text "\nfrom user code:\n " + "".join(traceback.format_list(real_stack)) (File lines with their
+# source line, the first indented one space more: 2.1 to current), then "\nSet TORCH_LOGS=\"+dynamo\" and
+# TORCHDYNAMO_VERBOSE=1 for more information\n" (2.1-2.5; 2.0 "Set torch._dynamo.config.verbose=True for more information",
+# 2.6+ "Set TORCHDYNAMO_VERBOSE=1 for the internal stack trace (please do this especially if you're reporting a bug to
+# PyTorch). ..."), "\nMinifier script written to ...", "\nLast frame execution written to ...", and "\n\nYou can suppress
+# this exception and fall back to eager by setting:\n    import torch._dynamo\n    torch._dynamo.config.suppress_errors =
+# True\n" (2.0-2.5). DYNAMO_USER_CODE opens the frames of the message, DYNAMO_HINT is a line that continues it after a
+# blank one (real runs: fixtures/runs/compile_metric_torch2_1, _torch2_4).
+DYNAMO_USER_CODE = re.compile(r"^from user code:\s*$")
+DYNAMO_HINT = re.compile(
+    r"^(?:Set (?:TORCH_LOGS=\"\+dynamo\" and TORCHDYNAMO_VERBOSE=1 for more information"
+    r"|TORCHDYNAMO_VERBOSE=1 for the internal stack trace \(please do this especially if you're reporting a bug to PyTorch\)"
+    r"|(?:torch\._dynamo|torchdynamo)\.config\.verbose=True for more information)"
+    r"|You can suppress this exception and fall back to eager by setting:"
+    r"|Minifier script written to \S|Last frame execution written to \S)"
+)
 
 # Lines that start a log record of their own, so they cannot continue an exception
 # message: timestamps first, glog / torch elastic / c10 headers, level names first,

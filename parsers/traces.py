@@ -42,6 +42,8 @@ from gangscope.parsers.trace_shapes import (
     DUMP_EXTENSIONS,
     DUMP_THREAD,
     DUMP_TIMEOUT,
+    DYNAMO_HINT,
+    DYNAMO_USER_CODE,
     EG_HEAD,
     EXCEPTION,
     FATAL,
@@ -254,6 +256,12 @@ RULES: dict[str, list[Rule]] = {
         (blank, HOLD, "message_blank2"),  # loguru prints two blank lines before a chain separator
         (SEPARATOR.match, TAKE, "after_separator"),
         (TF_NODE_STACK.match, TAKE, "tf_node_stack"),  # TensorFlow's op error goes on after a blank line
+        (DYNAMO_USER_CODE.match, TAKE, "dynamo_frames"),  # [h34e] so does torch.compile's (trace_shapes.DYNAMO_USER_CODE)
+        (DYNAMO_HINT.match, TAKE, "message"),
+    ],
+    "dynamo_frames": [  # [h34e] "from user code:"'s File and source lines, in the message; the blank line after them
+        (indented, TAKE, "dynamo_frames"),
+        (blank, HOLD, "message_blank"),
     ],
     "tf_node_stack": [  # the node's creation stack: File lines with a blank after each, then the op's message
         (blank, HOLD, "tf_node_stack"),
@@ -266,6 +274,7 @@ RULES: dict[str, list[Rule]] = {
     ],
     "message_blank2": [
         (SEPARATOR.match, TAKE, "after_separator"),
+        (DYNAMO_HINT.match, TAKE, "message"),  # [h34e] dynamo's "\n\nYou can suppress this exception ..."
     ],
     "message_done": [  # the message had a closing line (box border, closing quotes)
         (blank, HOLD, "message_blank"),
@@ -336,12 +345,13 @@ RULES: dict[str, list[Rule]] = {
 #: trace's previous line, and only so many of them may come in a row (`max_message_lines`
 #: in COUNTED_TEXT, ten times `max_lines` inside a box or quotes, which have a closing line).
 FREE_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_head", "remote_body", "child_failed_box",
-                       "pe_args", "pe_message", "pe_message_blank"})
-COUNTED_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_head", "pe_message", "pe_message_blank"})
+                       "pe_args", "pe_message", "pe_message_blank", "dynamo_frames"})
+COUNTED_TEXT = frozenset({"message", "message_blank", "message_blank2", "dump_head", "pe_message", "pe_message_blank",
+                          "dynamo_frames"})
 
 #: States in which a trace may end without being cut short.
 TERMINAL = frozenset({"message", "message_blank", "message_blank2", "message_done", "box", "dump", "dump_blank",
-                      "tf_node_stack",
+                      "tf_node_stack", "dynamo_frames",
                       "pe_message", "pe_message_blank", "pe_rule"})
 
 
