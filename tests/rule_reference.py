@@ -28,6 +28,16 @@ def found(line: str) -> tuple[str, str] | None:
     return (hit[0].name, hit[1]) if hit is not None else None
 
 
+#: The pipeline's cheap test of each line (errors.PREFILTER): a line a rule reads must pass it.
+PREFILTER = re.compile(errors.PREFILTER)
+
+
+def assert_found_past_the_prefilter(line: str, rule: str, category: str) -> None:
+    """detect() gives the line to `rule` with `category`, and the pipeline's prefilter lets the line through."""
+    assert found(line) == (rule, category)
+    assert PREFILTER.search(line) is not None  # the pipeline's cheap test lets the line through
+
+
 def category_of(line: str) -> str | None:
     """The category detect() gives a line, or None."""
     hit = errors.detect(line)

@@ -18,16 +18,13 @@ The lines below are rebuilt from the libraries' format strings with our values, 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from diagnose_in_process import the_diagnosis
-from rule_reference import category_of, found
+from rule_reference import assert_found_past_the_prefilter, category_of
 
 from gangscope.parsers import errors
 
-PREFILTER = re.compile(errors.PREFILTER)
 
 REQ = "I0511 03:27:45.118902       1 job_controller.go:356] Try to handle request <Queue: research, Job: ml/bert-pt-4n, "
 
@@ -70,8 +67,7 @@ REQ = "I0511 03:27:45.118902       1 job_controller.go:356] Try to handle reques
     ],
 )  # fmt: skip
 def test_the_lines_and_the_prefilter(line, rule, category):
-    assert found(line) == (rule, category)
-    assert PREFILTER.search(line) is not None  # the pipeline's cheap test lets the line through
+    assert_found_past_the_prefilter(line, rule, category)
 
 
 @pytest.mark.parametrize(

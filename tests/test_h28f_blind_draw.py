@@ -20,16 +20,10 @@ The lines below are rebuilt from the libraries' format strings with our values, 
 
 from __future__ import annotations
 
-import re
-
 import pytest
 
 from diagnose_in_process import the_diagnosis
-from rule_reference import category_of, found
-
-from gangscope.parsers import errors
-
-PREFILTER = re.compile(errors.PREFILTER)
+from rule_reference import assert_found_past_the_prefilter, category_of
 
 
 @pytest.mark.parametrize(
@@ -81,8 +75,7 @@ PREFILTER = re.compile(errors.PREFILTER)
     ],
 )  # fmt: skip
 def test_the_lines_of_the_class(line, rule, category):
-    assert found(line) == (rule, category)
-    assert PREFILTER.search(line) is not None
+    assert_found_past_the_prefilter(line, rule, category)
 
 
 @pytest.mark.parametrize(
