@@ -317,20 +317,21 @@ LINE_RULES: tuple[LineRule, ...] = (
     # memory trying to allocate ... Current allocation summary follows.", then the dump, then the op's OOM status):
     # the per-size chunk lines end with "Sum Total of in-use chunks: <size>", and AllocatorStats::DebugString's block
     # ("Limit:", "InUse:", "MaxInUse:", "NumAllocs:", "MaxAllocSize:", 2.x also "Reserved:" ...) after "Stats: ". A copy
-    # cut inside the dump keeps no status line: the dump alone says device memory ran out. TF's and XLA's (JAX's) GPU
-    # allocator. Batch h34a, dev 1596 (zihangdai/xlnet#268, cut after the sum) and 1598 (zhr1201/deep-clustering#4, the
+    # cut inside the dump keeps no status line: the dump alone says device memory ran out, where the log ends in it (a
+    # warning read as the last word, pipeline/diagnose/rules.LAST_WORD_WARNINGS; the OOM status after it is the cause
+    # where the copy has it). TF's and XLA's (JAX's) GPU allocator. Batch h34a, dev 1596 (zihangdai/xlnet#268, cut after the sum) and 1598 (zhr1201/deep-clustering#4, the
     # Stats block alone); dev 509 has the whole dump before its OOM status.
     LineRule("tf_bfc_dump_in_use_total", "cuda_oom", "Sum Total of in-use chunks: ",
              _r(r"Sum Total of in-use chunks: (?P<size>\d[\d.]*\s?[KMGT]?i?B)"),
              "tensorflow/tensorflow tensorflow/core/common_runtime/bfc_allocator.cc BFCAllocator::DumpMemoryLog (LOG(INFO) << \"Sum "
              "Total of in-use chunks: \" << strings::HumanReadableNumBytes(total_bytes)), called from AllocateRawInternal only "
              "`if (dump_log_on_failure)` after \"ran out of memory trying to allocate\" (TF 2.8+ and XLA: "
-             "tsl/framework/bfc_allocator.cc, the same)"),
+             "tsl/framework/bfc_allocator.cc, the same)", WARNING),
     LineRule("tf_bfc_dump_stats", "cuda_oom", "MaxAllocSize:",
              _r(r"^MaxAllocSize: +(?P<bytes>\d+)\s*$"),
              "tensorflow/tensorflow tensorflow/core/common_runtime/bfc_allocator.cc BFCAllocator::DumpMemoryLog (LOG(INFO) << "
              "\"Stats: \\n\" << stats_.DebugString()); core/framework/allocator.cc AllocatorStats::DebugString (\"Limit: %20lld\\n"
-             "InUse: ...\\nMaxInUse: ...\\nNumAllocs: ...\\nMaxAllocSize: %20lld\\n\", names padded to one width)"),
+             "InUse: ...\\nMaxInUse: ...\\nNumAllocs: ...\\nMaxAllocSize: %20lld\\n\", names padded to one width)", WARNING),
     # [h34a] TF 1.x's OpError text names the op whose run failed before the stack that built it: "Caused by op
     # 'save/RestoreV2', defined at:" (1.0-1.13), "Original stack trace for 'save/RestoreV2':" (1.14+, graph mode of 2.x),
     # then the frames and, after them, "<Type> (see above for traceback): <message>". A copy cut inside that stack keeps
