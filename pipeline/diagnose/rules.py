@@ -484,4 +484,6 @@ CAUSE_BELOW_MESSAGES = re.compile(r"^\(Fatal\) Operator \S+ raises an (?:struct 
 #: <size>", the Stats block's "MaxAllocSize:"), which BFCAllocator::DumpMemoryLog writes only after an allocation failed
 #: and before the op's OOM status: a log that ends in it ran out of GPU memory (dev 1596, 1598, copies cut inside the dump);
 #: where the status follows (dev 509: "OOM when allocating tensor ..."), the status is the cause and the summary's proof.
-LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"tf_bfc_dump_in_use_total", "tf_bfc_dump_stats"}
+#: The summary of such an ending says the GPU ran out of memory (endings.no_failure's warnings_at_the_end branch).
+TF_BFC_DUMP = frozenset({"tf_bfc_dump_in_use_total", "tf_bfc_dump_stats"})
+LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | TF_BFC_DUMP
