@@ -81,6 +81,11 @@ SIGNAL_CATEGORY = {9: "host_oom", 15: "preempted"}
 # notes and srun's task reports print for a death by signal.
 _STRSIGNAL = ("Killed|Terminated|Hangup|Aborted|Segmentation fault|Bus error|Illegal instruction|Floating point exception"
               "|Trace/breakpoint trap")
+# [h34a] The time a job platform or log shipper writes before every line of a job's output, "YYYY-MM-DD HH:MM:SS[.mmm] "
+# (an ISO date and time, optional fraction and zone, then blanks), before a shell's job note that starts its line
+# (shell_job_signal): "2020-11-24 20:22:28.106 /bin/bash: line 27: 318 Killed sh start.sh". Batch h34a, dev 1597
+# (divamgupta/deep-clustering-kingdra#2: every line of the copy, Keras's epoch records too, behind the server's time).
+_SHIPPER_TIME = r"(?:\d{4}-\d\d-\d\d[ T]\d\d:\d\d:\d\d(?:[.,]\d{1,9})?(?:Z|[+-]\d\d:?\d\d)? +)?"
 # [h24c] glibc 2.36's translations of strsignal(SIGKILL) ("Killed"), po/<lang>.po as installed in libc.mo (Debian libc-l10n
 # 2.36-9+deb12u14), those that differ from the English: be bg ca cs da de el eo es fi fr gl hr hu id it ja ko lt nb nl pl
 # pt pt_BR ru sk sl sr sv tr uk vi zh_CN zh_TW (rule shell_job_signal_l10n).
@@ -307,6 +312,54 @@ LINE_RULES: tuple[LineRule, ...] = (
              "<< \" with freed_by_count=\" << freed_by_count << \". The caller indicates that this is not a failure, but may mean "
              "that there could be performance gains if more memory were available.\" when !dump_log_on_failure; early 1.x, no allocator name: "
              "names: \"Ran out of memory trying to allocate \" ... \"if more memory is available.\")", WARNING),
+    # [h34a] The BFC allocator's memory dump (BFCAllocator::DumpMemoryLog), which it writes only when an allocation it must
+    # serve failed (AllocateRawInternal with dump_log_on_failure, the last try of the retrying allocator: "ran out of
+    # memory trying to allocate ... Current allocation summary follows.", then the dump, then the op's OOM status):
+    # the per-size chunk lines end with "Sum Total of in-use chunks: <size>", and AllocatorStats::DebugString's block
+    # ("Limit:", "InUse:", "MaxInUse:", "NumAllocs:", "MaxAllocSize:", 2.x also "Reserved:" ...) after "Stats: ". A copy
+    # cut inside the dump keeps no status line: the dump alone says device memory ran out, where the log ends in it (a
+    # warning read as the last word, pipeline/diagnose/rules.LAST_WORD_WARNINGS; the OOM status after it is the cause
+    # where the copy has it). TF's and XLA's (JAX's) GPU allocator. Batch h34a, dev 1596 (zihangdai/xlnet#268, cut after the sum) and 1598 (zhr1201/deep-clustering#4, the
+    # Stats block alone); dev 509 has the whole dump before its OOM status.
+    LineRule("tf_bfc_dump_in_use_total", "cuda_oom", "Sum Total of in-use chunks: ",
+             _r(r"Sum Total of in-use chunks: (?P<size>\d[\d.]*\s?[KMGT]?i?B)"),
+             "tensorflow/tensorflow tensorflow/core/common_runtime/bfc_allocator.cc BFCAllocator::DumpMemoryLog (LOG(INFO) << \"Sum "
+             "Total of in-use chunks: \" << strings::HumanReadableNumBytes(total_bytes)), called from AllocateRawInternal only "
+             "`if (dump_log_on_failure)` after \"ran out of memory trying to allocate\" (TF 2.8+ and XLA: "
+             "tsl/framework/bfc_allocator.cc, the same)", WARNING),
+    LineRule("tf_bfc_dump_stats", "cuda_oom", "MaxAllocSize:",
+             _r(r"^MaxAllocSize: +(?P<bytes>\d+)\s*$"),
+             "tensorflow/tensorflow tensorflow/core/common_runtime/bfc_allocator.cc BFCAllocator::DumpMemoryLog (LOG(INFO) << "
+             "\"Stats: \\n\" << stats_.DebugString()); core/framework/allocator.cc AllocatorStats::DebugString (\"Limit: %20lld\\n"
+             "InUse: ...\\nMaxInUse: ...\\nNumAllocs: ...\\nMaxAllocSize: %20lld\\n\", names padded to one width)", WARNING),
+    # [h34a] TF 1.x's OpError text names the op whose run failed before the stack that built it: "Caused by op
+    # 'save/RestoreV2', defined at:" (1.0-1.13), "Original stack trace for 'save/RestoreV2':" (1.14+, graph mode of 2.x),
+    # then the frames and, after them, "<Type> (see above for traceback): <message>". A copy cut inside that stack keeps
+    # the op's name only: the Saver's ops (save[_N]/SaveV2, RestoreV2[_N], MergeV2Checkpoints, restore_slice) are the
+    # checkpoint and the input pipeline's IteratorGetNext is the dataset, as tf_checkpoint_op / tf_input_pipeline_op read
+    # them in a whole message. Other ops name no category here. Batch h34a, dev 1609 (google-research/bert#359).
+    LineRule("tf1_op_defined_at", "checkpoint_error", "Caused by op '",
+             _r(r"Caused by op '(?:[\w.-]+/)*(?P<op>SaveV2|RestoreV2|MergeV2Checkpoints|RestoreSlice|restore_slice"
+                r"|IteratorGetNext|MultiDeviceIteratorGetNextFromShard)(?:_\d+)?', defined at:"),
+             "tensorflow/tensorflow tensorflow/python/framework/errors_impl.py OpError.__str__ (TF 1.0-1.13: \"%s\\n\\nCaused by op "
+             "%r, defined at:\\n\" % (self.message, self._op.name), then traceback.format_list(self._op.traceback)); "
+             "python/training/saver.py BaseSaverBuilder (io_ops.save_v2 / restore_v2 under name scope \"save\")",
+             classify=lambda m: "dataloader_error" if "Iterator" in m["op"] else "checkpoint_error"),
+    LineRule("tf_op_original_stack", "checkpoint_error", "Original stack trace for '",
+             _r(r"^Original stack trace for '(?:[\w.-]+/)*(?P<op>SaveV2|RestoreV2|MergeV2Checkpoints|RestoreSlice|restore_slice"
+                r"|IteratorGetNext|MultiDeviceIteratorGetNextFromShard)(?:_\d+)?':\s*$"),
+             "tensorflow/tensorflow tensorflow/python/framework/errors_impl.py OpError.__str__ (TF 1.14+: \"\\nOriginal stack trace "
+             "for %r:\\n\" % (self._op.name,), then the op's traceback)",
+             classify=lambda m: "dataloader_error" if "Iterator" in m["op"] else "checkpoint_error"),
+    # [h34a] LLVM's fatal error, printed by report_fatal_error just before it exits the process (exit(1), or abort where
+    # the handler asks): a compiler inside the framework (XLA's GPU backend, Triton, TVM, numba) could not build a
+    # kernel, "LLVM ERROR: Cannot select: ...". The run is dead and no category of the taxonomy names the cause: a
+    # summary, so a cause printed before it still wins. Batch h34a, dev 1608 (tensorflow/tensorflow#11471).
+    LineRule("llvm_fatal_error", "unknown", "LLVM ERROR: ",
+             _r(r"^LLVM ERROR: (?P<reason>\S.*)"),
+             "llvm/llvm-project llvm/lib/Support/ErrorHandling.cpp report_fatal_error (no handler installed: raw_fd_ostream "
+             "OS(2); OS << \"LLVM ERROR: \" << Reason << \"\\n\"; sys::RunInterruptHandlers(); abort() if GenCrashDiag else exit(1))",
+             SUMMARY),
     # Batch h16t (fixtures/eval dev 519, 522): TF 1.x's Coordinator logging the exception a thread (a queue runner, the
     # MonitoredSession's hooks, slim's and Estimator's training loops) stopped training with, before join() re-raises it:
     # "Error reported to Coordinator: <class '<type>'>, <message>" (1.x), "Error reported to Coordinator: <message>" (later).
@@ -968,7 +1021,7 @@ LINE_RULES: tuple[LineRule, ...] = (
     # alone on its line ("Killed"). A launcher's summary of a death, the signal deciding the category
     # (SIGKILL -> host_oom, SIGTERM / SIGHUP -> preempted, the crashes -> unknown).
     LineRule("shell_job_signal", "unknown", "",
-             _r(r"(?:^(?:\S[^:\n]*: line \d+: +(?P<pid>\d+) +)?|\| *\d+/\d+ \[[^\]\n]*\])(?P<what>" + _STRSIGNAL + r")"
+             _r(r"(?:^" + _SHIPPER_TIME + r"(?:\S[^:\n]*: line \d+: +(?P<pid>\d+) +)?|\| *\d+/\d+ \[[^\]\n]*\])(?P<what>" + _STRSIGNAL + r")"
                 r"(?: +\(core dumped\))?(?(pid)(?: .*)?|\s*)$"),
              "GNU bash jobs.c notify_of_job_status (non-interactive: fprintf(stderr, _(\"%s: line %d: \"), ...); pretty_print_job(job, "
              "JLIST_NONINTERACTIVE, stderr); a foreground job: fprintf(stderr, \"%s\", j_strsignal(termsig)), _(\" (core dumped)\")); "
@@ -1845,6 +1898,15 @@ LINE_RULES: tuple[LineRule, ...] = (
              "huggingface/transformers src/transformers/trainer.py _inner_training_loop (metrics = speed_metrics(\"train\", start_time, ...); "
              "metrics[\"train_loss\"] = train_loss; self.log(metrics)); trainer_utils.py speed_metrics (f\"{split}_runtime\", "
              "f\"{split}_samples_per_second\", ...); trainer_callback.py ProgressCallback.on_log (self.training_bar.write(str(logs)))",
+             END),
+    # [h34a] tf.estimator's train() logs the loss of its last step when the training loop returns (max_steps or steps
+    # reached, or the input exhausted): "INFO:tensorflow:Loss for final step: 21.471064." The end of the training run
+    # (TPUEstimator's train() too). Batch h34a, dev 1599 (HiKapok/SSD.TensorFlow#94).
+    LineRule("tf_estimator_final_step", "success", "Loss for final step: ",
+             _r(r"Loss for final step: (?P<loss>[-+\w.]+)\.\s*$"),
+             "tensorflow/estimator tensorflow_estimator/python/estimator/estimator.py Estimator.train (loss = self._train_model(input_fn, "
+             "hooks, saving_listeners); logging.info('Loss for final step: %s.', loss)); TF 1.x tensorflow/python/estimator/estimator.py "
+             "and contrib/learn estimators, the same",
              END),
     # --- h22b: Megatron's own exits through print_datetime (\"[<what>] datetime: <time> \"): after the SIGTERM its
     # --exit-signal-handler caught (the scheduler's stop: preempted), after --exit-duration-in-mins (the wall-clock budget a

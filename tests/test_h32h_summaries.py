@@ -187,6 +187,10 @@ def test_the_logs_of_these_classes_say_it(path, said):
 #: quote), and a cut traceback whose operation frame is a Windows path, quoted with its separators turned to "/" (dev 1554,
 #: `D:\\Anaconda\\...\\fetch.py`): both fail on 092ba0e as on h33g (its rules do not touch them), left to the summary's owner
 LATER_LEFT = {"1343": "proof", "1546": "proof", "1554": "proof"}
+#: [h34a] dev 1587 (tensorflow/tensorflow#60706): a faulthandler stack dump ("Current thread 0x... (most recent call first):")
+#: cut before the "Fatal Python error:" line that names the signal; the summary says "Fatal Python error: fatal error.", words
+#: no line of the log holds (proof). Fails on 57e1e72 as on h34a (its rules do not touch it), left to the summary's owner.
+LATER_LEFT["1587"] = "proof"
 
 
 def test_the_later_dev_logs_summaries_pass_the_audit_but_the_classes_left_alone():

@@ -21,6 +21,7 @@ from gangscope.pipeline.diagnose.rules import (
 )
 from gangscope.pipeline.diagnose.rules import STALL_REPEATS  # h25a
 from gangscope.pipeline.diagnose.rules import FALLBACK_NCCL_WARNINGS  # h28d
+from gangscope.pipeline.diagnose.rules import TF_BFC_DUMP  # h34a
 from gangscope.pipeline.diagnose.summary import cut_message, ranks_text, readable_message, who, without_stamp
 from gangscope.pipeline.diagnose.views import AttemptView
 
@@ -327,6 +328,10 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         # [h32d] a gang's waiting words (a PodGroup unschedulable, a child Job refused, a volume or Secret not there yet) say
         # what they stand for only in the category: the sentence says it (dev 1199, 1405)
         lead = "the gang never became ready: " if first.category == "pods_ready_timeout" else ""
+        # [h34a] the BFC allocator's dump says what it stands for in none of its words (a byte count): the sentence says it
+        # (dev 1596, 1598)
+        if first.pattern in TF_BFC_DUMP:
+            lead = "the GPU ran out of memory (its allocator's dump after a failed allocation): "
         return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=False, default="running"),
                                category=first.category, first_failure=who_, time=first.time, confidence=CONFIDENCE["warnings_at_end"],
                                evidence=[error_evidence(e) for e in warned[:4]],

@@ -479,3 +479,11 @@ LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"jobset_job_creation_failed"}
 #: type tag): the exception's first line names the wrapper, its words (an allocator's "Out of memory error on GPU N") come
 #: after "The exception content is". Read as a bare exception line is (root_cause._message_on_the_lines_below).
 CAUSE_BELOW_MESSAGES = re.compile(r"^\(Fatal\) Operator \S+ raises an (?:struct |class )?[\w:]+ exception\.\s*$")
+# --- h34a (issue 16, session 34; fixtures/eval README "Batch h34a"): TensorFlow's BFC allocator dump as a last word.
+#: [h34a] The BFC allocator's memory dump (rules tf_bfc_dump_in_use_total, tf_bfc_dump_stats: "Sum Total of in-use chunks:
+#: <size>", the Stats block's "MaxAllocSize:"), which BFCAllocator::DumpMemoryLog writes only after an allocation failed
+#: and before the op's OOM status: a log that ends in it ran out of GPU memory (dev 1596, 1598, copies cut inside the dump);
+#: where the status follows (dev 509: "OOM when allocating tensor ..."), the status is the cause and the summary's proof.
+#: The summary of such an ending says the GPU ran out of memory (endings.no_failure's warnings_at_the_end branch).
+TF_BFC_DUMP = frozenset({"tf_bfc_dump_in_use_total", "tf_bfc_dump_stats"})
+LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | TF_BFC_DUMP
