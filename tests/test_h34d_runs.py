@@ -23,7 +23,11 @@ BATCH = sorted(f"{s}_torch{r}" for s in SCENARIOS for r in ("2_1", "2_4"))
 # The rank the logs cannot name (the label keeps the generator's): without DETAIL every rank of a shape mismatch times out in
 # gloo; only the odd rank's stack ends in its own all_reduce, the others' in DDP's backward (no rule reads a stack's frames
 # for a rank). Under 2.1 the box order happened to put rank 3 first.
-RANK_NOT_IN_THE_LOGS = {"collective_mismatch_torch2_4"}
+RANK_NOT_IN_THE_LOGS = {"collective_mismatch_torch2_4", "tf_worker_raises"}
+# TensorFlow (tensorflow-cpu 2.21.0, Keras 3.15.1, in a venv of their own): MultiWorkerMirroredStrategy's worker 1 raises,
+# worker 0's collective is aborted; Keras 3's TerminateOnNaN stops a diverging fit. The failing worker's index ("rank" 1 in
+# the label: its TF task index) is named only in the peer's gRPC error text ("/job:worker/replica:0/task:1").
+TF_RUNS = ("tf_worker_raises", "keras_nan")
 
 
 def run_dir(run: str) -> Path:
@@ -69,7 +73,7 @@ def test_the_batch_is_there_each_run_made_by_its_release_in_a_namespace_of_its_o
     assert all(len(runs) == 1 for runs in jobs.values()), jobs
 
 
-@pytest.mark.parametrize("run", BATCH)
+@pytest.mark.parametrize("run", BATCH + list(TF_RUNS))
 def test_each_run_gets_its_label(run, capsys):
     label = manifest(run)["label"]
     (d,) = diagnose(run_dir(run), capsys)
@@ -115,6 +119,21 @@ def test_the_master_port_taken_is_the_store_servers_bind_failure_by_release():
     # goes on as a client, in a run that rendezvoused fine
     ok = _log("ddp_model_mismatch_torch2_4", "worker-1")
     assert "(errno: 98 - Address already in use)." in ok and "[c10d] The server socket has failed to listen on any local network address." in ok
+
+
+def test_tensorflow_runs_their_release_and_what_the_surviving_worker_says():
+    for run in TF_RUNS:
+        m = manifest(run)
+        assert m["versions"]["tensorflow"] == "2.21.0" and "torch" not in m["versions"], run
+        assert m["label"]["root_line"] in "".join(p.read_text() for p in (run_dir(run) / "pods").rglob("*.log")), run
+    text = _log("tf_worker_raises", "worker-0")
+    assert "tensorflow.python.framework.errors_impl.UnavailableError: Graph execution error:" in text
+    assert "Collective ops is aborted by: Socket closed" in text
+    assert "Additional GRPC error information from remote target /job:worker/replica:0/task:1" in text
+    assert "KeyError: 'class_weights'" in _log("tf_worker_raises", "worker-1")
+    nan = _log("keras_nan", "worker-0")
+    assert "Batch 5: Invalid loss, terminating training" in nan and "training finished" in nan
+    assert manifest("keras_nan")["pods"]["keras-nan-worker-0"]["exit_code"] == 0
 
 
 # ---------------------------------------------------------------- the rule: the rank every other rank names
