@@ -17,7 +17,7 @@ import pytest
 from gangscope.pipeline.run.cli import main
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
-SCENARIOS = ("unused_param", "unused_param_detail", "collective_mismatch", "collective_mismatch_detail",
+SCENARIOS = ("unused_param", "unused_param_detail", "collective_mismatch", "coll_mismatch_detail",
              "ddp_model_mismatch", "master_port_in_use")
 BATCH = sorted(f"{s}_torch{r}" for s in SCENARIOS for r in ("2_1", "2_4"))
 # The rank the logs cannot name (the label keeps the generator's): without DETAIL every rank of a shape mismatch times out in
@@ -104,7 +104,7 @@ def test_a_collective_shape_mismatch_without_detail_is_gloo_timeouts_everywhere(
         text = _log(f"collective_mismatch_torch{rel}", "worker-1") + _log(f"collective_mismatch_torch{rel}", "worker-0")
         assert "Timed out waiting 5000ms for recv operation to complete" in text
         assert "Detected mismatch" not in text
-        detail = _log(f"collective_mismatch_detail_torch{rel}", "worker-1")
+        detail = _log(f"coll_mismatch_detail_torch{rel}", "worker-1")
         assert "but Rank 0 is running collective: CollectiveFingerPrint(SequenceNumber=8, OpType=ALLREDUCE, TensorShape=[4]" in detail
         assert "Tensor Tensor shapes: 5vs 4" in detail
 
