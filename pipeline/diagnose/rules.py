@@ -487,7 +487,7 @@ CAUSE_BELOW_MESSAGES = re.compile(r"^\(Fatal\) Operator \S+ raises an (?:struct 
 #: torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp CollectiveFingerPrint::verify) and DDP's construction check ("DDP
 #: expects same model across all ranks, but Rank <own> has N params, while rank <other> has inconsistent M params.",
 #: torch/csrc/distributed/c10d/reducer.cpp verify_params_across_processes); words read in the torch 2.1.2 and 2.4.1
-#: binaries and in fixtures/runs collective_mismatch_detail_* / ddp_model_mismatch_* (h34d). Not the size / stride form
+#: binaries and in fixtures/runs coll_mismatch_detail_* / ddp_model_mismatch_* (h34d). Not the size / stride form
 #: ("appears not to match sizes of the same param in process 0"): every rank compares with rank 0 there. Read by
 #: root_cause._odd_rank_named_by_peers: the rank named by every other reporting rank (at least two) is the first failure.
 PEER_NAMING_CHECKS = (
