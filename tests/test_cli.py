@@ -509,7 +509,8 @@ def test_diagnose_in_a_real_80_column_terminal(tmp_path):
             if done.exists():
                 break
             time.sleep(0.1)
-        screen = subprocess.run([*tmux, "capture-pane", "-p", "-J", "-S", "-200"], capture_output=True, text=True,
+        # [h34d] the whole output: 107 runs' rows and summaries are ~275 lines, past 200 lines of history + 50 on screen
+        screen = subprocess.run([*tmux, "capture-pane", "-p", "-J", "-S", "-600"], capture_output=True, text=True,
                                 check=True).stdout
     finally:
         subprocess.run([*tmux, "kill-server"], capture_output=True)

@@ -24,8 +24,10 @@ H32F_SCENARIOS = {"master_port_mismatch", "nnodes_wrong", "persistent_worker_kil
                   "hf_resume_truncated", "hf_resume_missing", "ptl_step_raises", "ptl_sigterm"}
 # and h33d's (tests/test_h33d_runs.py)
 H33D_SCENARIOS = {"barrier_raise", "early_exit", "worker_sigterm", "compile_metric", "accelerate_raises", "lightning_amp_nan"}
+H34D_SCENARIOS = {"unused_param", "unused_param_detail", "collective_mismatch", "coll_mismatch_detail", "ddp_model_mismatch",
+                  "master_port_in_use"}  # [h34d] named the same way: tests/test_h34d_runs.py reads them
 OLDER = {p.parent.name: p.parent for p in RUNS.glob("*_torch*_*/manifest.json")
-         if p.parent.name.rsplit("_torch", 1)[0] not in H32F_SCENARIOS | H33D_SCENARIOS}
+         if p.parent.name.rsplit("_torch", 1)[0] not in H32F_SCENARIOS | H33D_SCENARIOS | H34D_SCENARIOS}
 OLDER_RUNS = sorted(OLDER)
 # runs whose last stdout line is a P chunk no F line ends (see test_a_bar_left_unfinished_...)
 DANGLING_BAR = ["lightning_sigterm_torch2_1", "lightning_step_raises_torch2_1"]

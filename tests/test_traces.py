@@ -866,6 +866,13 @@ INTERLEAVED_UNPREFIXED = {"collective_timeout_torch2_1", "hf_collator_ragged_tor
 INTERLEAVED_SAME_STACK = {"hf_resume_truncated_torch2_1"}
 # [h33d] barrier_raise_torch2_1: ranks 2 and 3 of worker-1 fail in the same dist.barrier() at once, unprefixed: the same class
 INTERLEAVED_SAME_STACK |= {"barrier_raise_torch2_1"}
+# [h34d] the same class in four torch 2.1 runs (no prefix): the ranks of one pod raise at once, unused_param / _detail and
+# ddp_model_mismatch the same exception through the same stack, collective_mismatch (ranks 2 and 3 timing out in gloo) through
+# two stacks whose first three frames are the same lines (the second header comes inside the first stack's shared frames):
+# the chain and type are right for the pod, the frame counts (and, for unused_param_detail, the trace count) are not; the
+# diagnoses are right (tests/test_h34d_runs.py)
+INTERLEAVED_SAME_STACK |= {"unused_param_torch2_1", "unused_param_detail_torch2_1", "ddp_model_mismatch_torch2_1",
+                           "collective_mismatch_torch2_1"}
 # [h33d] torch.compile's errors carry their own frame in the message: torch/_dynamo/exc.py augment_exc_message appends
 # "\nfrom user code:\n" + traceback.format_list(real_stack) (a `   File "...", line N, in f` line and its code), then
 # "Set TORCH_LOGS=..." and the suppress_errors hint, after blank lines (which torch 2.4's [rankN]: hook leaves unprefixed).

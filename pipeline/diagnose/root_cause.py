@@ -51,6 +51,7 @@ from gangscope.pipeline.diagnose.rules import (
     LAUNCHER_OWN_KILL, NPU_CALL_FAILED, OOM_SKIP_NOTICES, TEARDOWN_ONLY, UNRAISABLE_REPORTS, UNRAISABLE_STILL_FAILS,
     WATCHDOG_TEARDOWN_ABORT,
 )
+from gangscope.pipeline.diagnose.rules import PEER_NAMING_CHECKS  # h34d
 from gangscope.pipeline.diagnose.views import AttemptView
 
 
@@ -279,6 +280,7 @@ def find_root(failures: list[Failure]) -> tuple[Failure | None, str]:
         root = _npu_call_of_its_own_report(root, failures)  # [h28f]
         root = _message_on_the_lines_below(root, failures)  # [h31c]
         root = _first_named_by_launcher(root, failures)
+        root = _odd_rank_named_by_peers(root, failures)  # [h34d]
         return root, ("rank_report" if root.tier == 0 else "launcher")
     if first_effect is not None:
         # Simultaneous effects: the one that explains the others (a lost peer explains a timeout).
@@ -435,6 +437,44 @@ def _first_named_by_launcher(root: Failure, failures: list[Failure]) -> Failure:
         return root
     reports = [f for f in failures if f.error.pattern in FIRST_FAILURE_REPORTS and f.rank is not None and f.error.pod == root.error.pod]
     return min(reports, key=lambda f: (f.t, f.seq)) if reports else root
+
+
+def _peer_check(f: Failure) -> re.Match[str] | None:
+    """[h34d] `f`'s words as one of rules.PEER_NAMING_CHECKS (own rank, the rank it names), if they are."""
+    for text in (f.error.line, f.error.message):  # the message may be cut short of the rank it names
+        if not text or "Rank " not in text:
+            continue
+        for pattern in PEER_NAMING_CHECKS:
+            m = pattern.search(text)
+            if m is not None:
+                return m
+    return None
+
+
+def _odd_rank_named_by_peers(root: Failure, failures: list[Failure]) -> Failure:
+    """[h34d] A root that is a rank's report of a cross-rank check naming the first rank that differs from it
+    (rules.PEER_NAMING_CHECKS): where one rank is named by every other rank that reported the same check (at least
+    two of them) and reported it too, that rank's report is the first failure (its own rank: the one that differs).
+    Two ranks name each other: nothing says which differs, `root` stays. Anything else: `root`."""
+    if root.tier != 0 or _peer_check(root) is None:
+        return root
+    named: dict[int, int] = {}
+    own_report: dict[int, Failure] = {}
+    for f in sorted((f for f in failures if f.tier == 0), key=_earliest):
+        m = _peer_check(f)
+        if m is None:
+            continue
+        own, other = int(m["own"]), int(m["other"])
+        if own == other:
+            continue
+        named.setdefault(own, other)
+        own_report.setdefault(own, f)
+    for odd in sorted(set(named.values())):
+        others = [r for r in named if r != odd]
+        if len(others) >= 2 and odd in own_report and all(named[r] == odd for r in others):
+            f = own_report[odd]
+            return f if f.rank == odd else Failure(f.error, f.tier, f.t, odd, f.box_t)
+    return root
 
 
 def _explained_by_earlier(root: Failure, close: list[Failure]) -> Failure:

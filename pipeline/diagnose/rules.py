@@ -487,3 +487,20 @@ CAUSE_BELOW_MESSAGES = re.compile(r"^\(Fatal\) Operator \S+ raises an (?:struct 
 #: The summary of such an ending says the GPU ran out of memory (endings.no_failure's warnings_at_the_end branch).
 TF_BFC_DUMP = frozenset({"tf_bfc_dump_in_use_total", "tf_bfc_dump_stats"})
 LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | TF_BFC_DUMP
+
+#: [h34d] Cross-rank consistency checks in which every rank compares what all ranks gathered with its own and names the FIRST
+#: rank that differs from it, so the one rank that differs (the odd one out) is named by every other rank and itself names
+#: another: ProcessGroupWrapper's fingerprint check under TORCH_DISTRIBUTED_DEBUG=DETAIL ("Detected mismatch between
+#: collectives on ranks. Rank <own> is running collective: <fingerprint>, but Rank <other> is running collective: ...",
+#: torch/csrc/distributed/c10d/ProcessGroupWrapper.cpp CollectiveFingerPrint::verify) and DDP's construction check ("DDP
+#: expects same model across all ranks, but Rank <own> has N params, while rank <other> has inconsistent M params.",
+#: torch/csrc/distributed/c10d/reducer.cpp verify_params_across_processes); words read in the torch 2.1.2 and 2.4.1
+#: binaries and in fixtures/runs coll_mismatch_detail_* / ddp_model_mismatch_* (h34d). Not the size / stride form
+#: ("appears not to match sizes of the same param in process 0"): every rank compares with rank 0 there. Read by
+#: root_cause._odd_rank_named_by_peers: the rank named by every other reporting rank (at least two) is the first failure.
+PEER_NAMING_CHECKS = (
+    re.compile(r"Detected mismatch between collectives on ranks\. Rank (?P<own>\d+) is running collective: .*?, but Rank "
+               r"(?P<other>\d+) is running "),
+    re.compile(r"DDP expects same model across all ranks, but Rank (?P<own>\d+) has \d+ params, while rank (?P<other>\d+) "
+               r"has inconsistent \d+ params"),
+)
