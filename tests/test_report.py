@@ -289,8 +289,8 @@ def test_the_overview_says_an_attempt_had_a_straggler_and_a_stall(tmp_path):
 
 
 def test_a_logged_text_without_spaces_does_not_widen_the_report_at_1366_pixels(tmp_path):
-    """A failure whose message is a 3,000-character path (an object-store key, a hash, base64) and a
-    traceback frame as long: every <details> opened in Chromium at 1366 px, the page still has no
+    """A failure whose message is a 3,000-character path (an object-store key, a hash, base64), a
+    traceback frame as long and a job named with 250 characters: every <details> opened in Chromium at 1366 px, the page still has no
     sideways scrolling (the summary under the attempt was 1,494 px wide)."""
     pytest.importorskip("selenium.webdriver", reason="selenium is not installed")
 
@@ -301,20 +301,25 @@ def test_a_logged_text_without_spaces_does_not_widen_the_report_at_1366_pixels(t
 
     key = "Z" * 3000
     log = tmp_path / "longjob.log"
+    # a job named as long as Kubernetes lets a pod be named (the overview's job column never wrapped: a 42-character
+    # name already made the demo 1,373 px wide)
+    long_name = "-".join(["llama3-70b-context-extension-sweep-lr3e-5-warmup2000-seed17"] * 3) + "-" + "x" * 70
+    (tmp_path / f"{long_name}.log").write_text("step 1 loss 2.3\nValueError: bad batch\n")
     log.write_text("\n".join([
         "step 1 loss 2.3", "step 2 loss 2.2", "Traceback (most recent call last):",
         f'  File "/workspace/{key[:400]}/train.py", line 10, in <module>', "    main()",
         f"RuntimeError: storage failed for s3://bucket/{key}",
         f"ERROR: No space left on device /fsx/{key}"]) + "\n")
     out = tmp_path / "out"
-    main(["replay", str(log), "--out", str(out), "--no-progress"])
-    assert key in (out / "report.html").read_text()
+    main(["replay", str(log), str(tmp_path / f"{long_name}.log"), "--out", str(out), "--no-progress"])
+    assert key in (out / "report.html").read_text() and long_name in (out / "report.html").read_text()
     browser = _headless_chromium(driver_path)
     try:
         browser.set_window_size(1366, 900)
         browser.get((out / "report.html").as_uri())
         browser.execute_script("document.querySelectorAll('details').forEach(d => d.open = true)")
-        assert "RuntimeError: storage failed for s3://bucket/ZZZZ" in browser.find_element("css selector", ".summary").text
+        summaries = [e.text for e in browser.find_elements("css selector", ".summary")]
+        assert any("RuntimeError: storage failed for s3://bucket/ZZZZ" in text for text in summaries), summaries
         assert browser.execute_script("return document.documentElement.scrollWidth") <= 1366
     finally:
         browser.quit()
