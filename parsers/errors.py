@@ -158,6 +158,17 @@ def _exit_code_category(m: re.Match[str]) -> str | None:
     code = int(m["exitcode"])
     return None if code == 0 else EXITCODE_CATEGORY.get(code, "unknown")
 
+
+def _skypilot_codes_category(codes: str) -> str | None:
+    """SkyPilot's return code list (h34c): its own cleanup kills the other nodes' processes (137), the first other non-zero
+    code is the failing worker's; all 137 a kill. None when no code failed."""
+    values = [int(c) for c in re.findall(r"-?\d+", codes)]
+    failed = [c for c in values if c != 0]
+    if not failed:
+        return None
+    worker = [c for c in failed if c != 137]
+    return EXITCODE_CATEGORY.get(worker[0], "unknown") if worker else "host_oom"
+
 _AGE_PART = re.compile(r"(\d+)([ydhms])")
 _AGE_MINUTES = {"y": 525600, "d": 1440, "h": 60, "m": 1, "s": 1 / 60}
 
@@ -3306,6 +3317,61 @@ LINE_RULES: tuple[LineRule, ...] = (
              "kubernetes/kubernetes pkg/controller/job/job_controller.go syncJob (jm.newFailureCondition(batch.JobReasonFailedIndexes, "
              "\"Job has failed indexes\"), jm.newFailureCondition(batch.JobReasonMaxFailedIndexesExceeded, \"Job has exceeded the "
              "specified maximal number of failed indexes\")); read with find_string (33249757, 66920481658)", SUMMARY),
+    # --- h34c (issue 16, session 34; fixtures/formats/failure_lines.json batch h34c): the build half's lines, each from its
+    # printer's source (the entries' `verified` field).
+    # MPICH's Hydra (mpiexec / mpirun of MPICH 3-4 and Intel MPI) boxes a rank that ended badly: "=   KILLED BY SIGNAL: N
+    # (<strsignal>)" (3.3+), before it "=   EXIT CODE: N" with the raw wait status of a process that did not exit (its signal).
+    # A launcher's summary, the cause in the ranks' own lines; the signal decides as for mpirun's boxes (9 host_oom, 15
+    # preempted, else unknown).
+    LineRule("hydra_bad_termination", "unknown", "",  # keys: _EXTRA_KEYS ("KILLED BY SIGNAL: ", "EXIT CODE: ")
+             _r(r"^=\s+(?:KILLED BY SIGNAL: (?P<signal>\d+)(?: \([^)\n]*\))?|EXIT CODE: (?P<status>\d+))\s*$"),
+             "pmodels/mpich src/pm/hydra/pmiserv/pmiserv_cb.c (HYDU_dump_noprefix(stdout, \"=   BAD TERMINATION OF ONE OF YOUR "
+             "APPLICATION PROCESSES\\n\"); \"=   EXIT CODE: %d\\n\" with proxy->exit_status[i] when !WIFEXITED, find_string 686710894); "
+             "3.3+/Intel MPI's \"=   KILLED BY SIGNAL: %d (%s)\" (real copies 54828010725, 65807685600, 15093475115)", SUMMARY,
+             classify=lambda m: SIGNAL_CATEGORY.get(int(m["signal"] or m["status"]),
+                                                    EXITCODE_CATEGORY.get(int(m["signal"] or m["status"]), "unknown"))),
+    # MPI_Abort as MPICH reports it (MPID_Abort: "Abort(N) on node R (rank R in comm C): application called MPI_Abort(COMM,
+    # N) - process R"; Cray MPICH's "MPICH ERROR [Rank R] ... - Abort(N) (rank R in comm C): ..."): the application gave up,
+    # the reason in its own lines before (as Open MPI's MPI_ABORT box): a summary, unknown alone.
+    LineRule("mpich_mpi_abort", "unknown", "MPI_Abort(",
+             _r(r"application called MPI_Abort\((?P<comm>\w+), (?P<code>-?\d+)\) - process (?P<rank>\d+)"),
+             "pmodels/mpich src/mpi/init/abort.c (MPIR_Abort_impl: \"application called MPI_Abort(%s, %d) - process %d\"), "
+             "src/mpid/ch3|ch4 MPID_Abort (\"Abort(%d) on node %d (rank %d in comm %d): %s\"); real copies find_string 22135117745, "
+             "55999104906, 53109014960", SUMMARY),
+    # Flux's job exceptions as flux-job attach prints them ("%.3fs: job.exception type=%s severity=%d %s"): a fatal (severity
+    # 0) timeout is the job's time limit (job-exec: "resource allocation expired", then SIGALRM), a node-failure a broker that
+    # lost a job shell's node; other fatal types say nothing of why (unknown); a non-fatal one is no failure.
+    LineRule("flux_job_exception", "unknown", "",  # keys: _EXTRA_KEYS (": job.exception type=")
+             _r(r"\d\.\d{3}s: job\.exception type=(?P<type>[\w-]+) severity=(?P<severity>\d+)"),
+             "flux-framework/flux-core src/cmd/flux-job.c attach (\"%.3fs: job.exception type=%s severity=%d %s\", real copy "
+             "3855760046), src/modules/job-exec/job-exec.c (timeout: \"resource allocation expired\", 2401646573; \"lost contact with "
+             "job shell on broker %s (rank %d)\", 40033018813)",
+             classify=lambda m: None if m["severity"] != "0" else
+             {"timeout": "time_limit", "node-failure": "node_failure"}.get(m["type"], "unknown")),
+    # SkyPilot's verdict on a job (the driver its backend generates): the ranks' return codes, where SkyPilot's own cleanup of
+    # the other nodes gives 137s beside the failing worker's code. A summary: the first code that is not the cleanup's decides
+    # (137 when all are, as a kill), colorama's red around the words kept or stripped.
+    LineRule("skypilot_job_failed", "unknown", "",  # keys: _EXTRA_KEYS ("ERROR")
+             _r(r"^ERROR: (?:\x1b\[[\d;]*m)?Job (?P<job>\d+) failed with return code list:(?:\x1b\[[\d;]*m)? \[(?P<codes>[-\d, ]*)\]"),
+             "skypilot-org/skypilot sky/backends/cloud_vm_ray_backend.py RayCodeGen (print('ERROR: {colorama.Fore.RED}Job {job_id} "
+             "failed with return code list:{colorama.Style.RESET_ALL}', returncodes, reason), reason \"(A Worker failed with return code "
+             "{non_137}, SkyPilot cleaned up the processes on other nodes with return code 137)\"); find_string 1006675007, 2529174233",
+             SUMMARY, classify=lambda m: _skypilot_codes_category(m["codes"])),
+    # oneCCL (the collective library of Intel GPUs, torch's XCCL backend): its LOG_ERROR lines "|CCL_ERROR| <file>:<line>
+    # <function>: <message>". The XPU's NCCL failing: nccl_error; its key-value store (the rendezvous of its ranks) timing
+    # out at a get: rendezvous_error, as TCPStore's.
+    LineRule("oneccl_error", "nccl_error", "|CCL_ERROR| ",
+             _r(r"\|CCL_ERROR\| (?P<where>[\w.]+(?::\d+)?) (?P<function>\w+): (?P<message>.*)"),
+             "uxlfoundation/oneCCL src/common/log/log.hpp (LOG_ERROR: logger.error(\"|CCL_ERROR| \", basedir_static(__FILE__), \":\", "
+             "__LINE__, \" \", __FUNCTION__, \": \", ...)); find_string 6819116755, 2715944173",
+             classify=lambda m: "rendezvous_error" if m["function"].startswith("kvs_") and "timeout" in m["message"] else "nccl_error"),
+    # The SageMaker training toolkit's failure of the user's script: "ExecuteUserScriptError:\nExitCode N\nErrorMessage
+    # \"...\"\nCommand \"...\"" (_CalledProcessError.__str__). The exit code on its own line: a summary, the script's lines (and
+    # the ErrorMessage's) the cause; 137 the kernel's kill.
+    LineRule("sagemaker_exit_code", "unknown", "ExitCode ",
+             _r(r"^ExitCode (?P<exitcode>\d+)\s*$"),
+             "aws/sagemaker-training-toolkit src/sagemaker_training/errors.py _CalledProcessError.__str__ ('%s:\\nExitCode %s\\n"
+             "ErrorMessage \"%s\"\\nCommand \"%s\"'); read_file 385732922 (186a3e1b)", SUMMARY, classify=_exit_code_category),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -3396,6 +3462,7 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "RTE was unable to reliably start one or more daemons", "RTE daemon has unexpectedly failed after launch",
                "JobCreationFailed",
                "Job has failed indexes", "Job has exceeded the specified maximal number of failed indexes",  # k8s_job_failed_indexes (h33c)
+               "KILLED BY SIGNAL: ", "EXIT CODE: ", ": job.exception type=",  # hydra_bad_termination, flux_job_exception (h34c)
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
                "NAN |", "INF |",
@@ -5433,3 +5500,29 @@ TRACE_RULES += (
 #: whose second half, when the paste holds it, is the one to quote (dataloader_poll_empty: the loader's RuntimeError
 #: raised while it handled the Empty).
 LAST_LINK_RULES = frozenset({"dataloader_poll_empty"})
+
+
+TRACE_RULES += (
+    # --- h34c (issue 16, session 34; fixtures/formats/failure_lines.json batch h34c): the build half's exceptions, each from its
+    # printer's source (the entries' `verified` field).
+    # Ray's ObjectLostError (the class itself; its subclasses OwnerDiedError, ObjectFetchTimedOutError, ... say other things):
+    # every copy of an object lost with the node that held it (__str__ always ends "All copies of <id> have been lost due to
+    # node failure. ..." after a blank line the traceback does not reach; Ray 1's "Object <id> is lost due to node
+    # failure."): node_failure, by the class.
+    TraceRule("ray_object_lost", "node_failure", "ray-project/ray python/ray/exceptions.py ObjectLostError.__str__ (self._base_str() + "
+              "\"\\n\\n\" + f\"All copies of {self.object_ref_hex} have been lost due to node failure. Check cluster logs ...\"); Ray 1.x "
+              "f\"Object {self.object_ref_hex} is lost due to node failure.\"; find_string 26476012141, 1050822596",
+              type=_r(r"(?:^|\.)ObjectLostError$")),
+    # Ray's OwnerDiedError: the worker that owned the object exited (its own cause in its logs, not here): unknown, by the class.
+    TraceRule("ray_owner_died", "unknown", "ray-project/ray python/ray/exceptions.py OwnerDiedError.__str__ (\"The object's owner has "
+              "exited. This is the Python worker that first created the ObjectRef via `.remote()` or `ray.put()`. ...\"); find_string "
+              "65932909391",
+              type=_r(r"(?:^|\.)OwnerDiedError$")),
+    # google-api-core's HTTP errors as google-cloud-storage raises them ("<code> <METHOD> https://storage.googleapis.com/...:
+    # <message>"; RetryError's "Timeout of Ns exceeded, last exception: <that>"): the remote store failed, storage_io (as
+    # s3fs's and botocore's). By the message's storage URL, not the class: api_core's classes serve every Google API.
+    TraceRule("gcs_api_core_error", "storage_io", "googleapis/python-api-core google/api_core/exceptions.py (GoogleAPICallError.__str__ "
+              "\"{code} {message}\", from_http_response's \"{method} {url}: {error}\"), retry (RetryError \"Timeout of {:.1f}s exceeded\", "
+              "its __str__ \"{message}, last exception: {cause}\"); google-cloud-storage blob.py _raise_from_invalid_response",
+              message=_r(r"^\s*(?:Timeout of [\d.]+s exceeded, last exception: )?\d{3} [A-Z]+ https://storage\.googleapis\.com/")),
+)
