@@ -479,3 +479,9 @@ LAST_WORD_WARNINGS = LAST_WORD_WARNINGS | {"jobset_job_creation_failed"}
 #: type tag): the exception's first line names the wrapper, its words (an allocator's "Out of memory error on GPU N") come
 #: after "The exception content is". Read as a bare exception line is (root_cause._message_on_the_lines_below).
 CAUSE_BELOW_MESSAGES = re.compile(r"^\(Fatal\) Operator \S+ raises an (?:struct |class )?[\w:]+ exception\.\s*$")
+#: [h34c] loky's TerminatedWorkerError (joblib's process executor, loky 3): its message ends at the sentence below, and
+#: "\nThe exit codes of the workers are {SIGKILL(-9), ...}" follows after a blank line (joblib/loky loky/process_executor.py
+#: wait_result_broken_or_wakeup), read by parsers/errors.py loky_worker_exit_codes: the codes say how the worker died.
+CAUSE_BELOW_MESSAGES = re.compile(CAUSE_BELOW_MESSAGES.pattern + r"|^A worker process managed by the executor was unexpectedly "
+                                  r"terminated\. This could be caused by a segmentation fault while calling the function or by an "
+                                  r"excessive memory usage causing the Operating System to kill the worker\.\s*$")
