@@ -163,6 +163,17 @@ def _exit_code_category(m: re.Match[str]) -> str | None:
     code = int(m["exitcode"])
     return None if code == 0 else EXITCODE_CATEGORY.get(code, "unknown")
 
+
+def _skypilot_codes_category(codes: str) -> str | None:
+    """SkyPilot's return code list (h34c): its own cleanup kills the other nodes' processes (137), the first other non-zero
+    code is the failing worker's; all 137 a kill. None when no code failed."""
+    values = [int(c) for c in re.findall(r"-?\d+", codes)]
+    failed = [c for c in values if c != 0]
+    if not failed:
+        return None
+    worker = [c for c in failed if c != 137]
+    return EXITCODE_CATEGORY.get(worker[0], "unknown") if worker else "host_oom"
+
 _AGE_PART = re.compile(r"(\d+)([ydhms])")
 _AGE_MINUTES = {"y": 525600, "d": 1440, "h": 60, "m": 1, "s": 1 / 60}
 
@@ -1344,6 +1355,15 @@ LINE_RULES: tuple[LineRule, ...] = (
     LineRule("errno_storage", "storage_io", "[Errno ",
              _r(_ERRNO_STORAGE),
              "python/cpython Objects/exceptions.c OSError_str (\"[Errno %S] %S\") + glibc strerror"),
+    # [h34c part B] MPICH's error stack under "Fatal error in <MPI function>: ..., error stack:" (rule mpich_fatal_error):
+    # each frame "FUNC(line)...: text", the OFI netmod's failures ending "(<file>.c:<line>:<function>:<fi_strerror>)" (Cray's
+    # with "default nic=cxi0: " first). The strerror there is the fabric's (libfabric's -FI_EIO), not a file system's: the
+    # frame is the MPI call's failure, nccl_error, read before strerror_storage would take its "Input/output error".
+    LineRule("mpich_ofi_error_stack", "nccl_error", "",  # keys: those of strerror_storage (the strerror texts in _EXTRA_KEYS)
+             _r(r"^\s*(?:\[rank\d+\] )?[A-Za-z_]\w*\((?:\d+|\.\.\.)\)\.*: .*\((?:[^()\n]*: )?\w+\.[ch]:\d+:\w+:(?P<what>[^)\n]*)\)"),
+             "pmodels/mpich src/mpid/ch4/netmod/ofi/ofi_impl.h MPIDI_OFI_ERR (MPIR_ERR_CHKANDJUMP4(..., \"**ofid_<op>\", \"**ofid_<op> "
+             "%s %d %s %s\", __SHORT_FILE__, __LINE__, __func__, fi_strerror(-_ret)); errnames.txt \"**ofid_poll %s %d %s %s:OFI poll "
+             "failed (%s:%d:%s:%s)\"); real copies 9081018846 (the stack's 'FUNC(line): text' frames)"),
     LineRule("strerror_storage", "storage_io", "",
              _r(r"(?P<what>No space left on device|Stale file handle|Disk quota exceeded|Input/output error|Read-only file system)"),
              "glibc string/_strerror.c / sysdeps errlist (ENOSPC, ESTALE, EDQUOT, EIO, EROFS)"),
@@ -3368,6 +3388,105 @@ LINE_RULES: tuple[LineRule, ...] = (
              "kubernetes/kubernetes pkg/controller/job/job_controller.go syncJob (jm.newFailureCondition(batch.JobReasonFailedIndexes, "
              "\"Job has failed indexes\"), jm.newFailureCondition(batch.JobReasonMaxFailedIndexesExceeded, \"Job has exceeded the "
              "specified maximal number of failed indexes\")); read with find_string (33249757, 66920481658)", SUMMARY),
+    # --- h34c (issue 16, session 34; fixtures/formats/failure_lines.json batch h34c): the build half's lines, each from its
+    # printer's source (the entries' `verified` field).
+    # MPICH's Hydra (mpiexec / mpirun of MPICH 3.3+ and Intel MPI) boxes a rank that ended badly: "=   KILLED BY SIGNAL: N
+    # (<strsignal>)" under "=   RANK r PID p RUNNING AT h", with no exit string after it. A launcher's summary, the cause in
+    # the ranks' own lines; the signal decides as hydra_exit_string reads the older box's exit string (SIGKILL the kernel's
+    # OOM killer; any other signal, SIGTERM too (hydra's cleanup of the remaining processes), names no cause). The older
+    # box's "=   EXIT CODE: N" is left unread: its exit string follows it where MPICH prints one (dev 370, 1118), and reads
+    # better than the raw status (batch h34c's hydra_old_exit_code_9 stays a miss).
+    LineRule("hydra_bad_termination", "unknown", "KILLED BY SIGNAL: ",
+             _r(r"^=\s+KILLED BY SIGNAL: (?P<signal>\d+)(?: \([^)\n]*\))?\s*$"),
+             "pmodels/mpich src/pm/hydra/pmiserv/pmiserv_cb.c (the box: HYDU_dump_noprefix(stdout, \"=   BAD TERMINATION OF ONE OF "
+             "YOUR APPLICATION PROCESSES\\n\"), find_string 686710894); 3.3+/Intel MPI's \"=   KILLED BY SIGNAL: %d (%s)\" (real copies "
+             "54828010725, 65807685600, 15093475115)", SUMMARY,
+             classify=lambda m: "host_oom" if m["signal"] == "9" else "unknown"),
+    # MPI_Abort as MPICH reports it (MPID_Abort: "Abort(N) on node R (rank R in comm C): application called MPI_Abort(COMM,
+    # N) - process R"; Cray MPICH's "MPICH ERROR [Rank R] ... - Abort(N) (rank R in comm C): ..."): the application gave up,
+    # the reason in its own lines before (as Open MPI's MPI_ABORT box): a summary, unknown alone.
+    LineRule("mpich_mpi_abort", "unknown", "MPI_Abort(",
+             _r(r"application called MPI_Abort\((?P<comm>\w+), (?P<code>-?\d+)\) - process (?P<rank>\d+)"),
+             "pmodels/mpich src/mpi/init/abort.c (MPIR_Abort_impl: \"application called MPI_Abort(%s, %d) - process %d\"), "
+             "src/mpid/ch3|ch4 MPID_Abort (\"Abort(%d) on node %d (rank %d in comm %d): %s\"); real copies find_string 22135117745, "
+             "55999104906, 53109014960", SUMMARY),
+    # Flux's job exceptions as flux-job attach prints them ("%.3fs: job.exception type=%s severity=%d %s"): a fatal (severity
+    # 0) timeout is the job's time limit (job-exec: "resource allocation expired", then SIGALRM), a node-failure a broker that
+    # lost a job shell's node; other fatal types say nothing of why (unknown); a non-fatal one is no failure.
+    LineRule("flux_job_exception", "unknown", "",  # keys: _EXTRA_KEYS (": job.exception type=")
+             _r(r"\d\.\d{3}s: job\.exception type=(?P<type>[\w-]+) severity=(?P<severity>\d+)"),
+             "flux-framework/flux-core src/cmd/flux-job.c attach (\"%.3fs: job.exception type=%s severity=%d %s\", real copy "
+             "3855760046), src/modules/job-exec/job-exec.c (timeout: \"resource allocation expired\", 2401646573; \"lost contact with "
+             "job shell on broker %s (rank %d)\", 40033018813)",
+             classify=lambda m: None if m["severity"] != "0" else
+             {"timeout": "time_limit", "node-failure": "node_failure"}.get(m["type"], "unknown")),
+    # SkyPilot's verdict on a job (the driver its backend generates): the ranks' return codes, where SkyPilot's own cleanup of
+    # the other nodes gives 137s beside the failing worker's code. A summary: the first code that is not the cleanup's decides
+    # (137 when all are, as a kill), colorama's red around the words kept or stripped.
+    LineRule("skypilot_job_failed", "unknown", "",  # keys: _EXTRA_KEYS ("ERROR")
+             _r(r"^ERROR: (?:\x1b\[[\d;]*m)?Job (?P<job>\d+) failed with return code list:(?:\x1b\[[\d;]*m)? \[(?P<codes>[-\d, ]*)\]"),
+             "skypilot-org/skypilot sky/backends/cloud_vm_ray_backend.py RayCodeGen (print('ERROR: {colorama.Fore.RED}Job {job_id} "
+             "failed with return code list:{colorama.Style.RESET_ALL}', returncodes, reason), reason \"(A Worker failed with return code "
+             "{non_137}, SkyPilot cleaned up the processes on other nodes with return code 137)\"); find_string 1006675007, 2529174233",
+             SUMMARY, classify=lambda m: _skypilot_codes_category(m["codes"])),
+    # oneCCL (the collective library of Intel GPUs, torch's XCCL backend): its LOG_ERROR lines "|CCL_ERROR| <file>:<line>
+    # <function>: <message>". The XPU's NCCL failing: nccl_error; its key-value store (the rendezvous of its ranks) timing
+    # out at a get: rendezvous_error, as TCPStore's.
+    LineRule("oneccl_error", "nccl_error", "|CCL_ERROR| ",
+             _r(r"\|CCL_ERROR\| (?P<where>[\w.]+(?::\d+)?) (?P<function>\w+): (?P<message>.*)"),
+             "uxlfoundation/oneCCL src/common/log/log.hpp (LOG_ERROR: logger.error(\"|CCL_ERROR| \", basedir_static(__FILE__), \":\", "
+             "__LINE__, \" \", __FUNCTION__, \": \", ...)); find_string 6819116755, 2715944173",
+             classify=lambda m: "rendezvous_error" if m["function"].startswith("kvs_") and "timeout" in m["message"] else "nccl_error"),
+    # The SageMaker training toolkit's failure of the user's script: "ExecuteUserScriptError:\nExitCode N\nErrorMessage
+    # \"...\"\nCommand \"...\"" (_CalledProcessError.__str__). The exit code on its own line: a summary, the script's lines (and
+    # the ErrorMessage's) the cause; 137 the kernel's kill.
+    LineRule("sagemaker_exit_code", "unknown", "ExitCode ",
+             _r(r"^ExitCode (?P<exitcode>\d+)\s*$"),
+             "aws/sagemaker-training-toolkit src/sagemaker_training/errors.py _CalledProcessError.__str__ ('%s:\\nExitCode %s\\n"
+             "ErrorMessage \"%s\"\\nCommand \"%s\"'); read_file 385732922 (186a3e1b)", SUMMARY, classify=_exit_code_category),
+    # (h34c part B) loky (joblib's process executor) names the codes its dead workers ended with, after a blank line below
+    # TerminatedWorkerError (loky 3) or on the same line (loky 2): "The exit codes of the workers are {SIGKILL(-9), EXIT(1)}".
+    # A worker's death as a launcher reports it: SIGKILL the kernel's kill, SIGTERM from outside, else unknown (the first code);
+    # the words of TerminatedWorkerError's message (rules.CAUSE_BELOW_MESSAGES), so a cause.
+    LineRule("loky_worker_exit_codes", "unknown", "The exit codes of the workers are {",
+             _r(r"The exit codes of the workers are \{(?:(?:SIG\w+)?\((?P<signal>-\d+)\)|EXIT\((?P<exitcode>\d+)\))"),
+             "joblib/loky loky/process_executor.py _ExecutorManagerThread.wait_result_broken_or_wakeup (exit_codes = \"\\nThe exit codes "
+             "of the workers are \" f\"{get_exitcodes_terminated_worker(self.processes)}\", names as 'SIGKILL(-9)' / 'EXIT(1)'); "
+             "find_string 703893735, 12922495724",
+             classify=lambda m: EXITCODE_CATEGORY.get(int(m["signal"]), "unknown") if m["signal"] else
+             (None if m["exitcode"] == "0" else EXITCODE_CATEGORY.get(int(m["exitcode"]), "unknown"))),
+    # (h34c part B) concurrent.futures' pool lost a worker process ("A process in the process pool was terminated abruptly
+    # while the future was running or pending."): a worker died, not why: a summary (a class whose name is no *Error, which
+    # exception_line does not take).
+    LineRule("broken_process_pool", "unknown", "BrokenProcessPool: ",
+             _r(r"(?:^|[\s.])BrokenProcessPool: A process in the process pool was terminated abruptly"),
+             "python/cpython Lib/concurrent/futures/process.py (_ExecutorManagerThread.terminate_broken: BrokenProcessPool(\"A process "
+             "in the process pool was terminated abruptly while the future was running or pending.\"))", SUMMARY),
+    # (h34c part B) MPICH's fatal error (MPIR_Handle_fatal_error: "Fatal error in <MPI function>: <class>, error stack:" then
+    # the stack, through MPID_Abort's "Abort(N) on node R (rank R in comm C): ..."): an MPI call of the ranks' communication
+    # failed, the collective library's failure: nccl_error (the stack's own words, an OFI "Input/output error", are the
+    # fabric's, not a file system's).
+    LineRule("mpich_fatal_error", "nccl_error", "Fatal error in ",
+             _r(r"Fatal error in P?MPIX?_\w+: (?P<class>[^,\n]+), error stack:"),
+             "pmodels/mpich src/mpi/errhan/errutil.c MPIR_Handle_fatal_error (MPL_snprintf(error_msg, MAX_ERRMSG_STRING, \"Fatal error "
+             "in %s: \", fcname); MPIR_Err_get_string(...); MPID_Abort(comm_ptr, MPI_SUCCESS, errcode, error_msg)); find_string "
+             "588663291, 29703108"),
+    # (h34c part B) HTCondor's job event log: the terminated event's "(0) Abnormal termination (signal N)" / "(1) Normal
+    # termination (return value N)" (a summary: the signal or code decides as a launcher's), the evicted event (the job taken
+    # off its machine by the pool's policy: preempted), the starter's hold for the job's memory limit (host_oom).
+    LineRule("condor_job_terminated", "unknown", "",  # keys: _EXTRA_KEYS ("Abnormal termination (signal ", "Normal termination (return value ")
+             _r(r"^\s*\((?:0\) Abnormal termination \(signal (?P<signal>\d+)|1\) Normal termination \(return value (?P<exitcode>\d+))\)"),
+             "htcondor/htcondor src/condor_utils/condor_event.cpp TerminatedEvent (\"\\t(1) Normal termination (return value %d)\\n\\t\", "
+             "\"\\t(0) Abnormal termination (signal %d)\\n\"); find_string 8871439932", SUMMARY,
+             classify=lambda m: SIGNAL_CATEGORY.get(int(m["signal"]), "unknown") if m["signal"] else _exit_code_category(m)),
+    LineRule("condor_job_evicted", "preempted", "Job was evicted.",
+             _r(r"^\d{3} \(\d+\.\d+\.\d+\) [\d/: -]+ Job was evicted\."),
+             "htcondor/htcondor src/condor_utils/condor_event.cpp JobEvictedEvent::formatBody (\"Job was evicted.\\n\\t\"), the event "
+             "header \"%03d (%d.%03d.%03d) <time> \"; find_string 26926177"),
+    LineRule("condor_memory_hold", "host_oom", "Job has gone over memory limit of ",
+             _r(r"Job has gone over memory limit of \d+ megabytes\."),
+             "htcondor/htcondor src/condor_starter.V6.1/vanilla_proc.cpp (ss << \"Job has gone over memory limit of \" << m_memory_limit "
+             "<< \" megabytes. Peak usage: \" << usage << \" megabytes.\"; the job held); find_string 176246796"),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"
@@ -3458,6 +3577,8 @@ _EXTRA_KEYS = ("Cell In[", "Input In [",  # ultratb_location (its third form: `_
                "RTE was unable to reliably start one or more daemons", "RTE daemon has unexpectedly failed after launch",
                "JobCreationFailed",
                "Job has failed indexes", "Job has exceeded the specified maximal number of failed indexes",  # k8s_job_failed_indexes (h33c)
+               ": job.exception type=",  # flux_job_exception (h34c)
+               "Abnormal termination (signal ", "Normal termination (return value ",  # condor_job_terminated (h34c)
                # megatron_grad_norm_nonfinite needs no key of its own: "grad norm: nan|inf|-inf" holds ": nan",
                # ": inf", ": -inf" below ("| grad norm: " let every healthy Megatron iteration line through)
                "NAN |", "INF |",
@@ -5494,4 +5615,35 @@ TRACE_RULES += (
               "size is 0 bytes\"), ParquetFileReader::Contents::Open (\"Could not open Parquet input source '\" + description + \"': \" "
               "+ e.what()), raised by pyarrow as ArrowInvalid (python/pyarrow/error.pxi); read with find_string",
               message=_r(r"Parquet file size is \d+ bytes|Parquet magic bytes not found in footer\. Either the file is corrupted")),
+)
+
+
+TRACE_RULES += (
+    # --- h34c (issue 16, session 34; fixtures/formats/failure_lines.json batch h34c): the build half's exceptions, each from its
+    # printer's source (the entries' `verified` field).
+    # Ray's ObjectLostError (the class itself; its subclasses OwnerDiedError, ObjectFetchTimedOutError, ... say other things):
+    # every copy of an object lost with the node that held it (__str__ always ends "All copies of <id> have been lost due to
+    # node failure. ..." after a blank line the traceback does not reach; Ray 1's "Object <id> is lost due to node
+    # failure."): node_failure, by the class.
+    TraceRule("ray_object_lost", "node_failure", "ray-project/ray python/ray/exceptions.py ObjectLostError.__str__ (self._base_str() + "
+              "\"\\n\\n\" + f\"All copies of {self.object_ref_hex} have been lost due to node failure. Check cluster logs ...\"); Ray 1.x "
+              "f\"Object {self.object_ref_hex} is lost due to node failure.\"; find_string 26476012141, 1050822596",
+              type=_r(r"(?:^|\.)ObjectLostError$")),
+    # Ray's OwnerDiedError: the worker that owned the object exited (its own cause in its logs, not here): unknown, by the class.
+    TraceRule("ray_owner_died", "unknown", "ray-project/ray python/ray/exceptions.py OwnerDiedError.__str__ (\"The object's owner has "
+              "exited. This is the Python worker that first created the ObjectRef via `.remote()` or `ray.put()`. ...\"); find_string "
+              "65932909391",
+              type=_r(r"(?:^|\.)OwnerDiedError$")),
+    # (h34c part B) loky's TerminatedWorkerError: a worker of joblib's executor died (its codes, on the lines below the
+    # message, say how: rule loky_worker_exit_codes, read by rules.CAUSE_BELOW_MESSAGES); the class alone: unknown.
+    TraceRule("loky_terminated_worker", "unknown", "joblib/loky loky/process_executor.py (TerminatedWorkerError(\"A worker process managed "
+              "by the executor was unexpectedly terminated. ...\")); find_string 703893735",
+              type=_r(r"(?:^|\.)TerminatedWorkerError$")),
+    # google-api-core's HTTP errors as google-cloud-storage raises them ("<code> <METHOD> https://storage.googleapis.com/...:
+    # <message>"; RetryError's "Timeout of Ns exceeded, last exception: <that>"): the remote store failed, storage_io (as
+    # s3fs's and botocore's). By the message's storage URL, not the class: api_core's classes serve every Google API.
+    TraceRule("gcs_api_core_error", "storage_io", "googleapis/python-api-core google/api_core/exceptions.py (GoogleAPICallError.__str__ "
+              "\"{code} {message}\", from_http_response's \"{method} {url}: {error}\"), retry (RetryError \"Timeout of {:.1f}s exceeded\", "
+              "its __str__ \"{message}, last exception: {cause}\"); google-cloud-storage blob.py _raise_from_invalid_response",
+              message=_r(r"^\s*(?:Timeout of [\d.]+s exceeded, last exception: )?\d{3} [A-Z]+ https://storage\.googleapis\.com/")),
 )

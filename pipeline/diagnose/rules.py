@@ -504,3 +504,9 @@ PEER_NAMING_CHECKS = (
     re.compile(r"DDP expects same model across all ranks, but Rank (?P<own>\d+) has \d+ params, while rank (?P<other>\d+) "
                r"has inconsistent \d+ params"),
 )
+#: [h34c] loky's TerminatedWorkerError (joblib's process executor, loky 3): its message ends at the sentence below, and
+#: "\nThe exit codes of the workers are {SIGKILL(-9), ...}" follows after a blank line (joblib/loky loky/process_executor.py
+#: wait_result_broken_or_wakeup), read by parsers/errors.py loky_worker_exit_codes: the codes say how the worker died.
+CAUSE_BELOW_MESSAGES = re.compile(CAUSE_BELOW_MESSAGES.pattern + r"|^A worker process managed by the executor was unexpectedly "
+                                  r"terminated\. This could be caused by a segmentation fault while calling the function or by an "
+                                  r"excessive memory usage causing the Operating System to kill the worker\.\s*$")
