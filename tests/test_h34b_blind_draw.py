@@ -11,6 +11,8 @@ Two classes of its misses as they came:
 2. An exception raised inside webdataset's sample pipeline (dev 1616, mlfoundations/open_clip#935: KeyError: 'fname' in
    open_clip's group_by_keys_nothrow): trace rule webdataset_pipeline, a frame in the webdataset package or in the
    "_nothrow" copies of its tariterators that open_clip's data.py carries.
+3. srun --label output of a traceback cut before its header (dev 1615, NVIDIA/nccl#1176: "0:   File ..."): parsers/lines.py
+   takes srun's "%*d: " off a frame line too (the task's line starts with two blanks), not only before a non-blank.
 
 The texts below are rebuilt with our values, not copied from a fixture."""
 
@@ -21,6 +23,7 @@ import pytest
 from diagnose_in_process import the_diagnosis
 
 from gangscope.parsers import errors
+from gangscope.parsers.lines import strip_rank_prefixes
 
 PROGRESS = "".join(f"2025-03-04 11:0{i}:12,004 - train - INFO - step {i * 50}/2000 loss {2.3 - i / 10:.4f} lr 3.0e-04\n"
                    for i in range(1, 5))
@@ -157,3 +160,35 @@ def test_the_rule_reads_the_nothrow_frames(name):
 def test_the_rule_reads_no_other_frame(frame):
     rule = errors.first_trace_rule("KeyError", "'fname'", [frame])
     assert rule is None or rule.name != "webdataset_pipeline", (frame, rule)
+
+
+# --- 3. srun's task label before a traceback's frame lines ----------------------------------------------------------
+
+LIGHTNING = "/usr/local/lib/python3.10/dist-packages/pytorch_lightning"
+FRAMES = (f'  File "/workspace/run/pretrain.py", line 30, in main\n    trainer.fit(model)\n'
+          f'  File "{LIGHTNING}/trainer/trainer.py", line 532, in fit\n    call._call_and_handle_interrupt(\n'
+          f'  File "{LIGHTNING}/trainer/call.py", line 42, in _call_and_handle_interrupt\n'
+          f'    return trainer.strategy.launcher.launch(trainer_fn, *args, trainer=trainer, **kwargs)\n'
+          f'  File "{LIGHTNING}/trainer/trai\n')
+
+
+@pytest.mark.parametrize("label", ["0: ", "3: ", " 7: ", "15: "])
+def test_an_srun_labelled_traceback_cut_before_its_header_is_a_failure_of_that_rank(tmp_path, label):
+    text = "".join(label + line + "\n" for line in FRAMES.splitlines())
+    d = the_diagnosis(tmp_path, text)
+    assert d.category == "unknown", (d.category, d.summary)
+    assert d.first_failure and d.first_failure["rank"] == int(label.strip(": ")), d.first_failure
+
+
+@pytest.mark.parametrize("line,rest,rank", [
+    ('0:   File "/workspace/run/pretrain.py", line 30, in main', '  File "/workspace/run/pretrain.py", line 30, in main', 0),
+    ('  12:  File "x.py", line 3, in f', ' File "x.py", line 3, in f', 12),
+    ("3: Traceback (most recent call last):", "Traceback (most recent call last):", 3),
+])
+def test_srun_labels_come_off_frame_lines(line, rest, rank):
+    assert strip_rank_prefixes(line)[:2] == (rest, rank)
+
+
+@pytest.mark.parametrize("line", ["12:     x = compute(batch)", "3:    return self._run(model)", "7:  ", "12:\tFile"])
+def test_other_blanks_after_a_number_are_no_label(line):
+    assert strip_rank_prefixes(line) == (line, None, None)
