@@ -1032,15 +1032,31 @@ LINE_RULES: tuple[LineRule, ...] = (
     # alone on its line ("Killed"). A launcher's summary of a death, the signal deciding the category
     # (SIGKILL -> host_oom, SIGTERM / SIGHUP -> preempted, the crashes -> unknown).
     LineRule("shell_job_signal", "unknown", "",
-             _r(r"(?:^" + _SHIPPER_TIME + r"(?:\S[^:\n]*: line \d+: +(?P<pid>\d+) +)?|\| *\d+/\d+ \[[^\]\n]*\])(?P<what>" + _STRSIGNAL + r")"
+             _r(r"(?:^" + _SHIPPER_TIME + r"(?:\S[^:\n]*: line \d+: +(?P<pid>\d+) +)?|\| *\d+/\d+ \[[^\]\n]*\]|\r)(?P<what>" + _STRSIGNAL + r")"
                 r"(?: +\(core dumped\))?(?(pid)(?: .*)?|\s*)$"),
              "GNU bash jobs.c notify_of_job_status (non-interactive: fprintf(stderr, _(\"%s: line %d: \"), ...); pretty_print_job(job, "
              "JLIST_NONINTERACTIVE, stderr); a foreground job: fprintf(stderr, \"%s\", j_strsignal(termsig)), _(\" (core dumped)\")); "
              "glibc strsignal texts (SIGKILL \"Killed\", SIGTERM \"Terminated\", SIGHUP \"Hangup\", SIGABRT \"Aborted\", SIGSEGV "
              "\"Segmentation fault\", SIGBUS \"Bus error\", SIGILL \"Illegal instruction\", SIGFPE \"Floating point exception\", SIGTRAP "
              "\"Trace/breakpoint trap\"); a tqdm bar's last refresh leaves no newline (tqdm/std.py: '\\r' + bar, the newline only on close), "
-             "so a foreground job's note follows the bar's closing ']' on the same line", SUMMARY,
+             "so a foreground job's note follows the bar's closing ']' on the same line; [h34b] nor does a progress line a program "
+             "rewrites in place (print(..., end='\\r'), sys.stdout.write('\\r' + ...)): the note follows its '\\r'", SUMMARY,
              classify=lambda m: {"Killed": "host_oom", "Terminated": "preempted", "Hangup": "preempted"}.get(m["what"], "unknown")),
+    # [h34b] (issue 16, session 34; fixtures/eval README "Batch h34b") The same note as a terminal shows it, copied into a thread:
+    # a program that rewrites one progress line in place leaves the cursor at the start of that line (print(..., end="\r")), so
+    # the shell's "Killed\n" overwrites the line's first characters and the rest of the old line stays on screen after it
+    # ("Killedg in train batch: 127687 / 263115": "Readin" of dlrm's "Reading in train batch: %d / %d" overwritten). Read only
+    # where a lower-case letter or a digit follows the signal's text with no space: no English word continues "Killed",
+    # "Terminated" or "Aborted" so (a line that starts "Killed process ..." or "Terminated by ..." is another printer's).
+    # Sample: dev 1623 (facebookresearch/dlrm#4).
+    LineRule("shell_job_signal_overwritten", "unknown", "",
+             _r(r"^(?P<what>Killed|Terminated|Aborted)(?=[a-z\d])"),
+             "GNU bash jobs.c notify_of_job_status (a foreground job: fprintf(stderr, \"%s\", j_strsignal(termsig)), then a newline); "
+             "glibc strsignal texts (SIGKILL \"Killed\", SIGTERM \"Terminated\", SIGABRT \"Aborted\"); a terminal writes them from the "
+             "cursor's column, 0 after a line ended by '\\r' (facebookresearch/dlrm dlrm_data_pytorch.py at a73259b: print(\"Reading in train "
+             "batch: %d / %d\" % (j + 1, nbatches), end=\"\\r\"))",
+             SUMMARY,
+             classify=lambda m: {"Killed": "host_oom", "Terminated": "preempted"}.get(m["what"], "unknown")),
     # A native library's fatal-signal handler dumping the signal that is about to kill its process (it re-raises
     # the signal after the dump): glog / ng-log "*** SIGSEGV (@0x0) received by PID N (TID 0x..) from PID M; stack
     # trace: ***" (the internal absl form "(@(nil)), see go/..#s15 received by PID N"), absl "*** SIGSEGV received at
@@ -5646,4 +5662,21 @@ TRACE_RULES += (
               "\"{code} {message}\", from_http_response's \"{method} {url}: {error}\"), retry (RetryError \"Timeout of {:.1f}s exceeded\", "
               "its __str__ \"{message}, last exception: {cause}\"); google-cloud-storage blob.py _raise_from_invalid_response",
               message=_r(r"^\s*(?:Timeout of [\d.]+s exceeded, last exception: )?\d{3} [A-Z]+ https://storage\.googleapis\.com/")),
+)
+
+
+TRACE_RULES += (
+    # [h34b] (issue 16, session 34; fixtures/eval README "Batch h34b"): an exception raised inside webdataset's sample pipeline
+    # (opening tar shards, splitting them into files, grouping the files into samples, decoding, the pipeline's map / filter
+    # stages), iterated by a DataLoader worker or in the training process: the training's data could not be read into samples,
+    # as dataloader_fetch reads any exception raised through the DataLoader's fetcher. By a frame in the webdataset package, or
+    # in the "_nothrow" copies of its tariterators that open_clip's training code carries and projects built on it copy
+    # (open_clip src/training/data.py, later src/open_clip_train/data.py: group_by_keys_nothrow, tarfile_to_samples_nothrow;
+    # find_string "def group_by_keys_nothrow(": ten files, all of them that copy). After the rules that read the words (a
+    # storage errno, a remote fetch, CUDA OOM keep their category). Sample: dev 1616 (mlfoundations/open_clip#935, KeyError:
+    # 'fname' in group_by_keys_nothrow when webdataset's tar_file_expander yielded its end-of-shard {}).
+    TraceRule("webdataset_pipeline", "dataloader_error", "webdataset/webdataset webdataset/tariterators.py (url_opener, tar_file_iterator, "
+              "tar_file_expander, group_by_keys, tarfile_samples), filters.py, autodecode.py, pipeline.py; mlfoundations/open_clip "
+              "src/training/data.py (group_by_keys_nothrow, tarfile_to_samples_nothrow: the same functions without their raise)",
+              frame=_r(r"(?:^|[/\\])webdataset[/\\][\w/\\]*\.py:|:(?:group_by_keys|tarfile_to_samples)_nothrow$")),
 )

@@ -66,11 +66,14 @@ _PART = re.compile(r"([A-Za-z_][\w-]*?)(\d+)$")
 #   tried for that form only where a "[" stands at offset 24.
 # - Slurm `srun --label`: the task id (= global rank), padded to the width of the largest,
 #   then ": " ("  7: Traceback"; SchedMD/slurm src/common/eio + srun's label option, "%*d: ").
+#   Taken off where a non-blank follows it, or [h34b] a traceback's frame line ("0:   File \"..."; the line as the task
+#   wrote it, its two blanks kept), so that a labelled traceback cut before its header still reads as one (batch h34b,
+#   dev 1615, NVIDIA/nccl#1176). Other blanks after "N: " are left alone: a numbered code listing has that shape.
 # - Lightning's rank_prefixed_message: "[rank: 3] " (lightning/fabric/utilities/rank_zero.py).
 _MPI = re.compile(r"(?:\[(?:\d{1,9},)?(\d{1,9})\]<(?:stdout|stderr|stddiag)>:)+")
 _ASCTIME_TAGGED = re.compile(r"(?:Mon|Tue|Wed|Thu|Fri|Sat|Sun) (?:Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec) [ \d]\d "
                              r"\d\d:\d\d:\d\d \d{4}\[(\d{1,9})\]<(?:stdout|stderr)>:")
-_SRUN = re.compile(r" {0,8}(\d{1,6}): (?=\S)")
+_SRUN = re.compile(r" {0,8}(\d{1,6}): (?=\S| {1,8}File \")")
 _LIGHTNING = re.compile(r"\[rank: (\d{1,9})\] ")
 # - ParlAI's distributed workers: "rank:{:3d} |" before every print and log line of a rank other
 #   than 0 ("rank:  3 | 2022-10-20 03:35:11,494 CRITICAL | Traceback ..."; facebookresearch/ParlAI
