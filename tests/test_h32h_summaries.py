@@ -186,7 +186,10 @@ def test_the_logs_of_these_classes_say_it(path, said):
 #: [h33g] the same class in batch h33g (dev 1546: loguru's frame line cut, `File "/home/<user>/c`, quoted without its double
 #: quote), and a cut traceback whose operation frame is a Windows path, quoted with its separators turned to "/" (dev 1554,
 #: `D:\\Anaconda\\...\\fetch.py`): both fail on 092ba0e as on h33g (its rules do not touch them), left to the summary's owner
-LATER_LEFT = {"1343": "proof", "1546": "proof", "1554": "proof"}
+#: [h34f] dev 1636 (batch h34f): mp.spawn's wrapper `Exception:` whose child traceback is cut (the summary "rank 1 in pod
+#: 1636 crashed: Exception: a worker failed; its traceback is cut." quotes no line): fails on 57e1e72 as on h34f (its rule
+#: does not touch it), left to the summary's owner
+LATER_LEFT = {"1343": "proof", "1546": "proof", "1554": "proof", "1636": "proof"}
 
 
 def test_the_later_dev_logs_summaries_pass_the_audit_but_the_classes_left_alone():
