@@ -510,3 +510,35 @@ PEER_NAMING_CHECKS = (
 CAUSE_BELOW_MESSAGES = re.compile(CAUSE_BELOW_MESSAGES.pattern + r"|^A worker process managed by the executor was unexpectedly "
                                   r"terminated\. This could be caused by a segmentation fault while calling the function or by an "
                                   r"excessive memory usage causing the Operating System to kill the worker\.\s*$")
+
+# --- h34f (issue 16, session 34; fixtures/eval README "Batch h34f"): NCCL's notices of InfiniBand port events.
+#: [h34f] NCCL's IB transport runs one thread per HCA that reads the verbs library's asynchronous events, WARNs each but
+#: IBV_EVENT_COMM_EST as "NET/IB : Got async event : <ibv_event_type_str(event)>", acks it and goes on (NVIDIA/nccl
+#: src/transport/net_ib.cc ncclIbAsyncThreadMain, 2.4-2.18, and the nccl-rdma-sharp-plugins copy src/p2p_plugin.c; nothing
+#: is failed there). Of the verbs library's event strings (rdma-core libibverbs/enum_strs.c ibv_event_type_str) those of
+#: the port and the subnet manager say the fabric was reconfigured under a port that is up: "port active", "LID change",
+#: "P_Key change", "SM change", "client reregistration" (the SM asks every port to re-register, e.g. after an SM failover),
+#: "GID table change". A log that ends in those notices has not ended in a communication failure: they are read past as
+#: FALLBACK_NCCL_WARNINGS are (endings.warnings_at_the_end). "port error", "local catastrophic error", "CQ error", the work
+#: queue errors and the rest stay the warnings they were. A notice cut by the copy is read as the one event its cut text
+#: can only begin (a cut that could begin a failure event, "port " or "S", is not). Sample: dev 1641
+#: (deepspeedai/DeepSpeedExamples#310: eight ranks' Init COMPLETE, then five processes' "client reregistration", cut).
+IB_PORT_NOTICE_EVENTS = ("port active", "LID change", "P_Key change", "SM change", "client reregistration", "GID table change")
+IB_OTHER_EVENTS = (
+    "CQ error", "local work queue catastrophic error", "invalid request local work queue error",
+    "local access violation work queue error", "communication established", "send queue drained", "path migrated",
+    "path migration request error", "local catastrophic error", "port error", "SRQ catastrophic error", "SRQ limit reached",
+    "last WQE reached", "WQ fatal", "WQ fatal error", "unknown",
+)
+
+
+def _unambiguous_prefixes(names: tuple[str, ...], others: tuple[str, ...]) -> list[str]:
+    """[h34f] Each name and every prefix of it that begins none of `others` (longest first)."""
+    return sorted({name[:k] for name in names for k in range(1, len(name) + 1)
+                   if not any(other.startswith(name[:k]) for other in others)}, key=len, reverse=True)
+
+
+IB_PORT_NOTICES = re.compile(r"NCCL WARN NET/IB : Got async event : (?:"
+                             + "|".join(map(re.escape, _unambiguous_prefixes(IB_PORT_NOTICE_EVENTS, IB_OTHER_EVENTS)))
+                             + r")\s*$")
+FALLBACK_NCCL_WARNINGS = re.compile(f"(?:{FALLBACK_NCCL_WARNINGS.pattern})|(?:{IB_PORT_NOTICES.pattern})")
