@@ -75,7 +75,7 @@ def _via(entry: int, f):
             for _ in itertools.accumulate((0, 0), call):
                 pass
         else:
-            for _ in (itertools.filterfalse, None, itertools.dropwhile, itertools.takewhile)[entry - 2](call, (0,)):
+            for _ in (itertools.filterfalse, itertools.dropwhile, itertools.takewhile)[entry - 2](call, (0,)):
                 pass
         return cell[0]
 
