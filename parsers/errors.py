@@ -4792,7 +4792,14 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         what = trace.exception_type or "fatal error"
         # a watchdog's dump is headed by its own line ("Timeout (0:30:00)!", trace_blocks._read_dump), a fatal error by its words
         head = trace.message if what == "Timeout" and trace.message else f"Fatal Python error: {what}"
-        return next((c for p, c in FATAL_ERROR_CAUSES if p.search(what) or p.search(head)), "unknown"), head
+        category = next((c for p, c in FATAL_ERROR_CAUSES if p.search(what) or p.search(head)), "unknown")
+        first = next((ln.strip() for ln in (trace.text or "").splitlines() if ln.strip()), "")
+        if trace.exception_type is None and first and not first.startswith("Fatal Python error"):
+            # [h34i] a dump cut before its "Fatal Python error: <what>" line (Python/pylifecycle.c fatal_error,
+            # Modules/faulthandler.c faulthandler_fatal_error print it first, then "Current thread 0x... (most recent call
+            # first):"): no line names the error, the message quotes the dump's first line rather than words none holds
+            head = f'a stack dump with no "Fatal Python error" line: {first.rstrip(":")}'
+        return category, head
     links = _links(trace)
     if not links:
         return None
@@ -4838,7 +4845,10 @@ def classify_trace(trace: TraceRecord) -> tuple[str, str] | None:
         return "unknown", f"{_exception_text(links[-1][0], links[-1][1])[:300]} (a child process failed; its own error is not in this trace)"
     if is_spawn_wrapper(links[-1][0], links[-1][1]):
         # the child's traceback is cut: a worker failed, and what it raised is not in the text
-        return "unknown", f"{links[-1][0]}: a worker failed; its traceback is cut"
+        # [h34i] with the wrapper's own line ("-- Process N terminated with the following error:", torch/multiprocessing/
+        # spawn.py ProcessContext.join), which the summary quotes as its proof
+        said = next((ln.strip().rstrip(":") for ln in (links[-1][1] or "").splitlines() if _SPAWN_WRAPPER_MESSAGE.search(ln)), "")
+        return "unknown", f"{links[-1][0]}: a worker failed{f' ({said})' if said else ''}; its traceback is cut"
     if links[-1][0].endswith("RemoteTraceback"):
         # [h31e] A process pool's carrier of a worker's traceback as the last exception, no worker exception read from it:
         # the pool formats the worker's traceback into the carrier's message ('\n"""\n' + traceback + '"""') and raises it as

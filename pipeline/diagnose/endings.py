@@ -343,16 +343,17 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         who_ = _first_failure(first)
         named = announced_by(view, first)  # [h20a] the warning just before it that says which exception it is
         inside = None if named else raised_inside(first)  # [h22c] else the operation its frames show it was raised in
+        printed = frame_as_printed(first, inside[2]) if inside else None  # [h34i] that frame as the log printed it
         return DiagnosisRecord(**base, outcome=outcome_of(end_reason, failed=True),
                                category=named.category if named else (inside[1] if inside else "unknown"),
                                first_failure=who_, time=first.time, confidence=CONFIDENCE["cut_traceback"],
                                evidence=([error_evidence(named)] if named else [])
-                               + [record_evidence(t, _head_and_last_lines(t.text)) if t.kind == "trace" else error_evidence(t)
-                                  for t in cut[:4]],
+                               + [record_evidence(t, _head_and_last_lines(t.text, shown=printed)) if t.kind == "trace"
+                                  else error_evidence(t) for t in cut[:4]],
                                summary=f"the log ends inside a Python traceback cut before its exception line ({who(who_)}): "
                                        + (f"the line before it names the failure ({named.category}): {named.message or named.line}"
                                           if named else f"an exception was raised inside {inside[0]} ({inside[1]}), the text does not "
-                                          f"say which: {inside[2]}" if inside else "an exception was raised, the text does not say which")
+                                          f"say which: {_frame_words(printed) if printed else inside[2]}" if inside else "an exception was raised, the text does not say which")
                                        + ("" if named or inside else _last_line_words(first)))  # fmt: skip
     teardown = teardown_at_the_end(view)
     if teardown:
@@ -590,12 +591,37 @@ def _head_lines(text: str | None, count: int = 3) -> str:
     return "\n".join((text or "").splitlines()[:count])
 
 
-def _head_and_last_lines(text: str | None, count: int = 3, last: int = 3) -> str:
-    """[h31f] A cut trace's first lines and its last ones (where the log cut it: the proof the summary quotes)."""
+def _head_and_last_lines(text: str | None, count: int = 3, last: int = 3, shown: str | None = None) -> str:
+    """[h31f] A cut trace's first lines and its last ones (where the log cut it: the proof the summary quotes); [h34i] and the
+    line `shown` (the frame the summary quotes) between them where neither shows it."""
     lines = [ln for ln in (text or "").splitlines() if ln.strip()]
     if len(lines) <= count + last:
         return "\n".join(lines)
+    if shown is not None and shown in lines[count:-last]:
+        return "\n".join([*lines[:count], "  ...", shown, "  ...", *lines[-last:]])
     return "\n".join([*lines[:count], "  ...", *lines[-last:]])
+
+
+def frame_as_printed(cut: Any, key: str) -> str | None:
+    """[h34i] The line of a cut trace (or of an IPython location line) that printed the frame `key` (frame_key's
+    `path/with/slashes:function`, read from the parsed frames): the summary quotes the frame as the log shows it (a Windows
+    path with its backslashes), innermost first as raised_inside reads them. None where no line shows it."""
+    text = cut.text if getattr(cut, "kind", None) == "trace" else (cut.line or "")
+    for line in reversed((text or "").splitlines()):
+        m = _FRAME_LINE.match(line.strip()) or _ULTRATB_FRAME.match(line.strip())
+        if m and frame_key(m["file"], m["function"]) == key:
+            return line
+    return None
+
+
+def _frame_words(line: str) -> str:
+    """[h34i] A frame line quoted in a summary: its words, the path cut to its tail, an IPython frame's link target
+    ("[path:N](file:///...)", IPython/core/ultratb.py) left out."""
+    line = re.sub(r"\]\([^)\s]*\)", "]", " ".join(line.split()))
+    m = _FRAME_LINE.match(line) or _ULTRATB_FRAME.match(line)
+    if m and len(m["file"]) > 80:
+        return line.replace(m["file"], "..." + m["file"][-77:], 1)
+    return cut_message(line, 160)
 
 
 def _last_line_words(record: Any) -> str:
@@ -612,8 +638,25 @@ def _last_line_words(record: Any) -> str:
         if m:
             path = m["file"] if len(m["file"]) <= 80 else "..." + m["file"][-77:]
             return f'; the last frame it shows: File "{path}", line {m["line"]}' + (f", in {m['function']}" if m["function"] else "")
-    return f"; the last line it shows: {cut_message(lines[-1], 120)}" if lines[-1].count('"') % 2 == 0 else \
-        f"; the last line it shows is cut: {cut_message(lines[-1].replace(chr(34), ''), 120)}"
+    # [h34i] the line quoted as the log shows it: a line the cut left inside a quoted string (loguru's `File "/home/u/c`)
+    # keeps its opening quote, the quote closed after the cut's "..."; a last line too short to prove anything (PROOF_CHARS:
+    # "102 balan", a rich box's "│") is quoted with the nearest line above it that has words (of the two the evidence's
+    # excerpt shows above it: _head_and_last_lines)
+    shown = cut_message(lines[-1], 120)
+    opened = shown.count('"') % 2 == 1
+    if opened:
+        shown = (shown if shown.endswith("...") else shown + "...") + '"'
+    words = f"; the last line it shows{' is cut' if opened else ''}: {shown}"
+    above = next((ln for ln in reversed(lines[-3:-1]) if re.search(r"\w", ln) and ln.count('"') % 2 == 0
+                  and not _TRACEBACK_HEADER.search(ln)), "")  # fmt: skip
+    if len(lines[-1]) < PROOF_CHARS and above:
+        words += f" (above it: {cut_message(above, 100)})"
+    return words
+
+
+#: [h34i] The fewest characters of a log's line a summary quotes as its proof (bench/summary_audit.py PROOF_CHARS): a shorter
+#: last line is quoted with the line before it.
+PROOF_CHARS = 16
 
 
 _TRACEBACK_HEADER = re.compile(r"Traceback \(most recent call last\)")
