@@ -3503,6 +3503,41 @@ LINE_RULES: tuple[LineRule, ...] = (
              _r(r"Job has gone over memory limit of \d+ megabytes\."),
              "htcondor/htcondor src/condor_starter.V6.1/vanilla_proc.cpp (ss << \"Job has gone over memory limit of \" << m_memory_limit "
              "<< \" megabytes. Peak usage: \" << usage << \" megabytes.\"; the job held); find_string 176246796"),
+    # --- h34j (issue 16, session 34; fixtures/eval README "Batch h34j"): the classes of batch h34j's misses (dev 1680-1693,
+    # a fourth blind draw from the cluster side).
+    # DLRover's job master (dlrover/python/master/node/dist_job_manager.py _process_event) logs each pod status change it
+    # watches, with the node's exit reason when the new status is Failed or Deleted: "<node> status change: <old> to <new> by
+    # the event <MODIFIED|DELETED>. Exit reason is <reason>". The reasons are NodeExitReason's (dlrover/python/common/
+    # constants.py): "Deleted" (KILLED: the pod was deleted from outside, by kubectl, an eviction or a preemption; the master
+    # relaunches it), "OOMKilled" (OOM), "Error" / "UnknownError" (the container failed, no reason given); the later ones
+    # ("HardwareError", "NoHeartBeat", "DiagnosticFailure", "CheckFailure", "Relaunched", "Succeeded") say no category this
+    # rule can ground, and give None. A summary, as k8s_pod_crash_loop: a worker's own error in the same log is the cause
+    # where there is one. Sample: dev 1686 (intelligent-machine-learning/dlrover#1690, worker pods deleted with kubectl).
+    LineRule("dlrover_node_exit_reason", "unknown", "Exit reason is ",
+             _r(r"(?P<node>\S+) status change: (?P<old>\w+) to (?P<new>Failed|Deleted) by the event (?P<event>\w+)\. "
+                r"Exit reason is (?P<reason>\w+)"),
+             "intelligent-machine-learning/dlrover dlrover/python/master/node/dist_job_manager.py DistributedJobManager._process_event "
+             "(msg = f\"{cur_node.name} status change: {old_status} to {new_status} by the event {event.event_type}. \"; if new_status "
+             "in [NodeStatus.FAILED, NodeStatus.DELETED]: msg += f\"Exit reason is {cur_node.exit_reason}\"; logger.info(msg)), "
+             "dlrover/python/common/constants.py class NodeExitReason (KILLED = \"Deleted\", OOM = \"OOMKilled\", FATAL_ERROR = "
+             "\"Error\", UNKNOWN_ERROR = \"UnknownError\", ...) read with find_string", SUMMARY,
+             classify=lambda m: {"Deleted": "preempted", "OOMKilled": "host_oom", "Error": "unknown",
+                                 "UnknownError": "unknown"}.get(m["reason"])),
+    # `kubectl get pytorchjobs` (tfjobs, mpijobs, xgboostjobs, paddlejobs, ...; Katib's experiments the same with the header
+    # STATUS): the CRDs' additionalPrinterColumns put the job's last condition type (.status.conditions[-1:].type: Created,
+    # Running, Restarting, Succeeded, Failed) beside its Age, as NAME STATE AGE (the training-operator's and tf-operator's
+    # manifests) or NAME AGE STATE (the MPIJob rows of dev 1687). A row whose state is Succeeded is the job controller's own
+    # verdict that the job ended well: the end of training (role end). A row has no READY column, so no `kubectl get pods`
+    # row matches. Sample: dev 1693 (kubernetes-sigs/kueue#1574, a PyTorchJob Succeeded, its master Completed).
+    LineRule("kubeflow_job_row_succeeded", "success", "Succeeded",
+             _r(r"^\s*(?P<job>[a-z0-9](?:[-a-z0-9.]*[a-z0-9])?)\s+(?:(?P<age_before>(?:\d+y)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?)\s+)?"
+                r"Succeeded(?:\s+(?P<age>(?:\d+y)?(?:\d+d)?(?:\d+h)?(?:\d+m)?(?:\d+s)?))?\s*$"),
+             "kubeflow/manifests tf-training/tf-job-operator/base/crd.yaml and pytorch-job/pytorch-job-crds/base/crd.yaml "
+             "(additionalPrinterColumns: JSONPath .status.conditions[-1:].type, name State; .metadata.creationTimestamp, name Age), "
+             "katib-crds experiment-crd.yaml (the same, name Status), read with find_string; kubeflow/training-operator "
+             "pkg/apis/kubeflow.org/v1 common_types.go JobConditionType (Created, Running, Restarting, Succeeded, Failed); "
+             "k8s.io/cli-runtime tableprinter (columns separated by blanks)", END,
+             classify=lambda m: "success" if (m["age_before"] or m["age"]) else None),
     # --- the last word: an exception line with no traceback header (see the module doc)
     LineRule("exception_line", "python_exception", "",
              _r(rf"^(?P<type>{_EXCEPTION_TYPE}|[a-z_]\w*\.error)"

@@ -319,7 +319,8 @@ def no_failure(view: AttemptView, event_ids: list[str], end_reason: str) -> Diag
         last = max(ends, key=lambda e: (e.time or "", e.seq))
         return DiagnosisRecord(**base, outcome="succeeded", category="success", confidence=CONFIDENCE["end_line"],
                                time=last.time, evidence=[error_evidence(last)],
-                               summary=f"finished cleanly: {last.message or last.line}")  # fmt: skip
+                               # [h34j] blanks squeezed: an end line can be a table row (kubeflow_job_row_succeeded's columns)
+                               summary=f"finished cleanly: {' '.join((last.message or last.line or '').split())}")  # fmt: skip
     warned = warnings_at_the_end(view)
     if warned:
         first = warned[0]
