@@ -47,6 +47,8 @@ def test_the_terminal_wrapped_copy_of_dev_1661_is_a_timeout(tmp_path):
             "NumelOut=3211264, Timeout(ms)=1800000) ran for 1800031 milliseconds before timin\ng out.\n") + _heartbeat(1)
     d = the_diagnosis(tmp_path, text)
     assert d.category == "nccl_timeout", d.summary
+    # the suspect sentence, the timeout's line and the stall after it, in one sentence of at most 400 characters
+    assert len(d.summary) <= 400 and "Watchdog caught collective operation timeout" in d.summary, d.summary
 
 
 def test_a_stall_with_no_timeout_stays_a_hang(tmp_path):
