@@ -79,7 +79,16 @@ EFFECT_ORDER = ("preempted", "nccl_error", "rendezvous_error", "hang", "nccl_tim
 #: timeout are its effects; a lost peer BEFORE any timeout still explains the timeouts (a killed rank's peers see the
 #: closed socket at once, their collective times out minutes later). "Before" is by time, or, where the lines carry
 #: none, by order of appearance in the same stream. Batch h16c (issue 16).
-EXPLAINED_WHEN_LATER: dict[str, frozenset[str]] = {"nccl_timeout": frozenset({"nccl_error"})}
+#: [h34h] ... and the heartbeat monitor's stall report after it: on a timed-out work the watchdog thread dumps the flight
+#: recorder and aborts the communicators (ProcessGroupNCCL.cpp watchdogHandler -> abort), and while it is blocked there it
+#: stops beating, so the monitor thread logs "Heartbeat monitor timed out! Process will be terminated after dumping debug info."
+#: and "ProcessGroupNCCL's watchdog got stuck for N seconds without making progress in monitoring enqueued collectives. This
+#: typically indicates a NCCL/CUDA API hang blocking the watchdog" when heartbeat_ stopped increasing (pytorch/pytorch torch/csrc/
+#: distributed/c10d/ProcessGroupNCCL.cpp ProcessGroupNCCL::heartbeatMonitor, 2.3-2.5; HeartbeatMonitor::runLoop later; both `hang` in
+#: parsers/errors.py). A stall reported AFTER the same attempt's collective timeout is that teardown blocking, the timeout
+#: its cause; a stall with no timeout before it stays `hang`. Batch h34h, dev 1661 (NeMo ASR, Lightning bar, rank 1's
+#: BROADCAST watchdog timeout at 1800000 ms, then its heartbeat monitor 600 s later).
+EXPLAINED_WHEN_LATER: dict[str, frozenset[str]] = {"nccl_timeout": frozenset({"nccl_error", "hang"})}
 #: The words of the timeouts that do so: the collective timeouts that end the process (ProcessGroupNCCL's watchdog, gloo's
 #: unbound_buffer.cc). Not the watchdog's "Exception (either an error or timeout) detected by watchdog at work", printed
 #: for an NCCL error as well (a rank that sees ncclRemoteError prints it before the error), nor a caller's own wait that

@@ -99,6 +99,10 @@ def _saving_checkpoint(view: AttemptView, error: ErrorRecord) -> str:
 
 #: The longest message quoted in a summary; a longer one is cut at a word boundary, marked "...".
 MESSAGE_LIMIT = 160
+#: [h34h] The longest summary sentence (tests/test_diagnose_summary_text.py reads a longer one as unreadable): the suspect
+#: sentence of a collective timeout quotes the timeout's line as its proof and may carry two symptoms after it, which
+#: together can run past it (dev 1661: 424); its proof is then cut shorter, at a word boundary, marked "...".
+SUMMARY_LIMIT = 400
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
 # What a JSON or repr dump leaves after the message it quoted ('"message": "X: ",' or '... device" })'):
 # a closing double quote and brackets or commas, where the message opened none (an apostrophe is
@@ -319,6 +323,10 @@ def summary_of(view: AttemptView, root: Failure, first: dict[str, Any], symptoms
              suspects: list[int]) -> str:  # fmt: skip
     """The summary sentence of a failed attempt: who failed how, at which step, and what the others then did."""
     error = root.error
+    tail = [_effect(len(s["ranks"]) or s["count"], EFFECTS[s["category"]]) for s in symptoms
+            if s["category"] in EFFECTS and s["category"] != "nccl_timeout" or
+            (s["category"] == "nccl_timeout" and not suspects)][:2]  # fmt: skip
+    ends = "; " + "; ".join(tail) if tail else ""
     if suspects:
         timed = next((s for s in symptoms if s["category"] == "nccl_timeout"), None)
         reporters = sorted({*(timed["ranks"] if timed else ()), *([root.rank] if root.rank is not None else ())})
@@ -332,17 +340,18 @@ def summary_of(view: AttemptView, root: Failure, first: dict[str, Any], symptoms
         named = who(first) if suspects == [first.get("rank")] and first.get("pod") else ranks_text(suspects)
         proof = readable_message(error, view)
         text = (f"{hit} hit a collective timeout{op} while {ranks_text(suspects)} never reported one: "
-                f"{named} {suspect} (stuck or dead before the collective)" + (f"; the timeout's line: {proof}" if proof else ""))
+                f"{named} {suspect} (stuck or dead before the collective)")
+        room = SUMMARY_LIMIT - len(text) - len(ends) - len("; the timeout's line: ")
+        if proof and len(proof) > room:
+            proof = cut_message(proof, max(room - 3, MESSAGE_LIMIT // 4))
+        text += f"; the timeout's line: {proof}" if proof else ""
     else:
         step = _step_at(view, first.get("rank"), first.get("pod"), root.t)
         at = f" at step {step}" if step is not None else ""
         when = f" at {error.time}" if error.time and step is None else ""
         saving = _saving_checkpoint(view, error)
         text = f"{who(first)} {what_happened(view, error, root.category)}{saving}{at}{when}{_detail(error, view)}"
-    tail = [_effect(len(s["ranks"]) or s["count"], EFFECTS[s["category"]]) for s in symptoms
-            if s["category"] in EFFECTS and s["category"] != "nccl_timeout" or
-            (s["category"] == "nccl_timeout" and not suspects)][:2]  # fmt: skip
-    return text + ("; " + "; ".join(tail) if tail else "")
+    return text + ends
 
 
 def _effect(count: int, what: str) -> str:
