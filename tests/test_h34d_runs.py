@@ -14,7 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from gangscope.pipeline.run.cli import main
+from diagnose_in_process import cli_diagnoses as diagnose
+from diagnose_in_process import cli_diagnosis as diagnose_text
 
 RUNS = Path(__file__).resolve().parent.parent / "fixtures" / "runs"
 SCENARIOS = ("unused_param", "unused_param_detail", "collective_mismatch", "coll_mismatch_detail",
@@ -41,19 +42,6 @@ def manifest(run: str) -> dict:
 def _log(run: str, pod_part: str) -> str:
     (log,) = [p for p in (run_dir(run) / "pods").rglob("*.log") if pod_part in p.parent.parent.name]
     return log.read_text(errors="replace")
-
-
-def diagnose(path: Path, capsys) -> list[dict]:
-    capsys.readouterr()
-    main(["diagnose", str(path), "--json"])
-    return json.loads(capsys.readouterr().out)
-
-
-def diagnose_text(tmp_path: Path, text: str, capsys) -> dict:
-    log = tmp_path / "train.log"
-    log.write_text(text)
-    (d,) = diagnose(log, capsys)
-    return d
 
 
 def test_the_batch_is_there_each_run_made_by_its_release_in_a_namespace_of_its_own():
